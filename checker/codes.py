@@ -1,0 +1,120 @@
+"""The registry of every code the project can emit, read from ``codes.toml``.
+
+One row per code: title, category (one of the twelve of spec 05), phase (``check``, ``run`` or
+``both``), default severity and a teaching paragraph in our own words. The registry drives the
+category and namespace of every finding, ``nika explain``, hover text and the SARIF rule table.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from checker.diagnostics import Diagnostic, Fix, Label, Severity
+from checker.source import Span
+
+CATEGORIES = (
+    "parse_error",
+    "validation_error",
+    "variable_error",
+    "provider_error",
+    "network_error",
+    "tool_error",
+    "process_error",
+    "budget_error",
+    "security_error",
+    "timeout_error",
+    "cancelled",
+    "internal_error",
+)
+
+CODE_RE = re.compile(r"^NIKA-[A-Z]{2,9}(-[A-Z][A-Z0-9_]{1,15})?-[0-9]{3}$")
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    """One registry row."""
+
+    code: str
+    title: str
+    category: str
+    phase: str
+    severity: Severity
+    teaching: str
+
+    @property
+    def namespace(self) -> str:
+        return namespace_of(self.code)
+
+
+def namespace_of(code: str) -> str:
+    """``NIKA-BUILTIN-WAIT-003`` -> ``NIKA-BUILTIN``; ``NIKA-DAG-001`` -> ``NIKA-DAG``."""
+    parts = code.split("-")
+    return "-".join(parts[:2])
+
+
+@cache
+def registry() -> dict[str, CodeInfo]:
+    import tomllib
+
+    path = Path(__file__).with_name("codes.toml")
+    with path.open("rb") as fh:
+        data = tomllib.load(fh)
+    out: dict[str, CodeInfo] = {}
+    for code, row in data.get("codes", {}).items():
+        out[code] = CodeInfo(
+            code=code,
+            title=row["title"],
+            category=row["category"],
+            phase=row["phase"],
+            severity=Severity(row.get("severity", "error")),
+            teaching=row["teaching"].strip(),
+        )
+    return out
+
+
+def lookup(code: str) -> CodeInfo:
+    try:
+        return registry()[code]
+    except KeyError:
+        raise KeyError(f"{code} is not in checker/codes.toml") from None
+
+
+def nearest(code: str, limit: int = 3) -> list[str]:
+    """The registered codes closest to a mistyped one."""
+    key = code.strip().upper()
+    if not key.startswith("NIKA-"):
+        key = "NIKA-" + key
+    return difflib.get_close_matches(key, list(registry()), n=limit, cutoff=0.5)
+
+
+def report(
+    code: str,
+    span: Span,
+    message: str,
+    help: str | None = None,
+    *,
+    related: tuple[Label, ...] | list[Label] = (),
+    fixes: tuple[Fix, ...] | list[Fix] = (),
+    task: str | None = None,
+    severity: Severity | None = None,
+    tags: tuple[str, ...] = (),
+) -> Diagnostic:
+    """Build a finding for a registered code; category and namespace come from the registry."""
+    info = lookup(code)
+    return Diagnostic(
+        code=code,
+        namespace=info.namespace,
+        category=info.category,
+        severity=severity or info.severity,
+        message=message,
+        span=span,
+        help=help,
+        related=tuple(related),
+        fixes=tuple(fixes),
+        task=task,
+        tags=tags,
+    )

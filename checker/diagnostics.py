@@ -1,0 +1,92 @@
+"""Findings: what every rule reports and every output format renders.
+
+A finding carries its NIKA code (or ``None`` for a lint without one), the code's namespace and
+category (from the registry), a severity, a message that says what is wrong, a one-sentence
+``help`` that says how to repair it, a primary span, labelled related spans and optional fixes
+expressed as text edits. Nothing here knows about the language server or the terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from checker.source import Span
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    HINT = "hint"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2, Severity.HINT: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """A secondary place that explains a finding ("first defined here", "edge b -> a")."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text in ``span`` with ``new_text``."""
+
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A machine-applicable repair. ``safe`` fixes may be applied without review."""
+
+    title: str
+    edits: tuple[Edit, ...]
+    applicability: str = "safe"
+
+
+DOCS_BASE = "https://nika.sh/errors/"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding about one document."""
+
+    code: str | None
+    namespace: str
+    category: str
+    severity: Severity
+    message: str
+    span: Span
+    help: str | None = None
+    related: tuple[Label, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    rule: str | None = None
+    task: str | None = None
+    tags: tuple[str, ...] = field(default=())
+
+    @property
+    def docs_url(self) -> str | None:
+        return DOCS_BASE + self.code if self.code else None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def full_message(self) -> str:
+        """The message with its repair sentence, for single-string consumers."""
+        if not self.help:
+            return self.message
+        sep = " " if self.message.endswith((".", "?", "!", ":")) else ". "
+        return f"{self.message}{sep}{self.help}"
+
+    def sort_key(self) -> tuple[int, int, str, str]:
+        return (self.span.start, self.span.end, self.code or self.rule or "", self.message)

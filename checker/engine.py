@@ -1,0 +1,73 @@
+"""The checking pipeline: bytes -> YAML profile -> compiled model -> rules -> sorted findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from checker.compiler import Compiler
+from checker.diagnostics import Diagnostic, Severity
+from checker.model import CompiledWorkflow
+from checker.source import SourceText, Span
+from checker.yaml_nodes import decode_source, parse_yaml
+
+
+def compile_source(src: SourceText, base_dir: Path | None = None) -> CompiledWorkflow:
+    """Parse, compile and judge one document. Pure: reads nothing but ``src``.
+
+    (Rules that follow the workflow to files it names — skills, child workflows — resolve
+    them against ``base_dir``.)
+    """
+    parsed = parse_yaml(src)
+    diags: list[Diagnostic] = list(parsed.diagnostics)
+    if parsed.root is None:
+        return CompiledWorkflow(src, None, None, (), _finish(diags))
+    comp = Compiler(src)
+    wf = comp.workflow(parsed.root)
+    diags.extend(comp.diags)
+    sites = tuple(comp.sites)
+    if wf is not None:
+        from checker.rules import RULES, RuleContext
+
+        ctx = RuleContext(src, wf, sites, base_dir)
+        for rule in RULES:
+            try:
+                diags.extend(rule(ctx))
+            except Exception as exc:  # a bug in one rule must not hide the others' findings
+                diags.append(_internal(rule, exc))
+    return CompiledWorkflow(src, parsed.root, wf, sites, _finish(diags))
+
+
+def compile_text(text: str, path: str = "<stdin>", base_dir: Path | None = None) -> CompiledWorkflow:
+    return compile_source(SourceText(text, path), base_dir)
+
+
+def compile_bytes(data: bytes, path: str = "<stdin>", base_dir: Path | None = None) -> CompiledWorkflow:
+    src, decode_diags = decode_source(data, path)
+    if decode_diags:
+        return CompiledWorkflow(src, None, None, (), _finish(decode_diags))
+    return compile_source(src, base_dir)
+
+
+def _internal(rule: object, exc: Exception) -> Diagnostic:
+    name = getattr(rule, "__qualname__", repr(rule))
+    return Diagnostic(
+        code=None,
+        namespace="NIKA-IMPL",
+        category="internal_error",
+        severity=Severity.WARNING,
+        message=f"internal error in rule `{name}`: {type(exc).__name__}: {exc}",
+        span=Span(0, 0),
+        help="This is a bug in nika; please report it with the workflow that triggered it.",
+        rule="internal-error",
+    )
+
+
+def _finish(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for d in sorted(diags, key=Diagnostic.sort_key):
+        key = (d.code, d.rule, d.span, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return tuple(out)

@@ -1,0 +1,73 @@
+"""The ``${{ … }}`` template surface and the ``cel-subset/0.1`` expression language.
+
+Shared by the checker (static rules), the language server (positions, hovers) and the runtime
+(evaluation and rendering). Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+from checker.expr.evaluate import EvalError, evaluate, evaluate_bool, render_string, render_template
+from checker.expr.lexer import ExprError, Token, tokenize
+from checker.expr.nodes import (
+    Binary,
+    Call,
+    Expr,
+    Ident,
+    Index,
+    ListLit,
+    Literal,
+    Member,
+    MethodCall,
+    Ternary,
+    Unary,
+    children,
+    walk,
+)
+from checker.expr.parser import parse_expression
+from checker.expr.refs import (
+    STATUS_VOCABULARY,
+    Ref,
+    as_ref,
+    is_boolean_shaped,
+    is_status_ref,
+    references,
+    status_comparisons,
+)
+from checker.expr.template import Island, Template, has_island, legacy_mustache_spans, parse_template
+
+__all__ = [
+    "STATUS_VOCABULARY",
+    "Binary",
+    "Call",
+    "EvalError",
+    "Expr",
+    "ExprError",
+    "Ident",
+    "Index",
+    "Island",
+    "ListLit",
+    "Literal",
+    "Member",
+    "MethodCall",
+    "Ref",
+    "Template",
+    "Ternary",
+    "Token",
+    "Unary",
+    "as_ref",
+    "children",
+    "evaluate",
+    "evaluate_bool",
+    "has_island",
+    "is_boolean_shaped",
+    "is_status_ref",
+    "legacy_mustache_spans",
+    "parse_expression",
+    "parse_template",
+    "references",
+    "render_string",
+    "render_template",
+    "status_comparisons",
+    "tokenize",
+    "walk",
+]

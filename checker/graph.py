@@ -1,0 +1,206 @@
+"""The task graph, derived from the model: never declared, always computed (03 §four graphs).
+
+Each ``tasks.X.<field>`` reference inside a ``with:`` value is one data edge X -> task whose
+role follows the field (value, terminal-observation, failure-observation); each ``after:``
+entry is one control edge. Recovery references (``on_error.recover``) are recorded separately:
+they are not scheduling edges. The precedence graph (data ∪ control) must be acyclic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from checker.model import ExprSite, Workflow
+from checker.source import Span
+
+VALUE_PASS = frozenset({"success", "skipped"})
+ALL_STATES = frozenset({"success", "failure", "skipped", "cancelled"})
+FAILURE_PASS = frozenset({"failure", "skipped"})
+OBSERVATION_FIELDS = frozenset({"status", "duration_ms", "started_at", "ended_at"})
+
+
+def edge_kind(field_name: str | None) -> str:
+    """The role of a data edge created by reading ``tasks.X.<field_name>``."""
+    if field_name in OBSERVATION_FIELDS:
+        return "terminal-observation"
+    if field_name == "error":
+        return "failure-observation"
+    return "value"
+
+
+def pass_set(kind: str, predicate: str | None = None) -> frozenset[str]:
+    """Producer states that let an edge of this kind through (gate algebra v2)."""
+    if kind == "control":
+        return ALL_STATES if predicate == "terminal" else frozenset({predicate or ""})
+    if kind == "terminal-observation":
+        return ALL_STATES
+    if kind == "failure-observation":
+        return FAILURE_PASS
+    if kind == "recovery":
+        return ALL_STATES
+    return VALUE_PASS
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """``producer -> consumer``; ``label`` is the field read (data edges) or the predicate (control)."""
+
+    producer: str
+    consumer: str
+    kind: str  # value | terminal-observation | failure-observation | control | recovery
+    label: str | None
+    span: Span
+    binding: str | None = None
+
+    @property
+    def schedules(self) -> bool:
+        return self.kind != "recovery"
+
+    @property
+    def passes(self) -> frozenset[str]:
+        return pass_set(self.kind, self.label)
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Nodes in declaration order plus every edge (scheduling and recovery)."""
+
+    nodes: tuple[str, ...]
+    edges: tuple[Edge, ...]
+    _succ: dict[str, list[Edge]] = field(default_factory=dict, repr=False)
+    _pred: dict[str, list[Edge]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for n in self.nodes:
+            self._succ.setdefault(n, [])
+            self._pred.setdefault(n, [])
+        for e in self.edges:
+            if e.schedules and e.producer in self._succ and e.consumer in self._pred:
+                self._succ[e.producer].append(e)
+                self._pred[e.consumer].append(e)
+
+    def incoming(self, task: str) -> list[Edge]:
+        """Scheduling edges into ``task``."""
+        return self._pred.get(task, [])
+
+    def outgoing(self, task: str) -> list[Edge]:
+        return self._succ.get(task, [])
+
+    def recovery_edges(self) -> list[Edge]:
+        return [e for e in self.edges if e.kind == "recovery"]
+
+    def upstream(self, task: str) -> set[str]:
+        """Every task ``task`` transitively waits for."""
+        seen: set[str] = set()
+        stack = [task]
+        while stack:
+            for e in self.incoming(stack.pop()):
+                if e.producer not in seen:
+                    seen.add(e.producer)
+                    stack.append(e.producer)
+        return seen
+
+    def find_cycle(self) -> list[Edge] | None:
+        """One cycle of scheduling edges, as the list of its edges, starting at the earliest node.
+
+        Deterministic: nodes and edges are explored in declaration order.
+        """
+        color: dict[str, int] = dict.fromkeys(self.nodes, 0)
+        for root in self.nodes:
+            if color[root]:
+                continue
+            path: list[Edge] = []
+            stack: list[tuple[str, int]] = [(root, 0)]
+            color[root] = 1
+            while stack:
+                node, i = stack[-1]
+                out = self._succ[node]
+                if i < len(out):
+                    stack[-1] = (node, i + 1)
+                    e = out[i]
+                    c = color.get(e.consumer, 2)
+                    if c == 1:
+                        # cycle: from e.consumer along the current path back to node, then e
+                        start = next((k for k, pe in enumerate(path) if pe.producer == e.consumer), len(path))
+                        return [*path[start:], e]
+                    if c == 0:
+                        color[e.consumer] = 1
+                        path.append(e)
+                        stack.append((e.consumer, 0))
+                else:
+                    color[node] = 2
+                    stack.pop()
+                    if path:
+                        path.pop()
+        return None
+
+    @cached_property
+    def waves(self) -> tuple[tuple[str, ...], ...]:
+        """Kahn levels over the scheduling edges; tasks on a cycle are left out."""
+        indeg = {n: 0 for n in self.nodes}
+        for n in self.nodes:
+            for e in self.incoming(n):
+                indeg[n] += 1
+        level = [n for n in self.nodes if indeg[n] == 0]
+        out: list[tuple[str, ...]] = []
+        while level:
+            out.append(tuple(level))
+            nxt: list[str] = []
+            for n in level:
+                for e in self.outgoing(n):
+                    indeg[e.consumer] -= 1
+                    if indeg[e.consumer] == 0:
+                        nxt.append(e.consumer)
+            # keep declaration order inside a wave
+            order = {n: i for i, n in enumerate(self.nodes)}
+            level = sorted(set(nxt), key=order.__getitem__)
+        return tuple(out)
+
+    def wave_of(self, task: str) -> int | None:
+        for i, w in enumerate(self.waves):
+            if task in w:
+                return i
+        return None
+
+
+def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite]) -> Graph:
+    """Derive every edge of the workflow from its ``with:`` references, ``after:`` and ``recover``."""
+    edges: list[Edge] = []
+    for site in sites:
+        if site.task is None or site.where not in ("with", "recover"):
+            continue
+        binding = _binding_of(wf, site)
+        for island in site.template.islands:
+            if island.expr is None:
+                continue
+            for ref in island_refs(island):
+                if ref.root != "tasks" or not ref.path or not isinstance(ref.path[0], str):
+                    continue
+                fld = ref.path[1] if len(ref.path) > 1 and isinstance(ref.path[1], str) else None
+                span = site.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
+                kind = "recovery" if site.where == "recover" else edge_kind(fld)
+                edges.append(Edge(ref.path[0], site.task, kind, fld, span, binding))
+    for task in wf.tasks.values():
+        for a in task.after:
+            if a.predicate:
+                edges.append(Edge(a.producer, task.id, "control", a.predicate, a.key.span))
+    return Graph(tuple(wf.tasks), tuple(edges))
+
+
+def island_refs(island: object) -> list:  # type: ignore[type-arg]
+    """References of a parsed island (cached on the island by the expr package)."""
+    from checker.expr import references
+
+    expr = getattr(island, "expr", None)
+    return references(expr) if expr is not None else []
+
+
+def _binding_of(wf: Workflow, site: ExprSite) -> str | None:
+    task = wf.tasks.get(site.task or "")
+    if task is None or site.where != "with":
+        return None
+    for b in task.with_:
+        if b.value.span.contains(site.node.span.start):
+            return b.name
+    return None

@@ -1,0 +1,161 @@
+"""The span-carrying YAML node tree every later stage reads.
+
+Built from the YAML event stream by :mod:`checker.yaml_nodes`. Scalars are already resolved
+with the YAML 1.2 core schema (``value``); ``style`` keeps how they were written so rules can
+tell ``"true"`` from ``true``. Mappings keep their entries in source order, duplicates included
+(the profile reports them; lookups see the first occurrence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.source import Span
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Node:
+    """Any YAML node."""
+
+    span: Span
+    tag: str | None
+    anchor: str | None
+
+    kind = "node"
+
+    def to_python(self) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Scalar(Node):
+    """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None)."""
+
+    value: Any
+    raw: str
+    style: str  # "" plain, "'" single, '"' double, "|" literal, ">" folded
+    # Code-point offsets in the source for each character of ``raw`` when they can be mapped
+    # exactly (plain, quoted without escapes, block scalars); ``None`` otherwise.
+    offsets: tuple[int, ...] | None = None
+
+    kind = "scalar"
+
+    def to_python(self) -> Any:
+        return self.value
+
+    @property
+    def is_string(self) -> bool:
+        return isinstance(self.value, str)
+
+    def offset_at(self, index: int) -> int:
+        """Source offset of character ``index`` of ``raw`` (clamped, best effort)."""
+        offs = self.offsets
+        if offs:
+            if index < len(offs):
+                return offs[max(index, 0)]
+            return offs[-1] + 1
+        return self.span.start
+
+    def sub_span(self, start: int, end: int) -> Span:
+        """The source span of ``raw[start:end]``; the whole scalar when it cannot be mapped."""
+        if not self.offsets:
+            return self.span
+        s = self.offset_at(start)
+        e = self.offset_at(end - 1) + 1 if end > start else s
+        return Span(s, max(e, s))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Entry:
+    """One ``key: value`` pair of a mapping."""
+
+    key: Node
+    value: Node
+
+    @property
+    def key_text(self) -> str | None:
+        k = self.key
+        if isinstance(k, Scalar) and isinstance(k.value, str):
+            return k.value
+        return None
+
+    @property
+    def span(self) -> Span:
+        return self.key.span.cover(self.value.span)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Mapping(Node):
+    entries: tuple[Entry, ...] = ()
+    flow: bool = False
+    _index: dict[str, Entry] = field(default_factory=dict, repr=False)
+
+    kind = "mapping"
+
+    def __post_init__(self) -> None:
+        idx = self._index
+        for e in self.entries:
+            k = e.key_text
+            if k is not None and k not in idx:
+                idx[k] = e
+
+    def get(self, key: str) -> Node | None:
+        e = self._index.get(key)
+        return e.value if e else None
+
+    def entry(self, key: str) -> Entry | None:
+        return self._index.get(key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+    def items(self) -> Iterator[tuple[str, Entry]]:
+        """Unique string keys with their first entry, in source order."""
+        return iter(self._index.items())
+
+    def to_python(self) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for e in self.entries:
+            k = e.key.to_python() if isinstance(e.key, Scalar) else repr(e.key)
+            try:
+                if k not in out:
+                    out[k] = e.value.to_python()
+            except TypeError:
+                out[repr(k)] = e.value.to_python()
+        return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Sequence(Node):
+    items: tuple[Node, ...] = ()
+    flow: bool = False
+
+    kind = "sequence"
+
+    def to_python(self) -> list[Any]:
+        return [i.to_python() for i in self.items]
+
+
+def describe(node: Node | None) -> str:
+    """A short noun for error messages: 'a mapping', 'the string "x"', 'a number'."""
+    if node is None:
+        return "nothing"
+    if isinstance(node, Mapping):
+        return "a mapping"
+    if isinstance(node, Sequence):
+        return "a list"
+    if isinstance(node, Scalar):
+        v = node.value
+        if v is None:
+            return "null"
+        if isinstance(v, bool):
+            return "a boolean"
+        if isinstance(v, (int, float)):
+            return "a number"
+        return "a string"
+    return "a node"

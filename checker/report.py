@@ -1,0 +1,43 @@
+"""The result of checking one or more paths: what the output formats render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from checker.diagnostics import Diagnostic
+from checker.source import SourceText
+
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """Findings for one path, exactly as the path was given on the command line.
+
+    ``source`` is ``None`` when the file could not be read; ``error`` then says why in one line
+    (such a path makes the whole run exit 1: it could not be checked).
+    """
+
+    path: str
+    source: SourceText | None
+    diagnostics: tuple[Diagnostic, ...]
+    error: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        return self.error is None and not any(d.is_error for d in self.diagnostics)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """Every file report of one ``nika check`` invocation, in the order the paths were found."""
+
+    reports: tuple[FileReport, ...]
+
+    @property
+    def clean(self) -> bool:
+        return all(r.clean for r in self.reports)
+
+    @property
+    def exit_code(self) -> int:
+        if any(r.error is not None for r in self.reports):
+            return 1
+        return 0 if self.clean else 2

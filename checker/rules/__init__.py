@@ -1,0 +1,35 @@
+"""The rule registry: an explicit, ordered tuple. One module per rule family.
+
+A rule is a plain function ``(RuleContext) -> Iterable[Diagnostic]``; it keeps no state between
+calls. The structural NIKA-PARSE findings come from the compiler, the NIKA-YAML profile from the
+YAML layer; everything that needs the whole model runs here, in this order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from checker.diagnostics import Diagnostic
+from checker.rules import dag, references, tools, types
+from checker.rules.context import RuleContext
+
+Rule = Callable[[RuleContext], Iterable[Diagnostic]]
+
+RULES: tuple[Rule, ...] = (
+    references.check_expressions,
+    dag.check_after_targets,
+    dag.check_cycles,
+    dag.check_recovery,
+    dag.check_dead_edges,
+    dag.check_status_literals,
+    tools.check_invoke,
+    tools.check_agent_tools,
+    tools.check_models,
+    types.check_type_exprs,
+    types.check_contracts,
+    types.check_defaults,
+    types.check_json_schemas,
+    types.check_schema_paths,
+)
+
+__all__ = ["RULES", "Rule", "RuleContext"]

@@ -1,0 +1,39 @@
+"""What every rule receives: the compiled model, its expression sites and its graph."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from checker.expr import Island
+from checker.expr.refs import Ref
+from checker.graph import Graph, build_graph
+from checker.model import ExprSite, Workflow
+from checker.source import SourceText, Span
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    source: SourceText
+    workflow: Workflow
+    sites: tuple[ExprSite, ...]
+    base_dir: Path | None = None
+
+    @cached_property
+    def graph(self) -> Graph:
+        return build_graph(self.workflow, self.sites)
+
+    def refs(self, where: tuple[str, ...] | None = None) -> Iterator[tuple[ExprSite, Island, Ref, Span]]:
+        """Every reference of every parsed island, with the source span of the reference."""
+        from checker.expr import references
+
+        for site in self.sites:
+            if where is not None and site.where not in where:
+                continue
+            for island in site.template.islands:
+                if island.expr is None:
+                    continue
+                for ref in references(island.expr):
+                    yield site, island, ref, site.span_of(island.expr_start + ref.start, island.expr_start + ref.end)

@@ -1,0 +1,196 @@
+"""The task graph: NIKA-DAG-001 (cycle), -002 (unknown producer), -004 (recovery deadlock),
+-006 (statically dead task) and -007 (status literal outside the vocabulary) (03)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checker.codes import report
+from checker.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.expr import Island
+from checker.expr.refs import Ref, is_status_ref, status_comparisons
+from checker.fields import did_you_mean
+from checker.graph import ALL_STATES, Edge
+from checker.model import STATUSES, Task
+from checker.nodes import Scalar
+from checker.rules.context import RuleContext
+
+
+def check_after_targets(ctx: RuleContext) -> Iterator[Diagnostic]:
+    tasks = ctx.workflow.tasks
+    for task in tasks.values():
+        for a in task.after:
+            if a.producer in tasks:
+                continue
+            guess = did_you_mean(a.producer, [t for t in tasks if t != task.id])
+            yield report(
+                "NIKA-DAG-002",
+                a.key.span,
+                f"`after:` names `{a.producer}`, which is not a task",
+                f"Did you mean `{guess}`?" if guess else "Name a task declared under `tasks:`.",
+                task=task.id,
+                fixes=(Fix(f"Change to `{guess}`", (Edit(a.key.span, guess),)),) if guess else (),
+            )
+
+
+def check_cycles(ctx: RuleContext) -> Iterator[Diagnostic]:
+    cycle = ctx.graph.find_cycle()
+    if not cycle:
+        return
+    first = cycle[0]
+    if len(cycle) == 1:
+        e = cycle[0]
+        yield report(
+            "NIKA-DAG-001",
+            e.span,
+            f"task `{e.consumer}` depends on itself",
+            "Remove the self-reference; a task cannot wait for its own result.",
+            task=e.consumer,
+        )
+        return
+    names = [e.producer for e in cycle] + [cycle[-1].consumer]
+    yield report(
+        "NIKA-DAG-001",
+        first.span,
+        "the tasks form a cycle: " + " -> ".join(f"`{n}`" for n in names),
+        "Break the cycle by removing one of these edges (a `with:` reference or an `after:` entry).",
+        task=first.consumer,
+        related=tuple(Label(e.span, f"`{e.consumer}` waits for `{e.producer}` ({_edge_text(e)})") for e in cycle[1:]),
+    )
+
+
+def _edge_text(e: Edge) -> str:
+    if e.kind == "control":
+        return f"after: {e.label}"
+    return f"reads .{e.label}" if e.label else "data edge"
+
+
+def check_recovery(ctx: RuleContext) -> Iterator[Diagnostic]:
+    g = ctx.graph
+    for e in g.recovery_edges():
+        if e.producer not in ctx.workflow.tasks:
+            continue
+        if e.producer == e.consumer or e.consumer in g.upstream(e.producer):
+            yield report(
+                "NIKA-DAG-004",
+                e.span,
+                f"`{e.consumer}` recovers with `{e.producer}`, which runs after `{e.consumer}`",
+                f"Recover from a task that does not depend on `{e.consumer}`, or use a literal value.",
+                task=e.consumer,
+            )
+
+
+def reachable_states(task: Task) -> frozenset[str]:
+    """States a task can settle in, judged statically (03 §static liveness)."""
+    states = {"cancelled"}
+    literal_false = isinstance(task.when, Scalar) and task.when.value is False
+    if not literal_false:
+        states |= {"success", "failure"}
+    if task.when is not None or task.for_each is not None or (task.on_error and task.on_error.action == "skip"):
+        states.add("skipped")
+    return frozenset(states)
+
+
+def check_dead_edges(ctx: RuleContext) -> Iterator[Diagnostic]:
+    tasks = ctx.workflow.tasks
+    g = ctx.graph
+    for task in tasks.values():
+        by_producer: dict[str, list[Edge]] = {}
+        for e in g.incoming(task.id):
+            if e.producer in tasks and e.producer != task.id:
+                by_producer.setdefault(e.producer, []).append(e)
+        for producer, edges in by_producer.items():
+            allowed = set(ALL_STATES)
+            for e in edges:
+                allowed &= e.passes
+            reach = reachable_states(tasks[producer])
+            if allowed & reach:
+                continue
+            e = next((x for x in edges if x.kind == "control"), edges[0])
+            can = ", ".join(s for s in STATUSES if s in reach)
+            yield report(
+                "NIKA-DAG-006",
+                e.span,
+                f"task `{task.id}` can never run: its edges from `{producer}` only pass on "
+                f"{_states(allowed)}, but `{producer}` can only end {can}",
+                _dead_help(producer, allowed),
+                task=task.id,
+                related=(Label(tasks[producer].key.span, f"`{producer}` declared here"),),
+                tags=("unnecessary",),
+            )
+
+
+def _states(states: set[str]) -> str:
+    if not states:
+        return "no state at all (the edges contradict each other)"
+    return " or ".join(s for s in STATUSES if s in states)
+
+
+def _dead_help(producer: str, allowed: set[str]) -> str:
+    if allowed == {"skipped"}:
+        return f"Give `{producer}` a way to be skipped (`when:` or `on_error: {{skip: true}}`), or change the predicate."
+    if allowed == {"failure"}:
+        return f"`{producer}` never runs its verb; change the predicate or the producer's `when:`."
+    return "Change the `after:` predicate (or the fields read) so the edge can pass."
+
+
+def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    for site in ctx.sites:
+        task = wf.tasks.get(site.task) if site.task else None
+        status_bindings = _status_bindings(ctx, task) if task is not None else set()
+
+        def is_status(ref: Ref, _b: set[str] = status_bindings) -> bool:
+            if is_status_ref(ref):
+                return True
+            return ref.root == "with" and len(ref.path) == 1 and ref.path[0] in _b
+
+        for island in site.template.islands:
+            if island.expr is None:
+                continue
+            for _ref, lit, start, end in status_comparisons(island.expr, is_status):
+                if lit in STATUSES:
+                    continue
+                yield _bad_literal(site, island, lit, start, end)
+
+
+def _bad_literal(site, island: Island, lit: object, start: int, end: int) -> Diagnostic:  # type: ignore[no-untyped-def]
+    text = str(lit)
+    guess = {
+        "failed": "failure",
+        "succeeded": "success",
+        "ok": "success",
+        "done": "success",
+        "passed": "success",
+        "error": "failure",
+        "skip": "skipped",
+        "canceled": "cancelled",
+        "completed": "success",
+    }.get(text.lower()) or did_you_mean(text, STATUSES)
+    span = site.span_of(island.expr_start + start, island.expr_start + end)
+    return report(
+        "NIKA-DAG-007",
+        span,
+        f"a task status is never `{text}`: this comparison can never match",
+        (f"Did you mean `'{guess}'`? " if guess else "") + "A status is one of success, failure, skipped or cancelled.",
+        task=site.task,
+    )
+
+
+def _status_bindings(ctx: RuleContext, task: Task) -> set[str]:
+    """Names of ``with:`` bindings that are exactly one ``${{ tasks.X.status }}``."""
+    out: set[str] = set()
+    for site in ctx.sites:
+        if site.task != task.id or site.where != "with" or not site.template.is_single_island:
+            continue
+        island = site.template.islands[0]
+        if island.expr is None:
+            continue
+        from checker.expr import references
+
+        refs = references(island.expr)
+        if len(refs) == 1 and is_status_ref(refs[0]):
+            for b in task.with_:
+                if b.value is site.node:
+                    out.add(b.name)
+    return out

@@ -1,0 +1,279 @@
+"""Expressions and references: NIKA-VAR-001/005/008/020/021 and NIKA-VALUES-001..003 (04, 03 §boundary).
+
+Every ``${{ … }}`` island was parsed once by the compiler; here each reference is resolved
+against the envelope's declarations and the position it sits in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checker.codes import report
+from checker.diagnostics import Diagnostic, Edit, Fix
+from checker.expr import is_boolean_shaped
+from checker.fields import did_you_mean
+from checker.model import TASK_FIELDS, ExprSite
+from checker.rules.context import RuleContext
+from checker.source import Span
+
+VALUE_ROOTS = ("inputs", "config", "const", "secrets")
+# Value namespaces of other tools (or of older Nika drafts) that are refused outright.
+FOREIGN_VALUE_ROOTS = frozenset({"params", "parameters", "args", "arguments", "variables", "var", "context", "ctx", "settings", "globals", "defaults"})
+KNOWN_ROOTS = ("inputs", "config", "const", "secrets", "with", "tasks", "item", "index")
+# Where `tasks.*` may be read (03 §the reference boundary).
+TASKS_ALLOWED = frozenset({"with", "recover", "outputs", "finally"})
+# Where the loop locals exist: inside a for_each task's own body (and its bindings).
+LOOP_ALLOWED = frozenset({"with", "body", "recover"})
+WITH_ALLOWED = frozenset({"when", "body", "recover", "with"})
+
+_WHERE_TEXT = {
+    "when": "`when:`",
+    "for_each": "`for_each:`",
+    "body": "a verb field",
+    "with": "`with:`",
+    "recover": "`on_error.recover`",
+    "outputs": "`outputs:`",
+    "finally": "`on_finally:`",
+    "output": "an `output:` jq binding",
+}
+
+
+def check_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    declared = {root: wf.section_names(root) for root in VALUE_ROOTS}
+    for site in ctx.sites:
+        if site.where == "output":
+            for island in site.template.islands:
+                yield report(
+                    "NIKA-VAR-005",
+                    site.span_of(island.start, island.end),
+                    "an `output:` binding is a pure jq program and cannot hold `${{ … }}`",
+                    "Compute the dynamic part in `with:` or in the task body, and keep the jq path literal.",
+                    task=site.task,
+                )
+            continue
+        for err in site.template.errors:
+            yield report(
+                err.code,
+                site.span_of(err.start, max(err.end, err.start + 1)),
+                err.message,
+                "Write the expression in the cel-subset/0.1 grammar (see `nika explain " + err.code + "`).",
+                task=site.task,
+            )
+        if site.where == "when" and site.template.is_single_island:
+            island = site.template.islands[0]
+            if island.expr is not None and not is_boolean_shaped(island.expr):
+                yield report(
+                    "NIKA-VAR-005",
+                    site.span_of(island.expr_start, island.expr_end),
+                    "`when:` must be a boolean expression, not a bare value",
+                    "Compare it explicitly, e.g. `${{ with.count > 0 }}` or `${{ has(with.x) }}`.",
+                    task=site.task,
+                )
+        yield from _site_refs(ctx, site, declared)
+
+
+def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    task = wf.tasks.get(site.task) if site.task else None
+    for island in site.template.islands:
+        if island.expr is None:
+            continue
+        from checker.expr import references
+
+        for ref in references(island.expr):
+            span = site.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
+            root = ref.root
+            path = ref.path
+            where_text = _WHERE_TEXT.get(site.where, "here")
+            if root in VALUE_ROOTS:
+                if root == "secrets" and site.where == "when":
+                    yield report(
+                        "NIKA-VAR-001",
+                        span,
+                        "secrets cannot be read in `when:`",
+                        "Decide on inputs, config, const or `with:` values instead.",
+                        task=site.task,
+                    )
+                    continue
+                name = path[0] if path and isinstance(path[0], str) else None
+                if name is None:
+                    yield report(
+                        "NIKA-VAR-001",
+                        span,
+                        f"`{root}` must be followed by a declared name",
+                        f"Read one entry, e.g. `{root}.<name>`.",
+                        task=site.task,
+                    )
+                elif name not in declared[root] and not ref.in_has:
+                    yield _unknown(root, name, declared[root], span, site, island, ref)
+                continue
+            if root == "with":
+                name = path[0] if path and isinstance(path[0], str) else None
+                if site.where not in WITH_ALLOWED or task is None:
+                    yield report(
+                        "NIKA-VAR-001",
+                        span,
+                        f"`with.*` is not in scope in {where_text}",
+                        "`with.*` reads the current task's bindings; outside a task body use `tasks.<id>.output`.",
+                        task=site.task,
+                    )
+                elif name is None:
+                    yield report("NIKA-VAR-001", span, "`with` must be followed by a binding name", None, task=site.task)
+                elif task.binding(name) is None and not ref.in_has:
+                    names = [b.name for b in task.with_]
+                    yield _unknown("with", name, set(names), span, site, island, ref)
+                continue
+            if root == "tasks":
+                yield from _tasks_ref(ctx, site, ref, span)
+                continue
+            if root in ("item", "index"):
+                if site.where == "for_each":
+                    yield report(
+                        "NIKA-VAR-005",
+                        span,
+                        f"`{root}` is not defined yet in the `for_each:` expression itself",
+                        "The collection is evaluated before the fan-out; read `item`/`index` in the task body or `with:`.",
+                        task=site.task,
+                    )
+                elif not (site.in_for_each and site.where in LOOP_ALLOWED):
+                    yield report(
+                        "NIKA-VAR-001",
+                        span,
+                        f"`{root}` only exists inside a `for_each` task's body",
+                        "Add `for_each:` to this task, or bind the value through `with:`.",
+                        task=site.task,
+                    )
+                continue
+            if root == "vars":
+                yield report(
+                    "NIKA-VALUES-001",
+                    span,
+                    "`vars.*` no longer exists",
+                    "Read per-run values from `inputs.*` and fixed values from `const.*`.",
+                    task=site.task,
+                )
+            elif root == "env":
+                yield report(
+                    "NIKA-VALUES-002",
+                    span,
+                    "`env.*` no longer exists",
+                    "Read deployment settings from `config.*` and credentials from `secrets.*`.",
+                    task=site.task,
+                )
+            elif root in FOREIGN_VALUE_ROOTS:
+                yield report(
+                    "NIKA-VALUES-003",
+                    span,
+                    f"`{root}.*` is not a Nika value namespace",
+                    "Values come from exactly four places: `inputs`, `config`, `const` and `secrets`.",
+                    task=site.task,
+                )
+            else:
+                guess = did_you_mean(root, KNOWN_ROOTS)
+                yield report(
+                    "NIKA-VAR-001",
+                    span,
+                    f"unknown name `{root}`",
+                    (f"Did you mean `{guess}`? " if guess else "")
+                    + "Expressions read inputs, config, const, secrets, with, tasks (and item/index in a for_each).",
+                    task=site.task,
+                    fixes=_rename_root_fix(site, island, ref, guess),
+                )
+
+
+def _tasks_ref(ctx: RuleContext, site: ExprSite, ref, span: Span) -> Iterator[Diagnostic]:  # type: ignore[no-untyped-def]
+    wf = ctx.workflow
+    path = ref.path
+    if not path or not isinstance(path[0], str):
+        yield report(
+            "NIKA-VAR-020",
+            span,
+            "`tasks` alone is not a value",
+            "Read one field of one task, e.g. `tasks.<id>.output`.",
+            task=site.task,
+        )
+        return
+    target = path[0]
+    if site.where not in TASKS_ALLOWED:
+        yield report(
+            "NIKA-VAR-021",
+            span,
+            f"`tasks.{target}` cannot be read in {_WHERE_TEXT.get(site.where, 'this position')}",
+            f"Bind it in `with:` (e.g. `with: {{{target}: ${{{{ tasks.{target}.output }}}}}}`) and read `with.{target}` here.",
+            task=site.task,
+        )
+        return
+    if site.where == "finally" and target != site.task:
+        yield report(
+            "NIKA-VAR-021",
+            span,
+            f"an `on_finally:` step may only read its own task, not `tasks.{target}`",
+            f"Read `tasks.{site.task}.…`, or move this cleanup into a task with `after: {{{target}: terminal}}`.",
+            task=site.task,
+        )
+        return
+    producer = wf.tasks.get(target)
+    if producer is None:
+        guess = did_you_mean(target, list(wf.tasks))
+        code = "NIKA-DAG-002" if site.where == "with" else "NIKA-VAR-001"
+        yield report(
+            code,
+            span,
+            f"no task named `{target}`",
+            f"Did you mean `{guess}`?" if guess else "Reference a task declared under `tasks:`.",
+            task=site.task,
+        )
+        return
+    if len(path) < 2 or not isinstance(path[1], str):
+        yield report(
+            "NIKA-VAR-020",
+            span,
+            f"`tasks.{target}` is the task's whole record, not a value",
+            f"Read one field: `tasks.{target}.output`, `.status`, `.error` or a declared `output:` binding.",
+            task=site.task,
+        )
+        return
+    fld = path[1]
+    bindings = {b.name for b in producer.output}
+    if fld not in TASK_FIELDS and fld not in bindings and not ref.in_has:
+        choices = sorted(TASK_FIELDS | bindings)
+        guess = did_you_mean(fld, choices)
+        yield report(
+            "NIKA-VAR-001",
+            span,
+            f"task `{target}` has no field `{fld}`",
+            (f"Did you mean `{guess}`? " if guess else "")
+            + f"Available: {', '.join(choices)}.",
+            task=site.task,
+        )
+
+
+def _unknown(root: str, name: str, declared: set[str], span: Span, site: ExprSite, island, ref) -> Diagnostic:  # type: ignore[no-untyped-def]
+    guess = did_you_mean(name, sorted(declared))
+    where = {"inputs": "`inputs:`", "config": "`config:`", "const": "`const:`", "secrets": "`secrets:`", "with": "this task's `with:`"}[root]
+    fixes: tuple[Fix, ...] = ()
+    if guess:
+        # The name is the first member after the root: `root.` then name.
+        start = island.expr_start + ref.start + len(root) + 1
+        name_span = site.span_of(start, start + len(name))
+        if name_span != site.node.span:
+            fixes = (Fix(f"Change to `{root}.{guess}`", (Edit(name_span, guess),)),)
+    return report(
+        "NIKA-VAR-001",
+        span,
+        f"`{root}.{name}` is not declared",
+        f"Did you mean `{root}.{guess}`?" if guess else f"Declare `{name}` under {where}.",
+        task=site.task,
+        fixes=fixes,
+    )
+
+
+def _rename_root_fix(site: ExprSite, island, ref, guess: str | None) -> tuple[Fix, ...]:  # type: ignore[no-untyped-def]
+    if not guess:
+        return ()
+    start = island.expr_start + ref.start
+    span = site.span_of(start, start + len(ref.root))
+    if span == site.node.span:
+        return ()
+    return (Fix(f"Change to `{guess}`", (Edit(span, guess),)),)

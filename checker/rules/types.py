@@ -1,0 +1,561 @@
+"""Types and contracts (09): TypeExpr names and shapes (NIKA-TYPE-001), recursive named types
+(-002), ``returns:`` beside ``schema:`` (-003), ``returns:`` vs ``decode:`` (-004), the regex
+dialect (-006), defaults that do not fit their type (NIKA-DEFAULT-001), JSON-Schema validity of
+``schema:`` and the static path walk into a declared output schema (NIKA-VAR-003, 04)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from checker.codes import report
+from checker.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.fields import did_you_mean
+from checker.model import Agent, Exec, Infer, Task
+from checker.nodes import Mapping, Node, Scalar, Sequence, describe
+from checker.rules.context import RuleContext
+
+PRIMITIVES = ("null", "bool", "integer", "number", "string", "bytes", "uri", "path", "duration", "timestamp")
+CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
+DEAD_NAMES = {
+    "boolean": "bool",
+    "float": "number",
+    "double": "number",
+    "int": "integer",
+    "str": "string",
+    "text": "string",
+    "list": "{array: T}",
+    "array": "{array: T}",
+    "dict": "{map: T}",
+    "map": "{map: T}",
+    "object": "{object: {field: T}}",
+    "any": "a concrete type (or leave `returns:` out)",
+}
+WITHDRAWN = {"result", "secret", "money", "artifact"}
+
+
+class _TypeChecker:
+    def __init__(self, named: set[str], task: str | None) -> None:
+        self.named = named
+        self.task = task
+        self.out: list[Diagnostic] = []
+
+    def bad(self, node: Node, message: str, help: str, fixes: tuple[Fix, ...] = ()) -> None:
+        self.out.append(report("NIKA-TYPE-001", node.span, message, help, task=self.task, fixes=fixes))
+
+    def check(self, node: Node, field_position: bool = False) -> None:
+        if isinstance(node, Scalar):
+            v = node.value
+            if v is None:
+                return
+            if not isinstance(v, str):
+                self.bad(node, f"`{node.raw}` is not a type", "Use a type name such as `string` or `integer`.")
+                return
+            if v in PRIMITIVES or v in self.named:
+                return
+            if v in WITHDRAWN:
+                self.bad(node, f"`{v}` is not a type in this version", "Use a concrete type; `result`, `secret`, `money` and `artifact` are reserved.")
+                return
+            if v in DEAD_NAMES:
+                repl = DEAD_NAMES[v]
+                fixes = (Fix(f"Write `{repl}`", (Edit(node.span, repl),)),) if not repl.startswith(("{", "a ")) else ()
+                self.bad(node, f"`{v}` is not a Nika type", f"Write {repl}.", fixes)
+                return
+            guess = did_you_mean(v, list(PRIMITIVES) + sorted(self.named))
+            self.bad(
+                node,
+                f"unknown type `{v}`",
+                (f"Did you mean `{guess}`? " if guess else "")
+                + "Use a primitive (string, integer, number, bool, …) or a name declared under `types:`.",
+            )
+            return
+        if isinstance(node, Sequence):
+            self.bad(node, "a type cannot be a list", "Use `{union: [A, B]}` for alternatives or `{array: T}` for a list.")
+            return
+        assert isinstance(node, Mapping)
+        keys = node.keys()
+        if field_position and keys == ["optional"]:
+            self.check(node.get("optional"))  # type: ignore[arg-type]
+            return
+        if "optional" in keys:
+            self.bad(node, "`optional` only applies to an object field", "Use `{union: [T, null]}` for a nullable value.")
+            return
+        main = [k for k in keys if k != "additional"]
+        if len(main) != 1 or ("additional" in keys and main != ["object"]):
+            self.bad(
+                node,
+                "a type mapping needs exactly one constructor" if len(main) != 1 else "`additional` only goes with `object`",
+                f"Use one of: {', '.join(CONSTRUCTORS)}.",
+            )
+            return
+        k = main[0]
+        v = node.get(k)
+        assert v is not None
+        if k not in CONSTRUCTORS:
+            if k in WITHDRAWN:
+                self.bad(node, f"`{k}` is not a type constructor in this version", "Use a concrete type.")
+            else:
+                guess = did_you_mean(k, CONSTRUCTORS)
+                self.bad(node, f"unknown type constructor `{k}`", f"Did you mean `{guess}`?" if guess else f"Use one of: {', '.join(CONSTRUCTORS)}.")
+            return
+        if k in ("array", "map"):
+            self.check(v)
+        elif k == "object":
+            if not isinstance(v, Mapping):
+                self.bad(v, "`object:` takes a mapping of field names to types", "Write `{object: {name: string}}`.")
+            else:
+                for _, fe in v.items():
+                    self.check(fe.value, field_position=True)
+            add = node.get("additional")
+            if add is not None and not (isinstance(add, Scalar) and isinstance(add.value, bool)):
+                self.bad(add, "`additional:` must be true or false", "Write `additional: true` to allow extra fields.")
+        elif k == "union":
+            if not isinstance(v, Sequence) or len(v.items) < 2:
+                self.bad(v, "`union:` needs a list of at least two types", "Write `{union: [string, null]}`.")
+            else:
+                for item in v.items:
+                    self.check(item)
+        elif k == "enum":
+            vals = v.items if isinstance(v, Sequence) else ()
+            if not vals or not all(isinstance(i, Scalar) and isinstance(i.value, str) for i in vals):
+                self.bad(v, "`enum:` needs a non-empty list of strings", 'Write `{enum: ["low", "high"]}`; quote numbers.')
+            elif len({i.value for i in vals}) != len(vals):  # type: ignore[union-attr]
+                self.bad(v, "`enum:` values must be unique", "Remove the repeated value.")
+        elif k in ("integer", "number"):
+            self._bounds(k, v)
+        elif k == "string":
+            self._string(v)
+
+    def _bounds(self, k: str, v: Node) -> None:
+        if not isinstance(v, Mapping):
+            self.bad(v, f"`{k}:` takes `{{min, max}}`", f"Write `{{{k}: {{min: 0, max: 10}}}}`.")
+            return
+        vals: dict[str, float] = {}
+        for name, e in v.items():
+            if name not in ("min", "max"):
+                self.bad(e.key, f"`{name}` is not a bound of `{k}`", "Use `min` and `max`.")
+                continue
+            x = e.value.value if isinstance(e.value, Scalar) else None
+            ok = isinstance(x, int) if k == "integer" else isinstance(x, (int, float))
+            if not ok or isinstance(x, bool):
+                self.bad(e.value, f"`{name}` must be a {'whole number' if k == 'integer' else 'number'}", "Use a literal number.")
+                continue
+            vals[name] = x  # type: ignore[assignment]
+        if "min" in vals and "max" in vals and vals["min"] > vals["max"]:
+            self.bad(v, f"`min` ({vals['min']}) is greater than `max` ({vals['max']})", "Swap or fix the bounds.")
+
+    def _string(self, v: Node) -> None:
+        if not isinstance(v, Mapping):
+            self.bad(v, "`string:` takes `{pattern, min_len, max_len}`", "Write `{string: {max_len: 64}}`.")
+            return
+        for name, e in v.items():
+            if name == "pattern":
+                p = e.value
+                if not (isinstance(p, Scalar) and isinstance(p.value, str)):
+                    self.bad(p, "`pattern` must be a string", "Quote the regular expression.")
+                    continue
+                why = regex_dialect_problem(p.value)
+                if why:
+                    self.out.append(
+                        report(
+                            "NIKA-TYPE-006",
+                            p.span,
+                            f"this pattern is outside the portable regex dialect: {why}",
+                            "Use only literals, classes, greedy quantifiers, alternation, groups and anchors.",
+                            task=self.task,
+                        )
+                    )
+            elif name in ("min_len", "max_len"):
+                x = e.value.value if isinstance(e.value, Scalar) else None
+                if not isinstance(x, int) or isinstance(x, bool) or x < 0:
+                    self.bad(e.value, f"`{name}` must be a non-negative integer", "Use a literal count.")
+            else:
+                self.bad(e.key, f"`{name}` is not an option of `string`", "Use `pattern`, `min_len` or `max_len`.")
+
+
+def regex_dialect_problem(pattern: str) -> str | None:
+    """Why ``pattern`` falls outside the locked regex dialect of 09, or ``None``."""
+    if len(pattern) > 512:
+        return "it is longer than 512 characters"
+    i = 0
+    n = len(pattern)
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 >= n:
+                return "it ends with a lone backslash"
+            d = pattern[i + 1]
+            if d.isdigit() and d != "0" and not in_class:
+                return "backreferences are not allowed"
+            if d in "bB" and not in_class:
+                return "word boundaries (`\\b`) are not allowed"
+            if d in "pP":
+                return "Unicode classes (`\\p{…}`) are not allowed"
+            if d == "k":
+                return "named backreferences are not allowed"
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            i += 1
+            if i < n and pattern[i] == "^":
+                i += 1
+            if i < n and pattern[i] == "]":
+                i += 1
+            continue
+        if c == "(" and i + 1 < n and pattern[i + 1] == "?":
+            if pattern.startswith("(?:", i):
+                i += 3
+                continue
+            nxt = pattern[i + 2 : i + 4]
+            if nxt[:1] in ("=", "!") or nxt in ("<=", "<!"):
+                return "lookaround assertions are not allowed"
+            if nxt[:1] in ("P", "<", "'"):
+                return "named groups are not allowed"
+            return "inline flags are not allowed"
+        if c in "*+?}" and i + 1 < n and pattern[i + 1] in "?+":
+            if not (c == "?" and i > 0 and pattern[i - 1] == "("):
+                return "lazy and possessive quantifiers are not allowed"
+        i += 1
+    return None
+
+
+def _named_types(ctx: RuleContext) -> set[str]:
+    return {n.name for n in ctx.workflow.types}
+
+
+def check_type_exprs(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    named = _named_types(ctx)
+    tc = _TypeChecker(named, None)
+    for n in wf.types:
+        tc.check(n.node)
+    for section in ("inputs", "config"):
+        for n in getattr(wf, section):
+            if isinstance(n.node, Mapping) and n.node.get("type") is not None:
+                tc.check(n.node.get("type"))  # type: ignore[arg-type]
+    for n in wf.const:
+        if isinstance(n.node, Mapping) and "type" in n.node and "value" in n.node:
+            tc.check(n.node.get("type"))  # type: ignore[arg-type]
+    for o in wf.outputs:
+        if o.type is not None:
+            tc.check(o.type)
+    yield from tc.out
+    for task in wf.tasks.values():
+        if task.returns is not None:
+            t = _TypeChecker(named, task.id)
+            t.check(task.returns)
+            yield from t.out
+    yield from _recursive_types(ctx)
+
+
+def _refs_in(node: Node, named: set[str]) -> Iterator[Scalar]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Scalar):
+            if isinstance(n.value, str) and n.value in named:
+                yield n
+        elif isinstance(n, Mapping):
+            stack.extend(e.value for e in n.entries)
+        elif isinstance(n, Sequence):
+            stack.extend(n.items)
+
+
+def _recursive_types(ctx: RuleContext) -> Iterator[Diagnostic]:
+    named = {n.name: n for n in ctx.workflow.types}
+    deps = {name: list(_refs_in(n.node, set(named))) for name, n in named.items()}
+    state: dict[str, int] = {}
+    reported: set[str] = set()
+
+    def visit(name: str, trail: list[tuple[str, Scalar]]) -> Diagnostic | None:
+        state[name] = 1
+        for ref in deps[name]:
+            target = str(ref.value)
+            if state.get(target) == 1:
+                cyc = [*trail, (name, ref)]
+                start = next(i for i, (nm, _) in enumerate(cyc) if nm == target)
+                cyc = cyc[start:]
+                if target in reported:
+                    return None
+                reported.update(nm for nm, _ in cyc)
+                chain = " -> ".join(f"`{nm}`" for nm, _ in cyc) + f" -> `{target}`"
+                return report(
+                    "NIKA-TYPE-002",
+                    cyc[0][1].span,
+                    f"type `{target}` refers to itself: {chain}",
+                    "Types must be finite trees; flatten the recursion (e.g. a list of children by id).",
+                    related=tuple(Label(r.span, f"`{nm}` refers to `{r.value}`") for nm, r in cyc[1:]),
+                )
+            if state.get(target) is None:
+                d = visit(target, [*trail, (name, ref)])
+                if d is not None:
+                    return d
+        state[name] = 2
+        return None
+
+    for name in named:
+        if state.get(name) is None:
+            d = visit(name, [])
+            if d is not None:
+                yield d
+
+
+def check_contracts(ctx: RuleContext) -> Iterator[Diagnostic]:
+    for task in ctx.workflow.tasks.values():
+        verb = task.verb
+        if task.returns is not None and isinstance(verb, (Infer, Agent)) and verb.schema is not None:
+            e = verb.node.entry("schema")
+            yield report(
+                "NIKA-TYPE-003",
+                task.node.entry("returns").key.span,  # type: ignore[union-attr]
+                f"task `{task.id}` declares both `returns:` and `schema:`",
+                "Keep one contract: prefer `returns:` (a Nika type) and delete `schema:`.",
+                task=task.id,
+                related=(Label(e.key.span, "`schema:` declared here"),) if e else (),
+            )
+        if task.returns is not None and isinstance(verb, Exec):
+            yield from _decode_fit(task, verb, ctx)
+
+
+def _shape(node: Node, named: dict[str, Node], depth: int = 0) -> str:
+    """Coarse shape of a type: object, array, map, bytes, text, number, bool, null, any."""
+    if depth > 20:
+        return "any"
+    if isinstance(node, Scalar):
+        v = node.value
+        if v is None or v == "null":
+            return "null"
+        if v in ("string", "uri", "path", "duration", "timestamp"):
+            return "text"
+        if v in ("integer", "number"):
+            return "number"
+        if v == "bool":
+            return "bool"
+        if v == "bytes":
+            return "bytes"
+        if isinstance(v, str) and v in named:
+            return _shape(named[v], named, depth + 1)
+        return "any"
+    if isinstance(node, Mapping):
+        for k in ("object", "array", "map"):
+            if k in node:
+                return k
+        if "enum" in node or "string" in node:
+            return "text"
+        if "integer" in node or "number" in node:
+            return "number"
+    return "any"
+
+
+def _decode_fit(task: Task, verb: Exec, ctx: RuleContext) -> Iterator[Diagnostic]:
+    assert task.returns is not None
+    named = {n.name: n.node for n in ctx.workflow.types}
+    shape = _shape(task.returns, named)
+    if verb.capture == "structured":
+        return
+    decode = verb.decode or "text"
+    ok = {
+        "text": {"text", "any"},
+        "json": {"object", "array", "map", "text", "number", "bool", "null", "any"},
+        "jsonl": {"array", "any"},
+        "bytes": {"bytes", "any"},
+    }[decode]
+    if shape in ok:
+        return
+    need = "bytes" if shape == "bytes" else "json"
+    yield report(
+        "NIKA-TYPE-004",
+        task.returns.span,
+        f"`returns:` expects {'an' if shape[0] in 'aeiou' else 'a'} {shape} but the output is decoded as {decode}",
+        f"Add `decode: {need}` to the `exec:` block, or change `returns:`.",
+        task=task.id,
+    )
+
+
+def _fits(value: Any, t: Node, named: dict[str, Node], depth: int = 0) -> bool | None:
+    """Whether a literal fits a type; ``None`` when we cannot tell statically."""
+    if depth > 20:
+        return None
+    if isinstance(t, Scalar):
+        name = t.value
+        if name is None or name == "null":
+            return value is None
+        if name == "bool":
+            return isinstance(value, bool)
+        if name == "integer":
+            return isinstance(value, int) and not isinstance(value, bool)
+        if name == "number":
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if name in ("string", "uri", "path", "duration", "timestamp"):
+            return isinstance(value, str)
+        if isinstance(name, str) and name in named:
+            return _fits(value, named[name], named, depth + 1)
+        return None
+    if not isinstance(t, Mapping):
+        return None
+    if "enum" in t:
+        vals = t.get("enum")
+        if isinstance(vals, Sequence):
+            return isinstance(value, str) and value in [i.value for i in vals.items if isinstance(i, Scalar)]
+        return None
+    if "union" in t:
+        members = t.get("union")
+        if not isinstance(members, Sequence):
+            return None
+        results = [_fits(value, m, named, depth + 1) for m in members.items]
+        if any(r is True for r in results):
+            return True
+        return None if any(r is None for r in results) else False
+    for k in ("integer", "number"):
+        if k in t:
+            if not _fits(value, Scalar(t.span, None, None, k, k, ""), named):
+                return False
+            b = t.get(k)
+            if isinstance(b, Mapping):
+                lo = b.get("min")
+                hi = b.get("max")
+                if isinstance(lo, Scalar) and isinstance(lo.value, (int, float)) and value < lo.value:
+                    return False
+                if isinstance(hi, Scalar) and isinstance(hi.value, (int, float)) and value > hi.value:
+                    return False
+            return True
+    if "string" in t:
+        if not isinstance(value, str):
+            return False
+        b = t.get("string")
+        if isinstance(b, Mapping):
+            lo = b.get("min_len")
+            hi = b.get("max_len")
+            if isinstance(lo, Scalar) and isinstance(lo.value, int) and len(value) < lo.value:
+                return False
+            if isinstance(hi, Scalar) and isinstance(hi.value, int) and len(value) > hi.value:
+                return False
+        return True
+    if "array" in t:
+        if not isinstance(value, list):
+            return False
+        results = [_fits(v, t.get("array"), named, depth + 1) for v in value]  # type: ignore[arg-type]
+        return False if False in results else (None if None in results else True)
+    if "map" in t or "object" in t:
+        return isinstance(value, dict) or False
+    return None
+
+
+def check_defaults(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    named = {n.name: n.node for n in wf.types}
+    items: list[tuple[str, Node, Node]] = []
+    for section in ("inputs", "config"):
+        for n in getattr(wf, section):
+            if isinstance(n.node, Mapping) and "default" in n.node and "type" in n.node:
+                items.append((f"{section}.{n.name}", n.node.get("type"), n.node.get("default")))  # type: ignore[arg-type]
+    for n in wf.const:
+        if isinstance(n.node, Mapping) and "type" in n.node and "value" in n.node:
+            items.append((f"const.{n.name}", n.node.get("type"), n.node.get("value")))  # type: ignore[arg-type]
+    for name, t, v in items:
+        if isinstance(v, Scalar) and isinstance(v.value, str) and "${{" in v.value:
+            continue
+        if _fits(v.to_python(), t, named) is False:
+            yield report(
+                "NIKA-DEFAULT-001",
+                v.span,
+                f"the value of `{name}` ({describe(v)}) does not fit its declared type",
+                "Change the value or the type so they agree.",
+                related=(Label(t.span, "declared type"),),
+            )
+
+
+def check_json_schemas(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """``schema:`` on infer/agent must itself be a valid JSON Schema (2020-12)."""
+    for task in ctx.workflow.tasks.values():
+        verb = task.verb
+        if not isinstance(verb, (Infer, Agent)) or not isinstance(verb.schema, Mapping):
+            continue
+        from jsonschema import Draft202012Validator  # heavy: imported only when a schema exists
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(verb.schema.to_python())
+        except SchemaError as exc:
+            node = _node_at(verb.schema, list(exc.path))
+            yield report(
+                "NIKA-PARSE-019",
+                node.span,
+                f"`schema:` is not a valid JSON Schema: {exc.message}",
+                "Fix the schema (see json-schema.org), or express the contract with `returns:`.",
+                task=task.id,
+            )
+
+
+def _node_at(node: Node, path: list[Any]) -> Node:
+    for step in path:
+        if isinstance(node, Mapping) and isinstance(step, str) and node.get(step) is not None:
+            node = node.get(step)  # type: ignore[assignment]
+        elif isinstance(node, Sequence) and isinstance(step, int) and step < len(node.items):
+            node = node.items[step]
+        else:
+            break
+    return node
+
+
+def check_schema_paths(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """A member read into a producer's declared ``schema:`` must name a declared property."""
+    wf = ctx.workflow
+    for site, _island, ref, span in ctx.refs(("with", "recover", "outputs")):
+        if ref.root != "tasks" or len(ref.path) < 3 or ref.in_has:
+            continue
+        producer = wf.tasks.get(str(ref.path[0]))
+        if producer is None or ref.path[1] != "output":
+            continue
+        verb = producer.verb
+        if not isinstance(verb, (Infer, Agent)) or not isinstance(verb.schema, Mapping):
+            continue
+        level: Node | None = verb.schema
+        walked = ["output"]
+        for step in ref.path[2:]:
+            if step is None or not isinstance(level, Mapping):
+                break
+            ty = level.get("type")
+            tyv = ty.value if isinstance(ty, Scalar) else None
+            if isinstance(step, str):
+                props = level.get("properties")
+                if tyv not in (None, "object") and not isinstance(props, Mapping):
+                    yield _path_error(site, span, walked, step, f"is a {tyv}, not an object")
+                    break
+                if not isinstance(props, Mapping):
+                    break
+                if step in props:
+                    level = props.get(step)
+                    walked.append(step)
+                    continue
+                extra = level.get("additionalProperties")
+                if isinstance(extra, Scalar) and extra.value is True or isinstance(extra, Mapping):
+                    break
+                yield _path_error(site, span, walked, step, "declares no such property", sorted(props.keys()))
+                break
+            if isinstance(step, int):
+                if tyv not in (None, "array"):
+                    yield _path_error(site, span, walked, f"[{step}]", f"is a {tyv}, not an array")
+                    break
+                level = level.get("items")
+                walked.append(f"[{step}]")
+
+
+def _path_error(site, span, walked: list[str], step: object, why: str, choices: list[str] | None = None) -> Diagnostic:  # type: ignore[no-untyped-def]
+    at = ".".join(walked)
+    guess = did_you_mean(str(step), choices) if choices else None
+    return report(
+        "NIKA-VAR-003",
+        span,
+        f"`{at}` {why}: `.{step}` can never resolve",
+        (f"Did you mean `.{guess}`? " if guess else "")
+        + (f"Declared: {', '.join(choices)}." if choices else "Follow the producer's schema."),
+        task=site.task,
+    )

@@ -1,0 +1,118 @@
+"""Source text and positions.
+
+Inside the project every position is a code-point offset into the decoded text. Line/column
+pairs (1-based, columns in code points) and byte offsets are computed here, once, for the
+edges that need them (CLI output, JSON report); UTF-16 lives only in the language server.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from functools import cached_property
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range ``[start, end)`` of code-point offsets into a source text."""
+
+    start: int
+    end: int
+
+    def contains(self, offset: int) -> bool:
+        return self.start <= offset <= self.end
+
+    def cover(self, other: Span) -> Span:
+        return Span(min(self.start, other.start), max(self.end, other.end))
+
+    def shifted(self, delta: int) -> Span:
+        return Span(self.start + delta, self.end + delta)
+
+
+@dataclass(frozen=True, slots=True)
+class LineCol:
+    """A 1-based line and a 1-based column counted in code points."""
+
+    line: int
+    column: int
+
+
+class SourceText:
+    """The decoded text of one document plus the index that turns offsets into lines and columns."""
+
+    __slots__ = ("__dict__", "path", "text")
+
+    def __init__(self, text: str, path: str = "<stdin>") -> None:
+        self.text = text
+        self.path = path
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        starts = [0]
+        find = self.text.find
+        i = find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        return starts
+
+    @cached_property
+    def _is_ascii(self) -> bool:
+        return self.text.isascii()
+
+    def line_index(self, offset: int) -> int:
+        """0-based index of the line holding ``offset``."""
+        offset = max(0, min(offset, len(self.text)))
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def line_col(self, offset: int) -> LineCol:
+        idx = self.line_index(offset)
+        offset = max(0, min(offset, len(self.text)))
+        return LineCol(idx + 1, offset - self.line_starts[idx] + 1)
+
+    def offset_of(self, line: int, column: int) -> int:
+        """Code-point offset of a 0-based line and 0-based code-point column (clamped)."""
+        if line < 0:
+            return 0
+        if line >= len(self.line_starts):
+            return len(self.text)
+        start = self.line_starts[line]
+        end = self.line_end(line)
+        return min(start + max(column, 0), end)
+
+    def line_end(self, line: int) -> int:
+        """Offset just past the last character of a 0-based line, newline excluded."""
+        starts = self.line_starts
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text)
+        if end > starts[line] and self.text[end - 1] == "\r":
+            end -= 1
+        return end
+
+    def line_text(self, line: int) -> str:
+        """The text of a 0-based line, without its line break."""
+        if line < 0 or line >= len(self.line_starts):
+            return ""
+        return self.text[self.line_starts[line] : self.line_end(line)]
+
+    def byte_offset(self, offset: int) -> int:
+        """0-based UTF-8 byte offset of a code-point offset."""
+        offset = max(0, min(offset, len(self.text)))
+        if self._is_ascii:
+            return offset
+        line = self.line_index(offset)
+        start = self.line_starts[line]
+        return self._line_byte_starts[line] + len(self.text[start:offset].encode("utf-8", "surrogatepass"))
+
+    @cached_property
+    def _line_byte_starts(self) -> list[int]:
+        out = []
+        total = 0
+        prev = 0
+        for start in self.line_starts:
+            total += len(self.text[prev:start].encode("utf-8", "surrogatepass"))
+            out.append(total)
+            prev = start
+        return out
+
+    def slice(self, span: Span) -> str:
+        return self.text[span.start : span.end]

@@ -1,0 +1,467 @@
+"""YAML text -> span-carrying node tree, with the Nika YAML profile enforced on the way.
+
+We read ruamel.yaml's *event stream* (its C parser from ruamel.yaml.clib when importable, the
+pure-Python parser otherwise) and build :mod:`checker.nodes` ourselves: this keeps every key,
+value and item's exact span, resolves scalars with the YAML 1.2 core schema (``no``/``on``/``yes``
+stay strings, ``0755`` is a decimal integer) and judges the profile (NIKA-YAML-001..011) at the
+event level, before anything is composed. A syntax error is NIKA-PARSE-001 at the parser's
+position. The builder is iterative, so nesting depth can never exhaust the Python stack.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from checker.codes import report
+from checker.diagnostics import Diagnostic, Label
+from checker.nodes import Entry, Mapping, Node, Scalar, Sequence
+from checker.source import SourceText, Span
+
+MAX_DOCUMENT_BYTES = 1_048_576
+MAX_SCALAR_BYTES = 65_536
+MAX_DEPTH = 64
+
+CORE_TAGS = {
+    "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "map", "seq")
+} | {"!"}
+
+_INT_RE = re.compile(r"[-+]?[0-9]+\Z")
+_OCT_RE = re.compile(r"0o[0-7]+\Z")
+_HEX_RE = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT_RE = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_INF_RE = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
+_NAN_RE = re.compile(r"\.(nan|NaN|NAN)\Z")
+_NULLS = {"", "~", "null", "Null", "NULL"}
+_TRUES = {"true", "True", "TRUE"}
+_FALSES = {"false", "False", "FALSE"}
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedYaml:
+    """The node tree (``None`` when the text could not be turned into one) and profile findings."""
+
+    root: Node | None
+    diagnostics: tuple[Diagnostic, ...]
+    fatal: bool
+
+
+def resolve_plain(text: str) -> Any:
+    """Resolve a plain scalar with the YAML 1.2 core schema."""
+    if text in _NULLS:
+        return None
+    if text in _TRUES:
+        return True
+    if text in _FALSES:
+        return False
+    c = text[0]
+    if c.isdigit() or c in "+-.":
+        if _INT_RE.match(text):
+            return int(text)
+        if _OCT_RE.match(text):
+            return int(text[2:], 8)
+        if _HEX_RE.match(text):
+            return int(text[2:], 16)
+        if _FLOAT_RE.match(text):
+            return float(text)
+        if _INF_RE.match(text):
+            return float("-inf") if text[0] == "-" else float("inf")
+        if _NAN_RE.match(text):
+            return float("nan")
+    return text
+
+
+def _resolve_tagged(tag: str, text: str) -> Any:
+    kind = tag.rsplit(":", 1)[-1]
+    if kind == "str":
+        return text
+    value = resolve_plain(text)
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "null" and value is None:
+        return None
+    return text
+
+
+def _make_parser(text: str) -> Any:
+    try:
+        from _ruamel_yaml import CParser  # type: ignore[import-not-found]
+
+        return CParser(text)
+    except ImportError:  # pragma: no cover - exercised only without ruamel.yaml.clib
+        from ruamel.yaml import YAML
+
+        return _PureEvents(YAML(typ="safe", pure=True).parse(text))
+
+
+class _PureEvents:
+    """Adapts the pure-Python event generator to the C parser's ``get_event`` protocol."""
+
+    def __init__(self, gen: Any) -> None:
+        self._gen = gen
+
+    def get_event(self) -> Any:
+        return next(self._gen, None)
+
+
+class _Frame:
+    __slots__ = ("anchor", "depth", "flow", "is_map", "items", "pending_key", "start", "tag", "seen")
+
+    def __init__(self, is_map: bool, start: int, tag: str | None, anchor: str | None, flow: bool, depth: int):
+        self.is_map = is_map
+        self.start = start
+        self.tag = tag
+        self.anchor = anchor
+        self.flow = flow
+        self.depth = depth
+        self.items: list[Any] = []
+        self.pending_key: Node | None = None
+        self.seen: dict[str, Node] | None = {} if is_map else None
+
+
+class _Builder:
+    def __init__(self, src: SourceText) -> None:
+        self.src = src
+        self.diags: list[Diagnostic] = []
+
+    # -- profile findings -------------------------------------------------------------------
+    def flag(self, code: str, span: Span, message: str, help: str, related: tuple[Label, ...] = ()) -> None:
+        self.diags.append(report(code, span, message, help, related=related))
+
+    def check_node_meta(self, anchor: str | None, tag: str | None, span: Span) -> None:
+        if anchor is not None:
+            self.flag(
+                "NIKA-YAML-001",
+                self._anchor_span(span, "&" + anchor),
+                f"anchor `&{anchor}` is not allowed in a Nika workflow",
+                "Write the value out where it is needed; anchors and aliases are refused even when unused.",
+            )
+        if tag is not None and tag not in CORE_TAGS:
+            shown = tag if not tag.startswith("tag:yaml.org,2002:") else "!!" + tag.rsplit(":", 1)[-1]
+            self.flag(
+                "NIKA-YAML-006",
+                self._anchor_span(span, shown),
+                f"custom tag `{shown}` is outside the YAML core schema",
+                "Remove the tag; only plain strings, numbers, booleans, null, mappings and lists are allowed.",
+            )
+
+    def _anchor_span(self, span: Span, needle: str) -> Span:
+        # Event marks start after the anchor/tag property; look back on the same line for it.
+        text = self.src.text
+        line_start = text.rfind("\n", 0, span.start) + 1
+        i = text.rfind(needle, line_start, span.end)
+        if i == -1:
+            i = text.find(needle, span.start, span.end)
+        if i == -1:
+            return span
+        return Span(i, i + len(needle))
+
+    # -- building ---------------------------------------------------------------------------
+    def scalar(self, ev: Any) -> Scalar:
+        start, end = ev.start_mark.index, ev.end_mark.index
+        span = Span(start, end)
+        raw: str = ev.value
+        style = ev.style or ""
+        tag = ev.tag
+        self.check_node_meta(ev.anchor, tag, span)
+        if tag is not None and tag != "!":
+            value = _resolve_tagged(tag, raw) if tag in CORE_TAGS else raw
+        elif style == "" and ev.implicit[0]:
+            value = resolve_plain(raw)
+        else:
+            value = raw
+        if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+            self.flag(
+                "NIKA-YAML-008",
+                span,
+                f"`{raw}` is not a finite number",
+                "Use a finite number, or quote the text if you meant a string.",
+            )
+        if len(raw) > MAX_SCALAR_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > MAX_SCALAR_BYTES:
+            self.flag(
+                "NIKA-YAML-005",
+                Span(start, min(end, start + 1)),
+                f"this scalar is {len(raw.encode('utf-8', 'surrogatepass'))} bytes, over the 65536-byte cap",
+                "Move large content into a file and read it with `nika:read`.",
+            )
+        return Scalar(span, tag, ev.anchor, value, raw, style, self._offsets(raw, style, span))
+
+    def _offsets(self, raw: str, style: str, span: Span) -> range | tuple[int, ...] | None:
+        text = self.src.text
+        if "\n" not in raw:
+            if style == "" and text[span.start : span.start + len(raw)] == raw:
+                return range(span.start, span.start + len(raw))
+            if style in ("'", '"') and text[span.start + 1 : span.start + 1 + len(raw)] == raw:
+                return range(span.start + 1, span.start + 1 + len(raw))
+        if style == "|":
+            return self._block_offsets(raw, span)
+        return None
+
+    def _block_offsets(self, raw: str, span: Span) -> tuple[int, ...] | None:
+        src = self.src
+        text = src.text
+        line = src.line_index(span.start) + 1  # first content line follows the header
+        out: list[int] = []
+        indent: int | None = None
+        for value_line in raw.split("\n"):
+            if line >= len(src.line_starts):
+                break
+            ls = src.line_starts[line]
+            le = src.line_end(line)
+            if indent is None and value_line:
+                body = text[ls:le]
+                indent = body.find(value_line)
+                if indent < 0:
+                    return None
+            col = ls + (indent or 0)
+            if text[col : col + len(value_line)] != value_line:
+                return None
+            out.extend(range(col, col + len(value_line)))
+            out.append(le)  # the newline
+            line += 1
+        return tuple(out[: len(raw)]) if len(out) >= len(raw) else None
+
+    def build(self) -> Node | None:
+        src = self.src
+        parser = _make_parser(src.text)
+        stack: list[_Frame] = []
+        root: Node | None = None
+        documents = 0
+        while True:
+            ev = parser.get_event()
+            if ev is None:
+                break
+            name = type(ev).__name__
+            if name == "ScalarEvent":
+                node: Node | None = self.scalar(ev)
+            elif name == "AliasEvent":
+                span = Span(ev.start_mark.index, ev.end_mark.index)
+                self.flag(
+                    "NIKA-YAML-002",
+                    span,
+                    f"alias `*{ev.anchor}` is not allowed in a Nika workflow",
+                    "Write the value out in full instead of referring to an anchor.",
+                )
+                node = Scalar(span, None, None, None, "", "", None)
+            elif name in ("MappingStartEvent", "SequenceStartEvent"):
+                depth = len(stack) + 1
+                start = ev.start_mark.index
+                if depth > MAX_DEPTH:
+                    self.flag(
+                        "NIKA-YAML-009",
+                        Span(start, start + 1),
+                        f"nesting reaches level {depth}, over the cap of {MAX_DEPTH}",
+                        "Flatten the structure or move the data into a file read at run time.",
+                    )
+                    raise _Stop
+                self.check_node_meta(ev.anchor, ev.tag, Span(start, ev.end_mark.index))
+                stack.append(
+                    _Frame(
+                        name == "MappingStartEvent", start, ev.tag, ev.anchor, bool(ev.flow_style), depth
+                    )
+                )
+                continue
+            elif name in ("MappingEndEvent", "SequenceEndEvent"):
+                fr = stack.pop()
+                span = Span(fr.start, max(ev.end_mark.index, fr.start))
+                if fr.items:
+                    last = fr.items[-1]
+                    last_end = last.value.span.end if isinstance(last, Entry) else last.span.end
+                    if not fr.flow:
+                        span = Span(fr.start, last_end)
+                if fr.is_map:
+                    node = Mapping(span, fr.tag, fr.anchor, tuple(fr.items), fr.flow)
+                else:
+                    node = Sequence(span, fr.tag, fr.anchor, tuple(fr.items), fr.flow)
+            elif name == "DocumentStartEvent":
+                documents += 1
+                if documents > 1:
+                    at = ev.start_mark.index
+                    self.flag(
+                        "NIKA-PARSE-001",
+                        Span(at, at + 3),
+                        "the file holds more than one YAML document",
+                        "Keep one workflow per file: remove the `---` separator and what follows it.",
+                    )
+                    raise _Stop
+                continue
+            else:
+                continue
+            if not stack:
+                root = node
+                continue
+            fr = stack[-1]
+            if not fr.is_map:
+                fr.items.append(node)
+            elif fr.pending_key is None:
+                fr.pending_key = node
+                self._check_key(fr, node)
+            else:
+                fr.items.append(Entry(fr.pending_key, node))
+                fr.pending_key = None
+        return root
+
+    def _check_key(self, fr: _Frame, key: Node) -> None:
+        if not isinstance(key, Scalar):
+            self.flag(
+                "NIKA-YAML-007",
+                key.span,
+                "a mapping key must be a string, not a collection",
+                "Use a plain string as the key.",
+            )
+            return
+        if key.style == "" and key.raw == "<<" and key.tag is None:
+            self.flag(
+                "NIKA-YAML-003",
+                key.span,
+                "merge keys (`<<`) are not allowed in a Nika workflow",
+                "Write the merged fields out explicitly in this mapping.",
+            )
+            return
+        if not isinstance(key.value, str):
+            self.flag(
+                "NIKA-YAML-007",
+                key.span,
+                f"the key `{key.raw}` resolves to a non-string value",
+                f'Quote it (`"{key.raw}"`) so it is read as a string.',
+            )
+            return
+        seen = fr.seen
+        assert seen is not None
+        first = seen.get(key.value)
+        if first is not None:
+            self.flag(
+                "NIKA-YAML-004",
+                key.span,
+                f"duplicate key `{key.value}` in this mapping",
+                "Remove one of the two entries; YAML would silently keep only the last.",
+                related=(Label(first.span, f"`{key.value}` first defined here"),),
+            )
+        else:
+            seen[key.value] = key
+
+
+class _Stop(Exception):
+    """Raised by the builder when a cap stops work early."""
+
+
+def decode_source(data: bytes, path: str) -> tuple[SourceText, list[Diagnostic]]:
+    """Decode bytes as UTF-8; invalid sequences become U+FFFD and one NIKA-PARSE-001 finding."""
+    try:
+        return SourceText(data.decode("utf-8"), path), []
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        at = len(data[: exc.start].decode("utf-8", errors="replace"))
+        src = SourceText(text, path)
+        d = report(
+            "NIKA-PARSE-001",
+            Span(at, at + 1),
+            f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x} at byte offset {exc.start})",
+            "Save the workflow as UTF-8 text.",
+        )
+        return src, [d]
+
+
+def parse_yaml(src: SourceText) -> ParsedYaml:
+    """Judge the YAML profile and build the node tree for one document."""
+    text = src.text
+    diags: list[Diagnostic] = []
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_DOCUMENT_BYTES:
+        diags.append(
+            report(
+                "NIKA-YAML-010",
+                Span(0, 0),
+                f"the document is {size} bytes, over the 1 MiB (1048576-byte) cap",
+                "Split the workflow, or move large data into files read at run time.",
+            )
+        )
+        return ParsedYaml(None, tuple(diags), True)
+    if text.startswith("\ufeff"):
+        diags.append(
+            report(
+                "NIKA-YAML-011",
+                Span(0, 1),
+                "the file starts with a byte order mark",
+                "Save the file as UTF-8 without a BOM.",
+            )
+        )
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        at = _first_non_nfc(text)
+        diags.append(
+            report(
+                "NIKA-YAML-011",
+                Span(at, at + 1),
+                "the text is not in Unicode normal form C (NFC)",
+                "Normalize the file to NFC (most editors can; `uconv -x any-nfc` does too).",
+            )
+        )
+    b = _Builder(src)
+    try:
+        root = b.build()
+    except _Stop:
+        return ParsedYaml(None, tuple(diags + b.diags), True)
+    except Exception as exc:  # the YAML parser's MarkedYAMLError family
+        diags.extend(b.diags)
+        diags.append(_syntax_error(src, exc))
+        return ParsedYaml(None, tuple(diags), True)
+    return ParsedYaml(root, tuple(diags + b.diags), False)
+
+
+def _first_non_nfc(text: str) -> int:
+    for i, ch in enumerate(text):
+        if unicodedata.combining(ch) and i > 0:
+            if unicodedata.normalize("NFC", text[i - 1 : i + 1]) != text[i - 1 : i + 1]:
+                return i - 1
+    return 0
+
+
+_MODELINE_RE = re.compile(r"^\s*(\$schema=|yaml-language-server:)", re.M)
+
+
+def _syntax_error(src: SourceText, exc: Exception) -> Diagnostic:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    at = mark.index if mark is not None and mark.index is not None else 0
+    at = max(0, min(at, len(src.text)))
+    problem = str(getattr(exc, "problem", None) or exc).strip().splitlines()[0]
+    context = getattr(exc, "context", None)
+    message = f"YAML syntax error: {problem}"
+    if context:
+        message += f" ({context})"
+    help = "Fix the YAML syntax at this position."
+    span = Span(at, min(at + 1, len(src.text)))
+    first = _first_content_line(src)
+    line_text = src.line_text(first)
+    if _MODELINE_RE.match(line_text):
+        span = Span(src.line_starts[first], src.line_end(first))
+        message = "this line is an editor schema modeline that lost its `# ` comment prefix"
+        help = "Restore it as `# yaml-language-server: $schema=…`, or delete the line."
+    elif _unquoted_island_in_flow(src, at):
+        help = (
+            "Quote the `${{ … }}` value: inside a `{ … }` flow mapping an unquoted `${{` opens a nested "
+            'mapping (write `key: "${{ … }}"`).'
+        )
+    elif "\t" in src.line_text(src.line_index(at)):
+        help = "YAML indentation must use spaces, not tabs."
+    return report("NIKA-PARSE-001", span, message, help)
+
+
+def _first_content_line(src: SourceText) -> int:
+    for i in range(len(src.line_starts)):
+        s = src.line_text(i).strip()
+        if s and not s.startswith("#"):
+            return i
+    return 0
+
+
+def _unquoted_island_in_flow(src: SourceText, at: int) -> bool:
+    line = src.line_index(at)
+    lo = max(0, line - 1)
+    text = "\n".join(src.line_text(i) for i in range(lo, line + 1))
+    return "{" in text and re.search(r"[:,\[{]\s*\$\{\{", text) is not None

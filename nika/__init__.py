@@ -1,0 +1,1 @@
+"""Nika tooling: the command-line interface and its output formats."""

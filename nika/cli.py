@@ -1,0 +1,125 @@
+"""The ``nika`` command line: check | explain | lsp | run.
+
+Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
+on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
+it needs inside its handler, so ``nika check`` never loads the language server or the runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+FORMATS = ("full", "concise", "json", "sarif", "github")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="nika",
+        description="Check, serve and run Nika workflows (nika: v1).",
+    )
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("check", help="check workflow files statically (no network, no tokens)")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories (searched for *.nika.yaml) or - for stdin")
+    c.add_argument("--output-format", choices=FORMATS, default="full", help="how to print findings (default: full)")
+    c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the full/concise output")
+
+    e = sub.add_parser("explain", help="explain a NIKA code")
+    e.add_argument("code", help="e.g. NIKA-DAG-001 (or DAG-001)")
+
+    lsp = sub.add_parser("lsp", help="start the language server (stdio)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
+
+    r = sub.add_parser("run", help="run a workflow")
+    r.add_argument("file")
+    r.add_argument("--output-format", choices=("text", "json"), default="text")
+    r.add_argument("--var", action="append", default=[], metavar="K=JSON")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.version:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"nika {version('nika-tools')}")
+        except PackageNotFoundError:
+            print("nika (not installed)")
+        return 0
+    if args.command == "check":
+        return cmd_check(args)
+    if args.command == "explain":
+        return cmd_explain(args.code)
+    if args.command == "lsp":
+        return cmd_lsp(args)
+    if args.command == "run":
+        print("nika: `nika run` is not implemented yet; only `nika check` is available in this release.", file=sys.stderr)
+        return 1
+    _parser().print_help()
+    return 1
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from checker.files import check_paths
+    from checker.report import CheckRun
+    from nika.output import render
+
+    if not args.paths:
+        print("nika check: give at least one PATH (a file, a directory, or - for stdin)", file=sys.stderr)
+        return 1
+    run = CheckRun(tuple(check_paths(list(args.paths))))
+    color = args.color == "always" or (
+        args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    )
+    text = render(run, args.output_format, color=color)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    return run.exit_code
+
+
+def cmd_explain(code: str) -> int:
+    from checker.codes import lookup, nearest, registry
+
+    key = code.strip().upper()
+    if not key.startswith("NIKA-"):
+        key = "NIKA-" + key
+    if key not in registry():
+        hint = nearest(key)
+        msg = f"nika explain: unknown code `{code}`"
+        if hint:
+            msg += f"; did you mean {', '.join(hint)}?"
+        print(msg, file=sys.stderr)
+        return 2
+    info = lookup(key)
+    print(f"{info.code}: {info.title}")
+    print(f"category: {info.category} · phase: {info.phase} · severity: {info.severity.value}")
+    print()
+    print(info.teaching)
+    print()
+    print(f"docs: https://nika.sh/errors/{info.code}")
+    return 0
+
+
+def cmd_lsp(args: argparse.Namespace) -> int:
+    try:
+        from nika_lsp.server import serve  # type: ignore[import-not-found]
+    except ImportError:
+        print(
+            "nika: the language server is not available yet in this release "
+            "(or its dependencies are missing: pip install 'nika-tools[lsp]').",
+            file=sys.stderr,
+        )
+        return 1
+    return int(serve(tcp=args.tcp) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

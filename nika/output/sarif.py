@@ -1,0 +1,214 @@
+"""The ``sarif`` format of ``nika check``: a SARIF 2.1.0 log for code-scanning services."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from checker.diagnostics import Severity
+from nika.output._common import sorted_findings, source_of
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from checker.codes import CodeInfo
+    from checker.diagnostics import Diagnostic
+    from checker.report import CheckRun
+    from checker.source import SourceText, Span
+
+__all__ = ["SARIF_SCHEMA", "render", "rule_name", "sarif_log", "tool_version"]
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://nika.sh/"
+
+_LEVEL = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "note",
+    Severity.HINT: "note",
+}
+
+# Characters kept as they are in artifact URIs: RFC 3986 unreserved, sub-delims, ':' '@' '/'.
+_URI_SAFE = "/:@!$&'()*+,;=-._~"
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def tool_version() -> str:
+    """Installed version of the ``nika-tools`` distribution, ``0.0.0`` when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nika-tools")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def _registry() -> Mapping[str, CodeInfo]:
+    """The code registry, or nothing when ``codes.toml`` is missing or unreadable."""
+    try:
+        from checker.codes import registry
+
+        return registry()
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def rule_name(text: str) -> str:
+    """PascalCase name from a title or rule id: ``cycle in needs`` -> ``CycleInNeeds``."""
+    return "".join(w[0].upper() + w[1:] for w in _WORD.findall(text))
+
+
+def _uri(path: str) -> str:
+    """The path as given, with forward slashes, percent-encoded only where a URI requires it."""
+    return quote(path.replace("\\", "/"), safe=_URI_SAFE)
+
+
+def _region(source: SourceText, span: Span) -> dict[str, int]:
+    # Columns are 1-based code-point columns, exactly as in every other format; the run declares
+    # this with ``columnKind: unicodeCodePoints``. ``endColumn`` is exclusive, as SARIF wants.
+    start = source.line_col(span.start)
+    end = source.line_col(max(span.end, span.start))
+    return {
+        "startLine": start.line,
+        "startColumn": start.column,
+        "endLine": end.line,
+        "endColumn": end.column,
+    }
+
+
+def _location(uri: str, source: SourceText, span: Span) -> dict[str, Any]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": uri},
+            "region": _region(source, span),
+        }
+    }
+
+
+def _rule(rule_id: str, d: Diagnostic, info: CodeInfo | None) -> dict[str, Any]:
+    title = info.title if info is not None else rule_id
+    rule: dict[str, Any] = {
+        "id": rule_id,
+        "name": rule_name(title) or rule_id,
+        "shortDescription": {"text": title},
+    }
+    if info is not None and info.teaching:
+        rule["fullDescription"] = {"text": info.teaching}
+        rule["help"] = {"text": info.teaching}
+    if d.docs_url:
+        rule["helpUri"] = d.docs_url
+    severity = info.severity if info is not None else d.severity
+    rule["defaultConfiguration"] = {"level": _LEVEL[severity]}
+    return rule
+
+
+def _result(d: Diagnostic, rule_id: str, index: int, uri: str, source: SourceText) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": rule_id,
+        "ruleIndex": index,
+        "level": _LEVEL[d.severity],
+        "message": {"text": d.full_message()},
+        "locations": [_location(uri, source, d.span)],
+    }
+    if d.related:
+        result["relatedLocations"] = [
+            {"id": i, **_location(uri, source, lb.span), "message": {"text": lb.message}}
+            for i, lb in enumerate(d.related)
+        ]
+    if d.fixes:
+        result["fixes"] = [
+            {
+                "description": {"text": fix.title},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": {"uri": uri},
+                        "replacements": [
+                            {
+                                "deletedRegion": _region(source, e.span),
+                                "insertedContent": {"text": e.new_text},
+                            }
+                            for e in fix.edits
+                        ],
+                    }
+                ],
+            }
+            for fix in d.fixes
+        ]
+    props: dict[str, Any] = {"category": d.category}
+    if d.task:
+        props["task"] = d.task
+    result["properties"] = props
+    return result
+
+
+def sarif_log(
+    run: CheckRun,
+    *,
+    codes: Mapping[str, CodeInfo] | None = None,
+    version: str | None = None,
+) -> dict[str, Any]:
+    """The SARIF log as plain data.
+
+    ``codes`` replaces the code registry and ``version`` the installed tool version; both exist
+    so tests can pin the output.
+    """
+    known = _registry() if codes is None else codes
+    rules: list[dict[str, Any]] = []
+    index_of: dict[str, int] = {}
+    results: list[dict[str, Any]] = []
+    notifications: list[dict[str, Any]] = []
+
+    for report in run.reports:
+        uri = _uri(report.path)
+        if report.error is not None:
+            notifications.append(
+                {
+                    "level": "error",
+                    "message": {"text": report.error},
+                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}}}],
+                }
+            )
+            continue
+        source = source_of(report)
+        for d in sorted_findings(report):
+            rule_id = d.code or d.rule or "nika"
+            index = index_of.get(rule_id)
+            if index is None:
+                index = index_of[rule_id] = len(rules)
+                rules.append(_rule(rule_id, d, known.get(d.code) if d.code else None))
+            results.append(_result(d, rule_id, index, uri, source))
+
+    invocation: dict[str, Any] = {"executionSuccessful": not notifications}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "nika",
+                        "informationUri": INFORMATION_URI,
+                        "version": tool_version() if version is None else version,
+                        "rules": rules,
+                    }
+                },
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def render(
+    run: CheckRun,
+    *,
+    codes: Mapping[str, CodeInfo] | None = None,
+    version: str | None = None,
+) -> str:
+    """The SARIF log as indented JSON followed by a newline."""
+    return json.dumps(sarif_log(run, codes=codes, version=version), ensure_ascii=False, indent=2) + "\n"
