@@ -3,6 +3,9 @@
 One row per code: title, category (one of the twelve of spec 05), phase (``check``, ``run`` or
 ``both``), default severity and a teaching paragraph in our own words. The registry drives the
 category and namespace of every finding, ``nika explain``, hover text and the SARIF rule table.
+
+A second table, ``[lints."<rule-id>"]``, holds the lint rules that carry no NIKA code
+(``one-obvious-way/NNN``, ``native-first/NNN``): warnings with the same fields, category optional.
 """
 
 from __future__ import annotations
@@ -56,13 +59,30 @@ def namespace_of(code: str) -> str:
     return "-".join(parts[:2])
 
 
+@dataclass(frozen=True, slots=True)
+class LintInfo:
+    """One lint-rule row: a warning with a stable rule id and no NIKA code."""
+
+    rule: str
+    title: str
+    phase: str
+    severity: Severity
+    teaching: str
+    category: str | None = None
+
+
 @cache
-def registry() -> dict[str, CodeInfo]:
+def _table() -> dict:
     import tomllib
 
     path = Path(__file__).with_name("codes.toml")
     with path.open("rb") as fh:
-        data = tomllib.load(fh)
+        return tomllib.load(fh)
+
+
+@cache
+def registry() -> dict[str, CodeInfo]:
+    data = _table()
     out: dict[str, CodeInfo] = {}
     for code, row in data.get("codes", {}).items():
         out[code] = CodeInfo(
@@ -76,11 +96,34 @@ def registry() -> dict[str, CodeInfo]:
     return out
 
 
+@cache
+def lints() -> dict[str, LintInfo]:
+    """The lint rules without a NIKA code, keyed by rule id (``one-obvious-way/010``)."""
+    out: dict[str, LintInfo] = {}
+    for rule, row in _table().get("lints", {}).items():
+        out[rule] = LintInfo(
+            rule=rule,
+            title=row["title"],
+            phase=row["phase"],
+            severity=Severity(row.get("severity", "warning")),
+            teaching=row["teaching"].strip(),
+            category=row.get("category"),
+        )
+    return out
+
+
 def lookup(code: str) -> CodeInfo:
     try:
         return registry()[code]
     except KeyError:
         raise KeyError(f"{code} is not in checker/codes.toml") from None
+
+
+def lookup_lint(rule: str) -> LintInfo:
+    try:
+        return lints()[rule]
+    except KeyError:
+        raise KeyError(f"{rule} is not a lint rule in checker/codes.toml") from None
 
 
 def nearest(code: str, limit: int = 3) -> list[str]:

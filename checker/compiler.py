@@ -79,10 +79,28 @@ def parse_duration(text: str) -> tuple[float | None, str | None]:
 class Compiler:
     """Builds a :class:`Workflow` from a root mapping, collecting findings and expression sites."""
 
-    def __init__(self, src: SourceText) -> None:
+    def __init__(self, src: SourceText, duplicates: tuple[tuple[Scalar, Scalar], ...] = ()) -> None:
         self.src = src
         self.diags: list[Diagnostic] = []
         self.sites: list[ExprSite] = []
+        self.duplicates = duplicates
+        self._task_keys: set[int] = set()
+
+    def duplicate_keys(self) -> None:
+        """The grammar-level twin of NIKA-YAML-004: no silent last-wins (NIKA-PARSE-017).
+
+        Duplicate task ids already got the precise NIKA-PARSE-007 in :meth:`tasks`.
+        """
+        for key, first in self.duplicates:
+            if id(key) in self._task_keys:
+                continue
+            self.err(
+                "NIKA-PARSE-017",
+                key.span,
+                f"`{key.value}` appears twice in the same mapping",
+                "Keep a single entry; merge the two values by hand.",
+                related=(Label(first.span, f"`{key.value}` first written here"),),
+            )
 
     # -- reporting helpers ------------------------------------------------------------------
     def err(self, code: str, span: Span, message: str, help: str | None = None, **kw: object) -> None:
@@ -100,7 +118,7 @@ class Compiler:
         """Refuse keys outside a closed field set (NIKA-PARSE-005) with a did-you-mean."""
         for e in node.entries:
             k = e.key_text
-            if k is None or k in allowed:
+            if k is None or k in allowed or k == "<<":
                 continue
             if special is not None and special(k, e):
                 continue
@@ -534,6 +552,7 @@ class Compiler:
             return {}
         seen: dict[str, Entry] = {}
         out: dict[str, Task] = {}
+        self._task_keys.update(id(e.key) for e in m.entries)
         for e in m.entries:
             tid = e.key_text
             if tid is None:
@@ -632,7 +651,7 @@ class Compiler:
                 related=tuple(Label(node.entry(k).key.span, f"`{k}` declared here") for k in present[:1]),  # type: ignore[union-attr]
             )
         if present:
-            verb = self.verb(present[0], node.entry(present[0]), tid)  # type: ignore[arg-type]
+            verb = self.verb(present[0], node.entry(present[0]), tid, in_fe="for_each" in node)  # type: ignore[arg-type]
         in_fe = "for_each" in node
         with_ = self.with_block(node.get("with"), tid, in_fe)
         after = self.after_block(node.get("after"), tid)
@@ -670,7 +689,7 @@ class Compiler:
             else:
                 self.err("NIKA-PARSE-019", ff.span, "`fail_fast:` must be true or false", task=tid)
         retry = self.retry(node.get("retry"), tid)
-        on_error = self.on_error(node.get("on_error"), tid)
+        on_error = self.on_error(node.get("on_error"), tid, in_fe)
         timeout = self.timeout(node.get("timeout"), tid)
         finally_steps = self.on_finally(node.get("on_finally"), tid)
         output = self.output_block(node.get("output"), tid)
@@ -861,7 +880,7 @@ class Compiler:
                 out.append(v)
         return tuple(out) if ok else None
 
-    def on_error(self, node: Node | None, tid: str) -> OnError | None:
+    def on_error(self, node: Node | None, tid: str, in_fe: bool = False) -> OnError | None:
         if node is None:
             return None
         if not isinstance(node, Mapping):
@@ -909,7 +928,7 @@ class Compiler:
             return None
         recover = node.get("recover")
         if recover is not None:
-            self.site(recover, "recover", tid)
+            self.site(recover, "recover", tid, in_fe)
         return OnError(action, recover, codes, node)
 
     def timeout(self, node: Node | None, tid: str | None, what: str = "timeout") -> Duration | None:
@@ -989,7 +1008,7 @@ class Compiler:
         return tuple(out)
 
     # -- verbs ------------------------------------------------------------------------------
-    def verb(self, kind: str, e: Entry, tid: str, where: str = "body") -> Verb | None:
+    def verb(self, kind: str, e: Entry, tid: str, where: str = "body", in_fe: bool = False) -> Verb | None:
         node = e.value
         if not isinstance(node, Mapping):
             self.err(
@@ -1001,7 +1020,7 @@ class Compiler:
             )
             return None
         self.closed(node, F.VERB_FIELDS[kind], f"`{kind}:`", task=tid)
-        self.site(node, where, tid, False)
+        self.site(node, where, tid, in_fe)
         if kind == "infer":
             return self.infer(node, e, tid)
         if kind == "exec":

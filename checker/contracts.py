@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.codes import report
-from checker.diagnostics import Diagnostic, Label
+from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
 from checker.source import Span
 
@@ -647,8 +647,9 @@ class _Ctx:
         message: str,
         help: str | None,
         related: tuple[Label, ...] = (),
+        fixes: tuple[Fix, ...] = (),
     ) -> None:
-        self.out.append(report(code, span, message, help, related=related, task=self.task))
+        self.out.append(report(code, span, message, help, related=related, fixes=fixes, task=self.task))
 
 
 @dataclass(frozen=True, slots=True)
@@ -753,6 +754,9 @@ def _check_mapping(scope: _Scope, open_: bool, rules: tuple[Rule, ...], ctx: _Ct
     tool = ctx.tool.id
     known = [s.name for s in scope.specs if not s.reserved]
     aliases = {al: s.name for s in scope.specs for al in s.aliases}
+    # Names an unknown key was probably meant to be: the rename fixes them too, so they are
+    # neither reported missing nor fed to the rules (one mistake, one finding).
+    renamed: set[str] = set()
     if m is not None:
         for e in m.entries:
             name = e.key_text
@@ -773,8 +777,20 @@ def _check_mapping(scope: _Scope, open_: bool, rules: tuple[Rule, ...], ctx: _Ct
                 hit = _suggest(name, known, aliases)
                 where = f"{scope.owner} has no argument" if top else f"{scope.owner} has no field"
                 listing = ", ".join(f"`{k}`" for k in known) or "nothing"
-                help = f"Rename it to `{hit}`." if hit else f"Remove it; {scope.owner} accepts {listing}."
-                ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", help)
+                if hit and not scope.present(hit):
+                    renamed.add(hit)
+                    safety = "safe" if name in aliases or name.lower() == hit.lower() else "maybe-incorrect"
+                    fix = Fix(f"Rename `{name}` to `{hit}`", (Edit(e.key.span, hit),), safety)
+                    ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", f"Rename it to `{hit}`.", fixes=(fix,))
+                elif hit:
+                    ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", f"Remove it; `{hit}` is already set.")
+                else:
+                    ctx.add(
+                        ARG_CODE,
+                        e.key.span,
+                        f"{where} `{name}`",
+                        f"Remove it; {scope.owner} accepts {listing}.",
+                    )
                 continue
             if spec.reserved:
                 ctx.add(
@@ -786,7 +802,7 @@ def _check_mapping(scope: _Scope, open_: bool, rules: tuple[Rule, ...], ctx: _Ct
                 continue
             _check_value(spec, e.value, scope.dotted(name), e.key.span, ctx)
     for spec in scope.specs:
-        if spec.required and not scope.present(spec.name):
+        if spec.required and spec.name not in renamed and not scope.present(spec.name):
             what = f"`{tool}` is missing its required argument" if top else f"{scope.owner} is missing"
             target = "under `args:`" if top else f"to `{scope.path}`"
             ctx.add(
@@ -796,7 +812,14 @@ def _check_mapping(scope: _Scope, open_: bool, rules: tuple[Rule, ...], ctx: _Ct
                 f"Add `{spec.name}:` {target}.",
             )
     for rule in rules:
+        if renamed and renamed & _rule_names(rule):
+            continue
         _apply_rule(rule, scope, ctx)
+
+
+def _rule_names(rule: Rule) -> set[str]:
+    names = set(rule.args) | set(rule.with_) | {k for k, _ in rule.when}
+    return names | {x for x in (rule.arg, rule.of, rule.target) if x}
 
 
 def _check_value(spec: ArgSpec, node: Node, path: str, key_span: Span, ctx: _Ctx) -> None:
@@ -828,11 +851,13 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
         choices = [str(x) for x in spec.values]
         hit = _suggest(v, choices) if isinstance(v, str) else None
         listing = ", ".join(f"`{_fmt(x)}`" for x in spec.values)
+        fixes = (Fix(f"Replace with `{hit}`", (Edit(node.span, hit),), "maybe-incorrect"),) if hit else ()
         ctx.add(
             code,
             node.span,
             f"`{_fmt(v)}` is not an accepted value of `{path}` in `{tool}`",
             f"Use `{hit}`." if hit else f"Use one of {listing}.",
+            fixes=fixes,
         )
         return
     if isinstance(v, str):

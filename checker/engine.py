@@ -21,8 +21,9 @@ def compile_source(src: SourceText, base_dir: Path | None = None) -> CompiledWor
     diags: list[Diagnostic] = list(parsed.diagnostics)
     if parsed.root is None:
         return CompiledWorkflow(src, None, None, (), _finish(diags))
-    comp = Compiler(src)
+    comp = Compiler(src, parsed.duplicates)
     wf = comp.workflow(parsed.root)
+    comp.duplicate_keys()
     diags.extend(comp.diags)
     sites = tuple(comp.sites)
     if wf is not None:

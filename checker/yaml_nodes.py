@@ -46,6 +46,8 @@ class ParsedYaml:
     root: Node | None
     diagnostics: tuple[Diagnostic, ...]
     fatal: bool
+    # (repeated key, first occurrence) for every duplicate mapping key, in source order
+    duplicates: tuple[tuple[Scalar, Scalar], ...] = ()
 
 
 def resolve_plain(text: str) -> Any:
@@ -129,6 +131,7 @@ class _Builder:
     def __init__(self, src: SourceText) -> None:
         self.src = src
         self.diags: list[Diagnostic] = []
+        self.duplicates: list[tuple[Scalar, Scalar]] = []
 
     # -- profile findings -------------------------------------------------------------------
     def flag(self, code: str, span: Span, message: str, help: str, related: tuple[Label, ...] = ()) -> None:
@@ -248,7 +251,8 @@ class _Builder:
                     f"alias `*{ev.anchor}` is not allowed in a Nika workflow",
                     "Write the value out in full instead of referring to an anchor.",
                 )
-                node = Scalar(span, None, None, None, "", "", None)
+                # An opaque placeholder: the alias is already refused, nothing else should trip on it.
+                node = Scalar(span, None, None, f"*{ev.anchor}", f"*{ev.anchor}", "*", None)
             elif name in ("MappingStartEvent", "SequenceStartEvent"):
                 depth = len(stack) + 1
                 start = ev.start_mark.index
@@ -336,6 +340,8 @@ class _Builder:
         assert seen is not None
         first = seen.get(key.value)
         if first is not None:
+            assert isinstance(first, Scalar)
+            self.duplicates.append((key, first))
             self.flag(
                 "NIKA-YAML-004",
                 key.span,
@@ -411,7 +417,7 @@ def parse_yaml(src: SourceText) -> ParsedYaml:
         diags.extend(b.diags)
         diags.append(_syntax_error(src, exc))
         return ParsedYaml(None, tuple(diags), True)
-    return ParsedYaml(root, tuple(diags + b.diags), False)
+    return ParsedYaml(root, tuple(diags + b.diags), False, tuple(b.duplicates))
 
 
 def _first_non_nfc(text: str) -> int:

@@ -12,8 +12,7 @@ expression or a template is reported through.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "EOF",
@@ -86,8 +85,7 @@ class ExprError(Exception):
         return hash((self.message, self.start, self.end, self.code))
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One token. ``value`` is the decoded literal (int, float, str) or, for ``ERROR``, the
     :class:`ExprError`; for every other kind it is the token's source text."""
 

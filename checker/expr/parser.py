@@ -173,14 +173,14 @@ class _Parser:
                     len(self.text),
                 )
             return ExprError(
-                f"the expression stops after `{prev.value}`: add the missing value",
+                f"the expression stops after `{self.text[prev.start : prev.end]}`: add the missing value",
                 prev.start,
                 prev.end,
             )
         if tok.kind == IN:
             return ExprError("`in` needs a value on its left: write `x in ['a', 'b']`", tok.start, tok.end)
         if tok.kind == "!" or tok.kind in RELATIONS or tok.kind in ("&&", "||", "?", ":"):
-            where = f"after `{prev.value}`" if prev is not None else "at the start"
+            where = f"after `{self.text[prev.start : prev.end]}`" if prev is not None else "at the start"
             return ExprError(
                 f"`{tok.value}` cannot appear {where}: put a value (a reference or literal) before it",
                 tok.start,
@@ -225,7 +225,7 @@ class _Parser:
             )
         raise self.unexpected(
             tok,
-            f"`{kind}` to close the `{opener.value}` at offset {opener.start}",
+            f"`{kind}` to close the `{opener.value}`",
             f"insert `{kind}` before it, or join conditions with `&&` or `||`",
         )
 
@@ -542,6 +542,9 @@ def parse_expression(text: str) -> Expr:
     Raises :class:`ExprError` (code ``NIKA-VAR-005``) for anything outside ``cel-subset/0.1``,
     positioned relative to the start of ``text``.
     """
-    node = _Parser(text).parse()
-    _check_depth(node)
+    parser = _Parser(text)
+    node = parser.parse()
+    if len(parser.tokens) > MAX_DEPTH:
+        # every node consumes at least one token, so a shorter text cannot be too deep
+        _check_depth(node)
     return node

@@ -246,10 +246,9 @@ def legacy_mustache_spans(value: str) -> list[tuple[int, int]]:
             close = value.find("}}", k + 2, hi)
             if close == -1:
                 break
-            inner_open = value.find("{{", k + 2, close)
-            if inner_open != -1:
-                k = inner_open
-                continue
-            spans.append((k, close + 2))
+            # the innermost opener before this close is the one it pairs with
+            k = value.rfind("{{", k, close)
+            if k == 0 or value[k - 1] != "$":
+                spans.append((k, close + 2))
             k = value.find("{{", close + 2, hi)
     return spans

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import dag, references, tools, types
+from checker.rules import dag, jq, references, tools, types
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
@@ -22,6 +22,7 @@ RULES: tuple[Rule, ...] = (
     dag.check_recovery,
     dag.check_dead_edges,
     dag.check_status_literals,
+    jq.check_jq,
     tools.check_invoke,
     tools.check_agent_tools,
     tools.check_models,

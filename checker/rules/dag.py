@@ -10,7 +10,7 @@ from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.expr import Island
 from checker.expr.refs import Ref, is_status_ref, status_comparisons
 from checker.fields import did_you_mean
-from checker.graph import ALL_STATES, Edge
+from checker.graph import ALL_STATES, Edge, Graph
 from checker.model import STATUSES, Task
 from checker.nodes import Scalar
 from checker.rules.context import RuleContext
@@ -34,22 +34,31 @@ def check_after_targets(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def check_cycles(ctx: RuleContext) -> Iterator[Diagnostic]:
-    cycle = ctx.graph.find_cycle()
-    if not cycle:
-        return
+    """Report every independent cycle once, each starting at its earliest edge in the file."""
+    g = ctx.graph
+    for _ in range(50):  # each round removes at least one edge; bounded for pathological graphs
+        cycle = g.find_cycle()
+        if not cycle:
+            return
+        k = min(range(len(cycle)), key=lambda i: (cycle[i].span.start, cycle[i].span.end))
+        cycle = cycle[k:] + cycle[:k]
+        yield _cycle_finding(cycle)
+        drop = set(map(id, cycle))
+        g = Graph(g.nodes, tuple(e for e in g.edges if id(e) not in drop))
+
+
+def _cycle_finding(cycle: list[Edge]) -> Diagnostic:
     first = cycle[0]
     if len(cycle) == 1:
-        e = cycle[0]
-        yield report(
+        return report(
             "NIKA-DAG-001",
-            e.span,
-            f"task `{e.consumer}` depends on itself",
+            first.span,
+            f"task `{first.consumer}` depends on itself",
             "Remove the self-reference; a task cannot wait for its own result.",
-            task=e.consumer,
+            task=first.consumer,
         )
-        return
     names = [e.producer for e in cycle] + [cycle[-1].consumer]
-    yield report(
+    return report(
         "NIKA-DAG-001",
         first.span,
         "the tasks form a cycle: " + " -> ".join(f"`{n}`" for n in names),

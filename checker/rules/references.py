@@ -24,7 +24,7 @@ KNOWN_ROOTS = ("inputs", "config", "const", "secrets", "with", "tasks", "item", 
 TASKS_ALLOWED = frozenset({"with", "recover", "outputs", "finally"})
 # Where the loop locals exist: inside a for_each task's own body (and its bindings).
 LOOP_ALLOWED = frozenset({"with", "body", "recover"})
-WITH_ALLOWED = frozenset({"when", "body", "recover", "with"})
+WITH_ALLOWED = frozenset({"when", "body", "recover", "with", "for_each"})
 
 _WHERE_TEXT = {
     "when": "`when:`",
@@ -65,7 +65,7 @@ def check_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
             if island.expr is not None and not is_boolean_shaped(island.expr):
                 yield report(
                     "NIKA-VAR-005",
-                    site.span_of(island.expr_start, island.expr_end),
+                    site.span_of(island.expr_start + island.expr.start, island.expr_start + island.expr.end),
                     "`when:` must be a boolean expression, not a bare value",
                     "Compare it explicitly, e.g. `${{ with.count > 0 }}` or `${{ has(with.x) }}`.",
                     task=site.task,

@@ -160,7 +160,7 @@ ERRORS = [
     ("{'a': 1}", "{", 0, 1, "map literals"),
     ("x.y }", "}", 4, 5, "unexpected `}`"),
     ("'abc", "'abc", 0, 4, "never closed"),
-    ("\"a\\qb\"", "\\q", 2, 4, "not a recognised escape"),
+    ('"a\\qb"', "\\q", 2, 4, "not a recognised escape"),
     ("(a == b", "(", 0, 1, "never closed"),
     ("[1, 2", "[", 0, 1, "never closed"),
     ("x[0", "[", 1, 2, "never closed"),
