@@ -60,12 +60,12 @@ def parse_duration(text: str) -> tuple[float | None, str | None]:
         if m is None:
             bad = text[pos:]
             if re.match(r"[0-9.]+[dwy]", bad):
-                return None, "days, weeks and years are not duration units (use h, e.g. \"48h\")"
+                return None, 'days, weeks and years are not duration units (use h, e.g. "48h")'
             return None, f"`{bad}` is not `<number><unit>` with a unit among h, m, s, ms, us, ns"
         unit = m.group(2)
         rank = _UNIT_RANK[unit]
         if rank <= last_rank:
-            return None, "units must go from largest to smallest without repeating (e.g. \"1h30m\")"
+            return None, 'units must go from largest to smallest without repeating (e.g. "1h30m")'
         last_rank = rank
         total += float(m.group(1)) * _UNIT_MS[unit]
         pos = m.end()
@@ -131,7 +131,9 @@ class Compiler:
                 help = f"Allowed here: {', '.join(allowed)}."
             self.err("NIKA-PARSE-005", e.key.span, f"unknown field `{k}` in {what}", help, fixes=fixes, task=task)
 
-    def expect_mapping(self, node: Node | None, what: str, code: str = "NIKA-PARSE-019", task: str | None = None) -> Mapping | None:
+    def expect_mapping(
+        self, node: Node | None, what: str, code: str = "NIKA-PARSE-019", task: str | None = None
+    ) -> Mapping | None:
         if node is None:
             return None
         if isinstance(node, Mapping):
@@ -179,7 +181,9 @@ class Compiler:
         secrets = self.named_section(root, "secrets", self.secret_entry)
         model = root.get("model")
         if model is not None and not (isinstance(model, Scalar) and isinstance(model.value, str)):
-            self.err("NIKA-PARSE-019", model.span, f"`model:` must be a `<provider>/<name>` string, not {describe(model)}")
+            self.err(
+                "NIKA-PARSE-019", model.span, f"`model:` must be a `<provider>/<name>` string, not {describe(model)}"
+            )
         permits = root.get("permits")
         self.permits(permits)
         run = root.get("run")
@@ -298,7 +302,9 @@ class Compiler:
         self.closed(m, F.WORKFLOW, "`workflow:`")
         idn = m.get("id")
         if idn is None:
-            self.err("NIKA-PARSE-002", wf.key.span, "`workflow:` has no `id:`", "Add `id: my-workflow` under `workflow:`.")
+            self.err(
+                "NIKA-PARSE-002", wf.key.span, "`workflow:` has no `id:`", "Add `id: my-workflow` under `workflow:`."
+            )
             return None
         if not (isinstance(idn, Scalar) and isinstance(idn.value, str) and WORKFLOW_ID_RE.match(idn.value)):
             raw = idn.raw if isinstance(idn, Scalar) else describe(idn)
@@ -403,14 +409,31 @@ class Compiler:
             return
         if sv == "file":
             if "path" not in v:
-                self.err("NIKA-PARSE-014", src.span, f"secret `{name}` reads a file but has no `path:`", "Add `path: …`.")
+                self.err(
+                    "NIKA-PARSE-014", src.span, f"secret `{name}` reads a file but has no `path:`", "Add `path: …`."
+                )
             if "key" in v:
-                self.err("NIKA-PARSE-014", v.entry("key").key.span, "`key:` does not apply to `source: file`", "Remove `key:`; use `path:`.")  # type: ignore[union-attr]
+                self.err(
+                    "NIKA-PARSE-014",
+                    v.entry("key").key.span,
+                    "`key:` does not apply to `source: file`",
+                    "Remove `key:`; use `path:`.",
+                )  # type: ignore[union-attr]
         else:
             if "key" not in v:
-                self.err("NIKA-PARSE-014", src.span, f"secret `{name}` has no `key:`", f"Add the {sv} key, e.g. `key: API_TOKEN`.")
+                self.err(
+                    "NIKA-PARSE-014",
+                    src.span,
+                    f"secret `{name}` has no `key:`",
+                    f"Add the {sv} key, e.g. `key: API_TOKEN`.",
+                )
             if "path" in v:
-                self.err("NIKA-PARSE-014", v.entry("path").key.span, f"`path:` only applies to `source: file`", "Remove `path:`; use `key:`.")  # type: ignore[union-attr]
+                self.err(
+                    "NIKA-PARSE-014",
+                    v.entry("path").key.span,
+                    "`path:` only applies to `source: file`",
+                    "Remove `path:`; use `key:`.",
+                )  # type: ignore[union-attr]
         eg = v.get("egress")
         if eg is not None:
             if not isinstance(eg, Sequence):
@@ -422,9 +445,19 @@ class Compiler:
                         continue
                     self.closed(im, F.EGRESS, "an `egress:` entry")
                     if "to" not in im:
-                        self.err("NIKA-PARSE-019", im.span, "an `egress:` entry needs `to:`", "Name the sink, e.g. `to: exec`.")
+                        self.err(
+                            "NIKA-PARSE-019",
+                            im.span,
+                            "an `egress:` entry needs `to:`",
+                            "Name the sink, e.g. `to: exec`.",
+                        )
                     if "host" in im and "host_from_self" in im:
-                        self.err("NIKA-PARSE-019", im.span, "`host:` and `host_from_self:` exclude each other", "Keep one of them.")
+                        self.err(
+                            "NIKA-PARSE-019",
+                            im.span,
+                            "`host:` and `host_from_self:` exclude each other",
+                            "Keep one of them.",
+                        )
 
     def permits(self, node: Node | None) -> None:
         if node is None:
@@ -473,7 +506,12 @@ class Compiler:
                 entropy = "seeded"
                 seed = ent.get("seeded")
                 self.closed(ent, {"seeded": "Seed (a non-negative integer)."}, "`run.entropy`")
-                if not (isinstance(seed, Scalar) and isinstance(seed.value, int) and not isinstance(seed.value, bool) and seed.value >= 0):
+                if not (
+                    isinstance(seed, Scalar)
+                    and isinstance(seed.value, int)
+                    and not isinstance(seed.value, bool)
+                    and seed.value >= 0
+                ):
                     self.err("NIKA-PARSE-019", (seed or ent).span, "`seeded:` must be a non-negative integer")
             else:
                 self.err("NIKA-PARSE-019", ent.span, "`entropy:` must be none, ambient or `{seeded: N}`")
@@ -489,7 +527,7 @@ class Compiler:
                 "NIKA-PARSE-026",
                 m.span,
                 "`entropy: ambient` contradicts `clock: virtual`",
-                "Pick a deterministic pair (`entropy: none` or `seeded` with `clock: virtual`) or drop `clock: virtual`.",
+                "Pair `clock: virtual` with `entropy: none` or `seeded`, or drop `clock: virtual`.",
             )
         if entropy in ("none", "seeded") and clock == "system":
             self.err(
@@ -539,7 +577,7 @@ class Compiler:
                     "Turn each `- id: name` item into a `name:` key and drop the `id:` field.",
                 )
             return {}
-        if isinstance(node, Scalar) and node.value is None or isinstance(node, Mapping) and not node.entries:
+        if (isinstance(node, Scalar) and node.value is None) or (isinstance(node, Mapping) and not node.entries):
             self.err(
                 "NIKA-PARSE-002",
                 entry.key.span,
@@ -657,7 +695,7 @@ class Compiler:
         after = self.after_block(node.get("after"), tid)
         when = node.get("when")
         if when is not None:
-            if isinstance(when, Scalar) and (isinstance(when.value, bool) or isinstance(when.value, str)):
+            if isinstance(when, Scalar) and isinstance(when.value, (bool, str)):
                 if isinstance(when.value, str) and not has_island(when.value):
                     self.err(
                         "NIKA-VAR-005",
@@ -668,10 +706,15 @@ class Compiler:
                     )
                 self.site(when, "when", tid, in_fe)
             else:
-                self.err("NIKA-PARSE-019", when.span, f"`when:` must be a boolean or a `${{{{ }}}}` string, not {describe(when)}", task=tid)
+                self.err(
+                    "NIKA-PARSE-019",
+                    when.span,
+                    f"`when:` must be a boolean or a `${{{{ }}}}` string, not {describe(when)}",
+                    task=tid,
+                )
         for_each = node.get("for_each")
         if for_each is not None:
-            if isinstance(for_each, Sequence) or isinstance(for_each, Scalar) and isinstance(for_each.value, str):
+            if isinstance(for_each, Sequence) or (isinstance(for_each, Scalar) and isinstance(for_each.value, str)):
                 self.site(for_each, "for_each", tid)
             else:
                 self.err(
@@ -694,12 +737,14 @@ class Compiler:
         finally_steps = self.on_finally(node.get("on_finally"), tid)
         output = self.output_block(node.get("output"), tid)
         inert = node.get("inert")
-        if inert is not None and not (isinstance(inert, Scalar) and isinstance(inert.value, str) and inert.value.strip()):
+        if inert is not None and not (
+            isinstance(inert, Scalar) and isinstance(inert.value, str) and inert.value.strip()
+        ):
             self.err(
                 "NIKA-PARSE-019",
                 inert.span,
                 "`inert:` must be a non-empty reason",
-                "Say why the fetched content is treated as data, e.g. `inert: \"pickled model archived, never loaded\"`.",
+                'Say why the fetched content is treated as data, e.g. `inert: "pickled model archived, never loaded"`.',
                 task=tid,
             )
         return Task(
@@ -734,7 +779,12 @@ class Compiler:
     def positive_int(self, node: Node | None, what: str, tid: str) -> int | None:
         if node is None:
             return None
-        if isinstance(node, Scalar) and isinstance(node.value, int) and not isinstance(node.value, bool) and node.value >= 1:
+        if (
+            isinstance(node, Scalar)
+            and isinstance(node.value, int)
+            and not isinstance(node.value, bool)
+            and node.value >= 1
+        ):
             return node.value
         self.err("NIKA-PARSE-019", node.span, f"{what} must be an integer ≥ 1, not {describe(node)}", task=tid)
         return None
@@ -785,7 +835,8 @@ class Compiler:
                     "NIKA-DAG-005",
                     v.span,
                     f"`{shown}` is not an `after:` predicate",
-                    (f"Did you mean `{guess}`? " if guess else "") + "Use one of success, failure, skipped or terminal.",
+                    (f"Did you mean `{guess}`? " if guess else "")
+                    + "Use one of success, failure, skipped or terminal.",
                     task=tid,
                     fixes=fixes,
                 )
@@ -798,7 +849,13 @@ class Compiler:
         if node is None:
             return None
         if not isinstance(node, Mapping):
-            self.err("NIKA-PARSE-011", node.span, f"`retry:` must be a mapping, not {describe(node)}", "Write `retry: {max_attempts: 3}`.", task=tid)
+            self.err(
+                "NIKA-PARSE-011",
+                node.span,
+                f"`retry:` must be a mapping, not {describe(node)}",
+                "Write `retry: {max_attempts: 3}`.",
+                task=tid,
+            )
             return None
         bad = False
         for e in node.entries:
@@ -819,14 +876,25 @@ class Compiler:
             v = node.get(name)
             if v is None:
                 return default
-            if isinstance(v, Scalar) and isinstance(v.value, int) and not isinstance(v.value, bool) and v.value >= minimum:
+            if (
+                isinstance(v, Scalar)
+                and isinstance(v.value, int)
+                and not isinstance(v.value, bool)
+                and v.value >= minimum
+            ):
                 return v.value
             self.err("NIKA-PARSE-011", v.span, f"`retry.{name}` must be an integer ≥ {minimum}", task=tid)
             bad = True
             return default
 
         if "max_attempts" not in node:
-            self.err("NIKA-PARSE-011", node.span, "`retry:` needs `max_attempts:`", "Add `max_attempts: 3` (the first try counts).", task=tid)
+            self.err(
+                "NIKA-PARSE-011",
+                node.span,
+                "`retry:` needs `max_attempts:`",
+                "Add `max_attempts: 3` (the first try counts).",
+                task=tid,
+            )
             bad = True
         attempts = int_field("max_attempts", 1, 1)
         backoff = int_field("backoff_ms", 0, 1000)
@@ -861,7 +929,9 @@ class Compiler:
             self.err(code, node.span, f"`{what}` must be a list of NIKA codes", task=tid)
             return None
         if not node.items and not allow_empty:
-            self.err(code, node.span, f"`{what}` must list at least one code", "Remove the field or name a code.", task=tid)
+            self.err(
+                code, node.span, f"`{what}` must list at least one code", "Remove the field or name a code.", task=tid
+            )
             return None
         out = []
         ok = True
@@ -884,7 +954,13 @@ class Compiler:
         if node is None:
             return None
         if not isinstance(node, Mapping):
-            self.err("NIKA-PARSE-012", node.span, f"`on_error:` must be a mapping, not {describe(node)}", "Write e.g. `on_error: {skip: true}`.", task=tid)
+            self.err(
+                "NIKA-PARSE-012",
+                node.span,
+                f"`on_error:` must be a mapping, not {describe(node)}",
+                "Write e.g. `on_error: {skip: true}`.",
+                task=tid,
+            )
             return None
         bad = False
         for e in node.entries:
@@ -1000,7 +1076,9 @@ class Compiler:
                 )
             v = e.value
             if not (isinstance(v, Scalar) and isinstance(v.value, str)):
-                self.err("NIKA-PARSE-019", v.span, f"output binding `{k}` must be a jq string, not {describe(v)}", task=tid)
+                self.err(
+                    "NIKA-PARSE-019", v.span, f"output binding `{k}` must be a jq string, not {describe(v)}", task=tid
+                )
             else:
                 self.site(v, "output", tid)
             assert isinstance(e.key, Scalar)
@@ -1113,21 +1191,35 @@ class Compiler:
                 )
             elif isinstance(cmd, Sequence):
                 if not cmd.items:
-                    self.err("NIKA-PARSE-019", cmd.span, "`command:` is an empty list", "Name at least the program to run.", task=tid)
+                    self.err(
+                        "NIKA-PARSE-019",
+                        cmd.span,
+                        "`command:` is an empty list",
+                        "Name at least the program to run.",
+                        task=tid,
+                    )
                 for item in cmd.items:
-                    if not (isinstance(item, Scalar) and item.value is not None and not isinstance(item.value, bool)) or isinstance(item, Scalar) and isinstance(item.value, float):
-                        if not (isinstance(item, Scalar) and isinstance(item.value, (int, float, str)) and not isinstance(item.value, bool)):
-                            self.err(
-                                "NIKA-PARSE-019",
-                                item.span,
-                                f"`command:` items must be strings, not {describe(item)}",
-                                "Quote the item.",
-                                task=tid,
-                            )
+                    # Numbers are tolerated (they stringify); null, booleans and collections are not.
+                    if not (
+                        isinstance(item, Scalar)
+                        and isinstance(item.value, (int, float, str))
+                        and not isinstance(item.value, bool)
+                    ):
+                        self.err(
+                            "NIKA-PARSE-019",
+                            item.span,
+                            f"`command:` items must be strings, not {describe(item)}",
+                            "Quote the item.",
+                            task=tid,
+                        )
                 command = cmd.items
             else:
-                self.err("NIKA-PARSE-019", cmd.span, f"`command:` must be a list of strings, not {describe(cmd)}", task=tid)
-        if shell is not None and not (isinstance(shell, Scalar) and isinstance(shell.value, str) and shell.value.strip()):
+                self.err(
+                    "NIKA-PARSE-019", cmd.span, f"`command:` must be a list of strings, not {describe(cmd)}", task=tid
+                )
+        if shell is not None and not (
+            isinstance(shell, Scalar) and isinstance(shell.value, str) and shell.value.strip()
+        ):
             self.err("NIKA-PARSE-019", shell.span, "`shell:` must be a non-empty command line string", task=tid)
         self.string_field(node, "cwd", tid)
         self.string_field(node, "stdin", tid)
@@ -1198,16 +1290,17 @@ class Compiler:
             if isinstance(tool_node, Scalar) and isinstance(tool_node.value, str):
                 tool = tool_node.value
             else:
-                self.err("NIKA-PARSE-019", tool_node.span, f"`tool:` must be a string, not {describe(tool_node)}", task=tid)
-        if args is not None and not isinstance(args, Mapping):
-            if not (isinstance(args, Scalar) and args.value is None):
                 self.err(
-                    "NIKA-PARSE-019",
-                    args.span,
-                    f"`args:` must be a mapping of argument names to values, not {describe(args)}",
-                    "Write e.g. `args: {path: ./notes.md}`.",
-                    task=tid,
+                    "NIKA-PARSE-019", tool_node.span, f"`tool:` must be a string, not {describe(tool_node)}", task=tid
                 )
+        if args is not None and not isinstance(args, Mapping) and not (isinstance(args, Scalar) and args.value is None):
+            self.err(
+                "NIKA-PARSE-019",
+                args.span,
+                f"`args:` must be a mapping of argument names to values, not {describe(args)}",
+                "Write e.g. `args: {path: ./notes.md}`.",
+                task=tid,
+            )
         if wf is not None and not (isinstance(wf, Scalar) and isinstance(wf.value, str)):
             self.err("NIKA-PARSE-019", wf.span, f"`workflow:` must be a path string, not {describe(wf)}", task=tid)
         return Invoke(node, tool, tool_node, args, wf)
@@ -1264,7 +1357,12 @@ class Compiler:
                 self.closed(v, F.OUTPUT, f"output `{k}`")
                 val = v.get("value")
                 if val is None:
-                    self.err("NIKA-PARSE-019", e.key.span, f"output `{k}` has no `value:`", 'Add `value: "${{ tasks.x.output }}"`.')
+                    self.err(
+                        "NIKA-PARSE-019",
+                        e.key.span,
+                        f"output `{k}` has no `value:`",
+                        'Add `value: "${{ tasks.x.output }}"`.',
+                    )
                 elif not (isinstance(val, Scalar) and isinstance(val.value, str)):
                     self.err("NIKA-PARSE-019", val.span, f"output `{k}` value must be a `${{{{ }}}}` string")
                 else:

@@ -343,9 +343,7 @@ _ARG_KEYS = frozenset(
         "rules",
     }
 )
-_RULE_KEYS = frozenset(
-    {"kind", "args", "arg", "with", "when", "value", "of", "target", "key", "keys", "code", "help"}
-)
+_RULE_KEYS = frozenset({"kind", "args", "arg", "with", "when", "value", "of", "target", "key", "keys", "code", "help"})
 
 
 def _build_rule(row: dict[str, Any], where: str) -> Rule:
@@ -734,8 +732,7 @@ def check_tool_args(
             report(
                 SHAPE_CODE,
                 args.span,
-                f"`args` of `{tool_id}` must be a mapping of argument names to values, "
-                f"but it is {describe(args)}",
+                f"`args` of `{tool_id}` must be a mapping of argument names to values, but it is {describe(args)}",
                 "Write each argument as a `name: value` pair under `args:`.",
                 task=task,
             )
@@ -1022,8 +1019,7 @@ def _rule_exactly_one(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
             ctx.add(
                 rule.code,
                 _key_span(scope, other),
-                f"{scope.owner} takes only one of {_either(rule.args)}, "
-                f"but `{first}` and `{other}` are both set",
+                f"{scope.owner} takes only one of {_either(rule.args)}, but `{first}` and `{other}` are both set",
                 rule.help or f"Keep `{first}` or `{other}`, not both.",
                 (Label(_key_span(scope, first), f"`{first}` is set here"),),
             )
@@ -1074,9 +1070,7 @@ def _rule_requires(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
             )
         return
     if scope.holds(rule.when) is False:
-        related = tuple(
-            Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k)
-        )
+        related = tuple(Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k))
         ctx.add(
             rule.code,
             _key_span(scope, arg),
@@ -1106,14 +1100,11 @@ def _rule_forbidden_when(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
     arg = rule.arg or ""
     if not scope.present(arg) or scope.holds(rule.when) is not True:
         return
-    related = tuple(
-        Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k)
-    )
+    related = tuple(Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k))
     ctx.add(
         rule.code,
         _key_span(scope, arg),
-        f"`{arg}` of {scope.owner} is not allowed when "
-        + " and ".join(scope.describe_value(k) for k, _ in rule.when),
+        f"`{arg}` of {scope.owner} is not allowed when " + " and ".join(scope.describe_value(k) for k, _ in rule.when),
         rule.help or f"Remove `{arg}`.",
         related,
     )
@@ -1201,8 +1192,7 @@ def _rule_last(rule: Rule, node: Sequence, path: str, ctx: _Ctx) -> None:
                 ctx.add(
                     rule.code,
                     item.entries[0].key.span,
-                    f"`{name}` is item {i + 1} of {len(items)} in `{path}` of `{ctx.tool.id}`, "
-                    "but it must come last",
+                    f"`{name}` is item {i + 1} of {len(items)} in `{path}` of `{ctx.tool.id}`, but it must come last",
                     rule.help or f"Move `{name}` to the end of `{path}`.",
                 )
 

@@ -14,7 +14,7 @@ from enum import Enum
 from checker.source import Span
 
 
-class Severity(str, Enum):
+class Severity(str, Enum):  # noqa: UP042 - a str so it serialises as its value
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from checker.codes import report
 from checker.compiler import Compiler
 from checker.diagnostics import Diagnostic, Severity
 from checker.model import CompiledWorkflow
@@ -20,6 +21,15 @@ def compile_source(src: SourceText, base_dir: Path | None = None) -> CompiledWor
     parsed = parse_yaml(src)
     diags: list[Diagnostic] = list(parsed.diagnostics)
     if parsed.root is None:
+        if not parsed.fatal:
+            diags.append(
+                report(
+                    "NIKA-PARSE-002",
+                    Span(0, 0),
+                    "the file holds no workflow",
+                    "Start it with `nika: v1`, a `workflow: {id: …}` block and a `tasks:` map.",
+                )
+            )
         return CompiledWorkflow(src, None, None, (), _finish(diags))
     comp = Compiler(src, parsed.duplicates)
     wf = comp.workflow(parsed.root)

@@ -140,8 +140,7 @@ class Graph:
         """Kahn levels over the scheduling edges; tasks on a cycle are left out."""
         indeg = {n: 0 for n in self.nodes}
         for n in self.nodes:
-            for e in self.incoming(n):
-                indeg[n] += 1
+            indeg[n] += len(self.incoming(n))
         level = [n for n in self.nodes if indeg[n] == 0]
         out: list[tuple[str, ...]] = []
         while level:

@@ -24,9 +24,7 @@ MAX_DOCUMENT_BYTES = 1_048_576
 MAX_SCALAR_BYTES = 65_536
 MAX_DEPTH = 64
 
-CORE_TAGS = {
-    "tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "map", "seq")
-} | {"!"}
+CORE_TAGS = {"tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "map", "seq")} | {"!"}
 
 _INT_RE = re.compile(r"[-+]?[0-9]+\Z")
 _OCT_RE = re.compile(r"0o[0-7]+\Z")
@@ -113,7 +111,7 @@ class _PureEvents:
 
 
 class _Frame:
-    __slots__ = ("anchor", "depth", "flow", "is_map", "items", "pending_key", "start", "tag", "seen")
+    __slots__ = ("anchor", "depth", "flow", "is_map", "items", "pending_key", "seen", "start", "tag")
 
     def __init__(self, is_map: bool, start: int, tag: str | None, anchor: str | None, flow: bool, depth: int):
         self.is_map = is_map
@@ -179,7 +177,7 @@ class _Builder:
             value = resolve_plain(raw)
         else:
             value = raw
-        if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+        if (isinstance(value, float) and value != value) or value in (float("inf"), float("-inf")):
             self.flag(
                 "NIKA-YAML-008",
                 span,
@@ -265,11 +263,7 @@ class _Builder:
                     )
                     raise _Stop
                 self.check_node_meta(ev.anchor, ev.tag, Span(start, ev.end_mark.index))
-                stack.append(
-                    _Frame(
-                        name == "MappingStartEvent", start, ev.tag, ev.anchor, bool(ev.flow_style), depth
-                    )
-                )
+                stack.append(_Frame(name == "MappingStartEvent", start, ev.tag, ev.anchor, bool(ev.flow_style), depth))
                 continue
             elif name in ("MappingEndEvent", "SequenceEndEvent"):
                 fr = stack.pop()
@@ -422,9 +416,12 @@ def parse_yaml(src: SourceText) -> ParsedYaml:
 
 def _first_non_nfc(text: str) -> int:
     for i, ch in enumerate(text):
-        if unicodedata.combining(ch) and i > 0:
-            if unicodedata.normalize("NFC", text[i - 1 : i + 1]) != text[i - 1 : i + 1]:
-                return i - 1
+        if (
+            i > 0
+            and unicodedata.combining(ch)
+            and unicodedata.normalize("NFC", text[i - 1 : i + 1]) != text[i - 1 : i + 1]
+        ):
+            return i - 1
     return 0
 
 

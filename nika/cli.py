@@ -24,9 +24,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     c = sub.add_parser("check", help="check workflow files statically (no network, no tokens)")
-    c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories (searched for *.nika.yaml) or - for stdin")
+    c.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files, directories (searched for *.nika.yaml) or - for stdin"
+    )
     c.add_argument("--output-format", choices=FORMATS, default="full", help="how to print findings (default: full)")
-    c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the full/concise output")
+    c.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour the full/concise output"
+    )
 
     e = sub.add_parser("explain", help="explain a NIKA code")
     e.add_argument("code", help="e.g. NIKA-DAG-001 (or DAG-001)")
@@ -58,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "lsp":
         return cmd_lsp(args)
     if args.command == "run":
-        print("nika: `nika run` is not implemented yet; only `nika check` is available in this release.", file=sys.stderr)
+        print(
+            "nika: `nika run` is not implemented yet; only `nika check` is available in this release.", file=sys.stderr
+        )
         return 1
     _parser().print_help()
     return 1
@@ -73,9 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("nika check: give at least one PATH (a file, a directory, or - for stdin)", file=sys.stderr)
         return 1
     run = CheckRun(tuple(check_paths(list(args.paths))))
-    color = args.color == "always" or (
-        args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    )
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     text = render(run, args.output_format, color=color)
     try:
         sys.stdout.write(text)

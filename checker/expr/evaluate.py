@@ -176,8 +176,7 @@ def _order(op: str, a: Any, b: Any, node: Expr) -> bool:
         raise _mismatch(a, b, node, op)
     if fa not in _ORDERED:
         raise EvalError(
-            f"`{op}` orders numbers, strings, booleans or bytes, not {_kind(a)}: compare a field "
-            "or `size(…)` instead",
+            f"`{op}` orders numbers, strings, booleans or bytes, not {_kind(a)}: compare a field or `size(…)` instead",
             node.start,
             node.end,
         )
@@ -204,9 +203,7 @@ def _member_of(needle: Any, haystack: Any, node: Binary) -> bool:
         try:
             return needle in haystack
         except TypeError:
-            raise EvalError(
-                f"a map key cannot be {_kind(needle)}: test a string key", node.start, node.end
-            ) from None
+            raise EvalError(f"a map key cannot be {_kind(needle)}: test a string key", node.start, node.end) from None
     hint = " — for a substring test write `s.contains(x)`" if kind == "string" else ""
     raise EvalError(
         f"`in` needs a list or a map on its right, got {kind}{hint}",
@@ -258,8 +255,7 @@ def _step(obj: Any, key: Any, node: Member | Index) -> Any:
             where = _describe(node.obj)
             missing = f"field `{key}`" if isinstance(node, Member) else f"key {key!r}"
             raise EvalError(
-                f"`{where}` has no {missing}: check the spelling, or test it first with "
-                f"`has({_describe(node)})`",
+                f"`{where}` has no {missing}: check the spelling, or test it first with `has({_describe(node)})`",
                 node.start,
                 node.end,
                 UNRESOLVED,
@@ -346,8 +342,7 @@ def _eval_method(node: MethodCall, scope: Scope) -> Any:
 def _need_bool(value: Any, node: Expr, what: str) -> bool:
     if type(value) is not bool:
         raise EvalError(
-            f"{what} must be a boolean, got {_kind(value)}: compare explicitly, e.g. `x != null` "
-            "or `size(x) > 0`",
+            f"{what} must be a boolean, got {_kind(value)}: compare explicitly, e.g. `x != null` or `size(x) > 0`",
             node.start,
             node.end,
         )
@@ -476,9 +471,7 @@ def render_string(value: Any, start: int = 0, end: int = 0) -> str:
             raise EvalError(f"a {type(obj).__name__} value cannot be rendered as JSON", start, end)
 
         try:
-            return json.dumps(
-                value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=default
-            )
+            return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=default)
         except (TypeError, ValueError) as exc:
             raise EvalError(f"this value cannot be rendered as JSON: {exc}", start, end) from None
     iso = getattr(value, "isoformat", None)

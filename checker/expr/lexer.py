@@ -143,8 +143,7 @@ def _bad_char(text: str, i: int) -> ExprError:
         )
     if c == "{":
         return ExprError(
-            "map literals `{…}` are not part of cel-subset/0.1: build the object in `with:` or "
-            "with `nika:jq`",
+            "map literals `{…}` are not part of cel-subset/0.1: build the object in `with:` or with `nika:jq`",
             i,
             i + 1,
         )

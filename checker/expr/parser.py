@@ -72,8 +72,7 @@ _LITERAL_CONST: Final = {TRUE: True, FALSE: False, NULL: None}
 _RESERVED_CALLS: Final = {
     "matches": "regular expressions (`matches`) are not available in cel-subset/0.1: test with "
     "`.contains()`, `.startsWith()` or `.endsWith()`, or use `nika:jq`",
-    "all": "the `all()` macro is not available in cel-subset/0.1: compute the result with "
-    "`nika:jq` and reference it",
+    "all": "the `all()` macro is not available in cel-subset/0.1: compute the result with `nika:jq` and reference it",
     "exists": "the `exists()` macro is not available in cel-subset/0.1: compute the result with "
     "`nika:jq` and reference it",
     "exists_one": "the `exists_one()` macro is not available in cel-subset/0.1: compute the result "
@@ -193,9 +192,7 @@ class _Parser:
                 tok.end,
             )
         if tok.kind == ",":
-            return ExprError(
-                "unexpected `,`: a value is missing here (remove the extra comma)", tok.start, tok.end
-            )
+            return ExprError("unexpected `,`: a value is missing here (remove the extra comma)", tok.start, tok.end)
         if tok.kind == ".":
             return ExprError(
                 "a `.` must follow a value: write the full reference, e.g. `inputs.name`",
@@ -218,8 +215,7 @@ class _Parser:
             )
         if tok.kind == "," and kind == ")":
             raise ExprError(
-                "a `,` cannot separate values inside `(…)`: use `[…]` for a list, or `&&`/`||` to "
-                "combine conditions",
+                "a `,` cannot separate values inside `(…)`: use `[…]` for a list, or `&&`/`||` to combine conditions",
                 tok.start,
                 tok.end,
             )
@@ -278,9 +274,7 @@ class _Parser:
                     tok.start,
                     tok.end,
                 )
-            raise self.unexpected(
-                colon, "`:` after the value used when the condition holds", "write `cond ? a : b`"
-            )
+            raise self.unexpected(colon, "`:` after the value used when the condition holds", "write `cond ? a : b`")
         self.advance()
         else_ = self.ternary()
         self.leave()
@@ -357,8 +351,7 @@ class _Parser:
                 if self.peek().kind == "]":
                     close = self.peek()
                     raise ExprError(
-                        "an index needs a value: write e.g. `[0]` or `['key']` (iterating with `[]` "
-                        "is jq, not CEL)",
+                        "an index needs a value: write e.g. `[0]` or `['key']` (iterating with `[]` is jq, not CEL)",
                         tok.start,
                         close.end,
                     )

@@ -134,17 +134,10 @@ def references(expr: Expr) -> list[Ref]:
 
 def is_status_ref(ref: Ref) -> bool:
     """Whether ``ref`` is exactly ``tasks.<id>.status``."""
-    return (
-        ref.root == "tasks"
-        and len(ref.path) == 2
-        and isinstance(ref.path[0], str)
-        and ref.path[1] == "status"
-    )
+    return ref.root == "tasks" and len(ref.path) == 2 and isinstance(ref.path[0], str) and ref.path[1] == "status"
 
 
-def status_comparisons(
-    expr: Expr, is_status: Callable[[Ref], bool] = is_status_ref
-) -> Iterator[StatusComparison]:
+def status_comparisons(expr: Expr, is_status: Callable[[Ref], bool] = is_status_ref) -> Iterator[StatusComparison]:
     """Yield ``(ref, literal, literal_start, literal_end)`` for each literal a status
     observation is compared with: ``s == 'x'`` / ``s != 'x'`` (either order) and every literal
     item of ``s in ['x', 'y']``.

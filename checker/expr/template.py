@@ -167,8 +167,7 @@ def _parse(value: str) -> Template:
         if close == -1:
             errors.append(
                 ExprError(
-                    "this `${{` is never closed: add `}}` after the expression, or write `\\${{` "
-                    "for a literal `${{`",
+                    "this `${{` is never closed: add `}}` after the expression, or write `\\${{` for a literal `${{`",
                     i,
                     i + 3,
                     UNCLOSED_CODE,

@@ -137,7 +137,9 @@ def _states(states: set[str]) -> str:
 
 def _dead_help(producer: str, allowed: set[str]) -> str:
     if allowed == {"skipped"}:
-        return f"Give `{producer}` a way to be skipped (`when:` or `on_error: {{skip: true}}`), or change the predicate."
+        return (
+            f"Give `{producer}` a way to be skipped (`when:` or `on_error: {{skip: true}}`), or change the predicate."
+        )
     if allowed == {"failure"}:
         return f"`{producer}` never runs its verb; change the predicate or the producer's `when:`."
     return "Change the `after:` predicate (or the fields read) so the edge can pass."

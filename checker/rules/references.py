@@ -18,7 +18,21 @@ from checker.source import Span
 
 VALUE_ROOTS = ("inputs", "config", "const", "secrets")
 # Value namespaces of other tools (or of older Nika drafts) that are refused outright.
-FOREIGN_VALUE_ROOTS = frozenset({"params", "parameters", "args", "arguments", "variables", "var", "context", "ctx", "settings", "globals", "defaults"})
+FOREIGN_VALUE_ROOTS = frozenset(
+    {
+        "params",
+        "parameters",
+        "args",
+        "arguments",
+        "variables",
+        "var",
+        "context",
+        "ctx",
+        "settings",
+        "globals",
+        "defaults",
+    }
+)
 KNOWN_ROOTS = ("inputs", "config", "const", "secrets", "with", "tasks", "item", "index")
 # Where `tasks.*` may be read (03 §the reference boundary).
 TASKS_ALLOWED = frozenset({"with", "recover", "outputs", "finally"})
@@ -119,7 +133,9 @@ def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) 
                         task=site.task,
                     )
                 elif name is None:
-                    yield report("NIKA-VAR-001", span, "`with` must be followed by a binding name", None, task=site.task)
+                    yield report(
+                        "NIKA-VAR-001", span, "`with` must be followed by a binding name", None, task=site.task
+                    )
                 elif task.binding(name) is None and not ref.in_has:
                     names = [b.name for b in task.with_]
                     yield _unknown("with", name, set(names), span, site, island, ref)
@@ -133,7 +149,7 @@ def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) 
                         "NIKA-VAR-005",
                         span,
                         f"`{root}` is not defined yet in the `for_each:` expression itself",
-                        "The collection is evaluated before the fan-out; read `item`/`index` in the task body or `with:`.",
+                        "The collection is computed before the fan-out; read `item`/`index` in the body or `with:`.",
                         task=site.task,
                     )
                 elif not (site.in_for_each and site.where in LOOP_ALLOWED):
@@ -200,7 +216,7 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref, span: Span) -> Iterator[Di
             "NIKA-VAR-021",
             span,
             f"`tasks.{target}` cannot be read in {_WHERE_TEXT.get(site.where, 'this position')}",
-            f"Bind it in `with:` (e.g. `with: {{{target}: ${{{{ tasks.{target}.output }}}}}}`) and read `with.{target}` here.",
+            f"Bind it in `with:` (`{target}: ${{{{ tasks.{target}.output }}}}`) and read `with.{target}` here.",
             task=site.task,
         )
         return
@@ -243,15 +259,20 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref, span: Span) -> Iterator[Di
             "NIKA-VAR-001",
             span,
             f"task `{target}` has no field `{fld}`",
-            (f"Did you mean `{guess}`? " if guess else "")
-            + f"Available: {', '.join(choices)}.",
+            (f"Did you mean `{guess}`? " if guess else "") + f"Available: {', '.join(choices)}.",
             task=site.task,
         )
 
 
 def _unknown(root: str, name: str, declared: set[str], span: Span, site: ExprSite, island, ref) -> Diagnostic:  # type: ignore[no-untyped-def]
     guess = did_you_mean(name, sorted(declared))
-    where = {"inputs": "`inputs:`", "config": "`config:`", "const": "`const:`", "secrets": "`secrets:`", "with": "this task's `with:`"}[root]
+    where = {
+        "inputs": "`inputs:`",
+        "config": "`config:`",
+        "const": "`const:`",
+        "secrets": "`secrets:`",
+        "with": "this task's `with:`",
+    }[root]
     fixes: tuple[Fix, ...] = ()
     if guess:
         # The name is the first member after the root: `root.` then name.

@@ -36,7 +36,11 @@ def tool_id_problem(tool: str) -> tuple[str, str, str] | None:
         if tool in contracts.tool_ids():
             return None
         if not re.match(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*\Z", name):
-            return ("NIKA-PARSE-019", f"`{tool}` is not a valid builtin id", "Builtins are spelled `nika:<name>`, e.g. `nika:read`.")
+            return (
+                "NIKA-PARSE-019",
+                f"`{tool}` is not a valid builtin id",
+                "Builtins are spelled `nika:<name>`, e.g. `nika:read`.",
+            )
         guess = did_you_mean(tool, contracts.tool_ids())
         return (
             "NIKA-INVOKE-001",
@@ -52,7 +56,11 @@ def tool_id_problem(tool: str) -> tuple[str, str, str] | None:
                 f"`{tool}` names an MCP server but no tool",
                 f"Write `{tool}/<tool_name>`.",
             )
-        return ("NIKA-PARSE-019", f"`{tool}` is not a valid MCP tool id", "Use `mcp:<server>/<tool>` with a kebab-case server name.")
+        return (
+            "NIKA-PARSE-019",
+            f"`{tool}` is not a valid MCP tool id",
+            "Use `mcp:<server>/<tool>` with a kebab-case server name.",
+        )
     ns = tool.split(":", 1)[0] if ":" in tool else None
     return (
         "NIKA-PARSE-019",
@@ -90,7 +98,7 @@ def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
                 AGENT_ONLY[tool],
                 node.span,
                 f"`{tool}` can only be called by an agent",
-                f"List it in an `agent:` task's `tools:` instead of invoking it directly.",
+                "List it in an `agent:` task's `tools:` instead of invoking it directly.",
                 task=tid,
             )
             continue

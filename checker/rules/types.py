@@ -54,7 +54,11 @@ class _TypeChecker:
             if v in PRIMITIVES or v in self.named:
                 return
             if v in WITHDRAWN:
-                self.bad(node, f"`{v}` is not a type in this version", "Use a concrete type; `result`, `secret`, `money` and `artifact` are reserved.")
+                self.bad(
+                    node,
+                    f"`{v}` is not a type in this version",
+                    "Use a concrete type; `result`, `secret`, `money` and `artifact` are reserved.",
+                )
                 return
             if v in DEAD_NAMES:
                 repl = DEAD_NAMES[v]
@@ -70,7 +74,9 @@ class _TypeChecker:
             )
             return
         if isinstance(node, Sequence):
-            self.bad(node, "a type cannot be a list", "Use `{union: [A, B]}` for alternatives or `{array: T}` for a list.")
+            self.bad(
+                node, "a type cannot be a list", "Use `{union: [A, B]}` for alternatives or `{array: T}` for a list."
+            )
             return
         assert isinstance(node, Mapping)
         keys = node.keys()
@@ -78,13 +84,17 @@ class _TypeChecker:
             self.check(node.get("optional"))  # type: ignore[arg-type]
             return
         if "optional" in keys:
-            self.bad(node, "`optional` only applies to an object field", "Use `{union: [T, null]}` for a nullable value.")
+            self.bad(
+                node, "`optional` only applies to an object field", "Use `{union: [T, null]}` for a nullable value."
+            )
             return
         main = [k for k in keys if k != "additional"]
         if len(main) != 1 or ("additional" in keys and main != ["object"]):
             self.bad(
                 node,
-                "a type mapping needs exactly one constructor" if len(main) != 1 else "`additional` only goes with `object`",
+                "a type mapping needs exactly one constructor"
+                if len(main) != 1
+                else "`additional` only goes with `object`",
                 f"Use one of: {', '.join(CONSTRUCTORS)}.",
             )
             return
@@ -96,7 +106,11 @@ class _TypeChecker:
                 self.bad(node, f"`{k}` is not a type constructor in this version", "Use a concrete type.")
             else:
                 guess = did_you_mean(k, CONSTRUCTORS)
-                self.bad(node, f"unknown type constructor `{k}`", f"Did you mean `{guess}`?" if guess else f"Use one of: {', '.join(CONSTRUCTORS)}.")
+                self.bad(
+                    node,
+                    f"unknown type constructor `{k}`",
+                    f"Did you mean `{guess}`?" if guess else f"Use one of: {', '.join(CONSTRUCTORS)}.",
+                )
             return
         if k in ("array", "map"):
             self.check(v)
@@ -118,7 +132,9 @@ class _TypeChecker:
         elif k == "enum":
             vals = v.items if isinstance(v, Sequence) else ()
             if not vals or not all(isinstance(i, Scalar) and isinstance(i.value, str) for i in vals):
-                self.bad(v, "`enum:` needs a non-empty list of strings", 'Write `{enum: ["low", "high"]}`; quote numbers.')
+                self.bad(
+                    v, "`enum:` needs a non-empty list of strings", 'Write `{enum: ["low", "high"]}`; quote numbers.'
+                )
             elif len({i.value for i in vals}) != len(vals):  # type: ignore[union-attr]
                 self.bad(v, "`enum:` values must be unique", "Remove the repeated value.")
         elif k in ("integer", "number"):
@@ -138,7 +154,11 @@ class _TypeChecker:
             x = e.value.value if isinstance(e.value, Scalar) else None
             ok = isinstance(x, int) if k == "integer" else isinstance(x, (int, float))
             if not ok or isinstance(x, bool):
-                self.bad(e.value, f"`{name}` must be a {'whole number' if k == 'integer' else 'number'}", "Use a literal number.")
+                self.bad(
+                    e.value,
+                    f"`{name}` must be a {'whole number' if k == 'integer' else 'number'}",
+                    "Use a literal number.",
+                )
                 continue
             vals[name] = x  # type: ignore[assignment]
         if "min" in vals and "max" in vals and vals["min"] > vals["max"]:
@@ -219,9 +239,8 @@ def regex_dialect_problem(pattern: str) -> str | None:
             if nxt[:1] in ("P", "<", "'"):
                 return "named groups are not allowed"
             return "inline flags are not allowed"
-        if c in "*+?}" and i + 1 < n and pattern[i + 1] in "?+":
-            if not (c == "?" and i > 0 and pattern[i - 1] == "("):
-                return "lazy and possessive quantifiers are not allowed"
+        if c in "*+?}" and i + 1 < n and pattern[i + 1] in "?+" and not (c == "?" and i > 0 and pattern[i - 1] == "("):
+            return "lazy and possessive quantifiers are not allowed"
         i += 1
     return None
 
@@ -536,7 +555,7 @@ def check_schema_paths(ctx: RuleContext) -> Iterator[Diagnostic]:
                     walked.append(step)
                     continue
                 extra = level.get("additionalProperties")
-                if isinstance(extra, Scalar) and extra.value is True or isinstance(extra, Mapping):
+                if (isinstance(extra, Scalar) and extra.value is True) or isinstance(extra, Mapping):
                     break
                 yield _path_error(site, span, walked, step, "declares no such property", sorted(props.keys()))
                 break

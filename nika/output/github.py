@@ -42,9 +42,7 @@ def render(run: CheckRun) -> str:
         for d in sorted_findings(report):
             start = source.line_col(d.span.start)
             end = source.line_col(d.span.end)
-            props = (
-                f"file={path},line={start.line},col={start.column},endLine={end.line},endColumn={end.column}"
-            )
+            props = f"file={path},line={start.line},col={start.column},endLine={end.line},endColumn={end.column}"
             ident = d.code or d.rule
             if ident:
                 props += f",title={escape_property(ident)}"

@@ -113,9 +113,7 @@ def summary(run: CheckRun) -> str:
                 notes += 1
     if not run.reports:
         return "No files checked."
-    counts = [
-        _plural(n, word) for n, word in ((errors, "error"), (warnings, "warning"), (notes, "note")) if n
-    ]
+    counts = [_plural(n, word) for n, word in ((errors, "error"), (warnings, "warning"), (notes, "note")) if n]
     lost = f"{_plural(unreadable, 'file')} could not be read"
     if not counts:
         if not readable:
@@ -240,8 +238,6 @@ def render_concise(run: CheckRun, *, color: bool = False) -> str:
             lines.append(_unreadable_line(report, paint))
             continue
         source = source_of(report)
-        lines.extend(
-            _header(report.path, source, d, paint, d.full_message()) for d in sorted_findings(report)
-        )
+        lines.extend(_header(report.path, source, d, paint, d.full_message()) for d in sorted_findings(report))
     lines.append(paint(summary(run), _BOLD))
     return "\n".join(lines) + "\n"

@@ -39,13 +39,18 @@ def test_case(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     compiled = compile_text(text, str(path))
     src = compiled.source
-    got = {(src.line_col(d.span.start).line, d.code or d.rule or "", src.line_col(d.span.start).column) for d in compiled.diagnostics}
+    got = {
+        (src.line_col(d.span.start).line, d.code or d.rule or "", src.line_col(d.span.start).column)
+        for d in compiled.diagnostics
+    }
     wanted = _wanted(text)
     if path.parent.name == "ok":
         assert not got, f"expected a clean file, got {sorted(got)}"
         return
     assert wanted, "a refusing case must carry at least one `# want:` marker"
-    missing = {w for w in wanted if not any(g[0] == w[0] and g[1] == w[1] and (w[2] is None or g[2] == w[2]) for g in got)}
+    missing = {
+        w for w in wanted if not any(g[0] == w[0] and g[1] == w[1] and (w[2] is None or g[2] == w[2]) for g in got)
+    }
     unexpected = {g for g in got if not any(g[0] == w[0] and g[1] == w[1] for w in wanted)}
     assert not missing and not unexpected, f"missing {sorted(missing)}; unexpected {sorted(unexpected, key=str)}"
 

@@ -301,12 +301,7 @@ def test_several_missing_args_give_one_finding_each():
 
 
 def test_reserved_arg_is_refused():
-    d = one(
-        Invoke(
-            "tool: nika:image_generate\n"
-            "args: {provider: mock, prompt: p, output_dir: o, reference_images: []}"
-        )
-    )
+    d = one(Invoke("tool: nika:image_generate\nargs: {provider: mock, prompt: p, output_dir: o, reference_images: []}"))
     assert d.text == "reference_images"
 
 
@@ -460,9 +455,7 @@ def test_map_entries_are_typed():
     d = one(Invoke("tool: nika:fetch\nargs: {url: u, method: POST, form: {q: {nested: 1}}}\n"))
     assert d.text == "{nested: 1}" and "form.q" in d.message
     clean("tool: nika:fetch\nargs: {url: u, method: POST, form: {q: nika, page: 1, on: true}}\n")
-    d = one(
-        Invoke("tool: nika:chart\nargs: {data: [], chart: {type: bar}, out: a.svg, semantics: {c: money}}\n")
-    )
+    d = one(Invoke("tool: nika:chart\nargs: {data: [], chart: {type: bar}, out: a.svg, semantics: {c: money}}\n"))
     assert d.text == "money"
 
 
@@ -530,9 +523,7 @@ def test_at_least_one_of():
 
 
 def test_requires_method_for_form_default_get():
-    inv = Invoke(
-        'tool: "nika:fetch"\nargs:\n  url: "https://api.example.com/search"\n  form: { q: "nika", page: 1 }\n'
-    )
+    inv = Invoke('tool: "nika:fetch"\nargs:\n  url: "https://api.example.com/search"\n  form: { q: "nika", page: 1 }\n')
     d = one(inv)
     assert d.text == "form"
     assert "GET" in d.message and "default" in d.message
@@ -576,8 +567,7 @@ def test_required_when_choice_needs_choices():
 
 def test_required_when_edit_needs_a_source():
     inv = Invoke(
-        'tool: "nika:image_generate"\nargs:\n'
-        '  prompt: "replace the sky"\n  output_dir: "./assets"\n  mode: edit\n'
+        'tool: "nika:image_generate"\nargs:\n  prompt: "replace the sky"\n  output_dir: "./assets"\n  mode: edit\n'
     )
     found = inv.check()
     texts = sorted(inv.at(d.span) for d in found)
@@ -639,17 +629,12 @@ def test_member_of():
     d = one(inv, "NIKA-BUILTIN-PROMPT-002")
     assert d.text == "c"
     clean("tool: nika:prompt\nargs: {message: m, mode: choice, choices: [a, b], default: b}\n")
-    clean(
-        "tool: nika:prompt\n"
-        'args: {message: m, mode: choice, choices: ["${{ tasks.a.output }}", b], default: c}\n'
-    )
+    clean('tool: nika:prompt\nargs: {message: m, mode: choice, choices: ["${{ tasks.a.output }}", b], default: c}\n')
     clean("tool: nika:prompt\nargs: {message: m, mode: input, default: c}\n")
 
 
 def test_excludes_key():
-    inv = Invoke(
-        "tool: nika:fetch\nargs: {url: u, method: POST, form: {a: 1}, headers: {Content-Type: x, X-A: b}}\n"
-    )
+    inv = Invoke("tool: nika:fetch\nargs: {url: u, method: POST, form: {a: 1}, headers: {Content-Type: x, X-A: b}}\n")
     d = one(inv)
     assert d.text == "Content-Type"
     clean("tool: nika:fetch\nargs: {url: u, method: POST, body: {a: 1}, headers: {Content-Type: x}}\n")
@@ -663,11 +648,7 @@ def test_nested_item_rules_multipart():
     d = one(inv)
     assert d.text == "path"
     assert "multipart[0]" in d.message
-    d = one(
-        Invoke(
-            "tool: nika:fetch\nargs: {url: u, method: POST, multipart: [{name: a, value: b, filename: c}]}\n"
-        )
-    )
+    d = one(Invoke("tool: nika:fetch\nargs: {url: u, method: POST, multipart: [{name: a, value: b, filename: c}]}\n"))
     assert d.text == "filename"
     d = one(Invoke("tool: nika:fetch\nargs: {url: u, method: POST, multipart: [{name: a}]}\n"))
     assert d.text == "{name: a}"
@@ -678,14 +659,10 @@ def test_nested_item_rules_multipart():
 
 
 def test_last():
-    inv = Invoke(
-        "tool: nika:image_fx\nargs: {input: a.png, out: b.txt, ops: [{ascii: {emit: text}}, grayscale: {}]}\n"
-    )
+    inv = Invoke("tool: nika:image_fx\nargs: {input: a.png, out: b.txt, ops: [{ascii: {emit: text}}, grayscale: {}]}\n")
     d = one(inv)
     assert d.text == "ascii"
-    clean(
-        "tool: nika:image_fx\nargs: {input: a.png, out: b.txt, ops: [grayscale: {}, {ascii: {emit: text}}]}\n"
-    )
+    clean("tool: nika:image_fx\nargs: {input: a.png, out: b.txt, ops: [grayscale: {}, {ascii: {emit: text}}]}\n")
 
 
 def test_op_maps():

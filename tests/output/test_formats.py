@@ -269,13 +269,10 @@ def test_sarif_tool_version_is_a_string() -> None:
 def test_github_escaping() -> None:
     assert github.escape_data("50%\r\nnext: a,b") == "50%25%0D%0Anext: a,b"
     assert github.escape_property("C:\\x,y%\n") == "C%3A\\x%2Cy%25%0A"
-    d = Diagnostic(
-        "NIKA-VAR-001", "NIKA-VAR", "variable_error", Severity.ERROR, "bad: 100%\nreally", Span(0, 4)
-    )
+    d = Diagnostic("NIKA-VAR-001", "NIKA-VAR", "variable_error", Severity.ERROR, "bad: 100%\nreally", Span(0, 4))
     run = CheckRun((FileReport("dir,x/a:b.yaml", SourceText("nika: v1\n"), (d,)),))
     assert github.render(run) == (
-        "::error file=dir%2Cx/a%3Ab.yaml,line=1,col=1,endLine=1,endColumn=5,"
-        "title=NIKA-VAR-001::bad: 100%25%0Areally\n"
+        "::error file=dir%2Cx/a%3Ab.yaml,line=1,col=1,endLine=1,endColumn=5,title=NIKA-VAR-001::bad: 100%25%0Areally\n"
     )
 
 

@@ -1,0 +1,87 @@
+"""The command line: exit codes, stdin, directories, the JSON contract, `nika explain`."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker.codes import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD = 'nika: v1\nworkflow:\n  id: bad\ntasks:\n  a:\n    after: { ghost: success }\n    exec: { command: ["true"] }\n'
+
+
+def nika(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nika", *args], input=stdin, capture_output=True, text=True, cwd=cwd)
+
+
+def test_examples_check_clean() -> None:
+    proc = nika("check", "examples")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no findings" in proc.stdout
+
+
+def test_findings_exit_2_with_json_contract() -> None:
+    proc = nika("check", "--output-format", "json", "-", stdin=BAD)
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert doc["report_version"] == 1 and doc["clean"] is False
+    [rep] = doc["reports"]
+    assert rep["path"] == "-"
+    [f] = rep["findings"]
+    assert f["code"] == "NIKA-DAG-002" and f["namespace"] == "NIKA-DAG" and f["category"] == "validation_error"
+    assert f["task"] == "a" and f["severity"] == "error"
+    assert f["span"]["start"] == {"line": 6, "column": 14, "offset": 54}
+    assert f["docs_url"].endswith("/NIKA-DAG-002")
+
+
+def test_missing_path_exits_1() -> None:
+    proc = nika("check", "does/not/exist.nika.yaml")
+    assert proc.returncode == 1
+    assert "no such file" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_no_path_is_bad_usage() -> None:
+    assert nika("check").returncode == 1
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "sarif", "github"])
+def test_every_format_renders(fmt: str) -> None:
+    proc = nika("check", "--output-format", fmt, "-", stdin=BAD)
+    assert proc.returncode == 2
+    assert "NIKA-DAG-002" in proc.stdout
+
+
+def test_explain_known_and_unknown() -> None:
+    ok = nika("explain", "DAG-001")
+    assert ok.returncode == 0 and "NIKA-DAG-001" in ok.stdout
+    bad = nika("explain", "NIKA-DAG-01")
+    assert bad.returncode == 2 and "NIKA-DAG-001" in bad.stderr
+
+
+def test_check_imports_neither_lsp_nor_runtime() -> None:
+    code = (
+        "import sys, io, contextlib\n"
+        "from nika.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['check', 'examples'])\n"
+        "heavy = ('pygls', 'lsprotocol', 'nika_lsp', 'runtime', 'typer', 'jsonschema')\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in heavy]\n"
+        "print(bad)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_every_emitted_code_is_registered() -> None:
+    codes = set()
+    for path in (ROOT / "checker").rglob("*.py"):
+        codes |= set(re.findall(r'"(NIKA-[A-Z]+(?:-[A-Z_]+)?-\d{3})"', path.read_text()))
+    missing = sorted(c for c in codes if c not in registry())
+    assert not missing
