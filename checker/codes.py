@@ -112,11 +112,22 @@ def lints() -> dict[str, LintInfo]:
     return out
 
 
+@cache
 def lookup(code: str) -> CodeInfo:
-    try:
-        return registry()[code]
-    except KeyError:
-        raise KeyError(f"{code} is not in checker/codes.toml") from None
+    """One registry row, parsed on its own (a check needs a handful, not all of them)."""
+    from checker.toml_sections import section
+
+    row = section(Path(__file__).with_name("codes.toml"), "codes", code)
+    if row is None:
+        raise KeyError(f"{code} is not in checker/codes.toml")
+    return CodeInfo(
+        code=code,
+        title=row["title"],
+        category=row["category"],
+        phase=row["phase"],
+        severity=Severity(row.get("severity", "error")),
+        teaching=row["teaching"].strip(),
+    )
 
 
 def lookup_lint(rule: str) -> LintInfo:

@@ -378,7 +378,7 @@ def _build_arg(name: str, row: dict[str, Any], where: str) -> ArgSpec:
             raise ValueError(f"{where}: unknown type {t!r}")
     values = tuple(row.get("values", ()))
     if row.get("values_from") == "extract_modes":
-        values = tuple(_builtins_data()["extract_modes"])
+        values = _mode_names()
     elif "values_from" in row:
         raise ValueError(f"{where}: unknown values_from {row['values_from']!r}")
     pattern = row.get("pattern")
@@ -420,21 +420,25 @@ def _build_arg(name: str, row: dict[str, Any], where: str) -> ArgSpec:
 def _contracts() -> dict[str, ToolContract]:
     out: dict[str, ToolContract] = {}
     for tool_id, row in _builtins_data()["tools"].items():
-        args = tuple(_build_arg(k, v, f"{tool_id}.{k}") for k, v in row.get("args", {}).items())
-        out[tool_id] = ToolContract(
-            id=tool_id,
-            summary=row["summary"],
-            category=row["category"],
-            capability=row["capability"],
-            effects=tuple(row.get("effects", ())),
-            agent_only=bool(row.get("agent_only", False)),
-            open_args=bool(row.get("open_args", False)),
-            error_plane=row["error_plane"],
-            output=row["output"],
-            args=args,
-            rules=tuple(_build_rule(r, tool_id) for r in row.get("rules", ())),
-        )
+        out[tool_id] = _build_contract(tool_id, row)
     return out
+
+
+def _build_contract(tool_id: str, row: dict[str, Any]) -> ToolContract:
+    args = tuple(_build_arg(k, v, f"{tool_id}.{k}") for k, v in row.get("args", {}).items())
+    return ToolContract(
+        id=tool_id,
+        summary=row["summary"],
+        category=row["category"],
+        capability=row["capability"],
+        effects=tuple(row.get("effects", ())),
+        agent_only=bool(row.get("agent_only", False)),
+        open_args=bool(row.get("open_args", False)),
+        error_plane=row["error_plane"],
+        output=row["output"],
+        args=args,
+        rules=tuple(_build_rule(r, tool_id) for r in row.get("rules", ())),
+    )
 
 
 @cache
@@ -472,19 +476,35 @@ def _modes() -> tuple[ExtractMode, ...]:
 # ---------------------------------------------------------------------------------------------
 
 
+@cache
+def _mode_names() -> tuple[str, ...]:
+    from checker.toml_sections import _text
+
+    return tuple(re.findall(r"^\[extract_modes\.([A-Za-z0-9_]+)\]\s*$", _text(DATA_DIR / "builtins.toml"), re.M))
+
+
+@cache
 def tool_ids() -> tuple[str, ...]:
     """The closed set of builtin ids (``nika:…``), sorted."""
-    return tuple(sorted(_contracts()))
+    from checker.toml_sections import keys
+
+    return tuple(sorted(keys(DATA_DIR / "builtins.toml", "tools")))
 
 
+@cache
 def contract(tool_id: str) -> ToolContract | None:
-    """The contract of a builtin, or ``None`` for anything that is not one."""
-    return _contracts().get(tool_id)
+    """The contract of a builtin, or ``None`` for anything that is not one (parsed on demand)."""
+    from checker.toml_sections import section
+
+    if tool_id not in tool_ids():
+        return None
+    row = section(DATA_DIR / "builtins.toml", "tools", tool_id)
+    return _build_contract(tool_id, row) if row is not None else None
 
 
 def contracts() -> tuple[ToolContract, ...]:
     """Every builtin contract, sorted by id."""
-    return tuple(_contracts()[t] for t in tool_ids())
+    return tuple(c for t in tool_ids() if (c := contract(t)) is not None)
 
 
 def providers() -> dict[str, Provider]:
@@ -1222,19 +1242,19 @@ def check_tool_ref(value: Scalar, *, task: str | None) -> list[Diagnostic]:
     Ids in other namespaces are left to the schema layer; templates are left alone.
     """
     v = value.value
-    if not isinstance(v, str) or not v.startswith("nika:") or is_dynamic(value) or v in _contracts():
+    if not isinstance(v, str) or not v.startswith("nika:") or is_dynamic(value) or v in tool_ids():
         return []
     retired = retired_tools()
     if v in retired:
         help = f"Use {retired[v]} instead."
     else:
-        hit = _suggest(v, list(_contracts()))
+        hit = _suggest(v, list(tool_ids()))
         help = f"Did you mean `{hit}`?" if hit else "Use one of the builtins listed by `nika catalog`."
     return [
         report(
             TOOL_CODE,
             value.span,
-            f"`{v}` is not a builtin; the `nika:` namespace holds a closed set of {len(_contracts())} tools",
+            f"`{v}` is not a builtin; the `nika:` namespace holds a closed set of {len(tool_ids())} tools",
             help,
             task=task,
         )
