@@ -55,13 +55,17 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "nika-spec")
     a = ap.parse_args()
     t = cold_start(a.runs, a.target)
-    print(f"cold start  nika check {a.target.name}: median {statistics.median(t) * 1000:.1f} ms "
-          f"(min {min(t) * 1000:.1f}, max {max(t) * 1000:.1f}, {len(t)} runs)")
+    print(
+        f"cold start  nika check {a.target.name}: median {statistics.median(t) * 1000:.1f} ms "
+        f"(min {min(t) * 1000:.1f}, max {max(t) * 1000:.1f}, {len(t)} runs)"
+    )
     corpus = a.corpus if a.corpus.is_dir() else ROOT / "examples"
     n, size, tt = throughput(corpus, a.rounds)
     med = statistics.median(tt)
-    print(f"throughput  {n} files, {size / 1e6:.2f} MB from {corpus}: median {med * 1000:.0f} ms per pass = "
-          f"{n / med:.0f} files/s, {size / 1e6 / med:.2f} MB/s ({a.rounds} passes, in-process, warm)")
+    print(
+        f"throughput  {n} files, {size / 1e6:.2f} MB from {corpus}: median {med * 1000:.0f} ms per pass = "
+        f"{n / med:.0f} files/s, {size / 1e6 / med:.2f} MB/s ({a.rounds} passes, in-process, warm)"
+    )
     return 0
 
 

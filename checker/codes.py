@@ -11,10 +11,10 @@ A second table, ``[lints."<rule-id>"]``, holds the lint rules that carry no NIKA
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from checker.diagnostics import Diagnostic, Fix, Label, Severity
 from checker.source import Span
@@ -33,6 +33,8 @@ CATEGORIES = (
     "cancelled",
     "internal_error",
 )
+
+_CODES_TOML = os.path.join(os.path.dirname(__file__), "codes.toml")
 
 CODE_RE = re.compile(r"^NIKA-[A-Z]{2,9}(-[A-Z][A-Z0-9_]{1,15})?-[0-9]{3}$")
 
@@ -75,8 +77,7 @@ class LintInfo:
 def _table() -> dict:
     import tomllib
 
-    path = Path(__file__).with_name("codes.toml")
-    with path.open("rb") as fh:
+    with open(_CODES_TOML, "rb") as fh:
         return tomllib.load(fh)
 
 
@@ -117,7 +118,7 @@ def lookup(code: str) -> CodeInfo:
     """One registry row, parsed on its own (a check needs a handful, not all of them)."""
     from checker.toml_sections import section
 
-    row = section(Path(__file__).with_name("codes.toml"), "codes", code)
+    row = section(_CODES_TOML, "codes", code)
     if row is None:
         raise KeyError(f"{code} is not in checker/codes.toml")
     return CodeInfo(

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from checker.codes import report
@@ -31,7 +31,7 @@ from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
 from checker.source import Span
 
-DATA_DIR = Path(__file__).with_name("contracts")
+DATA_DIR = os.path.join(os.path.dirname(__file__), "contracts")
 
 ARG_CODE = "NIKA-BUILTIN-001"
 SHAPE_CODE = "NIKA-PARSE-019"
@@ -302,7 +302,7 @@ class ExtractMode:
 
 
 def _load(name: str) -> dict[str, Any]:
-    with (DATA_DIR / name).open("rb") as fh:
+    with open(os.path.join(DATA_DIR, name), "rb") as fh:
         return tomllib.load(fh)
 
 
@@ -480,7 +480,8 @@ def _modes() -> tuple[ExtractMode, ...]:
 def _mode_names() -> tuple[str, ...]:
     from checker.toml_sections import _text
 
-    return tuple(re.findall(r"^\[extract_modes\.([A-Za-z0-9_]+)\]\s*$", _text(DATA_DIR / "builtins.toml"), re.M))
+    text = _text(os.path.join(DATA_DIR, "builtins.toml"))
+    return tuple(re.findall(r"^\[extract_modes\.([A-Za-z0-9_]+)\]\s*$", text, re.M))
 
 
 @cache
@@ -488,7 +489,7 @@ def tool_ids() -> tuple[str, ...]:
     """The closed set of builtin ids (``nika:…``), sorted."""
     from checker.toml_sections import keys
 
-    return tuple(sorted(keys(DATA_DIR / "builtins.toml", "tools")))
+    return tuple(sorted(keys(os.path.join(DATA_DIR, "builtins.toml"), "tools")))
 
 
 @cache
@@ -498,7 +499,7 @@ def contract(tool_id: str) -> ToolContract | None:
 
     if tool_id not in tool_ids():
         return None
-    row = section(DATA_DIR / "builtins.toml", "tools", tool_id)
+    row = section(os.path.join(DATA_DIR, "builtins.toml"), "tools", tool_id)
     return _build_contract(tool_id, row) if row is not None else None
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from checker.codes import report
 from checker.compiler import Compiler
 from checker.diagnostics import Diagnostic, Severity
@@ -12,7 +10,7 @@ from checker.source import SourceText, Span
 from checker.yaml_nodes import decode_source, parse_yaml
 
 
-def compile_source(src: SourceText, base_dir: Path | None = None) -> CompiledWorkflow:
+def compile_source(src: SourceText, base_dir: str | None = None) -> CompiledWorkflow:
     """Parse, compile and judge one document. Pure: reads nothing but ``src``.
 
     (Rules that follow the workflow to files it names — skills, child workflows — resolve
@@ -48,11 +46,11 @@ def compile_source(src: SourceText, base_dir: Path | None = None) -> CompiledWor
     return CompiledWorkflow(src, parsed.root, wf, sites, _finish(diags))
 
 
-def compile_text(text: str, path: str = "<stdin>", base_dir: Path | None = None) -> CompiledWorkflow:
+def compile_text(text: str, path: str = "<stdin>", base_dir: str | None = None) -> CompiledWorkflow:
     return compile_source(SourceText(text, path), base_dir)
 
 
-def compile_bytes(data: bytes, path: str = "<stdin>", base_dir: Path | None = None) -> CompiledWorkflow:
+def compile_bytes(data: bytes, path: str = "<stdin>", base_dir: str | None = None) -> CompiledWorkflow:
     src, decode_diags = decode_source(data, path)
     if decode_diags:
         return CompiledWorkflow(src, None, None, (), _finish(decode_diags))

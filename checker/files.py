@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 from checker.codes import report
 from checker.engine import compile_bytes
@@ -28,14 +27,13 @@ def expand(paths: list[str]) -> Iterator[tuple[str, str | None]]:
         if given == "-":
             yield given, None
             continue
-        p = Path(given)
-        if p.is_dir():
+        if os.path.isdir(given):
             found = sorted(_walk(given))
             if not found:
                 print(f"nika: {given}: no *.nika.yaml or *.nika.yml files found", file=sys.stderr)
             for f in found:
                 yield f, None
-        elif p.exists():
+        elif os.path.exists(given):
             yield given, None
         else:
             yield given, "no such file or directory"
@@ -70,7 +68,7 @@ def compile_path(path: str) -> tuple[CompiledWorkflow | None, str | None]:
         return None, "permission denied"
     except OSError as exc:
         return None, (exc.strerror or str(exc)).lower()
-    base = Path.cwd() if path == "-" else Path(path).resolve().parent
+    base = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
     shown = "<stdin>" if path == "-" else path
     if len(data) > MAX_DOCUMENT_BYTES:
         head = data[:4096].decode("utf-8", errors="replace")

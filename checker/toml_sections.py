@@ -10,24 +10,24 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 
 @cache
-def _text(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+def _text(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
 
 
 @cache
-def keys(path: Path, table: str) -> tuple[str, ...]:
+def keys(path: str, table: str) -> tuple[str, ...]:
     """Every key that has its own ``[table."key"]`` header, in file order."""
     pat = re.compile(rf'^\[{re.escape(table)}\."([^"]+)"\]\s*$', re.M)
     return tuple(pat.findall(_text(path)))
 
 
 @cache
-def section(path: Path, table: str, key: str) -> dict[str, Any] | None:
+def section(path: str, table: str, key: str) -> dict[str, Any] | None:
     """The parsed value of ``table.key`` (with its sub-tables), or ``None`` when absent."""
     import tomllib
 

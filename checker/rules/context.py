@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 from checker.expr import Island
 from checker.expr.refs import Ref
@@ -19,7 +18,7 @@ class RuleContext:
     source: SourceText
     workflow: Workflow
     sites: tuple[ExprSite, ...]
-    base_dir: Path | None = None
+    base_dir: str | None = None
 
     @cached_property
     def graph(self) -> Graph:
