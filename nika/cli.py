@@ -114,13 +114,9 @@ def cmd_explain(code: str) -> int:
 
 def cmd_lsp(args: argparse.Namespace) -> int:
     try:
-        from nika_lsp.server import serve  # type: ignore[import-not-found]
-    except ImportError:
-        print(
-            "nika: the language server is not available yet in this release "
-            "(or its dependencies are missing: pip install 'nika-tools[lsp]').",
-            file=sys.stderr,
-        )
+        from nika_lsp.server import serve
+    except ImportError as exc:
+        print(f"nika: the language server needs pygls and lsprotocol ({exc.name} is missing)", file=sys.stderr)
         return 1
     return int(serve(tcp=args.tcp) or 0)
 

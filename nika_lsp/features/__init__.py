@@ -1,0 +1,1 @@
+"""One module per LSP feature family; each exposes pure functions of a document snapshot."""

@@ -1,0 +1,210 @@
+"""The server object and its feature registrations (nothing else lives here).
+
+Each handler is a thin shell: get the document's snapshot, call a pure function of
+:mod:`nika_lsp.features`, return its result. Analysis runs in a worker thread, debounced per
+document; a result is published only if its version is still the newest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from nika_lsp.convert import UTF16
+from nika_lsp.documents import Documents, Snapshot
+from nika_lsp.features import diagnostics
+
+log = logging.getLogger("nika_lsp")
+T = TypeVar("T")
+
+DEBOUNCE_SECONDS = 0.15
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nika-tools")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+class NikaLanguageServer(LanguageServer):
+    """pygls server plus the document store and the per-document check scheduler."""
+
+    def __init__(self) -> None:
+        super().__init__("nika", _version(), text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.docs = Documents()
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._published: dict[str, int | None] = {}
+        self.settings: dict[str, Any] = {"inlayHints": True}
+
+    # -- negotiated client features --------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        enc = getattr(self.server_capabilities, "position_encoding", None) or UTF16
+        return str(enc.value if hasattr(enc, "value") else enc)
+
+    @property
+    def pull_diagnostics(self) -> bool:
+        td = self.client_capabilities.text_document
+        return bool(td and td.diagnostic)
+
+    @property
+    def related_information(self) -> bool:
+        td = self.client_capabilities.text_document
+        pd = td.publish_diagnostics if td else None
+        if pd is None or pd.related_information is None:
+            return self.pull_diagnostics  # pull-capable clients render related information
+        return bool(pd.related_information)
+
+    # -- snapshots ---------------------------------------------------------------------------
+    def snapshot(self, uri: str) -> Snapshot | None:
+        """The analysis of a document; opens it from the workspace if the client never did."""
+        if not self.docs.known(uri):
+            return None
+        return self.docs.snapshot(uri)
+
+    def safely(self, what: str, fn: Callable[[], T], default: T) -> T:
+        """Run a feature; an exception is logged to the client and answered with ``default``."""
+        try:
+            return fn()
+        except Exception as exc:  # a bug in one feature must never take the server down
+            log.exception("%s failed", what)
+            with contextlib.suppress(Exception):
+                self.window_log_message(
+                    lsp.LogMessageParams(type=lsp.MessageType.Error, message=f"nika: {what} failed: {exc!r}")
+                )
+            return default
+
+    # -- scheduling --------------------------------------------------------------------------
+    def schedule_check(self, uri: str, *, delay: float = DEBOUNCE_SECONDS) -> None:
+        old = self._pending.pop(uri, None)
+        if old is not None and not old.done():
+            old.cancel()
+        self._pending[uri] = asyncio.ensure_future(self._check_later(uri, delay))
+
+    async def _check_later(self, uri: str, delay: float) -> None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            version = self.docs.version(uri)
+            loop = asyncio.get_running_loop()
+            snap = await loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:
+            log.exception("analysis of %s failed", uri)
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error, message=f"nika: {exc!r}"))
+            return
+        if snap is None or self.docs.version(uri) != version:
+            return  # superseded by a newer edit, or closed meanwhile
+        if self.pull_diagnostics:
+            with contextlib.suppress(Exception):
+                self.workspace_diagnostic_refresh(None)
+            return
+        self.publish(snap)
+
+    def publish(self, snap: Snapshot) -> None:
+        last = self._published.get(snap.uri)
+        if last is not None and snap.version is not None and snap.version < last:
+            return
+        self._published[snap.uri] = snap.version
+        diags = diagnostics.diagnostics_for(snap, self.encoding, related_support=self.related_information)
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=snap.uri, diagnostics=diags, version=snap.version)
+        )
+
+
+server = NikaLanguageServer()
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: NikaLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    doc = params.text_document
+    ls.docs.set(doc.uri, doc.text, doc.version)
+    ls.schedule_check(doc.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: NikaLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    try:
+        text = ls.workspace.get_text_document(uri).source
+    except Exception:
+        text = None
+    if not ls.docs.known(uri):
+        # A change for a document that was never opened: take a full-text change as the
+        # content, ignore an incremental one (we cannot apply it to nothing).
+        full = [c for c in params.content_changes if isinstance(c, lsp.TextDocumentContentChangeWholeDocument)]
+        if not full:
+            return
+        text = full[-1].text
+    if text is None:
+        return
+    ls.docs.set(uri, text, params.text_document.version)
+    ls.schedule_check(uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: NikaLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if ls.docs.known(params.text_document.uri):
+        ls.schedule_check(params.text_document.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: NikaLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    task = ls._pending.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    ls.docs.close(uri)
+    ls._published.pop(uri, None)
+    if not ls.pull_diagnostics:
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(
+    lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+    lsp.DiagnosticOptions(identifier="nika", inter_file_dependencies=False, workspace_diagnostics=False),
+)
+async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+    uri = params.text_document.uri
+    loop = asyncio.get_running_loop()
+    snap = await loop.run_in_executor(ls.thread_pool, ls.snapshot, uri)
+    if snap is None:
+        return lsp.RelatedFullDocumentDiagnosticReport(items=[], result_id=None)
+    result_id = f"{snap.version}"
+    if params.previous_result_id == result_id:
+        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    items = ls.safely(
+        "diagnostics",
+        lambda: diagnostics.diagnostics_for(snap, ls.encoding, related_support=ls.related_information),
+        [],
+    )
+    return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+
+def serve(tcp: str | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="nika-lsp", description="The Nika language server.")
+    ap.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    a = ap.parse_args(argv)
+    return serve(a.tcp)
