@@ -193,6 +193,16 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
     return lsp.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
 
 
+def _register_features() -> None:
+    from nika_lsp.features import actions, completion, graph, hover, navigation, outline
+
+    for module in (hover, completion, navigation, outline, actions, graph):
+        module.register(server)
+
+
+_register_features()
+
+
 def serve(tcp: str | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if tcp:
