@@ -1,5 +1,9 @@
 """The span-carrying YAML node tree every later stage reads.
 
+Nodes are never mutated after the builder creates them. They are plain slotted classes rather
+than frozen dataclasses only because construction speed matters here (a frozen dataclass pays
+an ``object.__setattr__`` per field, and a large workflow has tens of thousands of nodes).
+
 Built from the YAML event stream by :mod:`checker.yaml_nodes`. Scalars are already resolved
 with the YAML 1.2 core schema (``value``); ``style`` keeps how they were written so rules can
 tell ``"true"`` from ``true``. Mappings keep their entries in source order, duplicates included
@@ -15,7 +19,7 @@ from typing import Any
 from checker.source import Span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Node:
     """Any YAML node."""
 
@@ -29,7 +33,7 @@ class Node:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Scalar(Node):
     """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None)."""
 
@@ -67,7 +71,7 @@ class Scalar(Node):
         return Span(s, max(e, s))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Entry:
     """One ``key: value`` pair of a mapping."""
 
@@ -86,7 +90,7 @@ class Entry:
         return self.key.span.cover(self.value.span)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Mapping(Node):
     entries: tuple[Entry, ...] = ()
     flow: bool = False
@@ -130,7 +134,7 @@ class Mapping(Node):
         return out
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Sequence(Node):
     items: tuple[Node, ...] = ()
     flow: bool = False

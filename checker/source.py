@@ -10,11 +10,14 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A half-open range ``[start, end)`` of code-point offsets into a source text."""
+class Span(NamedTuple):
+    """A half-open range ``[start, end)`` of code-point offsets into a source text.
+
+    A named tuple: immutable, hashable and cheap to create (the YAML layer makes one per node).
+    """
 
     start: int
     end: int

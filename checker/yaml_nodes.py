@@ -170,14 +170,15 @@ class _Builder:
         raw: str = ev.value
         style = ev.style or ""
         tag = ev.tag
-        self.check_node_meta(ev.anchor, tag, span)
+        if ev.anchor is not None or tag is not None:
+            self.check_node_meta(ev.anchor, tag, span)
         if tag is not None and tag != "!":
             value = _resolve_tagged(tag, raw) if tag in CORE_TAGS else raw
         elif style == "" and ev.implicit[0]:
             value = resolve_plain(raw)
         else:
             value = raw
-        if (isinstance(value, float) and value != value) or value in (float("inf"), float("-inf")):
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
             self.flag(
                 "NIKA-YAML-008",
                 span,
@@ -194,12 +195,16 @@ class _Builder:
         return Scalar(span, tag, ev.anchor, value, raw, style, self._offsets(raw, style, span))
 
     def _offsets(self, raw: str, style: str, span: Span) -> range | tuple[int, ...] | None:
-        text = self.src.text
-        if "\n" not in raw:
-            if style == "" and text[span.start : span.start + len(raw)] == raw:
-                return range(span.start, span.start + len(raw))
-            if style in ("'", '"') and text[span.start + 1 : span.start + 1 + len(raw)] == raw:
-                return range(span.start + 1, span.start + 1 + len(raw))
+        n = len(raw)
+        width = span.end - span.start
+        # A one-line plain scalar is its source text; a quoted one is too, minus the quotes,
+        # unless it used escapes (then the lengths differ and we give up on exact offsets).
+        if style == "" and width == n and "\n" not in raw:
+            return range(span.start, span.end)
+        if style in ("'", '"') and width == n + 2 and "\n" not in raw:
+            text = self.src.text
+            if text[span.start + 1 : span.end - 1] == raw:
+                return range(span.start + 1, span.end - 1)
         if style == "|":
             return self._block_offsets(raw, span)
         return None
@@ -234,11 +239,12 @@ class _Builder:
         stack: list[_Frame] = []
         root: Node | None = None
         documents = 0
+        get_event = parser.get_event
         while True:
-            ev = parser.get_event()
+            ev = get_event()
             if ev is None:
                 break
-            name = type(ev).__name__
+            name = ev.__class__.__name__
             if name == "ScalarEvent":
                 node: Node | None = self.scalar(ev)
             elif name == "AliasEvent":

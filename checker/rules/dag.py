@@ -146,12 +146,11 @@ def _dead_help(producer: str, allowed: set[str]) -> str:
 
 
 def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
-    wf = ctx.workflow
+    status_bindings = _status_bindings(ctx)
     for site in ctx.sites:
-        task = wf.tasks.get(site.task) if site.task else None
-        status_bindings = _status_bindings(ctx, task) if task is not None else set()
+        bound = status_bindings.get(site.task or "", set())
 
-        def is_status(ref: Ref, _b: set[str] = status_bindings) -> bool:
+        def is_status(ref: Ref, _b: set[str] = bound) -> bool:
             if is_status_ref(ref):
                 return True
             return ref.root == "with" and len(ref.path) == 1 and ref.path[0] in _b
@@ -188,20 +187,22 @@ def _bad_literal(site, island: Island, lit: object, start: int, end: int) -> Dia
     )
 
 
-def _status_bindings(ctx: RuleContext, task: Task) -> set[str]:
-    """Names of ``with:`` bindings that are exactly one ``${{ tasks.X.status }}``."""
-    out: set[str] = set()
+def _status_bindings(ctx: RuleContext) -> dict[str, set[str]]:
+    """Per task, the ``with:`` bindings that are exactly one ``${{ tasks.X.status }}``."""
+    from checker.expr import references
+
+    out: dict[str, set[str]] = {}
     for site in ctx.sites:
-        if site.task != task.id or site.where != "with" or not site.template.is_single_island:
+        if site.where != "with" or site.task is None or not site.template.is_single_island:
             continue
         island = site.template.islands[0]
         if island.expr is None:
             continue
-        from checker.expr import references
-
         refs = references(island.expr)
-        if len(refs) == 1 and is_status_ref(refs[0]):
-            for b in task.with_:
-                if b.value is site.node:
-                    out.add(b.name)
+        if len(refs) != 1 or not is_status_ref(refs[0]):
+            continue
+        task = ctx.workflow.tasks.get(site.task)
+        for b in task.with_ if task else ():
+            if b.value is site.node:
+                out.setdefault(site.task, set()).add(b.name)
     return out

@@ -1,0 +1,135 @@
+"""Benchmark `nika lsp` over stdio on a generated workflow (500 tasks by default).
+
+    python benchmarks/lsp_speed.py [--tasks 500] [--rounds 30]
+
+Measures, as medians over the rounds:
+- diagnostics latency: a `didChange` followed at once by a pull `textDocument/diagnostic`; the
+  time until the report arrives. Pull requests are answered without the push debounce, so this
+  is the analysis time the user waits for once the debounce has fired.
+- completion latency: `textDocument/completion` inside `${{ tasks.` and on a task key position.
+A plain JSON-RPC client over pipes, so the figures include the protocol round trip.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+
+def workflow(n: int) -> str:
+    lines = ["nika: v1", "workflow:", "  id: bench", "model: mock/echo", "tasks:"]
+    for i in range(n):
+        lines.append(f"  t{i}:")
+        if i:
+            lines.append("    with:")
+            lines.append(f"      prev: ${{{{ tasks.t{i - 1}.output }}}}")
+            lines.append(f'    infer: {{ prompt: "step {i} after ${{{{ with.prev }}}}" }}')
+        else:
+            lines.append('    infer: { prompt: "start" }')
+    return "\n".join(lines) + "\n"
+
+
+class Client:
+    def __init__(self) -> None:
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "nika", "lsp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+
+    def send(self, method: str, params: Any, *, request: bool = True) -> int | None:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        rid = None
+        if request:
+            self.next_id += 1
+            rid = msg["id"] = self.next_id
+        body = json.dumps(msg).encode()
+        assert self.p.stdin is not None
+        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.p.stdin.flush()
+        return rid
+
+    def read(self) -> dict[str, Any]:
+        assert self.p.stdout is not None
+        header = b""
+        while not header.endswith(b"\r\n\r\n"):
+            header += self.p.stdout.read(1)
+        length = int(next(h for h in header.split(b"\r\n") if h.lower().startswith(b"content-length")).split(b":")[1])
+        return json.loads(self.p.stdout.read(length))
+
+    def request(self, method: str, params: Any) -> dict[str, Any]:
+        rid = self.send(method, params)
+        while True:
+            msg = self.read()
+            if msg.get("id") == rid and "method" not in msg:
+                return msg
+
+    def close(self) -> None:
+        self.request("shutdown", None)
+        self.send("exit", None, request=False)
+        self.p.wait(timeout=10)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=30)
+    a = ap.parse_args()
+    text = workflow(a.tasks)
+    uri = "file:///tmp/nika-bench/bench.nika.yaml"
+    c = Client()
+    caps = {"textDocument": {"diagnostic": {"dynamicRegistration": False}, "completion": {}}}
+    c.request("initialize", {"processId": None, "rootUri": None, "capabilities": caps})
+    c.send("initialized", {}, request=False)
+    c.send(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}},
+        request=False,
+    )
+    c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})  # warm-up
+    diag: list[float] = []
+    for r in range(a.rounds):
+        edited = text.replace('prompt: "start"', f'prompt: "start {r}"')
+        t0 = time.perf_counter()
+        c.send(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": r + 2}, "contentChanges": [{"text": edited}]},
+            request=False,
+        )
+        rep = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+        diag.append(time.perf_counter() - t0)
+        assert rep["result"]["kind"] == "full", rep
+    lines = text.split("\n")
+    target = next(i for i, ln in enumerate(lines) if "tasks.t249.output" in ln)
+    col = lines[target].index("tasks.") + len("tasks.")
+    comp: list[float] = []
+    for _ in range(a.rounds):
+        t0 = time.perf_counter()
+        c.request(
+            "textDocument/completion",
+            {"textDocument": {"uri": uri}, "position": {"line": target, "character": col}},
+        )
+        comp.append(time.perf_counter() - t0)
+    c.close()
+    ms = 1000
+    print(f"workflow: {a.tasks} tasks, {len(text) / 1e3:.0f} kB; {a.rounds} rounds")
+    print(
+        f"didChange -> diagnostics (pull, no debounce): median {statistics.median(diag) * ms:.1f} ms "
+        f"(min {min(diag) * ms:.1f}, max {max(diag) * ms:.1f})"
+    )
+    print(
+        f"completion in `${{{{ tasks.`: median {statistics.median(comp) * ms:.1f} ms "
+        f"(min {min(comp) * ms:.1f}, max {max(comp) * ms:.1f})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
