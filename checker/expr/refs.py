@@ -127,9 +127,24 @@ def _iter_refs(node: Expr) -> Iterator[Ref]:
         stack.extend((kid, nested) for kid in reversed(children(current)))
 
 
+_REFS_CACHE: dict[int, tuple[Expr, tuple[Ref, ...]]] = {}
+
+
 def references(expr: Expr) -> list[Ref]:
-    """Every reference chain in ``expr``, in source order."""
-    return list(_iter_refs(expr))
+    """Every reference chain in ``expr``, in source order.
+
+    Several rules ask for the same island's references; the answer is remembered per parsed
+    expression object (keyed by identity, with the object kept alive beside it so an id is
+    never reused while cached). The cache is dropped when it grows large.
+    """
+    hit = _REFS_CACHE.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return list(hit[1])
+    refs = tuple(_iter_refs(expr))
+    if len(_REFS_CACHE) > 50_000:
+        _REFS_CACHE.clear()
+    _REFS_CACHE[id(expr)] = (expr, refs)
+    return list(refs)
 
 
 def is_status_ref(ref: Ref) -> bool:
