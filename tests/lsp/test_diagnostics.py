@@ -37,3 +37,36 @@ async def test_open_reports_dag_002(client: LanguageClient) -> None:
     assert d.code == "NIKA-DAG-002" and d.source == "nika"
     assert d.range.start == lsp.Position(line=5, character=13)
     assert d.code_description and d.code_description.href.endswith("NIKA-DAG-002")
+
+
+UNICODE = (
+    'nika: v1\nworkflow:\n  id: w\ntasks:\n  a:\n    infer: { model: mock/echo, prompt: "Café 🍰 ${{ const.nope }}" }\n'
+)
+# "    infer: { model: mock/echo, prompt: \"" is 40 code units in any encoding; then
+# "Café 🍰 ${{ " is 11 code points, 12 UTF-16 units (the emoji is a surrogate pair), 15 UTF-8 bytes.
+EXPECTED_COLUMN = {"utf-8": 40 + 15, "utf-16": 40 + 12, "utf-32": 40 + 11}
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+async def test_position_encoding_is_negotiated(encoding: str) -> None:
+    import sys
+
+    from pytest_lsp import ClientServerConfig, make_test_lsp_client
+
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "nika", "lsp"])
+    client = make_test_lsp_client()
+    await client.start_io(*config.server_command)
+    caps = lsp.ClientCapabilities(general=lsp.GeneralClientCapabilities(position_encodings=[encoding]))
+    result = await client.initialize_session(lsp.InitializeParams(capabilities=caps))
+    assert result.capabilities.position_encoding == encoding
+    uri = f"file:///tmp/nika-test/enc-{encoding}.nika.yaml"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=UNICODE)
+        )
+    )
+    params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    [d] = params.diagnostics
+    assert d.code == "NIKA-VAR-001"
+    assert d.range.start == lsp.Position(line=5, character=EXPECTED_COLUMN[encoding])
+    await client.shutdown_session()
