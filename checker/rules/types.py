@@ -275,6 +275,7 @@ def check_type_exprs(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _refs_in(node: Node, named: set[str]) -> Iterator[Scalar]:
+    """Type names used inside a type expression (enum values and bounds are data, not types)."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -282,7 +283,7 @@ def _refs_in(node: Node, named: set[str]) -> Iterator[Scalar]:
             if isinstance(n.value, str) and n.value in named:
                 yield n
         elif isinstance(n, Mapping):
-            stack.extend(e.value for e in n.entries)
+            stack.extend(e.value for e in n.entries if e.key_text not in ("enum", "integer", "number", "string"))
         elif isinstance(n, Sequence):
             stack.extend(n.items)
 

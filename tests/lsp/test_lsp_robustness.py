@@ -44,7 +44,9 @@ async def test_malformed_documents_get_findings_and_the_server_survives(client: 
     # the server still answers afterwards
     ok = "file:///tmp/robust/good.nika.yaml"
     client.text_document_did_open(
-        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=ok, language_id="yaml", version=1, text=GOOD))
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=ok, language_id="yaml", version=1, text=GOOD)
+        )
     )
     assert not await _settle(client, ok)
 
@@ -63,7 +65,9 @@ async def test_change_for_a_never_opened_document_is_ignored(client: LanguageCli
     )
     ok = "file:///tmp/robust/after-ghost.nika.yaml"
     client.text_document_did_open(
-        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=ok, language_id="yaml", version=1, text=GOOD))
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=ok, language_id="yaml", version=1, text=GOOD)
+        )
     )
     assert not await _settle(client, ok)
 
@@ -83,7 +87,9 @@ async def test_versions_never_go_backwards(client: LanguageClient) -> None:
         pytest.skip("push-only behaviour")
     uri = "file:///tmp/robust/versions.nika.yaml"
     client.text_document_did_open(
-        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=GOOD))
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=GOOD)
+        )
     )
     await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     for v in range(2, 8):  # a burst of edits: only the newest may be published last
