@@ -1,4 +1,4 @@
-"""The ``nika`` command line: check | explain | lsp | run.
+"""The ``nika`` command line: check | explain | lsp | schema | run.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -38,6 +38,17 @@ def _parser() -> argparse.ArgumentParser:
     lsp = sub.add_parser("lsp", help="start the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
 
+    sub.add_parser(
+        "schema",
+        help="print the workflow JSON Schema (for a `# yaml-language-server: $schema=<file>` modeline)",
+        description=(
+            "Print a JSON Schema (draft 2020-12) of the nika: v1 workflow format, generated from the "
+            "checker's own field and tool data. Save it to a file and point yaml-language-server at it "
+            "with a first line `# yaml-language-server: $schema=<file>` (or its yaml.schemas setting) "
+            "for completion and structural errors in any editor; `nika check` still judges the rest."
+        ),
+    )
+
     r = sub.add_parser("run", help="run a workflow")
     r.add_argument("file")
     r.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -61,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_explain(args.code)
     if args.command == "lsp":
         return cmd_lsp(args)
+    if args.command == "schema":
+        return cmd_schema()
     if args.command == "run":
         print(
             "nika: `nika run` is not implemented yet; only `nika check` is available in this release.", file=sys.stderr
@@ -109,6 +122,18 @@ def cmd_explain(code: str) -> int:
     print(info.teaching)
     print()
     print(f"docs: https://nika.sh/errors/{info.code}")
+    return 0
+
+
+def cmd_schema() -> int:
+    """Print the generated workflow JSON Schema on stdout."""
+    import contextlib
+    import json
+
+    from checker.schema_export import workflow_json_schema
+
+    with contextlib.suppress(BrokenPipeError):
+        print(json.dumps(workflow_json_schema(), indent=2))
     return 0
 
 

@@ -1,0 +1,151 @@
+"""Code actions over the wire: quick fixes from `Diagnostic.data`, and `source.fixAll.nika`."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from checker.source import SourceText
+from nika_lsp.convert import range_to_span
+
+URI = "file:///tmp/nika-test/actions.nika.yaml"
+TYPO = 'nika: v1\nworkflow:\n  id: w\ntasks:\n  a:\n    exec: { command: ["true"] }\n    timout: "30s"\n'
+MANY = (
+    "nika: v1\nworkflow:\n  id: w\ntasks:\n"
+    '  a:\n    exec: { command: ["true"] }\n    timout: "30s"\n'
+    '  b:\n    exec:\n      command: "echo hi"\n    after: { a: sucess }\n    max_paralel: 2\n'
+)
+
+
+def encoding_of(client: LanguageClient) -> str:
+    """The position encoding the server picks: the client's first offer, else UTF-16."""
+    general = client.capabilities.general if client.capabilities else None
+    for enc in (general.position_encodings if general else None) or ():
+        if enc in ("utf-8", "utf-16", "utf-32"):
+            return str(enc)
+    return "utf-16"
+
+
+def is_pull(client: LanguageClient) -> bool:
+    caps = client.capabilities.text_document if client.capabilities else None
+    return bool(caps and caps.diagnostic)
+
+
+async def diagnostics(client: LanguageClient, uri: str = URI) -> list[lsp.Diagnostic]:
+    """The current findings: pulled when the client pulls, else the next publication."""
+    if is_pull(client):
+        rep = await client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+        )
+        assert isinstance(rep, lsp.RelatedFullDocumentDiagnosticReport)
+        return list(rep.items)
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return list(client.diagnostics[uri])
+
+
+async def open_doc(client: LanguageClient, text: str) -> list[lsp.Diagnostic]:
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=URI, language_id="yaml", version=1, text=text)
+        )
+    )
+    return await diagnostics(client)
+
+
+async def replace_text(client: LanguageClient, text: str, version: int) -> list[lsp.Diagnostic]:
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=URI, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+    return await diagnostics(client)
+
+
+def apply(text: str, edits: list[lsp.TextEdit], encoding: str) -> str:
+    """Apply edits that all refer to the original text, as an editor does."""
+    src = SourceText(text)
+    spans = sorted(((range_to_span(src, e.range, encoding), e.new_text) for e in edits), reverse=True)
+    for span, new in spans:
+        text = text[: span.start] + new + text[span.end :]
+    return text
+
+
+def edits_of(edit: lsp.WorkspaceEdit | None) -> list[lsp.TextEdit]:
+    """The text edits for our document, whichever of the two shapes the server chose."""
+    assert edit is not None
+    if edit.changes:
+        return list(edit.changes[URI])
+    out: list[lsp.TextEdit] = []
+    for change in edit.document_changes or []:
+        assert isinstance(change, lsp.TextDocumentEdit) and change.text_document.uri == URI
+        out += [e for e in change.edits if isinstance(e, lsp.TextEdit)]
+    return out
+
+
+async def code_actions(
+    client: LanguageClient, rng: lsp.Range, diags: list[lsp.Diagnostic], only: list[str] | None
+) -> list[lsp.CodeAction]:
+    result = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=URI),
+            range=rng,
+            context=lsp.CodeActionContext(diagnostics=diags, only=only),
+        )
+    )
+    return [a for a in result or [] if isinstance(a, lsp.CodeAction)]
+
+
+@pytest.mark.asyncio
+async def test_quick_fix_round_trip(client: LanguageClient) -> None:
+    [d] = await open_doc(client, TYPO)
+    assert d.code == "NIKA-PARSE-005" and d.data and d.data["fixes"]
+    actions = await code_actions(client, d.range, [d], [lsp.CodeActionKind.QuickFix.value])
+    [action] = actions
+    assert action.title == "Rename `timout` to `timeout`"
+    assert action.kind == lsp.CodeActionKind.QuickFix
+    assert action.is_preferred is True  # the only fix, and a safe one
+    assert action.diagnostics and action.diagnostics[0].code == "NIKA-PARSE-005"
+    fixed = apply(TYPO, edits_of(action.edit), encoding_of(client))
+    assert fixed == TYPO.replace("timout", "timeout")
+    assert await replace_text(client, fixed, 2) == []
+
+
+@pytest.mark.asyncio
+async def test_quick_fixes_come_only_from_the_sent_diagnostics(client: LanguageClient) -> None:
+    diags = await open_doc(client, MANY)
+    unsafe = next(d for d in diags if d.code == "NIKA-PARSE-019")
+    [action] = await code_actions(client, unsafe.range, [unsafe], [lsp.CodeActionKind.QuickFix.value])
+    assert action.title == "Run the string through the shell (`shell:`)"
+    assert action.is_preferred is None  # an unsafe fix is never applied automatically
+    # a diagnostic from another tool, or without fix data, yields nothing
+    foreign = lsp.Diagnostic(range=unsafe.range, message="x", source="yaml", data=unsafe.data)
+    assert await code_actions(client, unsafe.range, [foreign], [lsp.CodeActionKind.QuickFix.value]) == []
+
+
+@pytest.mark.asyncio
+async def test_fix_all_applies_every_safe_fix(client: LanguageClient) -> None:
+    diags = await open_doc(client, MANY)
+    assert {d.code for d in diags} == {"NIKA-PARSE-005", "NIKA-PARSE-019", "NIKA-DAG-005"}
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    [action] = await code_actions(client, whole, [], ["source.fixAll"])
+    assert action.kind == "source.fixAll.nika"
+    edits = edits_of(action.edit)
+    assert len(edits) == 3
+    fixed = apply(MANY, edits, encoding_of(client))
+    assert "timeout:" in fixed and "sucess" not in fixed and "max_parallel:" in fixed
+    assert 'command: "echo hi"' in fixed  # the unsafe rewrite is left to the author
+    remaining = await replace_text(client, fixed, 2)
+    assert [d.code for d in remaining] == ["NIKA-PARSE-019"]
+    # nothing safe is left, so no fix-all action is offered any more
+    assert await code_actions(client, whole, [], ["source.fixAll.nika"]) == []
+
+
+@pytest.mark.asyncio
+async def test_only_filter_separates_quick_fixes_from_fix_all(client: LanguageClient) -> None:
+    [d] = await open_doc(client, TYPO)
+    kinds = {a.kind for a in await code_actions(client, d.range, [d], None)}
+    assert kinds == {lsp.CodeActionKind.QuickFix, "source.fixAll.nika"}
+    assert {a.kind for a in await code_actions(client, d.range, [d], ["source"])} == {"source.fixAll.nika"}
+    assert await code_actions(client, d.range, [d], ["refactor"]) == []
