@@ -63,6 +63,15 @@ class Documents:
         with self._lock:
             return uri in self._text
 
+    def peek(self, uri: str) -> Snapshot | None:
+        """The newest analysis already computed for ``uri`` (possibly of an older version), or None.
+
+        Never compiles: latency-sensitive features (completion) use it while the debounced
+        check of the newest text is still pending.
+        """
+        with self._lock:
+            return self._cache.get(uri)
+
     def snapshot(self, uri: str) -> Snapshot | None:
         """The analysis of the latest text of ``uri`` (computed once per version)."""
         with self._lock:
