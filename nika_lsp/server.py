@@ -73,6 +73,13 @@ class NikaLanguageServer(LanguageServer):
             return None
         return self.docs.snapshot(uri)
 
+    async def snapshot_async(self, uri: str) -> Snapshot | None:
+        """:meth:`snapshot` computed in the worker pool, so the request loop never blocks on analysis."""
+        if not self.docs.known(uri):
+            return None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
+
     def safely(self, what: str, fn: Callable[[], T], default: T) -> T:
         """Run a feature; an exception is logged to the client and answered with ``default``."""
         try:

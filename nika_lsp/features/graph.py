@@ -19,7 +19,6 @@ of a node's written content, a task's effective model, and a snapshot fetched of
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +43,7 @@ GRAPH_VERSION = 1
 
 async def snapshot_async(ls: NikaLanguageServer, uri: str) -> Snapshot | None:
     """The document's snapshot, computed in the worker pool when it is not cached yet."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(ls.thread_pool, ls.snapshot, uri)
+    return await ls.snapshot_async(uri)
 
 
 def extent(src: SourceText, node: Node) -> Span:

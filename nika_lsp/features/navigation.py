@@ -167,23 +167,23 @@ def register(server: NikaLanguageServer) -> None:
     """Attach this module's handlers to server."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: NikaLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-        snap = ls.snapshot(params.text_document.uri)
+    async def definition(ls: NikaLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         return ls.safely("definition", lambda: find_definition(snap, params.position, ls.encoding), None)
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    def references(ls: NikaLanguageServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
-        snap = ls.snapshot(params.text_document.uri)
+    async def references(ls: NikaLanguageServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         include = bool(params.context and params.context.include_declaration)
         return ls.safely("references", lambda: find_references(snap, params.position, ls.encoding, include), None)
 
     @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
-    def prepare(ls: NikaLanguageServer, params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
-        snap = ls.snapshot(params.text_document.uri)
+    async def prepare(ls: NikaLanguageServer, params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         outcome = ls.safely("prepare rename", lambda: prepare_rename(snap, params.position, ls.encoding), None)
@@ -191,8 +191,8 @@ def register(server: NikaLanguageServer) -> None:
         return outcome if isinstance(outcome, lsp.PrepareRenamePlaceholder) else None
 
     @server.feature(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True))
-    def do_rename(ls: NikaLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
-        snap = ls.snapshot(params.text_document.uri)
+    async def do_rename(ls: NikaLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         ws = ls.client_capabilities.workspace
