@@ -83,18 +83,18 @@ def _table() -> dict:
 
 @cache
 def registry() -> dict[str, CodeInfo]:
-    data = _table()
-    out: dict[str, CodeInfo] = {}
-    for code, row in data.get("codes", {}).items():
-        out[code] = CodeInfo(
-            code=code,
-            title=row["title"],
-            category=row["category"],
-            phase=row["phase"],
-            severity=Severity(row.get("severity", "error")),
-            teaching=row["teaching"].strip(),
-        )
-    return out
+    return {code: _code_info(code, row) for code, row in _table().get("codes", {}).items()}
+
+
+def _code_info(code: str, row: dict) -> CodeInfo:  # type: ignore[type-arg]
+    return CodeInfo(
+        code=code,
+        title=row["title"],
+        category=row["category"],
+        phase=row["phase"],
+        severity=Severity(row.get("severity", "error")),
+        teaching=row["teaching"].strip(),
+    )
 
 
 @cache
@@ -121,14 +121,7 @@ def lookup(code: str) -> CodeInfo:
     row = section(_CODES_TOML, "codes", code)
     if row is None:
         raise KeyError(f"{code} is not in checker/codes.toml")
-    return CodeInfo(
-        code=code,
-        title=row["title"],
-        category=row["category"],
-        phase=row["phase"],
-        severity=Severity(row.get("severity", "error")),
-        teaching=row["teaching"].strip(),
-    )
+    return _code_info(code, row)
 
 
 def lookup_lint(rule: str) -> LintInfo:

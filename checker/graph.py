@@ -92,13 +92,22 @@ class Graph:
 
     def upstream(self, task: str) -> set[str]:
         """Every task ``task`` transitively waits for."""
+        return self._reach(task, forward=False)
+
+    def downstream(self, task: str) -> set[str]:
+        """Every task that transitively waits for ``task``."""
+        return self._reach(task, forward=True)
+
+    def _reach(self, task: str, *, forward: bool) -> set[str]:
         seen: set[str] = set()
         stack = [task]
         while stack:
-            for e in self.incoming(stack.pop()):
-                if e.producer not in seen:
-                    seen.add(e.producer)
-                    stack.append(e.producer)
+            node = stack.pop()
+            for e in self.outgoing(node) if forward else self.incoming(node):
+                nxt = e.consumer if forward else e.producer
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
         return seen
 
     def find_cycle(self) -> list[Edge] | None:

@@ -622,15 +622,7 @@ class ModelView:
         if hit is not None:
             return hit
         g = self.graph
-        seen: set[str] = set()
-        if g is not None:
-            stack = [task]
-            while stack:
-                for e in g.outgoing(stack.pop()):
-                    if e.consumer not in seen:
-                        seen.add(e.consumer)
-                        stack.append(e.consumer)
-        out = frozenset(seen)
+        out = frozenset(g.downstream(task)) if g is not None else frozenset()
         self._down[task] = out
         return out
 
