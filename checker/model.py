@@ -228,6 +228,22 @@ class Workflow:
     def section_names(self, section: str) -> set[str]:
         return {n.name for n in getattr(self, section)}
 
+    def type_expressions(self) -> list[tuple[str | None, Node]]:
+        """Every position that holds a TypeExpr (09), with the task it belongs to (or None):
+        named types, input/config `type:`, typed const `type:`, output `type:`, task `returns:`."""
+        out: list[tuple[str | None, Node]] = [(None, n.node) for n in self.types]
+        for section in (self.inputs, self.config):
+            for n in section:
+                t = n.node.get("type") if isinstance(n.node, Mapping) else None
+                if t is not None:
+                    out.append((None, t))
+        for n in self.const:
+            if isinstance(n.node, Mapping) and "type" in n.node and "value" in n.node:
+                out.append((None, n.node.get("type")))  # type: ignore[arg-type]
+        out.extend((None, o.type) for o in self.outputs if o.type is not None)
+        out.extend((t.id, t.returns) for t in self.tasks.values() if t.returns is not None)
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class ExprSite:

@@ -323,17 +323,7 @@ class _Builder:
     def type_uses(self, wf: Workflow) -> None:
         if not any(d.kind == "type" for d in self.drafts.values()):
             return
-        roots: list[Node] = [n.node for n in wf.types]
-        for section in ("inputs", "config"):
-            for named in getattr(wf, section):
-                if isinstance(named.node, Mapping) and named.node.get("type") is not None:
-                    roots.append(named.node.get("type"))  # type: ignore[arg-type]
-        for named in wf.const:
-            if isinstance(named.node, Mapping) and "type" in named.node and "value" in named.node:
-                roots.append(named.node.get("type"))  # type: ignore[arg-type]
-        roots.extend(o.type for o in wf.outputs if o.type is not None)
-        roots.extend(t.returns for t in wf.tasks.values() if t.returns is not None)
-        for root in roots:
+        for _task, root in wf.type_expressions():
             for scalar in _type_names(root):
                 name = scalar.value
                 self.use("type", name, None, self.key_span(scalar, name))

@@ -250,27 +250,11 @@ def _named_types(ctx: RuleContext) -> set[str]:
 
 
 def check_type_exprs(ctx: RuleContext) -> Iterator[Diagnostic]:
-    wf = ctx.workflow
     named = _named_types(ctx)
-    tc = _TypeChecker(named, None)
-    for n in wf.types:
-        tc.check(n.node)
-    for section in ("inputs", "config"):
-        for n in getattr(wf, section):
-            if isinstance(n.node, Mapping) and n.node.get("type") is not None:
-                tc.check(n.node.get("type"))  # type: ignore[arg-type]
-    for n in wf.const:
-        if isinstance(n.node, Mapping) and "type" in n.node and "value" in n.node:
-            tc.check(n.node.get("type"))  # type: ignore[arg-type]
-    for o in wf.outputs:
-        if o.type is not None:
-            tc.check(o.type)
-    yield from tc.out
-    for task in wf.tasks.values():
-        if task.returns is not None:
-            t = _TypeChecker(named, task.id)
-            t.check(task.returns)
-            yield from t.out
+    for task, node in ctx.workflow.type_expressions():
+        tc = _TypeChecker(named, task)
+        tc.check(node)
+        yield from tc.out
     yield from _recursive_types(ctx)
 
 
