@@ -1240,17 +1240,22 @@ _RULES = {
 def check_tool_ref(value: Scalar, *, task: str | None) -> list[Diagnostic]:
     """A literal ``nika:…`` tool id that is not one of the builtins → NIKA-INVOKE-001.
 
-    Ids in other namespaces are left to the schema layer; templates are left alone.
+    Ids in other namespaces are left to the tool-id grammar; templates are left alone. A
+    did-you-mean comes with a rename fix on the id's text (quotes excluded).
     """
     v = value.value
     if not isinstance(v, str) or not v.startswith("nika:") or is_dynamic(value) or v in tool_ids():
         return []
     retired = retired_tools()
+    fixes: tuple[Fix, ...] = ()
     if v in retired:
         help = f"Use {retired[v]} instead."
     else:
         hit = _suggest(v, list(tool_ids()))
         help = f"Did you mean `{hit}`?" if hit else "Use one of the builtins listed by `nika catalog`."
+        if hit:
+            target = value.sub_span(0, len(value.raw)) if value.offsets else value.span
+            fixes = (Fix(f"Change to `{hit}`", (Edit(target, hit),)),)
     return [
         report(
             TOOL_CODE,
@@ -1258,6 +1263,7 @@ def check_tool_ref(value: Scalar, *, task: str | None) -> list[Diagnostic]:
             f"`{v}` is not a builtin; the `nika:` namespace holds a closed set of {len(tool_ids())} tools",
             help,
             task=task,
+            fixes=fixes,
         )
     ]
 

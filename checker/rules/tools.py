@@ -9,15 +9,13 @@ from collections.abc import Iterator
 
 from checker import contracts
 from checker.codes import report
-from checker.diagnostics import Diagnostic, Edit, Fix
+from checker.diagnostics import Diagnostic
 from checker.expr import has_island
-from checker.fields import did_you_mean
 from checker.model import Agent, Infer, Invoke, Verb
 from checker.nodes import Node, Scalar
 from checker.rules.context import RuleContext
 
 MCP_RE = re.compile(r"^mcp:[a-z][a-z0-9-]*/[A-Za-z0-9_/-]+\Z")
-AGENT_ONLY = {"nika:done": "NIKA-BUILTIN-DONE-001", "nika:compose": "NIKA-BUILTIN-COMPOSE-001"}
 
 
 def _verbs(ctx: RuleContext) -> Iterator[tuple[str, Verb]]:
@@ -29,49 +27,39 @@ def _verbs(ctx: RuleContext) -> Iterator[tuple[str, Verb]]:
                 yield task.id, step.verb
 
 
-def tool_id_problem(tool: str) -> tuple[str, str, str] | None:
-    """(code, message, help) when ``tool`` is not a valid tool id; ``None`` when it is."""
+def grammar_problem(tool: str) -> tuple[str, str] | None:
+    """(message, help) when ``tool`` breaks the tool-id grammar (NIKA-PARSE-019), else ``None``.
+
+    Whether a well-formed ``nika:`` id names a builtin is the contracts' question
+    (:func:`checker.contracts.check_tool_ref`).
+    """
     if tool.startswith("nika:"):
-        name = tool[5:]
-        if tool in contracts.tool_ids():
+        if re.match(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*\Z", tool[5:]):
             return None
-        if not re.match(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*\Z", name):
-            return (
-                "NIKA-PARSE-019",
-                f"`{tool}` is not a valid builtin id",
-                "Builtins are spelled `nika:<name>`, e.g. `nika:read`.",
-            )
-        guess = did_you_mean(tool, contracts.tool_ids())
-        return (
-            "NIKA-INVOKE-001",
-            f"`{tool}` is not a builtin tool",
-            f"Did you mean `{guess}`?" if guess else "See `nika explain NIKA-INVOKE-001` for the 28 builtins.",
-        )
+        return f"`{tool}` is not a valid builtin id", "Builtins are spelled `nika:<name>`, e.g. `nika:read`."
     if tool.startswith("mcp:"):
         if MCP_RE.match(tool):
             return None
         if "/" not in tool:
-            return (
-                "NIKA-PARSE-019",
-                f"`{tool}` names an MCP server but no tool",
-                f"Write `{tool}/<tool_name>`.",
-            )
-        return (
-            "NIKA-PARSE-019",
-            f"`{tool}` is not a valid MCP tool id",
-            "Use `mcp:<server>/<tool>` with a kebab-case server name.",
-        )
+            return f"`{tool}` names an MCP server but no tool", f"Write `{tool}/<tool_name>`."
+        return f"`{tool}` is not a valid MCP tool id", "Use `mcp:<server>/<tool>` with a kebab-case server name."
     ns = tool.split(":", 1)[0] if ":" in tool else None
     return (
-        "NIKA-PARSE-019",
         f"`{tool}` is not a valid tool id" + (f": the `{ns}:` namespace does not exist" if ns else ""),
         "Tools are `nika:<builtin>` or `mcp:<server>/<tool>`; wrap anything else in an MCP server.",
     )
 
 
+def _tool_id_findings(node: Scalar, tool: str, tid: str) -> list[Diagnostic]:
+    problem = grammar_problem(tool)
+    if problem is not None:
+        return [report("NIKA-PARSE-019", node.span, problem[0], problem[1], task=tid)]
+    return contracts.check_tool_ref(node, task=tid)
+
+
 def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
     for tid, verb in _verbs(ctx):
-        if not isinstance(verb, Invoke) or verb.tool is None or verb.tool_node is None:
+        if not isinstance(verb, Invoke) or verb.tool is None or not isinstance(verb.tool_node, Scalar):
             continue
         tool = verb.tool
         node = verb.tool_node
@@ -84,35 +72,16 @@ def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
                 task=tid,
             )
             continue
-        problem = tool_id_problem(tool)
-        if problem is not None:
-            code, msg, help = problem
-            fixes = ()
-            if code == "NIKA-INVOKE-001" and help.startswith("Did you mean"):
-                guess = help.split("`")[1]
-                fixes = (Fix(f"Change to `{guess}`", (Edit(_value_span(node), guess),)),)
-            yield report(code, node.span, msg, help, task=tid, fixes=fixes)
-            continue
-        if tool in AGENT_ONLY:
-            yield report(
-                AGENT_ONLY[tool],
-                node.span,
-                f"`{tool}` can only be called by an agent",
-                "List it in an `agent:` task's `tools:` instead of invoking it directly.",
-                task=tid,
-            )
+        found = _tool_id_findings(node, tool, tid) or contracts.check_standalone_invoke(
+            tool, task=tid, anchor=node.span
+        )
+        if found:
+            yield from found
             continue
         if tool.startswith("nika:"):
             entry = verb.node.entry("args")
             anchor = entry.key.span if entry is not None else node.span
             yield from contracts.check_tool_args(tool, verb.args, task=tid, anchor=anchor)
-
-
-def _value_span(node: Scalar) -> object:
-    """The span of a scalar's text without its quotes."""
-    if node.offsets:
-        return node.sub_span(0, len(node.raw))
-    return node.span
 
 
 def check_agent_tools(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -132,10 +101,10 @@ def check_agent_tools(ctx: RuleContext) -> Iterator[Diagnostic]:
                         task=tid,
                     )
                 continue
-            problem = tool_id_problem(body)
-            if problem is not None:
-                code, msg, help = problem
-                yield report(code, item.span, msg, help, task=tid)
+            if body == pattern:
+                yield from _tool_id_findings(item, body, tid)
+            elif (problem := grammar_problem(body)) is not None:
+                yield report("NIKA-PARSE-019", item.span, problem[0], problem[1], task=tid)
 
 
 def check_models(ctx: RuleContext) -> Iterator[Diagnostic]:
