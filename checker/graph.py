@@ -179,29 +179,17 @@ def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite]) -> G
         if site.task is None or site.where not in ("with", "recover"):
             continue
         binding = _binding_of(wf, site)
-        for island in site.template.islands:
-            if island.expr is None:
+        for _island, ref, span in site.references():
+            if ref.root != "tasks" or not ref.path or not isinstance(ref.path[0], str):
                 continue
-            for ref in island_refs(island):
-                if ref.root != "tasks" or not ref.path or not isinstance(ref.path[0], str):
-                    continue
-                fld = ref.path[1] if len(ref.path) > 1 and isinstance(ref.path[1], str) else None
-                span = site.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
-                kind = "recovery" if site.where == "recover" else edge_kind(fld)
-                edges.append(Edge(ref.path[0], site.task, kind, fld, span, binding))
+            fld = ref.path[1] if len(ref.path) > 1 and isinstance(ref.path[1], str) else None
+            kind = "recovery" if site.where == "recover" else edge_kind(fld)
+            edges.append(Edge(ref.path[0], site.task, kind, fld, span, binding))
     for task in wf.tasks.values():
         for a in task.after:
             if a.predicate:
                 edges.append(Edge(a.producer, task.id, "control", a.predicate, a.key.span))
     return Graph(tuple(wf.tasks), tuple(edges))
-
-
-def island_refs(island: object) -> list:  # type: ignore[type-arg]
-    """References of a parsed island (cached on the island by the expr package)."""
-    from checker.expr import references
-
-    expr = getattr(island, "expr", None)
-    return references(expr) if expr is not None else []
 
 
 def _binding_of(wf: Workflow, site: ExprSite) -> str | None:

@@ -9,6 +9,7 @@ String values that hold ``${{ … }}`` islands are parsed once, at compile time,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,8 @@ from checker.nodes import Mapping, Node, Scalar
 from checker.source import SourceText, Span
 
 if TYPE_CHECKING:
-    from checker.expr import Template
+    from checker.expr import Island, Template
+    from checker.expr.refs import Ref
 
 VERBS = ("infer", "exec", "invoke", "agent")
 RESERVED_BINDINGS = frozenset({"output", "status", "error", "started_at", "ended_at", "duration_ms"})
@@ -263,6 +265,16 @@ class ExprSite:
     def span_of(self, start: int, end: int) -> Span:
         """Source span of ``[start, end)`` offsets inside the scalar's value."""
         return self.node.sub_span(start, end)
+
+    def references(self) -> Iterator[tuple[Island, Ref, Span]]:
+        """Every reference of every parsed island, with its source span."""
+        from checker.expr import references
+
+        for island in self.template.islands:
+            if island.expr is None:
+                continue
+            for ref in references(island.expr):
+                yield island, ref, self.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,13 +26,7 @@ class RuleContext:
 
     def refs(self, where: tuple[str, ...] | None = None) -> Iterator[tuple[ExprSite, Island, Ref, Span]]:
         """Every reference of every parsed island, with the source span of the reference."""
-        from checker.expr import references
-
         for site in self.sites:
-            if where is not None and site.where not in where:
-                continue
-            for island in site.template.islands:
-                if island.expr is None:
-                    continue
-                for ref in references(island.expr):
-                    yield site, island, ref, site.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
+            if where is None or site.where in where:
+                for island, ref, span in site.references():
+                    yield site, island, ref, span

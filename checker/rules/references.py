@@ -90,112 +90,104 @@ def check_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
 def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     task = wf.tasks.get(site.task) if site.task else None
-    for island in site.template.islands:
-        if island.expr is None:
-            continue
-        from checker.expr import references
-
-        for ref in references(island.expr):
-            span = site.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
-            root = ref.root
-            path = ref.path
-            where_text = _WHERE_TEXT.get(site.where, "here")
-            if root in VALUE_ROOTS:
-                if root == "secrets" and site.where == "when":
-                    yield report(
-                        "NIKA-VAR-001",
-                        span,
-                        "secrets cannot be read in `when:`",
-                        "Decide on inputs, config, const or `with:` values instead.",
-                        task=site.task,
-                    )
-                    continue
-                name = path[0] if path and isinstance(path[0], str) else None
-                if name is None:
-                    yield report(
-                        "NIKA-VAR-001",
-                        span,
-                        f"`{root}` must be followed by a declared name",
-                        f"Read one entry, e.g. `{root}.<name>`.",
-                        task=site.task,
-                    )
-                elif name not in declared[root] and not ref.in_has:
-                    yield _unknown(root, name, declared[root], span, site, island, ref)
-                continue
-            if root == "with":
-                name = path[0] if path and isinstance(path[0], str) else None
-                if site.where not in WITH_ALLOWED or task is None:
-                    yield report(
-                        "NIKA-VAR-001",
-                        span,
-                        f"`with.*` is not in scope in {where_text}",
-                        "`with.*` reads the current task's bindings; outside a task body use `tasks.<id>.output`.",
-                        task=site.task,
-                    )
-                elif name is None:
-                    yield report(
-                        "NIKA-VAR-001", span, "`with` must be followed by a binding name", None, task=site.task
-                    )
-                elif task.binding(name) is None and not ref.in_has:
-                    names = [b.name for b in task.with_]
-                    yield _unknown("with", name, set(names), span, site, island, ref)
-                continue
-            if root == "tasks":
-                yield from _tasks_ref(ctx, site, ref, span)
-                continue
-            if root in ("item", "index"):
-                if site.where == "for_each":
-                    yield report(
-                        "NIKA-VAR-005",
-                        span,
-                        f"`{root}` is not defined yet in the `for_each:` expression itself",
-                        "The collection is computed before the fan-out; read `item`/`index` in the body or `with:`.",
-                        task=site.task,
-                    )
-                elif not (site.in_for_each and site.where in LOOP_ALLOWED):
-                    yield report(
-                        "NIKA-VAR-001",
-                        span,
-                        f"`{root}` only exists inside a `for_each` task's body",
-                        "Add `for_each:` to this task, or bind the value through `with:`.",
-                        task=site.task,
-                    )
-                continue
-            if root == "vars":
-                yield report(
-                    "NIKA-VALUES-001",
-                    span,
-                    "`vars.*` no longer exists",
-                    "Read per-run values from `inputs.*` and fixed values from `const.*`.",
-                    task=site.task,
-                )
-            elif root == "env":
-                yield report(
-                    "NIKA-VALUES-002",
-                    span,
-                    "`env.*` no longer exists",
-                    "Read deployment settings from `config.*` and credentials from `secrets.*`.",
-                    task=site.task,
-                )
-            elif root in FOREIGN_VALUE_ROOTS:
-                yield report(
-                    "NIKA-VALUES-003",
-                    span,
-                    f"`{root}.*` is not a Nika value namespace",
-                    "Values come from exactly four places: `inputs`, `config`, `const` and `secrets`.",
-                    task=site.task,
-                )
-            else:
-                guess = did_you_mean(root, KNOWN_ROOTS)
+    for island, ref, span in site.references():
+        root = ref.root
+        path = ref.path
+        where_text = _WHERE_TEXT.get(site.where, "here")
+        if root in VALUE_ROOTS:
+            if root == "secrets" and site.where == "when":
                 yield report(
                     "NIKA-VAR-001",
                     span,
-                    f"unknown name `{root}`",
-                    (f"Did you mean `{guess}`? " if guess else "")
-                    + "Expressions read inputs, config, const, secrets, with, tasks (and item/index in a for_each).",
+                    "secrets cannot be read in `when:`",
+                    "Decide on inputs, config, const or `with:` values instead.",
                     task=site.task,
-                    fixes=_rename_root_fix(site, island, ref, guess),
                 )
+                continue
+            name = path[0] if path and isinstance(path[0], str) else None
+            if name is None:
+                yield report(
+                    "NIKA-VAR-001",
+                    span,
+                    f"`{root}` must be followed by a declared name",
+                    f"Read one entry, e.g. `{root}.<name>`.",
+                    task=site.task,
+                )
+            elif name not in declared[root] and not ref.in_has:
+                yield _unknown(root, name, declared[root], span, site, island, ref)
+            continue
+        if root == "with":
+            name = path[0] if path and isinstance(path[0], str) else None
+            if site.where not in WITH_ALLOWED or task is None:
+                yield report(
+                    "NIKA-VAR-001",
+                    span,
+                    f"`with.*` is not in scope in {where_text}",
+                    "`with.*` reads the current task's bindings; outside a task body use `tasks.<id>.output`.",
+                    task=site.task,
+                )
+            elif name is None:
+                yield report("NIKA-VAR-001", span, "`with` must be followed by a binding name", None, task=site.task)
+            elif task.binding(name) is None and not ref.in_has:
+                names = [b.name for b in task.with_]
+                yield _unknown("with", name, set(names), span, site, island, ref)
+            continue
+        if root == "tasks":
+            yield from _tasks_ref(ctx, site, ref, span)
+            continue
+        if root in ("item", "index"):
+            if site.where == "for_each":
+                yield report(
+                    "NIKA-VAR-005",
+                    span,
+                    f"`{root}` is not defined yet in the `for_each:` expression itself",
+                    "The collection is computed before the fan-out; read `item`/`index` in the body or `with:`.",
+                    task=site.task,
+                )
+            elif not (site.in_for_each and site.where in LOOP_ALLOWED):
+                yield report(
+                    "NIKA-VAR-001",
+                    span,
+                    f"`{root}` only exists inside a `for_each` task's body",
+                    "Add `for_each:` to this task, or bind the value through `with:`.",
+                    task=site.task,
+                )
+            continue
+        if root == "vars":
+            yield report(
+                "NIKA-VALUES-001",
+                span,
+                "`vars.*` no longer exists",
+                "Read per-run values from `inputs.*` and fixed values from `const.*`.",
+                task=site.task,
+            )
+        elif root == "env":
+            yield report(
+                "NIKA-VALUES-002",
+                span,
+                "`env.*` no longer exists",
+                "Read deployment settings from `config.*` and credentials from `secrets.*`.",
+                task=site.task,
+            )
+        elif root in FOREIGN_VALUE_ROOTS:
+            yield report(
+                "NIKA-VALUES-003",
+                span,
+                f"`{root}.*` is not a Nika value namespace",
+                "Values come from exactly four places: `inputs`, `config`, `const` and `secrets`.",
+                task=site.task,
+            )
+        else:
+            guess = did_you_mean(root, KNOWN_ROOTS)
+            yield report(
+                "NIKA-VAR-001",
+                span,
+                f"unknown name `{root}`",
+                (f"Did you mean `{guess}`? " if guess else "")
+                + "Expressions read inputs, config, const, secrets, with, tasks (and item/index in a for_each).",
+                task=site.task,
+                fixes=_rename_root_fix(site, island, ref, guess),
+            )
 
 
 def _tasks_ref(ctx: RuleContext, site: ExprSite, ref, span: Span) -> Iterator[Diagnostic]:  # type: ignore[no-untyped-def]
