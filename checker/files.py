@@ -6,12 +6,11 @@ import os
 import sys
 from collections.abc import Iterator
 
-from checker.codes import report
 from checker.engine import compile_bytes
 from checker.model import CompiledWorkflow
 from checker.report import FileReport
-from checker.source import SourceText, Span
-from checker.yaml_nodes import MAX_DOCUMENT_BYTES
+from checker.source import SourceText
+from checker.yaml_nodes import MAX_DOCUMENT_BYTES, oversize
 
 SUFFIXES = (".nika.yaml", ".nika.yml")
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
@@ -73,13 +72,7 @@ def compile_path(path: str) -> tuple[CompiledWorkflow | None, str | None]:
     if len(data) > MAX_DOCUMENT_BYTES:
         head = data[:4096].decode("utf-8", errors="replace")
         src = SourceText(head, shown)
-        d = report(
-            "NIKA-YAML-010",
-            Span(0, 0),
-            f"the document is larger than the 1 MiB ({MAX_DOCUMENT_BYTES}-byte) cap",
-            "Split the workflow, or move large data into files read at run time.",
-        )
-        return CompiledWorkflow(src, None, None, (), (d,)), None
+        return CompiledWorkflow(src, None, None, (), (oversize(None),)), None
     return compile_bytes(data, shown, base), None
 
 

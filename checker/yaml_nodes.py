@@ -374,21 +374,24 @@ def decode_source(data: bytes, path: str) -> tuple[SourceText, list[Diagnostic]]
         return src, [d]
 
 
+def oversize(size: int | None) -> Diagnostic:
+    """NIKA-YAML-010 for a document over the cap (``size`` is None when reading stopped early)."""
+    what = f"is {size} bytes, " if size is not None else "is "
+    return report(
+        "NIKA-YAML-010",
+        Span(0, 0),
+        f"the document {what}over the 1 MiB ({MAX_DOCUMENT_BYTES}-byte) cap",
+        "Split the workflow, or move large data into files read at run time.",
+    )
+
+
 def parse_yaml(src: SourceText) -> ParsedYaml:
     """Judge the YAML profile and build the node tree for one document."""
     text = src.text
     diags: list[Diagnostic] = []
     size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_DOCUMENT_BYTES:
-        diags.append(
-            report(
-                "NIKA-YAML-010",
-                Span(0, 0),
-                f"the document is {size} bytes, over the 1 MiB (1048576-byte) cap",
-                "Split the workflow, or move large data into files read at run time.",
-            )
-        )
-        return ParsedYaml(None, tuple(diags), True)
+        return ParsedYaml(None, (oversize(size),), True)
     if text.startswith("\ufeff"):
         diags.append(
             report(
