@@ -21,7 +21,6 @@ from lsprotocol import types as lsp
 from checker.diagnostics import Edit
 from checker.source import Span
 from nika_lsp.convert import span_to_range
-from nika_lsp.features.graph import snapshot_async
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
@@ -153,7 +152,7 @@ def register(server: NikaLanguageServer) -> None:
         if wanted(QUICK_FIX_KIND, only):
             out += ls.safely("codeAction", lambda: quick_fixes(uri, params.context.diagnostics), [])
         if wanted(FIX_ALL_KIND, only):
-            snap = await snapshot_async(ls, uri)
+            snap = await ls.snapshot_async(uri)
             if snap is not None:
                 action = ls.safely("fixAll", lambda: fix_all(snap, ls.encoding, versioned=_document_changes(ls)), None)
                 if action is not None:

@@ -14,7 +14,7 @@ into ``waves``. Edges are the derived ones of :mod:`checker.graph` (data, contro
 in source order, without edges from undeclared tasks (those are findings, not plan).
 
 The module also holds the small helpers the outline features share with the plan: the extent
-of a node's written content, a task's effective model, and a snapshot fetched off the loop.
+of a node's written content and a task's effective model.
 """
 
 from __future__ import annotations
@@ -39,11 +39,6 @@ GRAPH_VERSION = 1
 
 
 # -- helpers shared with the outline features ------------------------------------------------
-
-
-async def snapshot_async(ls: NikaLanguageServer, uri: str) -> Snapshot | None:
-    """The document's snapshot, computed in the worker pool when it is not cached yet."""
-    return await ls.snapshot_async(uri)
 
 
 def extent(src: SourceText, node: Node) -> Span:
@@ -181,7 +176,7 @@ def register(server: NikaLanguageServer) -> None:
         uri = _uri_of(params)
         if uri is None:
             return None
-        snap = await snapshot_async(ls, uri)
+        snap = await ls.snapshot_async(uri)
         if snap is None:
             return None
         return ls.safely("nika/graph", lambda: graph_document(snap, ls.encoding), None)

@@ -30,7 +30,7 @@ from checker.model import Exec, Invoke, Task, Workflow
 from checker.nodes import Entry, Mapping, Node, Scalar, Sequence
 from checker.source import SourceText
 from nika_lsp.convert import offset_of, position, span_to_range
-from nika_lsp.features.graph import extent, node_text, scalar_text, snapshot_async, task_model
+from nika_lsp.features.graph import extent, node_text, scalar_text, task_model
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
@@ -451,7 +451,7 @@ def register(server: NikaLanguageServer) -> None:
     async def document_symbol(
         ls: NikaLanguageServer, params: lsp.DocumentSymbolParams
     ) -> list[lsp.DocumentSymbol] | list[lsp.SymbolInformation] | None:
-        snap = await snapshot_async(ls, params.text_document.uri)
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         if _hierarchical(ls):
@@ -460,7 +460,7 @@ def register(server: NikaLanguageServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
     async def folding_range(ls: NikaLanguageServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange] | None:
-        snap = await snapshot_async(ls, params.text_document.uri)
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         td = ls.client_capabilities.text_document
@@ -471,7 +471,7 @@ def register(server: NikaLanguageServer) -> None:
     async def inlay_hint(ls: NikaLanguageServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
         if not ls.settings.get("inlayHints", True):
             return []
-        snap = await snapshot_async(ls, params.text_document.uri)
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         src: SourceText = snap.source
@@ -483,7 +483,7 @@ def register(server: NikaLanguageServer) -> None:
     async def semantic_tokens_full(
         ls: NikaLanguageServer, params: lsp.SemanticTokensParams
     ) -> lsp.SemanticTokens | None:
-        snap = await snapshot_async(ls, params.text_document.uri)
+        snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         return lsp.SemanticTokens(data=ls.safely("semanticTokens", lambda: semantic_tokens(snap, ls.encoding), []))
