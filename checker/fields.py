@@ -91,6 +91,13 @@ AGENT: dict[str, str] = {
 
 VERB_FIELDS: dict[str, dict[str, str]] = {"infer": INFER, "exec": EXEC, "invoke": INVOKE, "agent": AGENT}
 
+AFTER_PREDICATES: dict[str, str] = {
+    "success": "the producer succeeded",
+    "failure": "the producer failed",
+    "skipped": "the producer was skipped",
+    "terminal": "the producer settled, whatever the outcome",
+}
+
 RETRY: dict[str, str] = {
     "max_attempts": "Total attempts including the first (required, ≥ 1).",
     "backoff_ms": "Initial delay between attempts in milliseconds (default 1000).",

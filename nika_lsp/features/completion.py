@@ -88,13 +88,6 @@ TASK_FIELD_DOCS: dict[str, str] = {
     "duration_ms": "How long the task ran, in milliseconds. Passes whatever the outcome.",
 }
 
-PREDICATE_DOCS: dict[str, str] = {
-    "success": "Run after the producer succeeded.",
-    "failure": "Run after the producer failed (a handler).",
-    "skipped": "Run after the producer was skipped.",
-    "terminal": "Run after the producer settled, whatever the outcome (cleanup).",
-}
-
 # Closed value sets of a few fields: (block name, key) -> values.
 VALUE_SETS: dict[tuple[str, str], tuple[str, ...]] = {
     ("exec", "capture"): ("stdout", "stderr", "combined", "structured"),
@@ -457,7 +450,13 @@ def _value_items(req: _Req) -> list[lsp.CompletionItem]:
         return _model_items(req, pre, close)
     if len(path) == 3 and path[0] == "tasks" and path[2] == "after":
         return [
-            req.item(p, lsp.CompletionItemKind.EnumMember, insert=pre + p + close, doc=PREDICATE_DOCS[p], order=i)
+            req.item(
+                p,
+                lsp.CompletionItemKind.EnumMember,
+                insert=pre + p + close,
+                doc=f"Run after {F.AFTER_PREDICATES[p]}.",
+                order=i,
+            )
             for i, p in enumerate(PREDICATES)
         ]
     if args_owner(path):

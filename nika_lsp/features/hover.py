@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from checker import contracts as C
+from checker import fields as F
 from checker.codes import lookup
 from checker.expr import parse_template, references
 from checker.graph import edge_kind, pass_set
@@ -58,13 +59,6 @@ if TYPE_CHECKING:
 
 _TOKEN_STOP = frozenset(" \t{}[],\"'#")
 _CHAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-PREDICATES: dict[str, str] = {
-    "success": "the producer succeeded",
-    "failure": "the producer failed",
-    "skipped": "the producer was skipped",
-    "terminal": "the producer settled, whatever the outcome",
-}
 
 ROLE_TEXT: dict[str, str] = {
     "value": "reads the producer's result",
@@ -260,8 +254,8 @@ def _value_card(ctx: Context, word: str) -> str | None:
         if env:
             text += f"\n\nKey read from {env} (engine configuration)."
         return text
-    if len(path) == 3 and path[0] == "tasks" and path[2] == "after" and word in PREDICATES:
-        return f"**{word}** — `{path[1]}` runs once `{key}` has settled and {PREDICATES[word]}."
+    if len(path) == 3 and path[0] == "tasks" and path[2] == "after" and word in F.AFTER_PREDICATES:
+        return f"**{word}** — `{path[1]}` runs once `{key}` has settled and {F.AFTER_PREDICATES[word]}."
     return None
 
 
