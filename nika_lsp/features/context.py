@@ -52,6 +52,16 @@ class Shape:
     after: int  # column just past the key's colon (``-1`` without a key)
 
 
+def skip_dashes(text: str) -> tuple[str, int, int]:
+    """Strip leading ``- `` list markers: (the rest, the columns consumed, how many markers)."""
+    start = len(text)
+    dashes = 0
+    while text[:1] == "-" and (len(text) == 1 or text[1] in " \t\r"):
+        text = text[1:].lstrip(" \t")
+        dashes += 1
+    return text, start - len(text), dashes
+
+
 def shape(line: str) -> Shape | None:
     """The :class:`Shape` of ``line``; ``None`` for blank and comment-only lines."""
     line = line.rstrip("\r")
@@ -59,13 +69,8 @@ def shape(line: str) -> Shape | None:
     if not stripped or stripped[0] == "#":
         return None
     indent = len(line) - len(stripped)
-    col = indent
-    dashes = 0
-    while stripped[:1] == "-" and (len(stripped) == 1 or stripped[1] in " \t\r"):
-        rest = stripped[1:].lstrip(" \t")
-        col += len(stripped) - len(rest)
-        stripped = rest
-        dashes += 1
+    stripped, width, dashes = skip_dashes(stripped)
+    col = indent + width
     key = None
     after = -1
     m = _KEY_AT.match(stripped)
@@ -401,13 +406,8 @@ def _structure(lines: Sequence[str], line_no: int, col: int, line: str) -> Conte
     prefix = line[:col]
     body = prefix.lstrip(" ")
     indent = len(prefix) - len(body)
-    key_col = indent
-    dashes = 0
-    while body[:1] == "-" and (len(body) == 1 or body[1] in " \t"):
-        rest = body[1:].lstrip(" \t")
-        key_col += len(body) - len(rest)
-        body = rest
-        dashes += 1
+    body, width, dashes = skip_dashes(body)
+    key_col = indent + width
     frames = ancestors(lines, line_no, indent)
     if frames and _opens_block_scalar(lines[frames[-1].line]):
         # a content line of a `key: |` block scalar: text of that key, whatever it looks like
