@@ -2,7 +2,9 @@
 
 Public API::
 
-    from checker import compile_text, compile_bytes, check_paths
+    from checker import compile_text, compile_bytes, compile_source
+
+(``checker.files.check_paths`` finds and reads workflow files for the command line.)
 """
 
 from checker.engine import compile_bytes, compile_source, compile_text

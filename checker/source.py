@@ -28,9 +28,6 @@ class Span(NamedTuple):
     def cover(self, other: Span) -> Span:
         return Span(min(self.start, other.start), max(self.end, other.end))
 
-    def shifted(self, delta: int) -> Span:
-        return Span(self.start + delta, self.end + delta)
-
 
 @dataclass(frozen=True, slots=True)
 class LineCol:

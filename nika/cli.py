@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-FORMATS = ("full", "concise", "json", "sarif", "github")
+from nika.output import FORMATS
 
 
 def _parser() -> argparse.ArgumentParser:
