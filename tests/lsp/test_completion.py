@@ -12,6 +12,8 @@ import sys
 
 import pytest
 import pytest_lsp
+from lsp_positions import negotiated_encoding as encoding
+from lsp_positions import position_of
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
@@ -64,28 +66,6 @@ tasks:
 """
 CURSOR = "‸"
 _ids = itertools.count()
-
-
-def encoding(client: LanguageClient) -> str:
-    """The position encoding the server picks for this client (its first supported offer)."""
-    general = client.capabilities.general if client.capabilities else None
-    for enc in (general.position_encodings or []) if general else []:
-        if str(enc) in ("utf-8", "utf-16", "utf-32"):
-            return str(enc)
-    return "utf-16"
-
-
-def units(text: str, enc: str) -> int:
-    if enc == "utf-8":
-        return len(text.encode("utf-8"))
-    if enc == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
-    return len(text)
-
-
-def position_of(text: str, index: int, enc: str) -> lsp.Position:
-    start = text.rfind("\n", 0, index) + 1
-    return lsp.Position(line=text.count("\n", 0, index), character=units(text[start:index], enc))
 
 
 def replace(doc: str, old: str, new: str) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from lsp_positions import negotiated_encoding as encoding
+from lsp_positions import position_of
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -66,32 +68,12 @@ outputs:
 _ids = itertools.count()
 
 
-def encoding(client: LanguageClient) -> str:
-    """The position encoding the server picks for this client (its first supported offer)."""
-    general = client.capabilities.general if client.capabilities else None
-    for enc in (general.position_encodings or []) if general else []:
-        if str(enc) in ("utf-8", "utf-16", "utf-32"):
-            return str(enc)
-    return "utf-16"
-
-
-def units(text: str, enc: str) -> int:
-    if enc == "utf-8":
-        return len(text.encode("utf-8"))
-    if enc == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
-    return len(text)
-
-
 def pos(text: str, needle: str, enc: str, *, offset: int = 0, nth: int = 0) -> lsp.Position:
     """The position of ``needle`` (its ``nth`` occurrence) plus ``offset`` code points."""
     i = -1
     for _ in range(nth + 1):
         i = text.index(needle, i + 1)
-    i += offset
-    line = text.count("\n", 0, i)
-    start = text.rfind("\n", 0, i) + 1
-    return lsp.Position(line=line, character=units(text[start:i], enc))
+    return position_of(text, i + offset, enc)
 
 
 def open_doc(client: LanguageClient, text: str = DOC) -> str:

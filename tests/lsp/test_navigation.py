@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsp_positions import negotiated_encoding as encoding
+from lsp_positions import position_of, units
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
@@ -49,32 +51,12 @@ outputs:
 # -- positions, computed independently of the server -----------------------------------------
 
 
-def encoding(client: LanguageClient) -> str:
-    """The encoding the server picks: the client's first offer, else UTF-16."""
-    general = client.capabilities.general if client.capabilities else None
-    offered = general.position_encodings if general else None
-    return str(offered[0]) if offered else "utf-16"
-
-
-def _units(text: str, enc: str) -> int:
-    if enc == "utf-8":
-        return len(text.encode("utf-8"))
-    if enc == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
-    return len(text)
-
-
-def position(text: str, offset: int, enc: str) -> lsp.Position:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return lsp.Position(line=text.count("\n", 0, offset), character=_units(text[line_start:offset], enc))
-
-
 def offset(text: str, pos: lsp.Position, enc: str) -> int:
     line_start = 0
     for _ in range(pos.line):
         line_start = text.index("\n", line_start) + 1
     i = line_start
-    while _units(text[line_start:i], enc) < pos.character:
+    while units(text[line_start:i], enc) < pos.character:
         i += 1
     return i
 
@@ -85,7 +67,7 @@ def span(text: str, needle: str, inner: str, enc: str, nth: int = 0) -> lsp.Rang
     for _ in range(nth + 1):
         pos = text.index(needle, pos + 1)
     start = pos + needle.index(inner)
-    return lsp.Range(start=position(text, start, enc), end=position(text, start + len(inner), enc))
+    return lsp.Range(start=position_of(text, start, enc), end=position_of(text, start + len(inner), enc))
 
 
 def inside(rng: lsp.Range, chars: int = 1) -> lsp.Position:
