@@ -147,29 +147,27 @@ class Graph:
     @cached_property
     def waves(self) -> tuple[tuple[str, ...], ...]:
         """Kahn levels over the scheduling edges; tasks on a cycle are left out."""
-        indeg = {n: 0 for n in self.nodes}
-        for n in self.nodes:
-            indeg[n] += len(self.incoming(n))
+        indeg = {n: len(self.incoming(n)) for n in self.nodes}
+        order = {n: i for i, n in enumerate(self.nodes)}  # declaration order inside a wave
         level = [n for n in self.nodes if indeg[n] == 0]
         out: list[tuple[str, ...]] = []
         while level:
             out.append(tuple(level))
-            nxt: list[str] = []
+            nxt: set[str] = set()
             for n in level:
                 for e in self.outgoing(n):
                     indeg[e.consumer] -= 1
                     if indeg[e.consumer] == 0:
-                        nxt.append(e.consumer)
-            # keep declaration order inside a wave
-            order = {n: i for i, n in enumerate(self.nodes)}
-            level = sorted(set(nxt), key=order.__getitem__)
+                        nxt.add(e.consumer)
+            level = sorted(nxt, key=order.__getitem__)
         return tuple(out)
 
+    @cached_property
+    def _wave_index(self) -> dict[str, int]:
+        return {task: i for i, wave in enumerate(self.waves) for task in wave}
+
     def wave_of(self, task: str) -> int | None:
-        for i, w in enumerate(self.waves):
-            if task in w:
-                return i
-        return None
+        return self._wave_index.get(task)
 
 
 def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite]) -> Graph:
