@@ -11,7 +11,7 @@ from checker.expr import Island
 from checker.expr.refs import Ref, is_status_ref, status_comparisons
 from checker.fields import did_you_mean
 from checker.graph import ALL_STATES, Edge, Graph
-from checker.model import STATUSES, Task
+from checker.model import STATUSES, ExprSite, Task
 from checker.nodes import Scalar
 from checker.rules.context import RuleContext
 
@@ -164,7 +164,7 @@ def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
                 yield _bad_literal(site, island, lit, start, end)
 
 
-def _bad_literal(site, island: Island, lit: object, start: int, end: int) -> Diagnostic:  # type: ignore[no-untyped-def]
+def _bad_literal(site: ExprSite, island: Island, lit: object, start: int, end: int) -> Diagnostic:
     text = str(lit)
     guess = {
         "failed": "failure",

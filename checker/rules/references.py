@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix
-from checker.expr import is_boolean_shaped
+from checker.expr import Island, is_boolean_shaped
+from checker.expr.refs import Ref
 from checker.fields import did_you_mean
 from checker.model import TASK_FIELDS, ExprSite
 from checker.rules.context import RuleContext
@@ -190,7 +191,7 @@ def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) 
             )
 
 
-def _tasks_ref(ctx: RuleContext, site: ExprSite, ref, span: Span) -> Iterator[Diagnostic]:  # type: ignore[no-untyped-def]
+def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     path = ref.path
     if not path or not isinstance(path[0], str):
@@ -256,7 +257,9 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref, span: Span) -> Iterator[Di
         )
 
 
-def _unknown(root: str, name: str, declared: set[str], span: Span, site: ExprSite, island, ref) -> Diagnostic:  # type: ignore[no-untyped-def]
+def _unknown(
+    root: str, name: str, declared: set[str], span: Span, site: ExprSite, island: Island, ref: Ref
+) -> Diagnostic:
     guess = did_you_mean(name, sorted(declared))
     where = {
         "inputs": "`inputs:`",
@@ -282,7 +285,7 @@ def _unknown(root: str, name: str, declared: set[str], span: Span, site: ExprSit
     )
 
 
-def _rename_root_fix(site: ExprSite, island, ref, guess: str | None) -> tuple[Fix, ...]:  # type: ignore[no-untyped-def]
+def _rename_root_fix(site: ExprSite, island: Island, ref: Ref, guess: str | None) -> tuple[Fix, ...]:
     if not guess:
         return ()
     start = island.expr_start + ref.start

@@ -11,9 +11,10 @@ from typing import Any
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.fields import did_you_mean
-from checker.model import Agent, Exec, Infer, Task
+from checker.model import Agent, Exec, ExprSite, Infer, Task
 from checker.nodes import Mapping, Node, Scalar, Sequence, describe
 from checker.rules.context import RuleContext
+from checker.source import Span
 
 PRIMITIVES = ("null", "bool", "integer", "number", "string", "bytes", "uri", "path", "duration", "timestamp")
 CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
@@ -552,7 +553,9 @@ def check_schema_paths(ctx: RuleContext) -> Iterator[Diagnostic]:
                 walked.append(f"[{step}]")
 
 
-def _path_error(site, span, walked: list[str], step: object, why: str, choices: list[str] | None = None) -> Diagnostic:  # type: ignore[no-untyped-def]
+def _path_error(
+    site: ExprSite, span: Span, walked: list[str], step: object, why: str, choices: list[str] | None = None
+) -> Diagnostic:
     at = ".".join(walked)
     guess = did_you_mean(str(step), choices) if choices else None
     return report(
