@@ -44,6 +44,7 @@ class Documents:
         self._lock = threading.Lock()
         self._text: dict[str, tuple[int | None, str]] = {}
         self._cache: dict[str, Snapshot] = {}
+        self._good: dict[str, Snapshot] = {}
 
     def set(self, uri: str, text: str, version: int | None) -> None:
         with self._lock:
@@ -53,6 +54,7 @@ class Documents:
         with self._lock:
             self._text.pop(uri, None)
             self._cache.pop(uri, None)
+            self._good.pop(uri, None)
 
     def version(self, uri: str) -> int | None:
         with self._lock:
@@ -72,6 +74,12 @@ class Documents:
         with self._lock:
             return self._cache.get(uri)
 
+    def last_good(self, uri: str) -> Snapshot | None:
+        """The newest analysis of ``uri`` that produced a workflow model (the text may have
+        broken since): what hover and completion read while a document is mid-edit."""
+        with self._lock:
+            return self._good.get(uri)
+
     def snapshot(self, uri: str) -> Snapshot | None:
         """The analysis of the latest text of ``uri`` (computed once per version)."""
         with self._lock:
@@ -87,6 +95,8 @@ class Documents:
             current = self._text.get(uri)
             if current is not None and current[0] == version:
                 self._cache[uri] = snap
+                if snap.compiled.workflow is not None:
+                    self._good[uri] = snap
         return snap
 
 

@@ -51,9 +51,6 @@ from nika_lsp.features.context import (
     args_owner,
     child_keys,
     fields_for,
-    last_good,
-    prune,
-    remember,
     scan_flow,
     shape,
     task_frame,
@@ -155,18 +152,11 @@ _REPAIRED: dict[str, tuple[str, CompiledWorkflow | None]] = {}
 
 def model_for(ls: NikaLanguageServer, uri: str, text: str, line_no: int) -> ModelView | None:
     """The facts to complete with: the newest good snapshot, computed only when none exists."""
-    snap = peek_snapshot(ls, uri)
-    if snap is not None:
-        remember(uri, snap.version, snap.compiled)
-    good = last_good(uri)
-    if good is None and snap is None:
-        snap = ls.snapshot(uri)
-        if snap is not None:
-            remember(uri, snap.version, snap.compiled)
-            good = last_good(uri)
-    if good is None:
-        good = repaired(uri, text, line_no)
-    prune(ls.docs.known)
+    good_snap = ls.docs.last_good(uri)
+    if good_snap is None and peek_snapshot(ls, uri) is None:
+        ls.snapshot(uri)  # never analysed yet: do it now, once
+        good_snap = ls.docs.last_good(uri)
+    good = good_snap.compiled if good_snap is not None else repaired(uri, text, line_no)
     return view_of(good) if good is not None else None
 
 

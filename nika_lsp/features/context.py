@@ -14,7 +14,7 @@ tasks, the graph and what lies downstream of a task), computed once per snapshot
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -656,31 +656,3 @@ def view_of(compiled: CompiledWorkflow) -> ModelView:
     view = ModelView(compiled)
     _VIEWS[id(compiled)] = (compiled, view)
     return view
-
-
-# ---------------------------------------------------------------------------------------------
-# The last good analysis of each document
-# ---------------------------------------------------------------------------------------------
-
-_GOOD: dict[str, tuple[int | None, CompiledWorkflow]] = {}
-
-
-def remember(uri: str, version: int | None, compiled: CompiledWorkflow) -> None:
-    """Keep ``compiled`` as the document's last good model when it produced a workflow."""
-    if compiled.workflow is None:
-        return
-    old = _GOOD.get(uri)
-    if old is None or old[0] is None or version is None or version >= old[0]:
-        _GOOD[uri] = (version, compiled)
-
-
-def last_good(uri: str) -> CompiledWorkflow | None:
-    """The newest compiled model of ``uri`` that had a workflow, if any."""
-    hit = _GOOD.get(uri)
-    return hit[1] if hit else None
-
-
-def prune(is_open: Callable[[str], bool]) -> None:
-    """Drop the models of documents that are no longer open."""
-    for uri in [u for u in _GOOD if not is_open(u)]:
-        del _GOOD[uri]

@@ -47,8 +47,6 @@ from nika_lsp.features.context import (
     analyze,
     args_owner,
     fields_for,
-    last_good,
-    remember,
     tool_near,
     view_of,
     where_of,
@@ -90,8 +88,8 @@ def register(server: NikaLanguageServer) -> None:
             snap = ls.snapshot(uri)
             if snap is None:
                 return None
-            remember(uri, snap.version, snap.compiled)
-            good = snap.compiled if snap.compiled.workflow is not None else last_good(uri)
+            last = ls.docs.last_good(uri)
+            good = snap.compiled if snap.compiled.workflow is not None else (last.compiled if last else None)
             return hover_at(snap.source, params.position, encoding, view_of(good) if good is not None else None)
 
         loop = asyncio.get_running_loop()
