@@ -4,7 +4,9 @@ Every object keeps the node it came from, so a rule, the language server or the 
 point back at the exact source. Field docstrings name the spec section that defines them
 (``01`` = spec/01-envelope.md, ``02`` = spec/02-verbs.md, ``03`` = spec/03-dag.md, …).
 String values that hold ``${{ … }}`` islands are parsed once, at compile time, into
-:class:`ExprSite` entries; nothing downstream re-parses an expression.
+:class:`ExprSite` entries; nothing downstream re-parses an expression. Model objects compare by
+identity (``eq=False``): nothing needs structural equality, and it keeps class creation cheap
+on the ``nika check`` start-up path.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ PREDICATES = ("success", "failure", "skipped", "terminal")
 STATUSES = ("success", "failure", "skipped", "cancelled")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Named:
     """One entry of a name-keyed envelope section (inputs, config, const, secrets, types)."""
 
@@ -37,7 +39,7 @@ class Named:
     node: Node
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Binding:
     """A ``with:`` binding (03 §with) or an ``output:`` jq binding (04 §output bindings)."""
 
@@ -46,7 +48,7 @@ class Binding:
     value: Node
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class AfterEntry:
     """``after: {producer: predicate}`` — one control edge (03 §after)."""
 
@@ -56,7 +58,7 @@ class AfterEntry:
     value: Node
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Retry:
     """``retry:`` (05 §retry). Defaults are the spec's."""
 
@@ -69,7 +71,7 @@ class Retry:
     node: Node | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class OnError:
     """``on_error:`` (05 §on_error): exactly one action, optionally narrowed by ``on_codes``."""
 
@@ -79,7 +81,7 @@ class OnError:
     node: Node
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Duration:
     """A Go-style duration string (``"1h30m"``) already converted to milliseconds."""
 
@@ -87,7 +89,7 @@ class Duration:
     node: Node
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Infer:
     """``infer:`` — one model call (02 §infer)."""
 
@@ -104,7 +106,7 @@ class Infer:
     kind = "infer"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Exec:
     """``exec:`` — one process, argv ``command:`` XOR ``shell:`` (02 §exec)."""
 
@@ -120,7 +122,7 @@ class Exec:
     kind = "exec"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Invoke:
     """``invoke:`` — a builtin ``nika:*`` tool, an ``mcp:server/tool`` or a child workflow (02 §invoke)."""
 
@@ -133,7 +135,7 @@ class Invoke:
     kind = "invoke"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Agent:
     """``agent:`` — a bounded tool-calling loop (02 §agent)."""
 
@@ -154,7 +156,7 @@ class Agent:
 Verb = Infer | Exec | Invoke | Agent
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FinallyStep:
     """One ``on_finally:`` mini-task (03 §on_finally)."""
 
@@ -164,7 +166,7 @@ class FinallyStep:
     timeout: Duration | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Task:
     """One task: a map entry under ``tasks:``; the key is its identity (03)."""
 
@@ -198,7 +200,7 @@ class Task:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Output:
     """A workflow output (01 §outputs): a ``${{ }}`` string, or ``{value, type?, description?}``."""
 
@@ -208,7 +210,7 @@ class Output:
     type: Node | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Workflow:
     """The envelope and its tasks (01)."""
 
@@ -247,7 +249,7 @@ class Workflow:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ExprSite:
     """A string value holding ``${{ … }}`` islands, parsed once.
 
@@ -277,7 +279,7 @@ class ExprSite:
                 yield island, ref, self.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class CompiledWorkflow:
     """What ``compile`` returns: the model (when the text was a mapping) and every finding."""
 
