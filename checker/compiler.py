@@ -44,7 +44,7 @@ WORKFLOW_ID_RE = re.compile(r"^[a-z][a-z0-9-]*\Z")
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_MS = {"h": 3_600_000.0, "m": 60_000.0, "s": 1000.0, "ms": 1.0, "us": 1e-3, "µs": 1e-3, "ns": 1e-6}
-_UNIT_RANK = {"h": 0, "m": 1, "s": 2, "ms": 3, "us": 4, "µs": 4, "ns": 5}
+UNIT_RANK = {"h": 0, "m": 1, "s": 2, "ms": 3, "us": 4, "µs": 4, "ns": 5}
 MAX_TIMEOUT_MS = 24 * 3_600_000.0
 
 
@@ -63,7 +63,7 @@ def parse_duration(text: str) -> tuple[float | None, str | None]:
                 return None, 'days, weeks and years are not duration units (use h, e.g. "48h")'
             return None, f"`{bad}` is not `<number><unit>` with a unit among h, m, s, ms, us, ns"
         unit = m.group(2)
-        rank = _UNIT_RANK[unit]
+        rank = UNIT_RANK[unit]
         if rank <= last_rank:
             return None, 'units must go from largest to smallest without repeating (e.g. "1h30m")'
         last_rank = rank
@@ -399,7 +399,7 @@ class Compiler:
             )
             return
         sv = src.value if isinstance(src, Scalar) else None
-        if sv not in ("vault", "env", "file"):
+        if sv not in F.SECRET_SOURCES:
             self.err(
                 "NIKA-PARSE-014",
                 src.span,
@@ -500,7 +500,7 @@ class Compiler:
         ent = m.get("entropy")
         entropy = None
         if ent is not None:
-            if isinstance(ent, Scalar) and ent.value in ("none", "ambient"):
+            if isinstance(ent, Scalar) and ent.value in F.ENTROPY_MODES:
                 entropy = ent.value
             elif isinstance(ent, Mapping) and "seeded" in ent:
                 entropy = "seeded"
@@ -518,7 +518,7 @@ class Compiler:
         clk = m.get("clock")
         clock = None
         if clk is not None:
-            if isinstance(clk, Scalar) and clk.value in ("system", "virtual"):
+            if isinstance(clk, Scalar) and clk.value in F.CLOCK_MODES:
                 clock = clk.value
             else:
                 self.err("NIKA-PARSE-019", clk.span, "`clock:` must be system or virtual")
@@ -902,7 +902,7 @@ class Compiler:
         strategy = "exponential"
         s = node.get("backoff_strategy")
         if s is not None:
-            if isinstance(s, Scalar) and s.value in ("fixed", "linear", "exponential"):
+            if isinstance(s, Scalar) and s.value in F.BACKOFF_STRATEGIES:
                 strategy = s.value
             else:
                 self.err("NIKA-PARSE-011", s.span, "`backoff_strategy:` must be fixed, linear or exponential", task=tid)
@@ -1236,8 +1236,8 @@ class Compiler:
                             "Quote the value.",
                             task=tid,
                         )
-        capture = self.enum_field(node, "capture", ("stdout", "stderr", "combined", "structured"), tid) or "stdout"
-        decode = self.enum_field(node, "decode", ("text", "json", "jsonl", "bytes"), tid)
+        capture = self.enum_field(node, "capture", F.CAPTURE_MODES, tid) or "stdout"
+        decode = self.enum_field(node, "decode", F.DECODE_MODES, tid)
         if decode is not None and capture == "structured":
             self.err(
                 "NIKA-PARSE-025",

@@ -91,6 +91,15 @@ AGENT: dict[str, str] = {
 
 VERB_FIELDS: dict[str, dict[str, str]] = {"infer": INFER, "exec": EXEC, "invoke": INVOKE, "agent": AGENT}
 
+# Closed value sets of single fields (01, 02, 05), read by the compiler, the schema export and
+# completion.
+CAPTURE_MODES = ("stdout", "stderr", "combined", "structured")
+DECODE_MODES = ("text", "json", "jsonl", "bytes")
+SECRET_SOURCES = ("vault", "env", "file")
+BACKOFF_STRATEGIES = ("fixed", "linear", "exponential")
+ENTROPY_MODES = ("none", "ambient")
+CLOCK_MODES = ("system", "virtual")
+
 AFTER_PREDICATES: dict[str, str] = {
     "success": "the producer succeeded",
     "failure": "the producer failed",

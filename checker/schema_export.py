@@ -23,18 +23,21 @@ from typing import Any
 from checker import contracts as C
 from checker import fields as F
 from checker.codes import CODE_RE
-from checker.compiler import _UNIT_RANK, TASK_ID_RE, WORKFLOW_ID_RE
+from checker.compiler import TASK_ID_RE, UNIT_RANK, WORKFLOW_ID_RE
+from checker.fields import (
+    BACKOFF_STRATEGIES,
+    CAPTURE_MODES,
+    CLOCK_MODES,
+    DECODE_MODES,
+    ENTROPY_MODES,
+    SECRET_SOURCES,
+)
 from checker.model import PREDICATES, RESERVED_BINDINGS, VERBS
 from checker.rules.tools import MCP_RE
 from checker.rules.types import CONSTRUCTORS, PRIMITIVES
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-CAPTURE_MODES = ("stdout", "stderr", "combined", "structured")
-DECODE_MODES = ("text", "json", "jsonl", "bytes")
-SECRET_SOURCES = ("vault", "env", "file")
-BACKOFF_STRATEGIES = ("fixed", "linear", "exponential")
-ENTROPY_MODES = ("none", "ambient")
-CLOCK_MODES = ("system", "virtual")
+
 OPTIMIZE_GOALS = ("cost", "latency", "quality")
 PASCAL_NAME = r"^[A-Z][A-Za-z0-9]*$"
 
@@ -66,7 +69,7 @@ def _closed(fields: dict[str, str], shapes: dict[str, Schema], **extra: Any) -> 
 def _timeout_pattern() -> str:
     """The compiler's duration grammar: ``<number><unit>`` parts, largest unit first, none twice."""
     ranks: dict[int, list[str]] = {}
-    for unit, rank in _UNIT_RANK.items():
+    for unit, rank in UNIT_RANK.items():
         ranks.setdefault(rank, []).append(unit)
     number = r"[0-9]+(?:\.[0-9]+)?"
     parts = "".join(f"(?:{number}(?:{'|'.join(ranks[r])}))?" for r in sorted(ranks))

@@ -87,16 +87,16 @@ TASK_FIELD_DOCS: dict[str, str] = {
 
 # Closed value sets of a few fields: (block name, key) -> values.
 VALUE_SETS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("exec", "capture"): ("stdout", "stderr", "combined", "structured"),
-    ("exec", "decode"): ("text", "json", "jsonl", "bytes"),
-    ("retry", "backoff_strategy"): ("fixed", "linear", "exponential"),
+    ("exec", "capture"): F.CAPTURE_MODES,
+    ("exec", "decode"): F.DECODE_MODES,
+    ("retry", "backoff_strategy"): F.BACKOFF_STRATEGIES,
     ("retry", "jitter"): ("true", "false"),
     ("on_error", "skip"): ("true",),
     ("on_error", "fail_workflow"): ("true",),
     ("task", "fail_fast"): ("true", "false"),
-    ("secret", "source"): ("vault", "env", "file"),
-    ("run", "clock"): ("system", "virtual"),
-    ("run", "entropy"): ("none", "ambient"),
+    ("secret", "source"): F.SECRET_SOURCES,
+    ("run", "clock"): F.CLOCK_MODES,
+    ("run", "entropy"): F.ENTROPY_MODES,
     ("nika", "nika"): ("v1",),
     ("input", "required"): ("true", "false"),
 }
