@@ -28,8 +28,15 @@ from typing import Any
 
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
+from checker.durations import parse_duration
 from checker.source import Span
+
+# The contracts judge model values; the names keep the shape vocabulary of the YAML layer.
+from checker.values import Entry, describe
+from checker.values import ListValue as Sequence
+from checker.values import MapValue as Mapping
+from checker.values import ScalarValue as Scalar
+from checker.values import Value as Node
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "contracts")
 
@@ -52,8 +59,6 @@ RULE_KINDS = (
     "excludes_key",
     "last",
 )
-# The Go-duration grammar used for task timeouts (schemas/workflow.schema.json).
-DURATION_RE = re.compile(r"[0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h)([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))*")
 TEMPLATE_MARK = "${{"
 _PIPE = "\\|"  # a pipe escaped for a Markdown table cell
 
@@ -887,11 +892,11 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
                 f'Write it as an expression, e.g. `{path}: "${{{{ tasks.x.output.ok }}}}"`.',
             )
             return
-        if "duration" in spec.types and not spec.values and not DURATION_RE.fullmatch(v):
+        if "duration" in spec.types and not spec.values and parse_duration(v, positive=False, max_ms=None)[0] is None:
             ctx.add(
                 code,
                 node.span,
-                f"`{v}` is not a duration (`{path}` of `{tool}`)",
+                f"`{v}` is not a duration (`{path}` of `{tool}`): {parse_duration(v, positive=False, max_ms=None)[1]}",
                 "Write a Go duration such as `500ms`, `30s`, `5m` or `1h30m`.",
             )
             return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checker.codes import report
-from checker.compiler import Compiler
+from checker.compiler import compile_tree
 from checker.diagnostics import Diagnostic, Severity
 from checker.model import CompiledWorkflow
 from checker.source import SourceText, Span
@@ -29,21 +29,21 @@ def compile_source(src: SourceText, base_dir: str | None = None) -> CompiledWork
                 )
             )
         return CompiledWorkflow(src, None, None, (), _finish(diags))
-    comp = Compiler(src, parsed.duplicates)
-    wf = comp.workflow(parsed.root)
-    comp.duplicate_keys()
-    diags.extend(comp.diags)
-    sites = tuple(comp.sites)
+    wf, structural, sites = compile_tree(src, parsed.root, parsed.duplicates)
+    diags.extend(structural)
+    graph = None
     if wf is not None:
+        from checker.graph import build_graph
         from checker.rules import RULES, RuleContext
 
-        ctx = RuleContext(src, wf, sites, base_dir)
+        graph = build_graph(wf, sites)
+        ctx = RuleContext(src, wf, sites, graph, base_dir)
         for rule in RULES:
             try:
                 diags.extend(rule(ctx))
             except Exception as exc:  # a bug in one rule must not hide the others' findings
                 diags.append(_internal(rule, exc))
-    return CompiledWorkflow(src, parsed.root, wf, sites, _finish(diags))
+    return CompiledWorkflow(src, parsed.root, wf, sites, _finish(diags), graph)
 
 
 def compile_text(text: str, path: str = "<stdin>", base_dir: str | None = None) -> CompiledWorkflow:

@@ -13,32 +13,29 @@ from functools import cached_property
 
 from checker.model import ExprSite, Workflow
 from checker.source import Span
+from checker.vocab import ALL_STATES, OBSERVATION_FIELDS, EdgeRole, Predicate, Status, Where
 
-VALUE_PASS = frozenset({"success", "skipped"})
-ALL_STATES = frozenset({"success", "failure", "skipped", "cancelled"})
-FAILURE_PASS = frozenset({"failure", "skipped"})
-OBSERVATION_FIELDS = frozenset({"status", "duration_ms", "started_at", "ended_at"})
+VALUE_PASS = frozenset({Status.SUCCESS, Status.SKIPPED})
+FAILURE_PASS = frozenset({Status.FAILURE, Status.SKIPPED})
 
 
-def edge_kind(field_name: str | None) -> str:
+def edge_kind(field_name: str | None) -> EdgeRole:
     """The role of a data edge created by reading ``tasks.X.<field_name>``."""
     if field_name in OBSERVATION_FIELDS:
-        return "terminal-observation"
+        return EdgeRole.TERMINAL_OBSERVATION
     if field_name == "error":
-        return "failure-observation"
-    return "value"
+        return EdgeRole.FAILURE_OBSERVATION
+    return EdgeRole.VALUE
 
 
 def pass_set(kind: str, predicate: str | None = None) -> frozenset[str]:
     """Producer states that let an edge of this kind through (gate algebra v2)."""
-    if kind == "control":
-        return ALL_STATES if predicate == "terminal" else frozenset({predicate or ""})
-    if kind == "terminal-observation":
+    if kind == EdgeRole.CONTROL:
+        return ALL_STATES if predicate == Predicate.TERMINAL else frozenset({predicate or ""})
+    if kind in (EdgeRole.TERMINAL_OBSERVATION, EdgeRole.RECOVERY):
         return ALL_STATES
-    if kind == "failure-observation":
+    if kind == EdgeRole.FAILURE_OBSERVATION:
         return FAILURE_PASS
-    if kind == "recovery":
-        return ALL_STATES
     return VALUE_PASS
 
 
@@ -48,14 +45,14 @@ class Edge:
 
     producer: str
     consumer: str
-    kind: str  # value | terminal-observation | failure-observation | control | recovery
+    kind: EdgeRole
     label: str | None
     span: Span
     binding: str | None = None
 
     @property
     def schedules(self) -> bool:
-        return self.kind != "recovery"
+        return self.kind != EdgeRole.RECOVERY
 
     @property
     def passes(self) -> frozenset[str]:
@@ -88,7 +85,7 @@ class Graph:
         return self._succ.get(task, [])
 
     def recovery_edges(self) -> list[Edge]:
-        return [e for e in self.edges if e.kind == "recovery"]
+        return [e for e in self.edges if e.kind == EdgeRole.RECOVERY]
 
     def upstream(self, task: str) -> set[str]:
         """Every task ``task`` transitively waits for."""
@@ -174,27 +171,27 @@ def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite]) -> G
     """Derive every edge of the workflow from its ``with:`` references, ``after:`` and ``recover``."""
     edges: list[Edge] = []
     for site in sites:
-        if site.task is None or site.where not in ("with", "recover"):
+        if site.task is None or site.where not in (Where.WITH, Where.RECOVER):
             continue
         binding = _binding_of(wf, site)
         for _island, ref, span in site.references():
             if ref.root != "tasks" or not ref.path or not isinstance(ref.path[0], str):
                 continue
             fld = ref.path[1] if len(ref.path) > 1 and isinstance(ref.path[1], str) else None
-            kind = "recovery" if site.where == "recover" else edge_kind(fld)
+            kind = EdgeRole.RECOVERY if site.where == Where.RECOVER else edge_kind(fld)
             edges.append(Edge(ref.path[0], site.task, kind, fld, span, binding))
     for task in wf.tasks.values():
         for a in task.after:
-            if a.predicate:
-                edges.append(Edge(a.producer, task.id, "control", a.predicate, a.key.span))
+            if a.predicate is not None:
+                edges.append(Edge(a.producer, task.id, EdgeRole.CONTROL, a.predicate, a.key.span))
     return Graph(tuple(wf.tasks), tuple(edges))
 
 
 def _binding_of(wf: Workflow, site: ExprSite) -> str | None:
     task = wf.tasks.get(site.task or "")
-    if task is None or site.where != "with":
+    if task is None or site.where != Where.WITH:
         return None
     for b in task.with_:
-        if b.value.span.contains(site.node.span.start):
+        if b.value.span.contains(site.span.start):
             return b.name
     return None

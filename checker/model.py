@@ -1,42 +1,178 @@
-"""The compiled workflow: immutable, typed objects built once from the node tree.
+"""The compiled workflow: immutable, typed objects built once, free of YAML nodes.
 
-Every object keeps the node it came from, so a rule, the language server or the runtime can
-point back at the exact source. Field docstrings name the spec section that defines them
-(``01`` = spec/01-envelope.md, ``02`` = spec/02-verbs.md, ``03`` = spec/03-dag.md, …).
-String values that hold ``${{ … }}`` islands are parsed once, at compile time, into
-:class:`ExprSite` entries; nothing downstream re-parses an expression. Model objects compare by
-identity (``eq=False``): nothing needs structural equality, and it keeps class creation cheap
-on the ``nika check`` start-up path.
+Every field holds a span-carrying :mod:`checker.values` value or a typed declaration, so a rule,
+the language server or the runtime can point back at the exact source without the node tree.
+Strings holding ``${{ … }}`` islands are :class:`~checker.values.TemplateValue` objects carrying
+their parsed template, and the same objects are listed (with their position class) in
+:attr:`CompiledWorkflow.sites`; nothing downstream re-parses an expression. Defaults the spec
+fixes are resolved here (the effective model of each task, ``decode``, ``on_finally`` timeouts,
+retry settings, the agent turn budget).
+
+Field docstrings name the spec section that defines them (``01`` = spec/01-envelope.md, ``02`` =
+spec/02-verbs.md, ``03`` = spec/03-dag.md, ``05`` = spec/05-errors.md, ``09`` = spec/09-types.md).
+Model objects compare by identity (``eq=False``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checker.diagnostics import Diagnostic
-from checker.nodes import Mapping, Node, Scalar
+from checker.grammar import DEFAULT_FINALLY_TIMEOUT_MS, DEFAULT_MAX_TURNS, VERBS
 from checker.source import SourceText, Span
+from checker.values import NO_SPAN, ListValue, MapValue, ScalarValue, TemplateValue, Value
+from checker.vocab import PREDICATES, RESERVED_BINDINGS, STATUSES, TASK_FIELDS, OnErrorAction, Predicate, Where
 
 if TYPE_CHECKING:
     from checker.expr import Island, Template
     from checker.expr.refs import Ref
+    from checker.graph import Graph
 
-VERBS = ("infer", "exec", "invoke", "agent")
-RESERVED_BINDINGS = frozenset({"output", "status", "error", "started_at", "ended_at", "duration_ms"})
-TASK_FIELDS = frozenset({"output", "status", "error", "started_at", "ended_at", "duration_ms"})
-PREDICATES = ("success", "failure", "skipped", "terminal")
-STATUSES = ("success", "failure", "skipped", "cancelled")
+__all__ = [
+    "PREDICATES",
+    "RESERVED_BINDINGS",
+    "STATUSES",
+    "TASK_FIELDS",
+    "VERBS",
+    "AfterEntry",
+    "Agent",
+    "Binding",
+    "CompiledWorkflow",
+    "Config",
+    "Const",
+    "Declassify",
+    "Duration",
+    "Egress",
+    "Exec",
+    "ExprSite",
+    "FinallyStep",
+    "Infer",
+    "Input",
+    "Invoke",
+    "Named",
+    "OnError",
+    "Output",
+    "Permits",
+    "Policy",
+    "Retry",
+    "RunSettings",
+    "Secret",
+    "Task",
+    "TypeDecl",
+    "Verb",
+    "Workflow",
+]
+
+
+# -- declarations (01) -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Named:
-    """One entry of a name-keyed envelope section (inputs, config, const, secrets, types)."""
+    """What every name-keyed envelope entry shares: its name, its key and its whole value."""
 
     name: str
-    key: Scalar
-    node: Node
+    key: ScalarValue
+    value: Value
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TypeDecl(Named):
+    """A named type under ``types:`` (09); ``value`` is its TypeExpr."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Input(Named):
+    """An ``inputs:`` entry (01 §inputs): supplied per run."""
+
+    type: Value | None = None
+    required: bool = False
+    default: Value | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Config(Named):
+    """A ``config:`` entry (01 §config): supplied by the deployment."""
+
+    type: Value | None = None
+    default: Value | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Const(Named):
+    """A ``const:`` entry (01 §const): a bare literal, or ``{type, value}`` (then ``type`` is set)."""
+
+    type: Value | None = None
+    literal: Value | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Egress:
+    """One ``egress:`` grant of a secret (01 §secrets)."""
+
+    to: str | None
+    host: str | None
+    host_from_self: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Secret(Named):
+    """A ``secrets:`` entry (01 §secrets): a store reference, never a value."""
+
+    source: str | None = None
+    store_key: str | None = None
+    path: str | None = None
+    egress: tuple[Egress, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Permits:
+    """``permits:`` (01 §permits, 10): the authority the workflow asks for. Each list keeps the
+    values as written (with spans); ``exec`` is ``True``/``False``, a program list or ``None``."""
+
+    value: MapValue
+    fs_read: tuple[ScalarValue, ...] = ()
+    fs_write: tuple[ScalarValue, ...] = ()
+    net_http: tuple[ScalarValue, ...] = ()
+    exec: bool | tuple[ScalarValue, ...] | None = None
+    tools: tuple[ScalarValue, ...] = ()
+    env: tuple[ScalarValue, ...] = ()
+
+    @property
+    def span(self) -> Span:
+        return self.value.span
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunSettings:
+    """``run:`` (01 §run, NEP-0010): ``entropy`` is none | ambient | seeded (then ``seed``)."""
+
+    value: MapValue
+    entropy: str | None = None
+    seed: int | None = None
+    clock: str | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Policy:
+    """``policy:`` (01 §policy): organisation rules, judged at check time."""
+
+    value: MapValue
+    human_gate_before: tuple[ScalarValue, ...] = ()
+    exec_after: tuple[ScalarValue, ...] = ()
+    allow_providers: tuple[ScalarValue, ...] | None = None
+    prefer_providers: tuple[ScalarValue, ...] = ()
+    max_tasks: int | None = None
+    optimize: str | None = None
+    endorsement: str | None = None
+
+
+# -- task blocks (03, 05) --------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -44,18 +180,19 @@ class Binding:
     """A ``with:`` binding (03 §with) or an ``output:`` jq binding (04 §output bindings)."""
 
     name: str
-    key: Scalar
-    value: Node
+    key: ScalarValue
+    value: Value
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class AfterEntry:
-    """``after: {producer: predicate}`` — one control edge (03 §after)."""
+    """``after: {producer: predicate}`` — one control edge (03 §after). ``predicate`` is ``None``
+    when the text is not a predicate (reported as NIKA-DAG-005)."""
 
     producer: str
-    predicate: str
-    key: Scalar
-    value: Node
+    predicate: Predicate | None
+    key: ScalarValue
+    value: Value
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -68,89 +205,131 @@ class Retry:
     backoff_max_ms: int = 60000
     jitter: bool = True
     on_codes: tuple[str, ...] = ()
-    node: Node | None = None
+    span: Span = NO_SPAN
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class OnError:
     """``on_error:`` (05 §on_error): exactly one action, optionally narrowed by ``on_codes``."""
 
-    action: str  # "recover" | "skip" | "fail_workflow"
-    recover: Node | None
+    action: OnErrorAction
+    recover: Value | None
     on_codes: tuple[str, ...]
-    node: Node
+    span: Span
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Duration:
-    """A Go-style duration string (``"1h30m"``) already converted to milliseconds."""
+    """A Go-style duration string (``"1h30m"``) already converted to milliseconds; ``value`` is
+    ``None`` for a default the spec supplies (no source)."""
 
     ms: float
-    node: Node
+    value: ScalarValue | None = None
+
+    @property
+    def span(self) -> Span | None:
+        return self.value.span if self.value is not None else None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Declassify:
+    """One ``declassify:`` entry (NEP-0004): ``source`` is the ``from:`` value naming a binding
+    (e.g. ``with.url``), ``because`` says why it may be trusted."""
+
+    source: ScalarValue
+    because: str
+    span: Span
+
+
+# -- verbs (02) ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Infer:
-    """``infer:`` — one model call (02 §infer)."""
+    """``infer:`` — one model call (02 §infer). ``model`` is the task's own field;
+    ``effective_model`` the model that will answer: the task's own, else the envelope's."""
 
-    node: Mapping
-    prompt: Node | None
-    system: Node | None = None
-    model: Node | None = None
-    temperature: Node | None = None
-    max_tokens: Node | None = None
-    schema: Node | None = None
-    thinking: Node | None = None
-    vision: Node | None = None
+    value: MapValue
+    prompt: Value | None
+    system: Value | None = None
+    model: Value | None = None
+    temperature: Value | None = None
+    max_tokens: Value | None = None
+    schema: Value | None = None
+    thinking: Value | None = None
+    vision: Value | None = None
+    effective_model: Value | None = None
 
     kind = "infer"
+
+    @property
+    def span(self) -> Span:
+        return self.value.span
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Exec:
-    """``exec:`` — one process, argv ``command:`` XOR ``shell:`` (02 §exec)."""
+    """``exec:`` — one process, argv ``command:`` XOR ``shell:`` (02 §exec). ``capture`` and
+    ``decode`` hold the effective modes (defaults resolved; ``decode`` is ``None`` under
+    ``capture: structured``)."""
 
-    node: Mapping
-    command: tuple[Node, ...] | None
-    shell: Node | None = None
-    cwd: Node | None = None
-    env: Node | None = None
-    stdin: Node | None = None
+    value: MapValue
+    command: tuple[Value, ...] | None
+    shell: Value | None = None
+    cwd: Value | None = None
+    env: MapValue | None = None
+    stdin: Value | None = None
     capture: str = "stdout"
-    decode: str | None = None
+    decode: str | None = "text"
 
     kind = "exec"
+
+    @property
+    def span(self) -> Span:
+        return self.value.span
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Invoke:
     """``invoke:`` — a builtin ``nika:*`` tool, an ``mcp:server/tool`` or a child workflow (02 §invoke)."""
 
-    node: Mapping
+    value: MapValue
     tool: str | None
-    tool_node: Node | None
-    args: Node | None
-    workflow: Node | None = None
+    tool_value: ScalarValue | None
+    args: MapValue | None
+    workflow: Value | None = None
 
     kind = "invoke"
+
+    @property
+    def span(self) -> Span:
+        return self.value.span
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Agent:
-    """``agent:`` — a bounded tool-calling loop (02 §agent)."""
+    """``agent:`` — a bounded tool-calling loop (02 §agent). ``turn_budget`` is ``max_turns``
+    resolved (10 by default; ``None`` while it is a run-time template); ``effective_model`` as for
+    :class:`Infer`."""
 
-    node: Mapping
-    prompt: Node | None
-    system: Node | None = None
-    model: Node | None = None
-    tools: tuple[Scalar, ...] = ()
-    skills: tuple[Scalar, ...] = ()
-    max_turns: Node | None = None
-    max_tokens_total: Node | None = None
-    temperature: Node | None = None
-    schema: Node | None = None
+    value: MapValue
+    prompt: Value | None
+    system: Value | None = None
+    model: Value | None = None
+    tools: tuple[ScalarValue, ...] = ()
+    skills: tuple[ScalarValue, ...] = ()
+    max_turns: Value | None = None
+    max_tokens_total: Value | None = None
+    temperature: Value | None = None
+    schema: Value | None = None
+    turn_budget: int | None = DEFAULT_MAX_TURNS
+    effective_model: Value | None = None
 
     kind = "agent"
+
+    @property
+    def span(self) -> Span:
+        return self.value.span
 
 
 Verb = Infer | Exec | Invoke | Agent
@@ -158,12 +337,12 @@ Verb = Infer | Exec | Invoke | Agent
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FinallyStep:
-    """One ``on_finally:`` mini-task (03 §on_finally)."""
+    """One ``on_finally:`` mini-task (03 §on_finally); ``timeout`` defaults to 30s."""
 
-    node: Mapping
+    value: MapValue
     verb: Verb | None
-    when: Node | None = None
-    timeout: Duration | None = None
+    when: Value | None = None
+    timeout: Duration = Duration(DEFAULT_FINALLY_TIMEOUT_MS)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -171,13 +350,13 @@ class Task:
     """One task: a map entry under ``tasks:``; the key is its identity (03)."""
 
     id: str
-    key: Scalar
-    node: Mapping
+    key: ScalarValue
+    value: MapValue
     verb: Verb | None
     with_: tuple[Binding, ...] = ()
     after: tuple[AfterEntry, ...] = ()
-    when: Node | None = None
-    for_each: Node | None = None
+    when: Value | None = None
+    for_each: Value | None = None
     max_parallel: int | None = None
     fail_fast: bool = True
     retry: Retry | None = None
@@ -185,13 +364,18 @@ class Task:
     timeout: Duration | None = None
     on_finally: tuple[FinallyStep, ...] = ()
     output: tuple[Binding, ...] = ()
-    returns: Node | None = None
-    inert: Node | None = None
-    declassify: Node | None = None
+    returns: Value | None = None
+    inert: Value | None = None
+    declassify: tuple[Declassify, ...] = ()
 
     @property
     def verb_kind(self) -> str | None:
         return self.verb.kind if self.verb is not None else None
+
+    @property
+    def span(self) -> Span:
+        """From the task's key to the end of its body."""
+        return self.key.span.cover(self.value.span)
 
     def binding(self, name: str) -> Binding | None:
         for b in self.with_:
@@ -199,15 +383,19 @@ class Task:
                 return b
         return None
 
+    @property
+    def field_names(self) -> list[str]:
+        return self.value.keys()
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Output:
     """A workflow output (01 §outputs): a ``${{ }}`` string, or ``{value, type?, description?}``."""
 
     name: str
-    key: Scalar
-    value: Node | None
-    type: Node | None = None
+    key: ScalarValue
+    value: Value | None
+    type: Value | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -215,58 +403,62 @@ class Workflow:
     """The envelope and its tasks (01)."""
 
     id: str | None
-    root: Mapping
+    value: MapValue
     description: str | None = None
-    model: Node | None = None
-    types: tuple[Named, ...] = ()
-    inputs: tuple[Named, ...] = ()
-    config: tuple[Named, ...] = ()
-    const: tuple[Named, ...] = ()
-    secrets: tuple[Named, ...] = ()
-    permits: Node | None = None
-    run: Node | None = None
-    policy: Node | None = None
+    model: Value | None = None
+    types: tuple[TypeDecl, ...] = ()
+    inputs: tuple[Input, ...] = ()
+    config: tuple[Config, ...] = ()
+    const: tuple[Const, ...] = ()
+    secrets: tuple[Secret, ...] = ()
+    permits: Permits | None = None
+    run: RunSettings | None = None
+    policy: Policy | None = None
     tasks: dict[str, Task] = field(default_factory=dict)
     outputs: tuple[Output, ...] = ()
 
     def section_names(self, section: str) -> set[str]:
         return {n.name for n in getattr(self, section)}
 
-    def type_expressions(self) -> list[tuple[str | None, Node]]:
+    def type_expressions(self) -> list[tuple[str | None, Value]]:
         """Every position that holds a TypeExpr (09), with the task it belongs to (or None):
         named types, input/config `type:`, typed const `type:`, output `type:`, task `returns:`."""
-        out: list[tuple[str | None, Node]] = [(None, n.node) for n in self.types]
+        out: list[tuple[str | None, Value]] = [(None, n.value) for n in self.types]
         for section in (self.inputs, self.config):
-            for n in section:
-                t = n.node.get("type") if isinstance(n.node, Mapping) else None
-                if t is not None:
-                    out.append((None, t))
-        for n in self.const:
-            if isinstance(n.node, Mapping) and "type" in n.node and "value" in n.node:
-                out.append((None, n.node.get("type")))  # type: ignore[arg-type]
+            out.extend((None, n.type) for n in section if n.type is not None)
+        out.extend((None, n.type) for n in self.const if n.type is not None)
         out.extend((None, o.type) for o in self.outputs if o.type is not None)
         out.extend((t.id, t.returns) for t in self.tasks.values() if t.returns is not None)
         return out
 
 
+# -- expression sites ------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ExprSite:
-    """A string value holding ``${{ … }}`` islands, parsed once.
-
-    ``where`` is the position class that decides which roots are legal: ``with``, ``when``,
-    ``for_each``, ``body`` (a verb field), ``recover``, ``finally``, ``outputs``, ``output``
-    (a jq binding, where islands are refused) or ``envelope``.
-    """
+    """A template string of the model, with the position class that decides which roots are
+    legal there (:class:`~checker.vocab.Where`). ``value`` is the very object the model field
+    holds, so a field and its parsed template are one thing."""
 
     task: str | None
-    where: str
-    node: Scalar
-    template: Template
+    where: Where
+    value: TemplateValue
     in_for_each: bool = False
 
+    @property
+    def template(self) -> Template:
+        t = self.value.template
+        assert t is not None
+        return t
+
+    @property
+    def span(self) -> Span:
+        return self.value.span
+
     def span_of(self, start: int, end: int) -> Span:
-        """Source span of ``[start, end)`` offsets inside the scalar's value."""
-        return self.node.sub_span(start, end)
+        """Source span of ``[start, end)`` offsets inside the string value."""
+        return self.value.sub_span(start, end)
 
     def references(self) -> Iterator[tuple[Island, Ref, Span]]:
         """Every reference of every parsed island, with its source span."""
@@ -281,14 +473,25 @@ class ExprSite:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CompiledWorkflow:
-    """What ``compile`` returns: the model (when the text was a mapping) and every finding."""
+    """What ``compile`` returns: the model (when the text was a mapping), its expression sites,
+    its graph (built once, ``None`` without a model) and every finding.
+
+    ``root`` is the YAML node tree the model was built from; only editor features that work on
+    the document's raw structure (outline, folding, completion context) read it.
+    """
 
     source: SourceText
-    root: Node | None
+    root: Any
     workflow: Workflow | None
     sites: tuple[ExprSite, ...]
     diagnostics: tuple[Diagnostic, ...]
+    graph: Graph | None = None
 
     @property
     def clean(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
+
+
+def list_items(v: Value | None) -> tuple[Value, ...]:
+    """The items of a list value (``()`` for anything else)."""
+    return v.items if isinstance(v, ListValue) else ()

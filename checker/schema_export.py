@@ -4,7 +4,7 @@ Editors that validate YAML against a JSON Schema (yaml-language-server and every
 it) get completion, hover text and structural errors from it before the checker ever runs. The
 schema is *generated*, never written by hand, from the facts the checker itself uses:
 
-* the closed field sets of :mod:`checker.fields`, each field's one-line doc as ``description``;
+* the grammar table of :mod:`checker.grammar`: each field's kind, closed values, range, default and one-line doc;
 * the 28 builtins of :mod:`checker.contracts` with the contract of their arguments (types, enums,
   defaults, ranges, patterns, nested fields) and the rules among arguments that depend only on
   which arguments are present;
@@ -21,24 +21,17 @@ from __future__ import annotations
 from typing import Any
 
 from checker import contracts as C
-from checker import fields as F
+from checker import grammar as G
 from checker.codes import CODE_RE
-from checker.compiler import TASK_ID_RE, UNIT_RANK, WORKFLOW_ID_RE
-from checker.fields import (
-    BACKOFF_STRATEGIES,
-    CAPTURE_MODES,
-    CLOCK_MODES,
-    DECODE_MODES,
-    ENTROPY_MODES,
-    SECRET_SOURCES,
-)
-from checker.model import PREDICATES, RESERVED_BINDINGS, VERBS
+from checker.compiler import TASK_ID_RE, WORKFLOW_ID_RE
+from checker.durations import duration_pattern
+from checker.grammar import Block, Field, Kind
 from checker.rules.tools import MCP_RE
 from checker.rules.types import CONSTRUCTORS, PRIMITIVES
+from checker.vocab import PREDICATES, RESERVED_BINDINGS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-OPTIMIZE_GOALS = ("cost", "latency", "quality")
 PASCAL_NAME = r"^[A-Z][A-Za-z0-9]*$"
 
 Schema = dict[str, Any]
@@ -60,20 +53,62 @@ def _described(schema: Schema, description: str | None) -> Schema:
     return schema
 
 
-def _closed(fields: dict[str, str], shapes: dict[str, Schema], **extra: Any) -> Schema:
-    """An object whose keys are exactly ``fields`` (docs from the field set, shapes given here)."""
-    props = {name: _described(shapes.get(name, {}), doc) for name, doc in fields.items()}
-    return {"type": "object", "properties": props, "additionalProperties": False, **extra}
+def _field(f: Field) -> Schema:
+    """The schema of one grammar field, generated from its kind, values, range and default."""
+    k = f.kind
+    out: Schema
+    if k in (Kind.STRING, Kind.TEXT):
+        out = {"type": "string"}
+        if k is Kind.TEXT:
+            out["pattern"] = r"\S"
+    elif k is Kind.BOOL:
+        out = {"type": "boolean"}
+    elif k is Kind.TRUE:
+        out = {"const": True}
+    elif k in (Kind.INT, Kind.NUMBER):
+        out = {"type": "integer" if k is Kind.INT else "number"}
+        if f.minimum is not None:
+            out["minimum"] = f.minimum
+        if f.maximum is not None:
+            out["maximum"] = f.maximum
+    elif k is Kind.ENUM:
+        out = {"enum": list(f.values)}
+    elif k is Kind.DURATION:
+        out = _ref("duration")
+    elif k is Kind.STRINGS:
+        out = _string_list()
+    elif k is Kind.MAPPING:
+        out = {"type": "object"}
+    elif k is Kind.LIST:
+        out = {"type": "array"}
+    elif k is Kind.SCHEMA:
+        out = {"type": ["object", "boolean"]}
+    elif k is Kind.TYPE:
+        out = _ref("typeExpr")
+    elif k is Kind.MODEL:
+        return _ref("model")
+    else:
+        out = {}
+    if f.template and out:
+        out = _or_template(out)
+    if f.has_default:
+        out = {**out, "default": f.default}
+    return out
 
 
-def _timeout_pattern() -> str:
-    """The compiler's duration grammar: ``<number><unit>`` parts, largest unit first, none twice."""
-    ranks: dict[int, list[str]] = {}
-    for unit, rank in UNIT_RANK.items():
-        ranks.setdefault(rank, []).append(unit)
-    number = r"[0-9]+(?:\.[0-9]+)?"
-    parts = "".join(f"(?:{number}(?:{'|'.join(ranks[r])}))?" for r in sorted(ranks))
-    return f"^(?=.)(?:{parts})$"
+def _closed(block: Block, shapes: dict[str, Schema] | None = None, **extra: Any) -> Schema:
+    """An object whose keys are exactly the block's fields: each field's schema generated from the
+    grammar (or given in ``shapes`` for nested structure), its doc as ``description``, the
+    block's required fields and the pairs of fields that exclude each other."""
+    shapes = shapes or {}
+    props = {f.name: _described(shapes[f.name] if f.name in shapes else _field(f), f.doc) for f in block.fields}
+    out: Schema = {"type": "object", "properties": props, "additionalProperties": False}
+    if block.required and "required" not in extra:
+        out["required"] = list(block.required)
+    pairs = sorted({tuple(sorted((f.name, x))) for f in block.fields for x in f.excludes})
+    if pairs and "oneOf" not in extra:
+        out["not"] = {"anyOf": [{"required": list(p)} for p in pairs]}
+    return {**out, **extra}
 
 
 def _or_template(schema: Schema) -> Schema:
@@ -102,7 +137,7 @@ def _arg_alternative(t: str, spec: C.ArgSpec) -> Schema:
     if t == "null":
         return {"type": "null"}
     if t == "duration":
-        out: Schema = {"type": "string", "pattern": _anchored(C.DURATION_RE.pattern)}
+        out: Schema = {"type": "string", "pattern": duration_pattern()}
     elif t == "string":
         out = {"type": "string"}
         if spec.pattern is not None:
@@ -300,50 +335,21 @@ def _model() -> Schema:
 
 
 def _verb_defs() -> dict[str, Schema]:
-    text = {"type": "string"}
-    temperature = _or_template({"type": "number", "minimum": 0, "maximum": 2})
-    positive = _or_template({"type": "integer", "minimum": 1})
-    json_schema = {"type": ["object", "boolean"]}
     infer = _closed(
-        F.INFER,
+        G.INFER,
         {
-            "prompt": text,
-            "system": text,
-            "model": _ref("model"),
-            "temperature": temperature,
-            "max_tokens": positive,
-            "schema": json_schema,
-            "thinking": {
-                "type": "object",
-                "properties": {
-                    "enabled": _or_template({"type": "boolean"}),
-                    "budget_tokens": positive,
-                },
-            },
+            "thinking": {"type": "object", "properties": {f.name: _field(f) for f in G.THINKING.fields}},
             "vision": {
                 "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"source": {"enum": ["file", "url"]}, "path": text, "url": text},
-                },
+                "items": {"type": "object", "properties": {f.name: _field(f) for f in G.VISION_ITEM.fields}},
             },
         },
-        required=["prompt"],
     )
     exec_ = _closed(
-        F.EXEC,
+        G.EXEC,
         {
-            "command": {
-                "type": "array",
-                "minItems": 1,
-                "items": {"type": ["string", "number"]},
-            },
-            "shell": {"type": "string", "minLength": 1},
-            "cwd": text,
+            "command": {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
             "env": {"type": "object", "additionalProperties": {"type": "string"}},
-            "stdin": text,
-            "capture": {"enum": list(CAPTURE_MODES), "default": "stdout"},
-            "decode": {"enum": list(DECODE_MODES), "default": "text"},
         },
         oneOf=_exactly_one(["command", "shell"]),
         # `decode:` has no meaning once the capture is already structured
@@ -356,121 +362,55 @@ def _verb_defs() -> dict[str, Schema]:
     )
     agent_only = [c.id for c in C.contracts() if c.agent_only]
     invoke = _closed(
-        F.INVOKE,
+        G.INVOKE,
         {
             "tool": {
                 "anyOf": [_ref("builtinTool"), {"type": "string", "pattern": MCP_RE.pattern.replace("\\Z", "$")}],
                 "not": {"enum": agent_only},
             },
             "args": {"type": ["object", "null"]},
-            "workflow": text,
         },
         oneOf=_exactly_one(["tool", "workflow"]),
         allOf=_args_dispatch(),
     )
-    agent = _closed(
-        F.AGENT,
-        {
-            "prompt": text,
-            "system": text,
-            "model": _ref("model"),
-            "tools": _string_list(),
-            "skills": _string_list(),
-            "max_turns": positive,
-            "max_tokens_total": positive,
-            "temperature": temperature,
-            "schema": json_schema,
-        },
-        required=["prompt"],
-    )
+    agent = _closed(G.AGENT)
     return {"infer": infer, "exec": exec_, "invoke": invoke, "agent": agent}
 
 
 def _task_defs() -> dict[str, Schema]:
     codes = {"type": "array", "items": _ref("code")}
-    retry = _closed(
-        F.RETRY,
-        {
-            "max_attempts": {"type": "integer", "minimum": 1},
-            "backoff_ms": {"type": "integer", "minimum": 0, "default": 1000},
-            "backoff_strategy": {"enum": list(BACKOFF_STRATEGIES), "default": "exponential"},
-            "backoff_max_ms": {"type": "integer", "minimum": 0, "default": 60000},
-            "jitter": {"type": "boolean", "default": True},
-            "on_codes": codes,
-        },
-        required=["max_attempts"],
-    )
+    retry = _closed(G.RETRY, {"on_codes": codes})
     on_error = _closed(
-        F.ON_ERROR,
-        {
-            "recover": {},
-            "skip": {"const": True},
-            "fail_workflow": {"const": True},
-            "on_codes": {**codes, "minItems": 1},
-        },
-        oneOf=_exactly_one(["recover", "skip", "fail_workflow"]),
+        G.ON_ERROR,
+        {"on_codes": {**codes, "minItems": 1}},
+        oneOf=_exactly_one(G.ON_ERROR_ACTIONS),
     )
-    verb_refs = {v: _ref(v) for v in VERBS}
-    finally_step = _closed(
-        F.FINALLY_STEP,
-        {"when": {"type": ["boolean", "string"]}, "timeout": _ref("duration"), **verb_refs},
-        oneOf=_exactly_one(VERBS),
-    )
+    verb_refs = {v: _ref(v) for v in G.VERBS}
+    finally_step = _closed(G.FINALLY_STEP, verb_refs, oneOf=_exactly_one(G.VERBS))
     reserved = {"not": {"enum": sorted(RESERVED_BINDINGS)}}
     task = _closed(
-        F.TASK,
+        G.TASK,
         {
             "with": {"type": "object", "propertyNames": reserved},
             "after": {"type": "object", "additionalProperties": {"enum": list(PREDICATES)}},
-            "when": {"anyOf": [{"type": "boolean"}, _ref("template")]},
-            "for_each": {"anyOf": [{"type": "array"}, _ref("template")]},
-            "max_parallel": {"type": "integer", "minimum": 1},
-            "fail_fast": {"type": "boolean", "default": True},
             "retry": _ref("retry"),
             "on_error": _ref("onError"),
-            "timeout": _ref("duration"),
             "on_finally": {"type": "array", "items": _ref("finallyStep")},
             "output": {"type": "object", "propertyNames": reserved, "additionalProperties": {"type": "string"}},
-            "inert": {"type": "string", "pattern": r"\S"},
-            "declassify": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["from", "to", "because"],
-                    "properties": {
-                        "from": {"type": "string"},
-                        "to": {"const": "trusted"},
-                        "because": {"type": "string", "pattern": r"\S"},
-                    },
-                },
-            },
-            "returns": _ref("typeExpr"),
+            "declassify": {"type": "array", "items": _closed(G.DECLASSIFY)},
             **verb_refs,
         },
-        oneOf=_exactly_one(VERBS),
+        oneOf=_exactly_one(G.VERBS),
     )
     return {"task": task, "retry": retry, "onError": on_error, "finallyStep": finally_step}
 
 
 def _envelope() -> dict[str, Schema]:
-    io = {"type": _ref("typeExpr"), "required": {"type": "boolean"}, "description": {"type": "string"}}
-    typed_const = _closed(F.TYPED_CONST, {"type": _ref("typeExpr"), "description": {"type": "string"}})
-    egress = _closed(
-        F.EGRESS,
-        {"to": {"type": "string"}, "host": {"type": "string"}, "host_from_self": {"type": "boolean"}},
-        required=["to"],
-        # a literal host and "the secret's own value" exclude each other
-        **{"not": {"required": ["host", "host_from_self"]}},
-    )
+    typed_const = _closed(G.TYPED_CONST, {"value": {}})
+    egress = _closed(G.EGRESS)
     secret = _closed(
-        F.SECRET,
-        {
-            "source": {"enum": list(SECRET_SOURCES)},
-            "key": {"type": "string"},
-            "path": {"type": "string"},
-            "egress": {"type": "array", "items": egress},
-        },
-        required=["source"],
+        G.SECRET,
+        {"egress": {"type": "array", "items": egress}},
         **{
             "if": {"properties": {"source": {"const": "file"}}},
             "then": {"required": ["path"], "not": {"required": ["key"]}},
@@ -478,24 +418,17 @@ def _envelope() -> dict[str, Schema]:
         },
     )
     permits = _closed(
-        F.PERMITS,
+        G.PERMITS,
         {
-            "fs": _closed(F.PERMITS_FS, {k: _string_list() for k in F.PERMITS_FS}),
-            "net": _closed(F.PERMITS_NET, {k: _string_list() for k in F.PERMITS_NET}),
+            "fs": _closed(G.PERMITS_FS),
+            "net": _closed(G.PERMITS_NET),
             "exec": {"anyOf": [{"type": "boolean"}, _string_list()]},
-            "tools": _string_list(),
-            "env": _string_list(),
         },
     )
-    seeded = {
-        "type": "object",
-        "required": ["seeded"],
-        "properties": {"seeded": {"type": "integer", "minimum": 0, "description": "Seed (a non-negative integer)."}},
-        "additionalProperties": False,
-    }
+    seeded = _closed(G.SEEDED)
     run = _closed(
-        F.RUN,
-        {"entropy": {"anyOf": [{"enum": list(ENTROPY_MODES)}, seeded]}, "clock": {"enum": list(CLOCK_MODES)}},
+        G.RUN,
+        {"entropy": {"anyOf": [{"enum": list(G.ENTROPY_MODES)}, seeded]}},
         # the legal pairs: ambient entropy on the system clock, deterministic entropy on a virtual one
         allOf=[
             {
@@ -508,27 +441,13 @@ def _envelope() -> dict[str, Schema]:
             },
         ],
     )
-    sub_shapes: dict[str, Schema] = {
-        "human_gate_before": _string_list(),
-        "exec_after": _string_list(),
-        "providers": _string_list(),
-        "max_tasks": {"type": "integer", "minimum": 1},
-    }
-    policy_shapes: dict[str, Schema] = {
-        fam: _closed(sub, {k: sub_shapes[k] for k in sub}) for fam, sub in F.POLICY_SUB.items()
-    }
-    policy_shapes |= {"optimize": {"enum": list(OPTIMIZE_GOALS)}, "endorsement": {"const": "solo"}}
-    output = _closed(
-        F.OUTPUT,
-        {"value": {"type": "string"}, "type": _ref("typeExpr"), "description": {"type": "string"}},
-        required=["value"],
-    )
+    policy = _closed(G.POLICY, {fam: _closed(sub) for fam, sub in G.POLICY_SUB.items()})
+    output = _closed(G.OUTPUT)
     shapes: dict[str, Schema] = {
         "nika": {"const": "v1"},
         "workflow": _closed(
-            F.WORKFLOW,
-            {"id": {"type": "string", "pattern": _anchored(WORKFLOW_ID_RE.pattern)}, "description": {"type": "string"}},
-            required=["id"],
+            G.WORKFLOW,
+            {"id": {"type": "string", "pattern": _anchored(WORKFLOW_ID_RE.pattern)}},
         ),
         "model": _ref("model"),
         "types": {
@@ -536,14 +455,8 @@ def _envelope() -> dict[str, Schema]:
             "propertyNames": {"pattern": PASCAL_NAME},
             "additionalProperties": _ref("typeExpr"),
         },
-        "inputs": {
-            "type": ["object", "null"],
-            "additionalProperties": _closed(F.INPUT, io, required=["type"]),
-        },
-        "config": {
-            "type": ["object", "null"],
-            "additionalProperties": _closed(F.CONFIG, io, required=["type"]),
-        },
+        "inputs": {"type": ["object", "null"], "additionalProperties": _closed(G.INPUT, {"default": {}})},
+        "config": {"type": ["object", "null"], "additionalProperties": _closed(G.CONFIG, {"default": {}})},
         "const": {
             "type": ["object", "null"],
             # a mapping with both `type` and `value` is a typed constant; anything else is the value
@@ -555,7 +468,7 @@ def _envelope() -> dict[str, Schema]:
         "secrets": {"type": ["object", "null"], "additionalProperties": secret},
         "permits": permits,
         "run": run,
-        "policy": _closed(F.POLICY, policy_shapes),
+        "policy": policy,
         "tasks": {
             "type": "object",
             "minProperties": 1,
@@ -580,7 +493,7 @@ def workflow_json_schema() -> dict[str, Any]:
         },
         "duration": {
             "type": "string",
-            "pattern": _timeout_pattern(),
+            "pattern": duration_pattern(),
             "description": 'A quoted Go duration such as "30s" or "1h30m": largest unit first, at most 24h.',
         },
         "code": {
@@ -597,7 +510,7 @@ def workflow_json_schema() -> dict[str, Any]:
     for c in C.contracts():
         defs[_args_def_name(c.id)] = _tool_args(c)
     envelope = _envelope()
-    props = {name: _described(envelope[name], doc) for name, doc in F.ENVELOPE.items()}
+    props = {f.name: _described(envelope[f.name], f.doc) for f in G.ENVELOPE.fields}
     return {
         "$schema": DIALECT,
         "title": "Nika workflow (nika: v1)",

@@ -38,8 +38,8 @@ from typing import Final, Literal
 from checker.expr import Expr, Ident, Index, Member, walk
 from checker.expr import Literal as ExprLiteral
 from checker.model import RESERVED_BINDINGS, Agent, CompiledWorkflow, ExprSite, Invoke, Verb, Workflow
-from checker.nodes import Mapping, Node, Scalar, Sequence
 from checker.source import Span
+from checker.values import ListValue, MapValue, ScalarValue, Value
 
 __all__ = [
     "VALUE_SECTIONS",
@@ -239,7 +239,7 @@ class _Builder:
         self.links: list[FileLink] = []
 
     # -- exact positions -----------------------------------------------------------------
-    def exact(self, scalar: Scalar, start: int, end: int, name: str) -> Span | None:
+    def exact(self, scalar: ScalarValue, start: int, end: int, name: str) -> Span | None:
         """Source span of ``raw[start:end]`` when it maps exactly and reads ``name`` there."""
         offsets = scalar.offsets
         if offsets is None or start < 0 or end > len(offsets) or end <= start:
@@ -249,11 +249,11 @@ class _Builder:
             return None
         return span
 
-    def key_span(self, key: Scalar, name: str) -> Span | None:
+    def key_span(self, key: ScalarValue, name: str) -> Span | None:
         return self.exact(key, 0, len(key.raw), name) if key.raw == name else None
 
     # -- definitions -----------------------------------------------------------------------
-    def define(self, kind: SymbolKind, name: str, scope: str | None, key: Scalar) -> None:
+    def define(self, kind: SymbolKind, name: str, scope: str | None, key: ScalarValue) -> None:
         k = (kind, scope, name)
         if k in self.drafts:
             return  # a duplicate key: the first declaration is the one that counts
@@ -269,12 +269,11 @@ class _Builder:
         for section in VALUE_SECTIONS:
             for named in getattr(wf, section):
                 self.define(section, named.name, None, named.key)  # type: ignore[arg-type]
-        tasks = wf.root.get("tasks")
-        if isinstance(tasks, Mapping):
+        tasks = wf.value.get("tasks")
+        if isinstance(tasks, MapValue):
             # from the map itself, so a task whose body is broken still has a home
             for tid, entry in tasks.items():
-                if isinstance(entry.key, Scalar):
-                    self.define("task", tid, None, entry.key)
+                self.define("task", tid, None, entry.key)
         for task in wf.tasks.values():
             for binding in task.with_:
                 self.define("with", binding.name, task.id, binding.key)
@@ -317,7 +316,7 @@ class _Builder:
                 name = path[-1]
                 assert isinstance(name, str)
                 a, b = island.expr_start + start, island.expr_start + end
-                span = self.exact(site.node, a, b, name)
+                span = self.exact(site.value, a, b, name)
                 self.path_use(site.task, root, path, span)
 
     def type_uses(self, wf: Workflow) -> None:
@@ -330,10 +329,9 @@ class _Builder:
 
     def declassify_uses(self, wf: Workflow) -> None:
         for task in wf.tasks.values():
-            items = task.declassify.items if isinstance(task.declassify, Sequence) else ()
-            for item in items:
-                src = item.get("from") if isinstance(item, Mapping) else None
-                if not (isinstance(src, Scalar) and isinstance(src.value, str)):
+            for item in task.declassify:
+                src = item.source
+                if not isinstance(src.value, str):
                     continue
                 steps = _dotted(src.value)
                 if steps is None:
@@ -351,10 +349,10 @@ class _Builder:
                 if isinstance(verb, Agent):
                     for skill in verb.skills:
                         self.link("skill", skill)
-                elif isinstance(verb, Invoke) and isinstance(verb.workflow, Scalar):
+                elif isinstance(verb, Invoke) and isinstance(verb.workflow, ScalarValue):
                     self.link("workflow", verb.workflow)
 
-    def link(self, kind: Literal["skill", "workflow"], node: Scalar) -> None:
+    def link(self, kind: Literal["skill", "workflow"], node: ScalarValue) -> None:
         path = node.value
         if not isinstance(path, str) or not path.strip() or "${{" in path or path.startswith("registry:"):
             return
@@ -416,23 +414,23 @@ def _steps(expr: Expr) -> Iterator[tuple[str, tuple[str | int, ...], int, int]]:
         yield root, (*steps, name), start, end
 
 
-def _type_names(node: Node) -> Iterator[Scalar]:
+def _type_names(node: Value) -> Iterator[ScalarValue]:
     """Every scalar of a type expression that sits in a type position (not enum values,
     bounds or field names)."""
-    stack: list[Node] = [node]
+    stack: list[Value] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, Scalar):
+        if isinstance(current, ScalarValue):
             if isinstance(current.value, str):
                 yield current
-        elif isinstance(current, Mapping):
+        elif isinstance(current, MapValue):
             for ctor, entry in current.items():
                 value = entry.value
                 if ctor in ("array", "map", "optional"):
                     stack.append(value)
-                elif ctor == "object" and isinstance(value, Mapping):
+                elif ctor == "object" and isinstance(value, MapValue):
                     stack.extend(e.value for e in value.entries)
-                elif ctor == "union" and isinstance(value, Sequence):
+                elif ctor == "union" and isinstance(value, ListValue):
                     stack.extend(value.items)
 
 

@@ -14,9 +14,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from checker import contracts
-from checker import fields as F
+from checker import grammar as G
 from checker.engine import compile_text
-from checker.schema_export import CAPTURE_MODES, DECODE_MODES, workflow_json_schema
+from checker.grammar import CAPTURE_MODES, DECODE_MODES
+from checker.schema_export import workflow_json_schema
 from checker.source import SourceText
 from checker.yaml_nodes import parse_yaml
 
@@ -76,9 +77,9 @@ def test_minimal_document_is_accepted(validator: Draft202012Validator) -> None:
 def test_field_docs_are_descriptions() -> None:
     schema = workflow_json_schema()
     task = schema["$defs"]["task"]["properties"]
-    assert set(task) == set(F.TASK)
-    assert task["timeout"]["description"] == F.TASK["timeout"]
-    assert schema["properties"]["tasks"]["description"] == F.ENVELOPE["tasks"]
+    assert set(task) == set(G.TASK.names)
+    assert task["timeout"]["description"] == G.TASK["timeout"].doc
+    assert schema["properties"]["tasks"]["description"] == G.ENVELOPE["tasks"].doc
 
 
 def test_every_builtin_and_its_arguments_are_listed() -> None:

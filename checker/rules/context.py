@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
 
 from checker.expr import Island
 from checker.expr.refs import Ref
-from checker.graph import Graph, build_graph
+from checker.graph import Graph
 from checker.model import ExprSite, Workflow
 from checker.source import SourceText, Span
 
@@ -18,11 +17,8 @@ class RuleContext:
     source: SourceText
     workflow: Workflow
     sites: tuple[ExprSite, ...]
+    graph: Graph
     base_dir: str | None = None
-
-    @cached_property
-    def graph(self) -> Graph:
-        return build_graph(self.workflow, self.sites)
 
     def refs(self, where: tuple[str, ...] | None = None) -> Iterator[tuple[ExprSite, Island, Ref, Span]]:
         """Every reference of every parsed island, with the source span of the reference."""

@@ -9,11 +9,12 @@ from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.expr import Island
 from checker.expr.refs import Ref, is_status_ref, status_comparisons
-from checker.fields import did_you_mean
-from checker.graph import ALL_STATES, Edge, Graph
+from checker.graph import Edge, Graph
 from checker.model import STATUSES, ExprSite, Task
-from checker.nodes import Scalar
 from checker.rules.context import RuleContext
+from checker.suggest import did_you_mean
+from checker.values import Literal
+from checker.vocab import ALL_STATES, OnErrorAction, Status, Where
 
 
 def check_after_targets(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -91,12 +92,13 @@ def check_recovery(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def reachable_states(task: Task) -> frozenset[str]:
     """States a task can settle in, judged statically (03 §static liveness)."""
-    states = {"cancelled"}
-    literal_false = isinstance(task.when, Scalar) and task.when.value is False
+    states = {Status.CANCELLED}
+    literal_false = isinstance(task.when, Literal) and task.when.value is False
     if not literal_false:
-        states |= {"success", "failure"}
-    if task.when is not None or task.for_each is not None or (task.on_error and task.on_error.action == "skip"):
-        states.add("skipped")
+        states |= {Status.SUCCESS, Status.FAILURE}
+    skips = task.on_error is not None and task.on_error.action is OnErrorAction.SKIP
+    if task.when is not None or task.for_each is not None or skips:
+        states.add(Status.SKIPPED)
     return frozenset(states)
 
 
@@ -193,7 +195,7 @@ def _status_bindings(ctx: RuleContext) -> dict[str, set[str]]:
 
     out: dict[str, set[str]] = {}
     for site in ctx.sites:
-        if site.where != "with" or site.task is None or not site.template.is_single_island:
+        if site.where != Where.WITH or site.task is None or not site.template.is_single_island:
             continue
         island = site.template.islands[0]
         if island.expr is None:
@@ -203,6 +205,6 @@ def _status_bindings(ctx: RuleContext) -> dict[str, set[str]]:
             continue
         task = ctx.workflow.tasks.get(site.task)
         for b in task.with_ if task else ():
-            if b.value is site.node:
+            if b.value is site.value:
                 out.setdefault(site.task, set()).add(b.name)
     return out

@@ -10,22 +10,22 @@ from checker.diagnostics import Diagnostic
 from checker.expr import has_island
 from checker.jq_syntax import jq_problem
 from checker.model import Invoke
-from checker.nodes import Mapping, Node, Scalar
 from checker.rules.context import RuleContext
+from checker.values import MapValue, ScalarValue, Value
 
 JQ_ARGS = {"nika:jq": "expression", "nika:fetch": "jq"}
 
 
-def _programs(ctx: RuleContext) -> Iterator[tuple[str, Scalar, str]]:
+def _programs(ctx: RuleContext) -> Iterator[tuple[str, ScalarValue, str]]:
     for task in ctx.workflow.tasks.values():
         for b in task.output:
-            if isinstance(b.value, Scalar) and isinstance(b.value.value, str):
+            if isinstance(b.value, ScalarValue) and isinstance(b.value.value, str):
                 yield task.id, b.value, f"output binding `{b.name}`"
         verb = task.verb
-        if isinstance(verb, Invoke) and verb.tool in JQ_ARGS and isinstance(verb.args, Mapping):
+        if isinstance(verb, Invoke) and verb.tool in JQ_ARGS and isinstance(verb.args, MapValue):
             arg = JQ_ARGS[verb.tool]
-            v: Node | None = verb.args.get(arg)
-            if isinstance(v, Scalar) and isinstance(v.value, str):
+            v: Value | None = verb.args.get(arg)
+            if isinstance(v, ScalarValue) and isinstance(v.value, str):
                 yield task.id, v, f"`{verb.tool}` `{arg}:`"
 
 

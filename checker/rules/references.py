@@ -12,10 +12,10 @@ from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix
 from checker.expr import Island, is_boolean_shaped
 from checker.expr.refs import Ref
-from checker.fields import did_you_mean
 from checker.model import TASK_FIELDS, ExprSite
 from checker.rules.context import RuleContext
 from checker.source import Span
+from checker.suggest import did_you_mean
 
 VALUE_ROOTS = ("inputs", "config", "const", "secrets")
 # Value namespaces of other tools (or of older Nika drafts) that are refused outright.
@@ -50,6 +50,7 @@ _WHERE_TEXT = {
     "outputs": "`outputs:`",
     "finally": "`on_finally:`",
     "output": "an `output:` jq binding",
+    "envelope": "an envelope field",
 }
 
 
@@ -273,7 +274,7 @@ def _unknown(
         # The name is the first member after the root: `root.` then name.
         start = island.expr_start + ref.start + len(root) + 1
         name_span = site.span_of(start, start + len(name))
-        if name_span != site.node.span:
+        if name_span != site.span:
             fixes = (Fix(f"Change to `{root}.{guess}`", (Edit(name_span, guess),)),)
     return report(
         "NIKA-VAR-001",
@@ -290,6 +291,6 @@ def _rename_root_fix(site: ExprSite, island: Island, ref: Ref, guess: str | None
         return ()
     start = island.expr_start + ref.start
     span = site.span_of(start, start + len(ref.root))
-    if span == site.node.span:
+    if span == site.span:
         return ()
     return (Fix(f"Change to `{guess}`", (Edit(span, guess),)),)

@@ -12,8 +12,8 @@ from checker.codes import report
 from checker.diagnostics import Diagnostic
 from checker.expr import has_island
 from checker.model import Agent, Infer, Invoke, Verb
-from checker.nodes import Node, Scalar
 from checker.rules.context import RuleContext
+from checker.values import ScalarValue, Value
 
 MCP_RE = re.compile(r"^mcp:[a-z][a-z0-9-]*/[A-Za-z0-9_/-]+\Z")
 
@@ -50,7 +50,7 @@ def grammar_problem(tool: str) -> tuple[str, str] | None:
     )
 
 
-def _tool_id_findings(node: Scalar, tool: str, tid: str) -> list[Diagnostic]:
+def _tool_id_findings(node: ScalarValue, tool: str, tid: str) -> list[Diagnostic]:
     problem = grammar_problem(tool)
     if problem is not None:
         return [report("NIKA-PARSE-019", node.span, problem[0], problem[1], task=tid)]
@@ -59,10 +59,10 @@ def _tool_id_findings(node: Scalar, tool: str, tid: str) -> list[Diagnostic]:
 
 def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
     for tid, verb in _verbs(ctx):
-        if not isinstance(verb, Invoke) or verb.tool is None or not isinstance(verb.tool_node, Scalar):
+        if not isinstance(verb, Invoke) or verb.tool is None or not isinstance(verb.tool_value, ScalarValue):
             continue
         tool = verb.tool
-        node = verb.tool_node
+        node = verb.tool_value
         if has_island(tool):
             yield report(
                 "NIKA-PARSE-019",
@@ -79,7 +79,7 @@ def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
             yield from found
             continue
         if tool.startswith("nika:"):
-            entry = verb.node.entry("args")
+            entry = verb.value.entry("args")
             anchor = entry.key.span if entry is not None else node.span
             yield from contracts.check_tool_args(tool, verb.args, task=tid, anchor=anchor)
 
@@ -109,10 +109,10 @@ def check_agent_tools(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def check_models(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
-    if isinstance(wf.model, Scalar) and isinstance(wf.model.value, str):
+    if isinstance(wf.model, ScalarValue) and isinstance(wf.model.value, str):
         yield from contracts.check_model_ref(wf.model, task=None)
     for tid, verb in _verbs(ctx):
         if isinstance(verb, (Infer, Agent)):
-            m: Node | None = verb.model
-            if isinstance(m, Scalar) and isinstance(m.value, str):
+            m: Value | None = verb.model
+            if isinstance(m, ScalarValue) and isinstance(m.value, str):
                 yield from contracts.check_model_ref(m, task=tid)

@@ -10,11 +10,11 @@ from typing import Any
 
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.fields import did_you_mean
 from checker.model import Agent, Exec, ExprSite, Infer, Task
-from checker.nodes import Mapping, Node, Scalar, Sequence, describe
 from checker.rules.context import RuleContext
 from checker.source import Span
+from checker.suggest import did_you_mean
+from checker.values import ListValue, Literal, MapValue, ScalarValue, Value, describe
 
 PRIMITIVES = ("null", "bool", "integer", "number", "string", "bytes", "uri", "path", "duration", "timestamp")
 CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
@@ -41,11 +41,11 @@ class _TypeChecker:
         self.task = task
         self.out: list[Diagnostic] = []
 
-    def bad(self, node: Node, message: str, help: str, fixes: tuple[Fix, ...] = ()) -> None:
+    def bad(self, node: Value, message: str, help: str, fixes: tuple[Fix, ...] = ()) -> None:
         self.out.append(report("NIKA-TYPE-001", node.span, message, help, task=self.task, fixes=fixes))
 
-    def check(self, node: Node, field_position: bool = False) -> None:
-        if isinstance(node, Scalar):
+    def check(self, node: Value, field_position: bool = False) -> None:
+        if isinstance(node, ScalarValue):
             v = node.value
             if v is None:
                 return
@@ -74,12 +74,12 @@ class _TypeChecker:
                 + "Use a primitive (string, integer, number, bool, …) or a name declared under `types:`.",
             )
             return
-        if isinstance(node, Sequence):
+        if isinstance(node, ListValue):
             self.bad(
                 node, "a type cannot be a list", "Use `{union: [A, B]}` for alternatives or `{array: T}` for a list."
             )
             return
-        assert isinstance(node, Mapping)
+        assert isinstance(node, MapValue)
         keys = node.keys()
         if field_position and keys == ["optional"]:
             self.check(node.get("optional"))  # type: ignore[arg-type]
@@ -116,23 +116,23 @@ class _TypeChecker:
         if k in ("array", "map"):
             self.check(v)
         elif k == "object":
-            if not isinstance(v, Mapping):
+            if not isinstance(v, MapValue):
                 self.bad(v, "`object:` takes a mapping of field names to types", "Write `{object: {name: string}}`.")
             else:
                 for _, fe in v.items():
                     self.check(fe.value, field_position=True)
             add = node.get("additional")
-            if add is not None and not (isinstance(add, Scalar) and isinstance(add.value, bool)):
+            if add is not None and not (isinstance(add, ScalarValue) and isinstance(add.value, bool)):
                 self.bad(add, "`additional:` must be true or false", "Write `additional: true` to allow extra fields.")
         elif k == "union":
-            if not isinstance(v, Sequence) or len(v.items) < 2:
+            if not isinstance(v, ListValue) or len(v.items) < 2:
                 self.bad(v, "`union:` needs a list of at least two types", "Write `{union: [string, null]}`.")
             else:
                 for item in v.items:
                     self.check(item)
         elif k == "enum":
-            vals = v.items if isinstance(v, Sequence) else ()
-            if not vals or not all(isinstance(i, Scalar) and isinstance(i.value, str) for i in vals):
+            vals = v.items if isinstance(v, ListValue) else ()
+            if not vals or not all(isinstance(i, ScalarValue) and isinstance(i.value, str) for i in vals):
                 self.bad(
                     v, "`enum:` needs a non-empty list of strings", 'Write `{enum: ["low", "high"]}`; quote numbers.'
                 )
@@ -143,8 +143,8 @@ class _TypeChecker:
         elif k == "string":
             self._string(v)
 
-    def _bounds(self, k: str, v: Node) -> None:
-        if not isinstance(v, Mapping):
+    def _bounds(self, k: str, v: Value) -> None:
+        if not isinstance(v, MapValue):
             self.bad(v, f"`{k}:` takes `{{min, max}}`", f"Write `{{{k}: {{min: 0, max: 10}}}}`.")
             return
         vals: dict[str, float] = {}
@@ -152,7 +152,7 @@ class _TypeChecker:
             if name not in ("min", "max"):
                 self.bad(e.key, f"`{name}` is not a bound of `{k}`", "Use `min` and `max`.")
                 continue
-            x = e.value.value if isinstance(e.value, Scalar) else None
+            x = e.value.value if isinstance(e.value, ScalarValue) else None
             ok = isinstance(x, int) if k == "integer" else isinstance(x, (int, float))
             if not ok or isinstance(x, bool):
                 self.bad(
@@ -165,14 +165,14 @@ class _TypeChecker:
         if "min" in vals and "max" in vals and vals["min"] > vals["max"]:
             self.bad(v, f"`min` ({vals['min']}) is greater than `max` ({vals['max']})", "Swap or fix the bounds.")
 
-    def _string(self, v: Node) -> None:
-        if not isinstance(v, Mapping):
+    def _string(self, v: Value) -> None:
+        if not isinstance(v, MapValue):
             self.bad(v, "`string:` takes `{pattern, min_len, max_len}`", "Write `{string: {max_len: 64}}`.")
             return
         for name, e in v.items():
             if name == "pattern":
                 p = e.value
-                if not (isinstance(p, Scalar) and isinstance(p.value, str)):
+                if not (isinstance(p, ScalarValue) and isinstance(p.value, str)):
                     self.bad(p, "`pattern` must be a string", "Quote the regular expression.")
                     continue
                 why = regex_dialect_problem(p.value)
@@ -187,7 +187,7 @@ class _TypeChecker:
                         )
                     )
             elif name in ("min_len", "max_len"):
-                x = e.value.value if isinstance(e.value, Scalar) else None
+                x = e.value.value if isinstance(e.value, ScalarValue) else None
                 if not isinstance(x, int) or isinstance(x, bool) or x < 0:
                     self.bad(e.value, f"`{name}` must be a non-negative integer", "Use a literal count.")
             else:
@@ -259,27 +259,27 @@ def check_type_exprs(ctx: RuleContext) -> Iterator[Diagnostic]:
     yield from _recursive_types(ctx)
 
 
-def _refs_in(node: Node, named: set[str]) -> Iterator[Scalar]:
+def _refs_in(node: Value, named: set[str]) -> Iterator[ScalarValue]:
     """Type names used inside a type expression (enum values and bounds are data, not types)."""
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, Scalar):
+        if isinstance(n, ScalarValue):
             if isinstance(n.value, str) and n.value in named:
                 yield n
-        elif isinstance(n, Mapping):
+        elif isinstance(n, MapValue):
             stack.extend(e.value for e in n.entries if e.key_text not in ("enum", "integer", "number", "string"))
-        elif isinstance(n, Sequence):
+        elif isinstance(n, ListValue):
             stack.extend(n.items)
 
 
 def _recursive_types(ctx: RuleContext) -> Iterator[Diagnostic]:
     named = {n.name: n for n in ctx.workflow.types}
-    deps = {name: list(_refs_in(n.node, set(named))) for name, n in named.items()}
+    deps = {name: list(_refs_in(n.value, set(named))) for name, n in named.items()}
     state: dict[str, int] = {}
     reported: set[str] = set()
 
-    def visit(name: str, trail: list[tuple[str, Scalar]]) -> Diagnostic | None:
+    def visit(name: str, trail: list[tuple[str, ScalarValue]]) -> Diagnostic | None:
         state[name] = 1
         for ref in deps[name]:
             target = str(ref.value)
@@ -316,10 +316,10 @@ def check_contracts(ctx: RuleContext) -> Iterator[Diagnostic]:
     for task in ctx.workflow.tasks.values():
         verb = task.verb
         if task.returns is not None and isinstance(verb, (Infer, Agent)) and verb.schema is not None:
-            e = verb.node.entry("schema")
+            e = verb.value.entry("schema")
             yield report(
                 "NIKA-TYPE-003",
-                task.node.entry("returns").key.span,  # type: ignore[union-attr]
+                task.value.entry("returns").key.span,  # type: ignore[union-attr]
                 f"task `{task.id}` declares both `returns:` and `schema:`",
                 "Keep one contract: prefer `returns:` (a Nika type) and delete `schema:`.",
                 task=task.id,
@@ -329,11 +329,11 @@ def check_contracts(ctx: RuleContext) -> Iterator[Diagnostic]:
             yield from _decode_fit(task, verb, ctx)
 
 
-def _shape(node: Node, named: dict[str, Node], depth: int = 0) -> str:
+def _shape(node: Value, named: dict[str, Value], depth: int = 0) -> str:
     """Coarse shape of a type: object, array, map, bytes, text, number, bool, null, any."""
     if depth > 20:
         return "any"
-    if isinstance(node, Scalar):
+    if isinstance(node, ScalarValue):
         v = node.value
         if v is None or v == "null":
             return "null"
@@ -348,7 +348,7 @@ def _shape(node: Node, named: dict[str, Node], depth: int = 0) -> str:
         if isinstance(v, str) and v in named:
             return _shape(named[v], named, depth + 1)
         return "any"
-    if isinstance(node, Mapping):
+    if isinstance(node, MapValue):
         for k in ("object", "array", "map"):
             if k in node:
                 return k
@@ -361,7 +361,7 @@ def _shape(node: Node, named: dict[str, Node], depth: int = 0) -> str:
 
 def _decode_fit(task: Task, verb: Exec, ctx: RuleContext) -> Iterator[Diagnostic]:
     assert task.returns is not None
-    named = {n.name: n.node for n in ctx.workflow.types}
+    named = {n.name: n.value for n in ctx.workflow.types}
     shape = _shape(task.returns, named)
     if verb.capture == "structured":
         return
@@ -384,11 +384,11 @@ def _decode_fit(task: Task, verb: Exec, ctx: RuleContext) -> Iterator[Diagnostic
     )
 
 
-def _fits(value: Any, t: Node, named: dict[str, Node], depth: int = 0) -> bool | None:
+def _fits(value: Any, t: Value, named: dict[str, Value], depth: int = 0) -> bool | None:
     """Whether a literal fits a type; ``None`` when we cannot tell statically."""
     if depth > 20:
         return None
-    if isinstance(t, Scalar):
+    if isinstance(t, ScalarValue):
         name = t.value
         if name is None or name == "null":
             return value is None
@@ -403,16 +403,16 @@ def _fits(value: Any, t: Node, named: dict[str, Node], depth: int = 0) -> bool |
         if isinstance(name, str) and name in named:
             return _fits(value, named[name], named, depth + 1)
         return None
-    if not isinstance(t, Mapping):
+    if not isinstance(t, MapValue):
         return None
     if "enum" in t:
         vals = t.get("enum")
-        if isinstance(vals, Sequence):
-            return isinstance(value, str) and value in [i.value for i in vals.items if isinstance(i, Scalar)]
+        if isinstance(vals, ListValue):
+            return isinstance(value, str) and value in [i.value for i in vals.items if isinstance(i, ScalarValue)]
         return None
     if "union" in t:
         members = t.get("union")
-        if not isinstance(members, Sequence):
+        if not isinstance(members, ListValue):
             return None
         results = [_fits(value, m, named, depth + 1) for m in members.items]
         if any(r is True for r in results):
@@ -420,27 +420,27 @@ def _fits(value: Any, t: Node, named: dict[str, Node], depth: int = 0) -> bool |
         return None if any(r is None for r in results) else False
     for k in ("integer", "number"):
         if k in t:
-            if not _fits(value, Scalar(t.span, None, None, k, k, ""), named):
+            if not _fits(value, Literal(t.span, k, k, ""), named):
                 return False
             b = t.get(k)
-            if isinstance(b, Mapping):
+            if isinstance(b, MapValue):
                 lo = b.get("min")
                 hi = b.get("max")
-                if isinstance(lo, Scalar) and isinstance(lo.value, (int, float)) and value < lo.value:
+                if isinstance(lo, ScalarValue) and isinstance(lo.value, (int, float)) and value < lo.value:
                     return False
-                if isinstance(hi, Scalar) and isinstance(hi.value, (int, float)) and value > hi.value:
+                if isinstance(hi, ScalarValue) and isinstance(hi.value, (int, float)) and value > hi.value:
                     return False
             return True
     if "string" in t:
         if not isinstance(value, str):
             return False
         b = t.get("string")
-        if isinstance(b, Mapping):
+        if isinstance(b, MapValue):
             lo = b.get("min_len")
             hi = b.get("max_len")
-            if isinstance(lo, Scalar) and isinstance(lo.value, int) and len(value) < lo.value:
+            if isinstance(lo, ScalarValue) and isinstance(lo.value, int) and len(value) < lo.value:
                 return False
-            if isinstance(hi, Scalar) and isinstance(hi.value, int) and len(value) > hi.value:
+            if isinstance(hi, ScalarValue) and isinstance(hi.value, int) and len(value) > hi.value:
                 return False
         return True
     if "array" in t:
@@ -455,17 +455,17 @@ def _fits(value: Any, t: Node, named: dict[str, Node], depth: int = 0) -> bool |
 
 def check_defaults(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
-    named = {n.name: n.node for n in wf.types}
-    items: list[tuple[str, Node, Node]] = []
+    named = {n.name: n.value for n in wf.types}
+    items: list[tuple[str, Value, Value]] = []
     for section in ("inputs", "config"):
         for n in getattr(wf, section):
-            if isinstance(n.node, Mapping) and "default" in n.node and "type" in n.node:
-                items.append((f"{section}.{n.name}", n.node.get("type"), n.node.get("default")))  # type: ignore[arg-type]
+            if isinstance(n.value, MapValue) and "default" in n.value and "type" in n.value:
+                items.append((f"{section}.{n.name}", n.value.get("type"), n.value.get("default")))  # type: ignore[arg-type]
     for n in wf.const:
-        if isinstance(n.node, Mapping) and "type" in n.node and "value" in n.node:
-            items.append((f"const.{n.name}", n.node.get("type"), n.node.get("value")))  # type: ignore[arg-type]
+        if isinstance(n.value, MapValue) and "type" in n.value and "value" in n.value:
+            items.append((f"const.{n.name}", n.value.get("type"), n.value.get("value")))  # type: ignore[arg-type]
     for name, t, v in items:
-        if isinstance(v, Scalar) and isinstance(v.value, str) and "${{" in v.value:
+        if isinstance(v, ScalarValue) and isinstance(v.value, str) and "${{" in v.value:
             continue
         if _fits(v.to_python(), t, named) is False:
             yield report(
@@ -481,7 +481,7 @@ def check_json_schemas(ctx: RuleContext) -> Iterator[Diagnostic]:
     """``schema:`` on infer/agent must itself be a valid JSON Schema (2020-12)."""
     for task in ctx.workflow.tasks.values():
         verb = task.verb
-        if not isinstance(verb, (Infer, Agent)) or not isinstance(verb.schema, Mapping):
+        if not isinstance(verb, (Infer, Agent)) or not isinstance(verb.schema, MapValue):
             continue
         from jsonschema import Draft202012Validator  # heavy: imported only when a schema exists
         from jsonschema.exceptions import SchemaError
@@ -499,11 +499,11 @@ def check_json_schemas(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
 
 
-def _node_at(node: Node, path: list[Any]) -> Node:
+def _node_at(node: Value, path: list[Any]) -> Value:
     for step in path:
-        if isinstance(node, Mapping) and isinstance(step, str) and node.get(step) is not None:
+        if isinstance(node, MapValue) and isinstance(step, str) and node.get(step) is not None:
             node = node.get(step)  # type: ignore[assignment]
-        elif isinstance(node, Sequence) and isinstance(step, int) and step < len(node.items):
+        elif isinstance(node, ListValue) and isinstance(step, int) and step < len(node.items):
             node = node.items[step]
         else:
             break
@@ -520,28 +520,28 @@ def check_schema_paths(ctx: RuleContext) -> Iterator[Diagnostic]:
         if producer is None or ref.path[1] != "output":
             continue
         verb = producer.verb
-        if not isinstance(verb, (Infer, Agent)) or not isinstance(verb.schema, Mapping):
+        if not isinstance(verb, (Infer, Agent)) or not isinstance(verb.schema, MapValue):
             continue
-        level: Node | None = verb.schema
+        level: Value | None = verb.schema
         walked = ["output"]
         for step in ref.path[2:]:
-            if step is None or not isinstance(level, Mapping):
+            if step is None or not isinstance(level, MapValue):
                 break
             ty = level.get("type")
-            tyv = ty.value if isinstance(ty, Scalar) else None
+            tyv = ty.value if isinstance(ty, ScalarValue) else None
             if isinstance(step, str):
                 props = level.get("properties")
-                if tyv not in (None, "object") and not isinstance(props, Mapping):
+                if tyv not in (None, "object") and not isinstance(props, MapValue):
                     yield _path_error(site, span, walked, step, f"is a {tyv}, not an object")
                     break
-                if not isinstance(props, Mapping):
+                if not isinstance(props, MapValue):
                     break
                 if step in props:
                     level = props.get(step)
                     walked.append(step)
                     continue
                 extra = level.get("additionalProperties")
-                if (isinstance(extra, Scalar) and extra.value is True) or isinstance(extra, Mapping):
+                if (isinstance(extra, ScalarValue) and extra.value is True) or isinstance(extra, MapValue):
                     break
                 yield _path_error(site, span, walked, step, "declares no such property", sorted(props.keys()))
                 break

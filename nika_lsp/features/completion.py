@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from checker import contracts as C
-from checker import fields as F
+from checker import grammar as G
 from checker.codes import registry
 from checker.engine import compile_text
 from checker.graph import edge_kind
-from checker.model import PREDICATES, CompiledWorkflow, Task
+from checker.model import CompiledWorkflow, Task
 from checker.rules.references import LOOP_ALLOWED, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
 from checker.source import SourceText
+from checker.vocab import PREDICATE_MEANING, PREDICATES
 from nika_lsp.convert import offset_of, position
 from nika_lsp.features.context import (
     EXCLUSIVE,
@@ -66,10 +67,10 @@ if TYPE_CHECKING:
 TRIGGER_CHARACTERS = [".", "/", ":", "[", " "]
 
 ROOT_DOCS: dict[str, str] = {
-    "inputs": F.ENVELOPE["inputs"],
-    "config": F.ENVELOPE["config"],
-    "const": F.ENVELOPE["const"],
-    "secrets": F.ENVELOPE["secrets"],
+    "inputs": G.ENVELOPE["inputs"].doc,
+    "config": G.ENVELOPE["config"].doc,
+    "const": G.ENVELOPE["const"].doc,
+    "secrets": G.ENVELOPE["secrets"].doc,
     "with": "This task's `with:` bindings.",
     "tasks": "Another task's record: `tasks.<id>.output`, `.status`, `.error`, … (creates an edge).",
     "item": "The current element of the `for_each` array.",
@@ -83,22 +84,6 @@ TASK_FIELD_DOCS: dict[str, str] = {
     "started_at": "When the task started (RFC 3339). Passes whatever the outcome.",
     "ended_at": "When the task settled (RFC 3339). Passes whatever the outcome.",
     "duration_ms": "How long the task ran, in milliseconds. Passes whatever the outcome.",
-}
-
-# Closed value sets of a few fields: (block name, key) -> values.
-VALUE_SETS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("exec", "capture"): F.CAPTURE_MODES,
-    ("exec", "decode"): F.DECODE_MODES,
-    ("retry", "backoff_strategy"): F.BACKOFF_STRATEGIES,
-    ("retry", "jitter"): ("true", "false"),
-    ("on_error", "skip"): ("true",),
-    ("on_error", "fail_workflow"): ("true",),
-    ("task", "fail_fast"): ("true", "false"),
-    ("secret", "source"): F.SECRET_SOURCES,
-    ("run", "clock"): F.CLOCK_MODES,
-    ("run", "entropy"): F.ENTROPY_MODES,
-    ("nika", "nika"): ("v1",),
-    ("input", "required"): ("true", "false"),
 }
 
 
@@ -357,15 +342,15 @@ def _key_items(req: _Req, path: tuple[str, ...]) -> list[lsp.CompletionItem]:
     table = fields_for(path)
     if table is None:
         return []
-    keys, what = table
+    block, what = table
     banned = set(present)
     for group in EXCLUSIVE:
         if group & present:
             banned |= group
     return [
-        req.item(k, lsp.CompletionItemKind.Property, insert=k + colon, detail=what, doc=doc, order=i)
-        for i, (k, doc) in enumerate(keys.items())
-        if k not in banned
+        req.item(f.name, lsp.CompletionItemKind.Property, insert=f.name + colon, detail=what, doc=f.doc, order=i)
+        for i, f in enumerate(block.fields)
+        if f.name not in banned
     ]
 
 
@@ -417,19 +402,6 @@ def _literal(value: object) -> str:
     return "null" if value is None else str(value)
 
 
-def _block_name(path: tuple[str, ...]) -> str:
-    """The kind of block at ``path`` for :data:`VALUE_SETS` lookups."""
-    if not path:
-        return "nika"
-    if path[0] == "tasks" and len(path) == 2:
-        return "task"
-    if path[0] == "secrets" and len(path) == 2:
-        return "secret"
-    if path[0] == "inputs" and len(path) == 2:
-        return "input"
-    return path[-1]
-
-
 def _value_items(req: _Req) -> list[lsp.CompletionItem]:
     ctx = req.ctx
     key, path = ctx.key or "", ctx.path
@@ -444,7 +416,7 @@ def _value_items(req: _Req) -> list[lsp.CompletionItem]:
                 p,
                 lsp.CompletionItemKind.EnumMember,
                 insert=pre + p + close,
-                doc=f"Run after {F.AFTER_PREDICATES[p]}.",
+                doc=f"Run after {PREDICATE_MEANING[p]}.",
                 order=i,
             )
             for i, p in enumerate(PREDICATES)
@@ -458,7 +430,9 @@ def _value_items(req: _Req) -> list[lsp.CompletionItem]:
             req.item(v, lsp.CompletionItemKind.EnumMember, insert=pre + v + close, order=i)
             for i, v in enumerate(literals)
         ]
-    values = VALUE_SETS.get((_block_name(path), key), ())
+    table = fields_for(path)
+    f = table[0].get(key) if table is not None else None
+    values = G.choices(f) if f is not None else ()
     return [
         req.item(v, lsp.CompletionItemKind.EnumMember, insert=pre + v + close, order=i) for i, v in enumerate(values)
     ]
@@ -671,7 +645,7 @@ def _expr_items(req: _Req) -> list[lsp.CompletionItem]:
             return []
         out = []
         for i, n in enumerate(model.declared(root)):
-            detail, doc = _declared_brief(model, root, n.node)
+            detail, doc = _declared_brief(model, root, n.value)
             out.append(mk(n.name, lsp.CompletionItemKind.Variable, detail, doc, i))
         return out
     if root == "with" and len(parents) == 1:
@@ -710,16 +684,16 @@ def _expr_items(req: _Req) -> list[lsp.CompletionItem]:
 
 def _declared_brief(model: ModelView, root: str, node: object) -> tuple[str | None, str | None]:
     """A one-word type and a short description of a declaration."""
-    from checker.nodes import Mapping, Scalar
+    from checker.values import MapValue, ScalarValue
 
-    if isinstance(node, Mapping):
+    if isinstance(node, MapValue):
         t = node.get("type")
         src = node.get("source")
         desc = node.get("description")
         detail = model.source_of(t) if t is not None else (f"secret · {model.source_of(src)}" if src else None)
-        doc = str(desc.value) if isinstance(desc, Scalar) and isinstance(desc.value, str) else None
+        doc = str(desc.value) if isinstance(desc, ScalarValue) and isinstance(desc.value, str) else None
         return detail, doc
-    if isinstance(node, Scalar):
+    if isinstance(node, ScalarValue):
         return ("constant" if root == "const" else None), f"`{node.raw}`"
     return None, None
 

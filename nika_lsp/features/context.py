@@ -16,21 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
-from checker import fields as F
-from checker.graph import Graph, build_graph
+from checker import grammar as G
+from checker.graph import Graph
 from checker.model import CompiledWorkflow, Named, Task, Workflow
-from checker.nodes import Node, Scalar
 from checker.rules.references import VALUE_ROOTS
+from checker.values import ScalarValue, Value
 
 # Keys of which at most one may appear in the same block.
-EXCLUSIVE: tuple[frozenset[str], ...] = (
-    frozenset(F.VERB_FIELDS),
-    frozenset({"command", "shell"}),
-    frozenset({"tool", "workflow"}),
-    frozenset({"recover", "skip", "fail_workflow"}),
-)
+EXCLUSIVE: tuple[frozenset[str], ...] = G.exclusive_groups()
 
 _KEY_AT = re.compile(r"""("(?:[^"\\]|\\.)*"|'[^']*'|[^\s#'"{}\[\],:][^#{}\[\],]*?)[ \t]*:(?=[ \t]|$)""")
 CODE_TOKEN = re.compile(r"NIKA-[A-Z0-9_]+(?:-[A-Z0-9_]+)*")
@@ -506,58 +500,60 @@ def where_of(path: tuple[str, ...]) -> str:
         return head
     if head == "on_finally":
         return "finally"
-    if head in F.VERB_FIELDS:
+    if head in G.VERB_BLOCKS:
         return "body"
     return "other"
 
 
-def fields_for(path: tuple[str, ...]) -> tuple[dict[str, str], str] | None:
-    """The closed key set of the block at ``path`` and a short name for it."""
+def fields_for(path: tuple[str, ...]) -> tuple[G.Block, str] | None:
+    """The grammar block at ``path`` and a short name for its fields."""
     n = len(path)
     if n == 0:
-        return F.ENVELOPE, "envelope field"
+        return G.ENVELOPE, "envelope field"
     p0 = path[0]
     if p0 == "workflow" and n == 1:
-        return F.WORKFLOW, "`workflow:` field"
+        return G.WORKFLOW, "`workflow:` field"
     if p0 == "permits":
         if n == 1:
-            return F.PERMITS, "`permits:` field"
+            return G.PERMITS, "`permits:` field"
         if n == 2 and path[1] == "fs":
-            return F.PERMITS_FS, "`permits.fs` field"
+            return G.PERMITS_FS, "`permits.fs` field"
         if n == 2 and path[1] == "net":
-            return F.PERMITS_NET, "`permits.net` field"
+            return G.PERMITS_NET, "`permits.net` field"
         return None
     if p0 == "run" and n == 1:
-        return F.RUN, "`run:` field"
+        return G.RUN, "`run:` field"
     if p0 == "policy":
         if n == 1:
-            return F.POLICY, "`policy:` field"
-        sub = F.POLICY_SUB.get(path[1]) if n == 2 else None
+            return G.POLICY, "`policy:` field"
+        sub = G.POLICY_SUB.get(path[1]) if n == 2 else None
         return (sub, f"`policy.{path[1]}` field") if sub else None
-    declared = {"inputs": F.INPUT, "config": F.CONFIG, "const": F.TYPED_CONST, "secrets": F.SECRET, "outputs": F.OUTPUT}
+    declared = {"inputs": G.INPUT, "config": G.CONFIG, "const": G.TYPED_CONST, "secrets": G.SECRET, "outputs": G.OUTPUT}
     if p0 in declared:
         if n == 2:
             return declared[p0], f"`{p0}` entry field"
         if n == 3 and p0 == "secrets" and path[2] == "egress":
-            return F.EGRESS, "egress rule field"
+            return G.EGRESS, "egress rule field"
         return None
     if p0 != "tasks" or n < 2:
         return None
     rest = path[2:]
     if not rest:
-        return F.TASK, "task field"
+        return G.TASK, "task field"
     r0 = rest[0]
     if len(rest) == 1:
-        if r0 in F.VERB_FIELDS:
-            return F.VERB_FIELDS[r0], f"`{r0}:` field"
+        if r0 in G.VERB_BLOCKS:
+            return G.VERB_BLOCKS[r0], f"`{r0}:` field"
         if r0 == "retry":
-            return F.RETRY, "`retry:` field"
+            return G.RETRY, "`retry:` field"
         if r0 == "on_error":
-            return F.ON_ERROR, "`on_error:` field"
+            return G.ON_ERROR, "`on_error:` field"
         if r0 == "on_finally":
-            return F.FINALLY_STEP, "`on_finally:` step field"
-    if r0 == "on_finally" and len(rest) == 2 and rest[1] in F.VERB_FIELDS:
-        return F.VERB_FIELDS[rest[1]], f"`{rest[1]}:` field"
+            return G.FINALLY_STEP, "`on_finally:` step field"
+    if len(rest) == 2 and rest[0] in G.VERB_BLOCKS and rest[1] in ("thinking",):
+        return G.THINKING, "`thinking:` field"
+    if r0 == "on_finally" and len(rest) == 2 and rest[1] in G.VERB_BLOCKS:
+        return G.VERB_BLOCKS[rest[1]], f"`{rest[1]}:` field"
     return None
 
 
@@ -600,10 +596,9 @@ class ModelView:
         self.workflow: Workflow | None = compiled.workflow
         self._down: dict[str, frozenset[str]] = {}
 
-    @cached_property
+    @property
     def graph(self) -> Graph | None:
-        wf = self.workflow
-        return build_graph(wf, self.compiled.sites) if wf is not None else None
+        return self.compiled.graph
 
     @property
     def tasks(self) -> dict[str, Task]:
@@ -633,11 +628,11 @@ class ModelView:
         banned = self.downstream(task) | {task}
         return [t for t in self.tasks if t not in banned]
 
-    def source_of(self, node: Node | None, limit: int = 400) -> str:
+    def source_of(self, node: Value | None, limit: int = 400) -> str:
         """The source text of ``node``, shortened for a hover card."""
         if node is None:
             return ""
-        if isinstance(node, Scalar) and node.style in ("", "'", '"'):
+        if isinstance(node, ScalarValue) and node.style in ("", "'", '"'):
             return str(node.raw if node.raw is not None else node.value)
         text = self.compiled.source.slice(node.span)
         return text if len(text) <= limit else text[: limit - 1] + "…"

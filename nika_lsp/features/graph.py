@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from checker.graph import Graph, build_graph
+from checker.graph import Graph
 from checker.model import Agent, Infer, Invoke, Task, Workflow
-from checker.nodes import Mapping, Node, Scalar, Sequence
 from checker.source import SourceText, Span
+from checker.values import ListValue, MapValue, ScalarValue, Value
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ GRAPH_VERSION = 1
 # -- helpers shared with the outline features ------------------------------------------------
 
 
-def extent(src: SourceText, node: Node) -> Span:
+def extent(src: SourceText, node: Value) -> Span:
     """The span of what is written for ``node``: trailing blank lines and whitespace excluded.
 
     A block collection ends where its last leaf ends, so comment lines that follow it are not
@@ -55,35 +55,35 @@ def extent(src: SourceText, node: Node) -> Span:
     return Span(start, max(end, start))
 
 
-def _content_end(node: Node) -> int:
-    if isinstance(node, Mapping) and node.entries and not node.flow:
+def _content_end(node: Value) -> int:
+    if isinstance(node, MapValue) and node.entries and not node.flow:
         last = node.entries[-1]
         return max(last.key.span.end, _content_end(last.value))
-    if isinstance(node, Sequence) and node.items and not node.flow:
+    if isinstance(node, ListValue) and node.items and not node.flow:
         return max(node.items[-1].span.start, _content_end(node.items[-1]))
     return node.span.end
 
 
 def task_extent(src: SourceText, task: Task) -> Span:
     """From the task's key to the end of its body."""
-    body = extent(src, task.node)
+    body = extent(src, task.value)
     return Span(task.key.span.start, max(body.end, task.key.span.end))
 
 
-def scalar_text(node: Node | None) -> str | None:
+def scalar_text(node: Value | None) -> str | None:
     """A scalar as written by the author: strings as they are, other values in YAML spelling."""
-    if not isinstance(node, Scalar):
+    if not isinstance(node, ScalarValue):
         return None
     if isinstance(node.value, str):
         return node.value
     return json.dumps(node.value)
 
 
-def node_text(node: Node | None) -> str | None:
+def node_text(node: Value | None) -> str | None:
     """Any node as one line of text: a scalar as written, a collection as compact JSON."""
     if node is None:
         return None
-    if isinstance(node, Scalar):
+    if isinstance(node, ScalarValue):
         return scalar_text(node)
     return json.dumps(node.to_python(), ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -141,10 +141,10 @@ def _edges_json(graph: Graph) -> list[dict[str, Any]]:
 def graph_document(snap: Snapshot, encoding: str) -> dict[str, Any]:
     """The plan of ``snap`` as the ``nika/graph`` JSON document."""
     wf = snap.compiled.workflow
-    if wf is None:
+    graph = snap.compiled.graph
+    if wf is None or graph is None:
         return {"reason": "parse"}
     src = snap.source
-    graph = build_graph(wf, snap.compiled.sites)
     waves = graph.waves
     wave_of = {t: i for i, wave in enumerate(waves) for t in wave}
     order = [t for wave in waves for t in wave] + [t for t in graph.nodes if t not in wave_of]

@@ -4,7 +4,7 @@ Covered:
 
 * keys: envelope fields, task fields, verb body fields and the ``retry``/``on_error``/
   ``on_finally``/``permits``/``run``/``policy``/declaration fields (docs from
-  :mod:`checker.fields`), a builtin's argument keys inside ``args:`` (type, required,
+  :mod:`checker.grammar`), a builtin's argument keys inside ``args:`` (type, required,
   default, doc), task ids (under ``tasks:`` and as ``after:`` keys), declared names under
   ``inputs:``/``config:``/``const:``/``secrets:`` and ``with:`` binding names;
 * values: a builtin id after ``tool:`` or in an agent's ``tools`` (the contract card), a
@@ -30,15 +30,14 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from checker import contracts as C
-from checker import fields as F
 from checker.codes import lookup
 from checker.expr import parse_template, references
 from checker.graph import edge_kind, pass_set
 from checker.model import RESERVED_BINDINGS, STATUSES, Task
-from checker.nodes import Mapping, Node, Scalar
-from checker.nodes import Sequence as SeqNode
 from checker.rules.references import TASKS_ALLOWED, VALUE_ROOTS
 from checker.source import SourceText
+from checker.values import ListValue, MapValue, ScalarValue, Value
+from checker.vocab import PREDICATE_MEANING
 from nika_lsp.convert import offset_of, position
 from nika_lsp.features.context import (
     CODE_TOKEN,
@@ -214,9 +213,9 @@ def _key_card(
     table = fields_for(path)
     if table is None:
         return None
-    keys, what = table
-    doc = keys.get(key)
-    return f"**{key}** · {what}\n\n{doc}" if doc else None
+    block, what = table
+    f = block.get(key)
+    return f"**{key}** · {what}\n\n{f.doc}" if f is not None else None
 
 
 def _tool(lines: Sequence[str], ctx: Context, model: ModelView | None) -> str | None:
@@ -252,8 +251,8 @@ def _value_card(ctx: Context, word: str) -> str | None:
         if env:
             text += f"\n\nKey read from {env} (engine configuration)."
         return text
-    if len(path) == 3 and path[0] == "tasks" and path[2] == "after" and word in F.AFTER_PREDICATES:
-        return f"**{word}** — `{path[1]}` runs once `{key}` has settled and {F.AFTER_PREDICATES[word]}."
+    if len(path) == 3 and path[0] == "tasks" and path[2] == "after" and word in PREDICATE_MEANING:
+        return f"**{word}** — `{path[1]}` runs once `{key}` has settled and {PREDICATE_MEANING[word]}."
     return None
 
 
@@ -353,7 +352,7 @@ def task_card(model: ModelView, tid: str) -> str:
     vmodel = getattr(verb, "model", None)
     if tool:
         head += f" `{tool}`"
-    elif isinstance(vmodel, Scalar):
+    elif isinstance(vmodel, ScalarValue):
         head += f" · `{vmodel.value}`"
     out = [head]
     out.append(_output_type(model, task))
@@ -381,7 +380,7 @@ def _output_type(model: ModelView, task: Task) -> str:
     return "Output type: not declared (`Unknown`)."
 
 
-def _block(model: ModelView, node: Node) -> str:
+def _block(model: ModelView, node: Value) -> str:
     text = model.source_of(node, 600)
     lines = text.split("\n")
     if len(lines) > 1:  # re-indent a block mapping to column 0
@@ -390,10 +389,10 @@ def _block(model: ModelView, node: Node) -> str:
     return "\n".join(lines)
 
 
-def _binding_card(model: ModelView, task: Task, name: str, value: Node) -> str:
+def _binding_card(model: ModelView, task: Task, name: str, value: Value) -> str:
     expr = model.source_of(value)
     out = [f"**with.{name}** — binding of task `{task.id}`", f"`{name}: {expr}`"]
-    if isinstance(value, Scalar) and isinstance(value.value, str) and "${{" in value.value:
+    if isinstance(value, ScalarValue) and isinstance(value.value, str) and "${{" in value.value:
         tpl = parse_template(value.value)
         for island in tpl.islands:
             if island.expr is None:
@@ -410,10 +409,10 @@ def declared_card(model: ModelView, root: str, name: str) -> str | None:
     n = model.named(root, name)
     if n is None:
         return f"**{root}.{name}** — not declared under `{root}:`."
-    node = n.node
+    node = n.value
     out = [f"**{root}.{name}**"]
     facts: list[str] = []
-    if isinstance(node, Mapping):
+    if isinstance(node, MapValue):
         for key, label in (("type", "type"), ("required", "required"), ("default", "default"), ("value", "value")):
             v = node.get(key)
             if v is not None and root != "secrets":
@@ -427,14 +426,14 @@ def declared_card(model: ModelView, root: str, name: str) -> str | None:
         desc = node.get("description")
         if facts:
             out.append(" · ".join(facts))
-        if isinstance(desc, Scalar) and isinstance(desc.value, str):
+        if isinstance(desc, ScalarValue) and isinstance(desc.value, str):
             out.append(desc.value)
-    elif isinstance(node, Scalar):
+    elif isinstance(node, ScalarValue):
         out.append(f"value: `{node.raw}`")
-    elif isinstance(node, SeqNode):
+    elif isinstance(node, ListValue):
         out.append(f"value: `{_inline(model, node)}`")
     return "\n\n".join(out)
 
 
-def _inline(model: ModelView, node: Node) -> str:
+def _inline(model: ModelView, node: Value) -> str:
     return " ".join(model.source_of(node, 160).split())

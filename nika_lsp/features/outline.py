@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from checker.expr.lexer import EOF, ERROR, FALSE, FLOAT, IDENT, IN, INT, NULL, STRING, TRUE, scan
-from checker.graph import Edge, build_graph
+from checker.graph import Edge
 from checker.model import Exec, Invoke, Task, Workflow
-from checker.nodes import Entry, Mapping, Node, Scalar, Sequence
 from checker.source import SourceText
+from checker.values import Entry, ListValue, MapValue, ScalarValue, Value
 from nika_lsp.convert import offset_of, position, span_to_range
 from nika_lsp.features.graph import extent, node_text, scalar_text, task_model
 
@@ -75,9 +75,9 @@ def _short(text: str | None) -> str | None:
     return text if len(text) <= _DETAIL_WIDTH else text[: _DETAIL_WIDTH - 1] + "…"
 
 
-def _type_text(node: Node | None) -> str | None:
+def _type_text(node: Value | None) -> str | None:
     """A TypeExpr in a few characters: ``string``, ``{array: …}``."""
-    if isinstance(node, Mapping):
+    if isinstance(node, MapValue):
         keys = [k for k, _ in node.items() if k != "additional"]
         return "{" + keys[0] + ": …}" if keys else "{}"
     return scalar_text(node)
@@ -104,30 +104,30 @@ def verb_detail(wf: Workflow, task: Task) -> str | None:
     return " · ".join(parts)
 
 
-def _entry_detail(section: str, value: Node, wf: Workflow | None, name: str) -> str | None:
+def _entry_detail(section: str, value: Value, wf: Workflow | None, name: str) -> str | None:
     if section == "tasks":
         task = wf.tasks.get(name) if wf is not None else None
         return verb_detail(wf, task) if wf is not None and task is not None else None
-    if section in ("inputs", "config") and isinstance(value, Mapping):
+    if section in ("inputs", "config") and isinstance(value, MapValue):
         return _type_text(value.get("type"))
     if section == "types":
         return _type_text(value)
-    if section == "const" and isinstance(value, Mapping) and "type" in value and "value" in value:
+    if section == "const" and isinstance(value, MapValue) and "type" in value and "value" in value:
         return _type_text(value.get("type"))
-    if section == "secrets" and isinstance(value, Mapping):
+    if section == "secrets" and isinstance(value, MapValue):
         return scalar_text(value.get("source"))
-    if section == "outputs" and isinstance(value, Mapping):
+    if section == "outputs" and isinstance(value, MapValue):
         return _short(node_text(value.get("value")))
     return _short(node_text(value))
 
 
-def _section_detail(name: str, value: Node) -> str | None:
-    if name == "workflow" and isinstance(value, Mapping):
+def _section_detail(name: str, value: Value) -> str | None:
+    if name == "workflow" and isinstance(value, MapValue):
         return scalar_text(value.get("id"))
-    if name == "tasks" and isinstance(value, Mapping):
+    if name == "tasks" and isinstance(value, MapValue):
         n = len(value.entries)
         return f"{n} task" + ("" if n == 1 else "s")
-    if isinstance(value, Scalar):
+    if isinstance(value, ScalarValue):
         return _short(scalar_text(value))
     return None
 
@@ -155,8 +155,8 @@ class _Symbols:
             children=children or None,
         )
 
-    def document(self, root: Node | None) -> list[lsp.DocumentSymbol]:
-        if not isinstance(root, Mapping):
+    def document(self, root: Value | None) -> list[lsp.DocumentSymbol]:
+        if not isinstance(root, MapValue):
             return []
         out = []
         for e in root.entries:
@@ -168,8 +168,8 @@ class _Symbols:
             out.append(self.symbol(name, kind, e, _section_detail(name, e.value), children))
         return out
 
-    def section_entries(self, section: str, value: Node) -> list[lsp.DocumentSymbol]:
-        if not isinstance(value, Mapping):
+    def section_entries(self, section: str, value: Value) -> list[lsp.DocumentSymbol]:
+        if not isinstance(value, MapValue):
             return []
         kind = _ENTRY_KIND[section]
         out = []
@@ -181,14 +181,14 @@ class _Symbols:
             out.append(self.symbol(name, kind, e, _entry_detail(section, e.value, self.wf, name), children))
         return out
 
-    def task_children(self, body: Node) -> list[lsp.DocumentSymbol]:
+    def task_children(self, body: Value) -> list[lsp.DocumentSymbol]:
         """A task's ``with:`` and ``output:`` bindings, the names other places refer to."""
-        if not isinstance(body, Mapping):
+        if not isinstance(body, MapValue):
             return []
         out = []
         for block, kind in (("with", lsp.SymbolKind.Variable), ("output", lsp.SymbolKind.Property)):
             m = body.get(block)
-            if not isinstance(m, Mapping):
+            if not isinstance(m, MapValue):
                 continue
             for e in m.entries:
                 if e.key_text is not None:
@@ -214,7 +214,8 @@ def _flatten(symbols: list[lsp.DocumentSymbol], uri: str, container: str | None 
 
 def document_symbols(snap: Snapshot, encoding: str) -> list[lsp.DocumentSymbol]:
     """The outline of the document, as a tree."""
-    return _Symbols(snap, encoding).document(snap.compiled.root)
+    wf = snap.compiled.workflow
+    return _Symbols(snap, encoding).document(wf.value if wf is not None else None)
 
 
 def symbol_information(snap: Snapshot, encoding: str) -> list[lsp.SymbolInformation]:
@@ -225,8 +226,8 @@ def symbol_information(snap: Snapshot, encoding: str) -> list[lsp.SymbolInformat
 # -- folding ---------------------------------------------------------------------------------
 
 
-def _foldable(node: Node) -> bool:
-    return isinstance(node, (Mapping, Sequence)) or (isinstance(node, Scalar) and isinstance(node.value, str))
+def _foldable(node: Value) -> bool:
+    return isinstance(node, (MapValue, ListValue)) or (isinstance(node, ScalarValue) and isinstance(node.value, str))
 
 
 def folding_ranges(snap: Snapshot, limit: int | None = None) -> list[lsp.FoldingRange]:
@@ -234,7 +235,7 @@ def folding_ranges(snap: Snapshot, limit: int | None = None) -> list[lsp.Folding
     src = snap.source
     seen: set[tuple[int, int]] = set()
 
-    def add(start_offset: int, node: Node) -> None:
+    def add(start_offset: int, node: Value) -> None:
         if not _foldable(node):
             return
         span = extent(src, node)
@@ -245,14 +246,15 @@ def folding_ranges(snap: Snapshot, limit: int | None = None) -> list[lsp.Folding
         if last > first:
             seen.add((first, last))
 
-    stack: list[Node] = [snap.compiled.root] if snap.compiled.root is not None else []
+    wf = snap.compiled.workflow
+    stack: list[Value] = [wf.value] if wf is not None else []
     while stack:
         node = stack.pop()
-        if isinstance(node, Mapping):
+        if isinstance(node, MapValue):
             for e in node.entries:
                 add(e.key.span.start, e.value)
                 stack.append(e.value)
-        elif isinstance(node, Sequence):
+        elif isinstance(node, ListValue):
             for item in node.items:
                 add(item.span.start, item)
                 stack.append(item)
@@ -270,10 +272,10 @@ def _edge_note(e: Edge) -> str:
 def inlay_hints(snap: Snapshot, encoding: str, first_line: int, last_line: int) -> list[lsp.InlayHint]:
     """For each task whose key line is in ``[first_line, last_line]``: its wave and its inputs."""
     wf = snap.compiled.workflow
-    if wf is None or not wf.tasks:
+    graph = snap.compiled.graph
+    if wf is None or graph is None or not wf.tasks:
         return []
     src = snap.source
-    graph = build_graph(wf, snap.compiled.sites)
     waves = graph.waves
     out = []
     for task in wf.tasks.values():
@@ -380,7 +382,7 @@ def semantic_tokens(snap: Snapshot, encoding: str) -> list[int]:
     src = snap.source
     found: dict[int, tuple[int, int]] = {}
     for site in snap.compiled.sites:
-        node = site.node
+        node = site.value
         if not node.offsets:
             continue  # the value cannot be mapped back to the text exactly (escapes, folding)
         for island in site.template.islands:

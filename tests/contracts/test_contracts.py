@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from checker import contracts as C
-from checker.nodes import Entry, Mapping, Node, Scalar, Sequence
 from checker.source import Span
+from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, Value
 
 SPEC = Path("/work/shared/nika-spec")
 
@@ -50,7 +50,7 @@ def _resolve(text: str, style: str | None) -> object:
     return text
 
 
-def _convert(n: object, text: str) -> Node:
+def _convert(n: object, text: str) -> Value:
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     span = Span(n.start_mark.index, n.end_mark.index)  # type: ignore[attr-defined]
@@ -59,14 +59,14 @@ def _convert(n: object, text: str) -> Node:
         start = span.start + (1 if style in ("'", '"') else 0)
         exact = text[start : start + len(n.value)] == n.value
         offsets = tuple(range(start, start + len(n.value))) if exact else None
-        return Scalar(span, None, None, _resolve(n.value, style), n.value, style, offsets)
+        return Literal(span, _resolve(n.value, style), n.value, style, offsets)
     if isinstance(n, SequenceNode):
-        return Sequence(span, None, None, tuple(_convert(i, text) for i in n.value))
+        return ListValue(span, tuple(_convert(i, text) for i in n.value))
     assert isinstance(n, MappingNode)
-    return Mapping(span, None, None, tuple(Entry(_convert(k, text), _convert(v, text)) for k, v in n.value))
+    return MapValue(span, tuple(Entry(_convert(k, text), _convert(v, text)) for k, v in n.value))  # type: ignore[arg-type]
 
 
-def parse(text: str) -> Node:
+def parse(text: str) -> Value:
     from ruamel.yaml import YAML
 
     return _convert(YAML(typ="rt", pure=True).compose(text), text)
@@ -78,7 +78,7 @@ class Invoke:
     def __init__(self, text: str) -> None:
         self.text = text
         root = parse(text)
-        assert isinstance(root, Mapping)
+        assert isinstance(root, MapValue)
         self.tool = root.get("tool").value  # type: ignore[union-attr]
         self.args = root.get("args")
         e = root.entry("args") or root.entry("tool")
@@ -120,9 +120,9 @@ def clean(text: str) -> None:
 
 def model(text: str) -> tuple[list, str]:
     root = parse(f"model: {text}\n")
-    assert isinstance(root, Mapping)
+    assert isinstance(root, MapValue)
     value = root.get("model")
-    assert isinstance(value, Scalar)
+    assert isinstance(value, ScalarValue)
     src = f"model: {text}\n"
     return C.check_model_ref(value, task="t"), src
 
@@ -697,12 +697,12 @@ def _fixture_invokes():
             stack = [tree]
             while stack:
                 n = stack.pop()
-                if isinstance(n, Mapping):
+                if isinstance(n, MapValue):
                     inv = n.get("invoke")
-                    if isinstance(inv, Mapping) and isinstance(inv.get("tool"), Scalar):
+                    if isinstance(inv, MapValue) and isinstance(inv.get("tool"), ScalarValue):
                         yield f.parent.name, expected, inv
                     stack.extend(e.value for e in n.entries)
-                elif isinstance(n, Sequence):
+                elif isinstance(n, ListValue):
                     stack.extend(n.items)
 
 
@@ -795,8 +795,8 @@ def test_provider_of():
 # ---------------------------------------------------------------------------------------------
 
 
-def _tool_scalar(tool: str) -> Scalar:
-    return Scalar(Span(6, 6 + len(tool)), None, None, tool, tool, "")
+def _tool_scalar(tool: str) -> ScalarValue:
+    return Literal(Span(6, 6 + len(tool)), tool, tool, "")
 
 
 def test_tool_ref_typo_and_retired():

@@ -1,0 +1,262 @@
+"""``tasks:`` and each task (03): identity, the one verb, and the task-level fields."""
+
+from __future__ import annotations
+
+import re
+
+from checker import grammar as G
+from checker.compiler import blocks, verbs
+from checker.compiler.builder import Builder, is_template_text
+from checker.diagnostics import Edit, Fix, Label
+from checker.model import Task, Verb
+from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
+from checker.source import Span
+from checker.suggest import did_you_mean
+from checker.values import Value
+from checker.vocab import Where
+
+TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")
+
+
+def tasks(b: Builder, root: Mapping, envelope_model: Value | None) -> dict[str, Task]:
+    entry = root.entry("tasks")
+    if entry is None:
+        b.err(
+            "NIKA-PARSE-002",
+            Span(root.span.start, root.span.start),
+            "the `tasks:` map is missing",
+            "Add `tasks:` with at least one task keyed by its id.",
+        )
+        return {}
+    node = entry.value
+    if isinstance(node, Sequence):
+        if not node.items:
+            b.err(
+                "NIKA-PARSE-002",
+                node.span,
+                "`tasks:` is empty",
+                "Declare at least one task as a map entry: `tasks:` then `my_task:` with a verb.",
+            )
+        else:
+            b.err(
+                "NIKA-PARSE-022",
+                node.span,
+                "`tasks:` is a list; it must be a map keyed by task id",
+                "Turn each `- id: name` item into a `name:` key and drop the `id:` field.",
+            )
+        return {}
+    if (isinstance(node, Scalar) and node.value is None) or (isinstance(node, Mapping) and not node.entries):
+        b.err("NIKA-PARSE-002", entry.key.span, "`tasks:` is empty", "Declare at least one task keyed by its id.")
+        return {}
+    m = b.expect_mapping(node, "`tasks:`")
+    if m is None:
+        return {}
+    seen: dict[str, Entry] = {}
+    out: dict[str, Task] = {}
+    b.task_keys.update(id(e.key) for e in m.entries)
+    for e in m.entries:
+        tid = e.key_text
+        if tid is None:
+            continue
+        if tid in seen:
+            b.err(
+                "NIKA-PARSE-007",
+                e.key.span,
+                f"task `{tid}` is declared twice",
+                "Rename one of the two tasks; a task id must be unique.",
+                related=(Label(seen[tid].key.span, f"`{tid}` first declared here"),),
+            )
+            continue
+        seen[tid] = e
+        if not TASK_ID_RE.match(tid):
+            fixed = re.sub(r"[^a-z0-9_]+", "_", tid.lower()).strip("_")
+            if fixed and not fixed[0].isalpha():
+                fixed = "t_" + fixed
+            b.err(
+                "NIKA-PARSE-006",
+                e.key.span,
+                f"task id `{tid}` is not snake_case",
+                "Use lowercase letters, digits and `_`, starting with a letter"
+                + (f" (e.g. `{fixed}`)." if fixed else "."),
+            )
+        t = task(b, tid, e, envelope_model)
+        if t is not None:
+            out[tid] = t
+    return out
+
+
+def _special(b: Builder, tid: str):  # type: ignore[no-untyped-def]
+    def special(k: str, ke: Entry) -> bool:
+        if k == "id":
+            b.err(
+                "NIKA-PARSE-023",
+                ke.key.span,
+                "a task has no `id:` field; its key under `tasks:` is its identity",
+                "Delete this line.",
+                task=tid,
+                fixes=(Fix("Remove the `id:` field", (Edit(b.line_span(ke), ""),)),),
+            )
+            return True
+        if k == "depends_on":
+            b.err(
+                "NIKA-PARSE-024",
+                ke.key.span,
+                "`depends_on:` no longer exists",
+                "Pass data with `with: {x: ${{ tasks.a.output }}}` (the reference is the edge) "
+                "or order tasks with `after: {a: success}`.",
+                task=tid,
+            )
+            return True
+        if k in G.FOREIGN_TASK_KEYS and did_you_mean(k, G.TASK.names) is None:
+            teach = G.FOREIGN_TASK_KEYS[k]
+            b.err(
+                "NIKA-PARSE-005",
+                ke.key.span,
+                f"`{k}` is not a Nika task field",
+                teach[0].upper() + teach[1:] + ".",
+                task=tid,
+            )
+            return True
+        return False
+
+    return special
+
+
+def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task | None:
+    node = e.value
+    if not isinstance(node, Mapping):
+        b.err(
+            "NIKA-PARSE-019",
+            node.span,
+            f"task `{tid}` must be a mapping with one verb, not {describe(node)}",
+            "Give it exactly one of `infer:`, `exec:`, `invoke:` or `agent:`.",
+            task=tid,
+        )
+        return None
+    b.closed(node, G.TASK, f"task `{tid}`", task=tid, special=_special(b, tid))
+    present = [k for k in G.VERBS if k in node]
+    done: dict[str, Value] = {}
+    verb: Verb | None = None
+    if not present:
+        b.err(
+            "NIKA-PARSE-008",
+            e.key.span,
+            f"task `{tid}` declares no verb",
+            "Add exactly one of `infer:`, `exec:`, `invoke:` or `agent:`.",
+            task=tid,
+        )
+    elif len(present) > 1:
+        second = node.entry(present[1])
+        first = node.entry(present[0])
+        assert second is not None and first is not None
+        b.err(
+            "NIKA-PARSE-009",
+            second.key.span,
+            f"task `{tid}` declares {len(present)} verbs ({', '.join(present)})",
+            "Keep one verb per task; split the work into separate tasks linked by `with:` or `after:`.",
+            task=tid,
+            related=(Label(first.key.span, f"`{present[0]}` declared here"),),
+        )
+    in_fe = "for_each" in node
+    if present:
+        ve = node.entry(present[0])
+        assert ve is not None
+        verb = verbs.verb(b, present[0], ve, tid, Where.BODY, in_fe, envelope_model)
+        if verb is not None:
+            done[present[0]] = verb.value
+    with_ = blocks.with_block(b, node.get("with"), tid, in_fe)
+    after = blocks.after_block(b, node.get("after"), tid)
+    when = _when(b, node.get("when"), tid, in_fe)
+    for_each = _for_each(b, node.get("for_each"), tid)
+    max_parallel = None
+    if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), Scalar):
+        max_parallel = mp.value
+    fail_fast = True
+    if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), Scalar):
+        fail_fast = ff.value
+    retry = blocks.retry(b, node.get("retry"), tid)
+    on_error, on_error_value = blocks.on_error(b, node.get("on_error"), tid, in_fe)
+    timeout = b.duration(node.get("timeout"), tid)
+    on_finally, finally_value = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
+    output, output_value = blocks.output_block(b, node.get("output"), tid)
+    inert = node.get("inert")
+    if inert is not None and not (isinstance(inert, Scalar) and isinstance(inert.value, str) and inert.value.strip()):
+        b.err(
+            "NIKA-PARSE-019",
+            inert.span,
+            "`inert:` must be a non-empty reason",
+            'Say why the fetched content is treated as data, e.g. `inert: "pickled model archived, never loaded"`.',
+            task=tid,
+        )
+    declassify, declassify_value = blocks.declassify(b, node.get("declassify"), tid)
+    for name, v in (
+        ("when", when),
+        ("for_each", for_each),
+        ("on_error", on_error_value),
+        ("on_finally", finally_value),
+        ("output", output_value),
+        ("declassify", declassify_value),
+    ):
+        if v is not None:
+            done[name] = v
+    if with_ and isinstance(wn := node.get("with"), Mapping):
+        done["with"] = b.mapping(wn, {x.name: x.value for x in with_})
+    if timeout is not None and timeout.value is not None:
+        done["timeout"] = timeout.value
+    value = b.mapping(node, done)
+    return Task(
+        id=tid,
+        key=b.key(e.key),
+        value=value,
+        verb=verb,
+        with_=with_,
+        after=after,
+        when=when,
+        for_each=for_each,
+        max_parallel=max_parallel,
+        fail_fast=fail_fast,
+        retry=retry,
+        on_error=on_error,
+        timeout=timeout,
+        on_finally=on_finally,
+        output=output,
+        returns=value.get("returns"),
+        inert=value.get("inert"),
+        declassify=declassify,
+    )
+
+
+def _when(b: Builder, when: Node | None, tid: str, in_fe: bool) -> Value | None:
+    if when is None:
+        return None
+    if isinstance(when, Scalar) and isinstance(when.value, (bool, str)):
+        if isinstance(when.value, str) and not is_template_text(when):
+            b.err(
+                "NIKA-VAR-005",
+                when.span,
+                "`when:` must be a `${{ … }}` boolean expression or the literal true/false",
+                'Wrap the condition: `when: "${{ … }}"`.',
+                task=tid,
+            )
+        return b.value(when, Where.WHEN, tid, in_fe)
+    b.err(
+        "NIKA-PARSE-019",
+        when.span,
+        f"`when:` must be a boolean or a `${{{{ }}}}` string, not {describe(when)}",
+        task=tid,
+    )
+    return None
+
+
+def _for_each(b: Builder, node: Node | None, tid: str) -> Value | None:
+    if node is None:
+        return None
+    if isinstance(node, Sequence) or (isinstance(node, Scalar) and isinstance(node.value, str)):
+        return b.value(node, Where.FOR_EACH, tid)
+    b.err(
+        "NIKA-PARSE-019",
+        node.span,
+        f"`for_each:` must be a list or a `${{{{ }}}}` expression, not {describe(node)}",
+        task=tid,
+    )
+    return None

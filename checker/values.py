@@ -1,0 +1,226 @@
+"""Typed, span-carrying values: what the compiled model holds instead of YAML nodes.
+
+The compiler turns every node it keeps into one of these once. A value knows its source span,
+nothing about YAML (no tags, anchors, merge keys or duplicate entries), and a string holding
+``${{ … }}`` islands is a :class:`TemplateValue` that carries its parsed template, so neither
+a rule, the language server nor the runtime ever parses an expression again.
+
+A runtime that builds values from data it computed (no source) uses :func:`from_python`, whose
+spans are empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from checker.source import Span
+
+if TYPE_CHECKING:
+    from checker.expr import Template
+
+NO_SPAN = Span(0, 0)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Value:
+    """Any value of the model."""
+
+    span: Span
+
+    def to_python(self) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScalarValue(Value):
+    """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None).
+
+    ``raw`` is the text as written, ``style`` how it was quoted (``""`` plain, ``'``, ``"``,
+    ``|``, ``>``) so a rule can tell ``"true"`` from ``true``; ``offsets`` maps each character of
+    ``raw`` to its source offset where that is exact (``None`` otherwise).
+    """
+
+    value: Any
+    raw: str = ""
+    style: str = ""
+    offsets: range | tuple[int, ...] | None = None
+
+    def to_python(self) -> Any:
+        return self.value
+
+    @property
+    def is_string(self) -> bool:
+        return isinstance(self.value, str)
+
+    def offset_at(self, index: int) -> int:
+        """Source offset of character ``index`` of ``raw`` (clamped, best effort)."""
+        offs = self.offsets
+        if offs:
+            if index < len(offs):
+                return offs[max(index, 0)]
+            return offs[-1] + 1
+        return self.span.start
+
+    def sub_span(self, start: int, end: int) -> Span:
+        """The source span of ``raw[start:end]``; the whole scalar when it cannot be mapped."""
+        if not self.offsets:
+            return self.span
+        s = self.offset_at(start)
+        e = self.offset_at(end - 1) + 1 if end > start else s
+        return Span(s, max(e, s))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Literal(ScalarValue):
+    """A scalar known at check time: a number, a boolean, null or a string without islands."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TemplateValue(ScalarValue):
+    """A string with ``${{ … }}`` islands, resolved at run time; ``template`` is its parse."""
+
+    template: Template | None = None
+
+    @property
+    def is_single_island(self) -> bool:
+        """True when the string is exactly one island (its value keeps the island's type)."""
+        t = self.template
+        return t is not None and t.is_single_island
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Entry:
+    """One ``key: value`` pair of a :class:`MapValue` (``key`` keeps the key's span)."""
+
+    key: ScalarValue
+    value: Value
+
+    @property
+    def name(self) -> str | None:
+        k = self.key.value
+        return k if isinstance(k, str) else None
+
+    @property
+    def key_text(self) -> str | None:
+        return self.name
+
+    @property
+    def span(self) -> Span:
+        return self.key.span.cover(self.value.span)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MapValue(Value):
+    """A mapping: entries in source order, one per key (the first wins; the YAML layer already
+    reported duplicates)."""
+
+    entries: tuple[Entry, ...] = ()
+    flow: bool = False
+    _index: dict[str, Entry] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        idx = self._index
+        for e in self.entries:
+            k = e.name
+            if k is not None and k not in idx:
+                idx[k] = e
+
+    def get(self, key: str) -> Value | None:
+        e = self._index.get(key)
+        return e.value if e else None
+
+    def entry(self, key: str) -> Entry | None:
+        return self._index.get(key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+    def items(self) -> Iterator[tuple[str, Entry]]:
+        """Unique string keys with their entry, in source order."""
+        return iter(self._index.items())
+
+    def to_python(self) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for e in self.entries:
+            k = e.key.value
+            try:
+                if k not in out:
+                    out[k] = e.value.to_python()
+            except TypeError:
+                out[repr(k)] = e.value.to_python()
+        return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ListValue(Value):
+    """A sequence."""
+
+    items: tuple[Value, ...] = ()
+    flow: bool = False
+
+    def to_python(self) -> list[Any]:
+        return [i.to_python() for i in self.items]
+
+
+def is_string(v: Value | None) -> bool:
+    """A literal string or a template (both are strings once rendered)."""
+    return isinstance(v, ScalarValue) and isinstance(v.value, str)
+
+
+def is_template(v: Value | None) -> bool:
+    return isinstance(v, TemplateValue)
+
+
+def describe(v: Value | None) -> str:
+    """A short noun for messages: 'a mapping', 'a list', 'a string', 'a number', 'null'."""
+    if v is None:
+        return "nothing"
+    if isinstance(v, MapValue):
+        return "a mapping"
+    if isinstance(v, ListValue):
+        return "a list"
+    if isinstance(v, ScalarValue):
+        x = v.value
+        if x is None:
+            return "null"
+        if isinstance(x, bool):
+            return "a boolean"
+        if isinstance(x, (int, float)):
+            return "a number"
+        return "a string"
+    return "a value"
+
+
+def walk(v: Value) -> Iterator[Value]:
+    """``v`` and every value nested in it, depth first in source order."""
+    stack = [v]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if isinstance(cur, MapValue):
+            stack.extend(e.value for e in reversed(cur.entries))
+        elif isinstance(cur, ListValue):
+            stack.extend(reversed(cur.items))
+
+
+def templates(v: Value | None) -> Iterator[TemplateValue]:
+    """Every template string inside ``v``."""
+    if v is None:
+        return
+    for x in walk(v):
+        if isinstance(x, TemplateValue):
+            yield x
+
+
+def from_python(data: Any) -> Value:
+    """A span-less value tree for data computed at run time (no islands are recognised)."""
+    if isinstance(data, dict):
+        return MapValue(NO_SPAN, tuple(Entry(Literal(NO_SPAN, k, str(k)), from_python(v)) for k, v in data.items()))
+    if isinstance(data, (list, tuple)):
+        return ListValue(NO_SPAN, tuple(from_python(x) for x in data))
+    return Literal(NO_SPAN, data, data if isinstance(data, str) else "")
