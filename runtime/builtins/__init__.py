@@ -1,0 +1,86 @@
+"""The ``nika:*`` builtins, one module per family, behind one calling convention.
+
+A builtin is ``async def impl(args: dict[str, Any], ctx: BuiltinContext) -> Any``, registered
+with :func:`builtin`. :func:`call` validates the arguments against the tool's contract (the
+same :mod:`checker.contracts` data ``nika check`` reads) before the implementation runs, and
+turns contract violations into a :class:`~runtime.errors.TaskError`. Effects go through the
+context: file paths through ``resolve_read``/``resolve_write`` (which enforce ``permits:`` at the
+moment of the effect), events through ``emit``. A builtin that is not built yet is absent from
+the registry and fails with a clear "not available in this build" error, never faked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runtime.errors import NOT_BUILT, TaskError
+
+Builtin = Callable[[dict[str, Any], "BuiltinContext"], Awaitable[Any]]
+
+REGISTRY: dict[str, Builtin] = {}
+
+
+@dataclass
+class BuiltinContext:
+    """What a builtin may touch, supplied by the scheduler for one call.
+
+    ``workdir`` is the directory relative paths resolve against (the workflow file's directory).
+    ``resolve_read``/``resolve_write`` canonicalise a path (symlinks resolved) and raise a
+    :class:`TaskError` (NIKA-SEC-004) when it falls outside the granted ``permits.fs``.
+    ``emit`` appends an event to the run's event list and trace (``{"type": …, …}``).
+    ``task_id`` names the calling task; ``interactive`` says whether a human can answer prompts.
+    """
+
+    workdir: Path
+    resolve_read: Callable[[str], Path]
+    resolve_write: Callable[[str], Path]
+    emit: Callable[[dict[str, Any]], None]
+    task_id: str
+    interactive: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def builtin(tool_id: str) -> Callable[[Builtin], Builtin]:
+    """Register ``impl`` as the implementation of ``tool_id`` (e.g. ``"nika:read"``)."""
+
+    def register(impl: Builtin) -> Builtin:
+        REGISTRY[tool_id] = impl
+        return impl
+
+    return register
+
+
+def _load() -> None:
+    """Import every family module so its builtins register (cheap, done once per run)."""
+    import importlib
+    import pkgutil
+
+    for mod in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{mod.name}")
+
+
+async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext) -> Any:
+    """Validate ``args`` against the contract of ``tool_id``, then run the builtin."""
+    from checker import contracts
+    from checker.values import from_python
+
+    if not REGISTRY:
+        _load()
+    args = args or {}
+    found = contracts.check_tool_args(tool_id, from_python(args), task=ctx.task_id, anchor=_NOWHERE)
+    found = [d for d in found if d.is_error]
+    if found:
+        d = found[0]
+        raise TaskError(d.code or "NIKA-BUILTIN-001", d.full_message())
+    impl = REGISTRY.get(tool_id)
+    if impl is None:
+        raise TaskError(NOT_BUILT, f"`{tool_id}` is not available in this build of nika yet")
+    return await impl(args, ctx)
+
+
+from checker.source import Span  # noqa: E402  (after the public API, to keep the import graph flat)
+
+_NOWHERE = Span(0, 0)

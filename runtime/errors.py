@@ -1,0 +1,46 @@
+"""Typed task failures: every error a task can settle with carries a registered NIKA code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+# A feature of the language this build of the runtime does not implement yet (a provider, a
+# builtin, the agent loop): a registered code of our own, so it is never confused with a failure.
+NOT_BUILT = "NIKA-IMPL-002"
+
+
+@dataclass
+class TaskError(Exception):
+    """A failure with a NIKA code from the registry (``checker/codes.toml``).
+
+    ``transient`` marks errors ``retry:`` may retry without ``on_codes``; ``details`` is
+    structured data for ``tasks.X.error.details``. Messages never contain secret values.
+    """
+
+    code: str
+    message: str
+    transient: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(f"{self.code}: {self.message}")
+
+    @property
+    def category(self) -> str:
+        from checker.codes import lookup
+
+        return lookup(self.code).category
+
+    def record(self, task_id: str | None = None, attempt: int | None = None) -> dict[str, Any]:
+        """The ``tasks.X.error`` record (03 §task record)."""
+        return {
+            "code": self.code,
+            "category": self.category,
+            "message": self.message,
+            "transient": self.transient,
+            "details": self.details,
+            "task_id": task_id,
+            "attempt": attempt,
+        }
