@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
 # A feature of the language this build of the runtime does not implement yet (a provider, a
 # builtin, the agent loop): a registered code of our own, so it is never confused with a failure.
 NOT_BUILT = "NIKA-IMPL-002"
