@@ -6,7 +6,6 @@ Shared by the checker (static rules), the language server (positions, hovers) an
 
 from __future__ import annotations
 
-from checker.expr.evaluate import EvalError, evaluate, evaluate_bool, render_string, render_template
 from checker.expr.lexer import ExprError, Token, tokenize
 from checker.expr.nodes import (
     Binary,
@@ -34,6 +33,21 @@ from checker.expr.refs import (
     status_comparisons,
 )
 from checker.expr.template import Island, Template, has_island, legacy_mustache_spans, parse_template
+
+_LAZY = {"EvalError", "evaluate", "evaluate_bool", "render_string", "render_template"}
+
+
+def __getattr__(name: str) -> object:
+    """The evaluator loads on first use: ``nika check`` parses expressions but never runs them."""
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module("checker.expr.evaluate")
+        # importing the submodule bound `checker.expr.evaluate` to the module: rebind the names
+        globals().update({n: getattr(module, n) for n in _LAZY})
+        return globals()[name]
+    raise AttributeError(f"module 'checker.expr' has no attribute {name!r}")
+
 
 __all__ = [
     "STATUS_VOCABULARY",
