@@ -6,7 +6,7 @@ from __future__ import annotations
 from checker import grammar as G
 from checker.codes import CODE_RE
 from checker.compiler import verbs
-from checker.compiler.builder import Builder, shown
+from checker.compiler.builder import Builder, is_template_text, shown
 from checker.diagnostics import Edit, Fix
 from checker.grammar import DEFAULT_FINALLY_TIMEOUT_MS
 from checker.model import AfterEntry, Binding, Declassify, Duration, FinallyStep, OnError, Retry
@@ -222,6 +222,29 @@ def on_error(b: Builder, node: Node | None, tid: str, in_fe: bool = False) -> tu
     return OnError(OnErrorAction(action), recover, codes, node.span), value
 
 
+def when(b: Builder, when: Node | None, tid: str, where: Where, in_fe: bool = False) -> Value | None:
+    """A `when:` guard: a `${{ … }}` boolean expression or the literal true/false."""
+    if when is None:
+        return None
+    if isinstance(when, Scalar) and isinstance(when.value, (bool, str)):
+        if isinstance(when.value, str) and not is_template_text(when):
+            b.err(
+                "NIKA-VAR-005",
+                when.span,
+                "`when:` must be a `${{ … }}` boolean expression or the literal true/false",
+                'Wrap the condition: `when: "${{ … }}"`.',
+                task=tid,
+            )
+        return b.value(when, where, tid, in_fe)
+    b.err(
+        "NIKA-PARSE-019",
+        when.span,
+        f"`when:` must be a boolean or a `${{{{ }}}}` string, not {describe(when)}",
+        task=tid,
+    )
+    return None
+
+
 def on_finally(
     b: Builder, node: Node | None, tid: str, envelope_model: Value | None
 ) -> tuple[tuple[FinallyStep, ...], Value | None]:
@@ -255,16 +278,15 @@ def on_finally(
             verb = verbs.verb(b, present[0], ve, tid, Where.FINALLY, False, envelope_model)
             if verb is not None:
                 done[present[0]] = verb.value
-        wn = m.get("when")
-        when = b.value(wn, Where.FINALLY, tid) if wn is not None else None
-        if when is not None:
-            done["when"] = when
+        guard = when(b, m.get("when"), tid, Where.FINALLY)
+        if guard is not None:
+            done["when"] = guard
         timeout = b.duration(m.get("timeout"), tid)
         if timeout is not None and timeout.value is not None:
             done["timeout"] = timeout.value
         value = b.mapping(m, done)
         items.append(value)
-        out.append(FinallyStep(value, verb, when, timeout or Duration(DEFAULT_FINALLY_TIMEOUT_MS)))
+        out.append(FinallyStep(value, verb, guard, timeout or Duration(DEFAULT_FINALLY_TIMEOUT_MS)))
     return tuple(out), ListValue(node.span, tuple(items), node.flow)
 
 

@@ -103,6 +103,7 @@ def const(b: Builder, root: Mapping) -> tuple[Const, ...]:
         v = b.value(node)
         if isinstance(node, Mapping) and "type" in node and "value" in node:
             b.closed(node, G.TYPED_CONST, f"`const.{name}`")
+            b.check_fields(G.TYPED_CONST, node, skip=("type", "value"))
             assert isinstance(v, MapValue)
             out.append(Const(name, key, v, v.get("type"), v.get("value")))
         else:

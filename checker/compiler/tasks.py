@@ -6,7 +6,7 @@ import re
 
 from checker import grammar as G
 from checker.compiler import blocks, verbs
-from checker.compiler.builder import Builder, is_template_text
+from checker.compiler.builder import Builder
 from checker.diagnostics import Edit, Fix, Label
 from checker.model import Task, Verb
 from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
@@ -166,7 +166,7 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
             done[present[0]] = verb.value
     with_ = blocks.with_block(b, node.get("with"), tid, in_fe)
     after = blocks.after_block(b, node.get("after"), tid)
-    when = _when(b, node.get("when"), tid, in_fe)
+    when = blocks.when(b, node.get("when"), tid, Where.WHEN, in_fe)
     for_each = _for_each(b, node.get("for_each"), tid)
     max_parallel = None
     if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), Scalar):
@@ -224,28 +224,6 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
         inert=value.get("inert"),
         declassify=declassify,
     )
-
-
-def _when(b: Builder, when: Node | None, tid: str, in_fe: bool) -> Value | None:
-    if when is None:
-        return None
-    if isinstance(when, Scalar) and isinstance(when.value, (bool, str)):
-        if isinstance(when.value, str) and not is_template_text(when):
-            b.err(
-                "NIKA-VAR-005",
-                when.span,
-                "`when:` must be a `${{ … }}` boolean expression or the literal true/false",
-                'Wrap the condition: `when: "${{ … }}"`.',
-                task=tid,
-            )
-        return b.value(when, Where.WHEN, tid, in_fe)
-    b.err(
-        "NIKA-PARSE-019",
-        when.span,
-        f"`when:` must be a boolean or a `${{{{ }}}}` string, not {describe(when)}",
-        task=tid,
-    )
-    return None
 
 
 def _for_each(b: Builder, node: Node | None, tid: str) -> Value | None:
