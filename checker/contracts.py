@@ -29,6 +29,7 @@ from typing import Any
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.durations import parse_duration
+from checker.expr.template import has_island
 from checker.source import Span
 
 # The contracts judge model values; the names keep the shape vocabulary of the YAML layer.
@@ -59,7 +60,6 @@ RULE_KINDS = (
     "excludes_key",
     "last",
 )
-TEMPLATE_MARK = "${{"
 _PIPE = "\\|"  # a pipe escaped for a Markdown table cell
 
 _TYPE_NOUN = {
@@ -546,7 +546,7 @@ def retired_tools() -> dict[str, str]:
 
 def is_dynamic(node: Node | None) -> bool:
     """True for a string holding a ``${{ … }}`` template: its value is only known at run time."""
-    return isinstance(node, Scalar) and isinstance(node.value, str) and TEMPLATE_MARK in node.value
+    return isinstance(node, Scalar) and isinstance(node.value, str) and has_island(node.value)
 
 
 def _fmt(v: Any) -> str:
@@ -884,7 +884,7 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
         )
         return
     if isinstance(v, str):
-        if spec.template and TEMPLATE_MARK not in v:
+        if spec.template and not has_island(v):
             ctx.add(
                 code,
                 node.span,

@@ -39,7 +39,7 @@ from checker.expr import Expr, Ident, Index, Member, walk
 from checker.expr import Literal as ExprLiteral
 from checker.model import RESERVED_BINDINGS, Agent, CompiledWorkflow, ExprSite, Invoke, Verb, Workflow
 from checker.source import Span
-from checker.values import ListValue, MapValue, ScalarValue, Value
+from checker.values import ListValue, MapValue, ScalarValue, Value, is_template
 
 __all__ = [
     "VALUE_SECTIONS",
@@ -354,7 +354,7 @@ class _Builder:
 
     def link(self, kind: Literal["skill", "workflow"], node: ScalarValue) -> None:
         path = node.value
-        if not isinstance(path, str) or not path.strip() or "${{" in path or path.startswith("registry:"):
+        if not isinstance(path, str) or not path.strip() or is_template(node) or path.startswith("registry:"):
             return
         self.links.append(FileLink(kind, path, node.span))
 

@@ -61,6 +61,17 @@ class Where(StrEnum):
     ENVELOPE = "envelope"
 
 
+# The scope table: which roots a `${{ … }}` may read, by position class (03 §the reference
+# boundary, 04 §scopes). Rules judge references with it; completion offers roots from it.
+VALUE_ROOTS: Final = ("inputs", "config", "const", "secrets")
+# `tasks.*` (an edge or an observation) is readable only where the graph can order it.
+TASKS_ALLOWED: Final = frozenset({Where.WITH, Where.RECOVER, Where.OUTPUTS, Where.FINALLY})
+# The loop locals `item`/`index` exist inside a for_each task's own body and bindings.
+LOOP_ALLOWED: Final = frozenset({Where.WITH, Where.BODY, Where.RECOVER})
+# `with.*` reads the current task's bindings.
+WITH_ALLOWED: Final = frozenset({Where.WHEN, Where.BODY, Where.RECOVER, Where.WITH, Where.FOR_EACH})
+
+
 class Applicability(StrEnum):
     """How safe a fix is to apply without review."""
 

@@ -256,8 +256,10 @@ def test_check_refuses_exactly_what_the_schema_refuses(
         by_check = _refused(mutant)
         by_schema = not validator.is_valid(mutant)
         if bool(by_check) != by_schema and tuple(label.split(": ")) not in VALUE_DEPENDENT:
-            disagreements.append(f"{label}: check {'refuses' if by_check else 'accepts'} {by_check[:1]}, "
-                                 f"schema {'refuses' if by_schema else 'accepts'}")
+            disagreements.append(
+                f"{label}: check {'refuses' if by_check else 'accepts'} {by_check[:1]}, "
+                f"schema {'refuses' if by_schema else 'accepts'}"
+            )
     assert count > 10
     assert disagreements == [], "\n".join(disagreements)
 

@@ -16,8 +16,8 @@ from checker.model import TASK_FIELDS, ExprSite
 from checker.rules.context import RuleContext
 from checker.source import Span
 from checker.suggest import did_you_mean
+from checker.vocab import LOOP_ALLOWED, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
 
-VALUE_ROOTS = ("inputs", "config", "const", "secrets")
 # Value namespaces of other tools (or of older Nika drafts) that are refused outright.
 FOREIGN_VALUE_ROOTS = frozenset(
     {
@@ -35,11 +35,6 @@ FOREIGN_VALUE_ROOTS = frozenset(
     }
 )
 KNOWN_ROOTS = ("inputs", "config", "const", "secrets", "with", "tasks", "item", "index")
-# Where `tasks.*` may be read (03 §the reference boundary).
-TASKS_ALLOWED = frozenset({"with", "recover", "outputs", "finally"})
-# Where the loop locals exist: inside a for_each task's own body (and its bindings).
-LOOP_ALLOWED = frozenset({"with", "body", "recover"})
-WITH_ALLOWED = frozenset({"when", "body", "recover", "with", "for_each"})
 
 _WHERE_TEXT = {
     "when": "`when:`",

@@ -14,7 +14,7 @@ from checker.model import Agent, Exec, ExprSite, Infer, Task
 from checker.rules.context import RuleContext
 from checker.source import Span
 from checker.suggest import did_you_mean
-from checker.values import ListValue, Literal, MapValue, ScalarValue, Value, describe
+from checker.values import ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value, describe
 
 PRIMITIVES = ("null", "bool", "integer", "number", "string", "bytes", "uri", "path", "duration", "timestamp")
 CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
@@ -465,7 +465,7 @@ def check_defaults(ctx: RuleContext) -> Iterator[Diagnostic]:
         if isinstance(n.value, MapValue) and "type" in n.value and "value" in n.value:
             items.append((f"const.{n.name}", n.value.get("type"), n.value.get("value")))  # type: ignore[arg-type]
     for name, t, v in items:
-        if isinstance(v, ScalarValue) and isinstance(v.value, str) and "${{" in v.value:
+        if isinstance(v, TemplateValue):
             continue
         if _fits(v.to_python(), t, named) is False:
             yield report(

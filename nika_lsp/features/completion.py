@@ -39,9 +39,8 @@ from checker.codes import registry
 from checker.engine import compile_text
 from checker.graph import edge_kind
 from checker.model import CompiledWorkflow, Task
-from checker.rules.references import LOOP_ALLOWED, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
 from checker.source import SourceText
-from checker.vocab import PREDICATE_MEANING, PREDICATES
+from checker.vocab import LOOP_ALLOWED, PREDICATE_MEANING, PREDICATES, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
 from nika_lsp.convert import offset_of, position
 from nika_lsp.features.context import (
     EXCLUSIVE,

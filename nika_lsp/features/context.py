@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from checker import grammar as G
 from checker.graph import Graph
 from checker.model import CompiledWorkflow, Named, Task, Workflow
-from checker.rules.references import VALUE_ROOTS
 from checker.values import ScalarValue, Value
+from checker.vocab import VALUE_ROOTS
 
 # Keys of which at most one may appear in the same block.
 EXCLUSIVE: tuple[frozenset[str], ...] = G.exclusive_groups()

@@ -34,10 +34,9 @@ from checker.codes import lookup
 from checker.expr import parse_template, references
 from checker.graph import edge_kind, pass_set
 from checker.model import RESERVED_BINDINGS, STATUSES, Task
-from checker.rules.references import TASKS_ALLOWED, VALUE_ROOTS
 from checker.source import SourceText
-from checker.values import ListValue, MapValue, ScalarValue, Value
-from checker.vocab import PREDICATE_MEANING
+from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
+from checker.vocab import PREDICATE_MEANING, TASKS_ALLOWED, VALUE_ROOTS
 from nika_lsp.convert import offset_of, position
 from nika_lsp.features.context import (
     CODE_TOKEN,
@@ -392,7 +391,7 @@ def _block(model: ModelView, node: Value) -> str:
 def _binding_card(model: ModelView, task: Task, name: str, value: Value) -> str:
     expr = model.source_of(value)
     out = [f"**with.{name}** — binding of task `{task.id}`", f"`{name}: {expr}`"]
-    if isinstance(value, ScalarValue) and isinstance(value.value, str) and "${{" in value.value:
+    if isinstance(value, TemplateValue):
         tpl = parse_template(value.value)
         for island in tpl.islands:
             if island.expr is None:
