@@ -139,6 +139,7 @@ class ArgSpec:
     name: str
     types: tuple[str, ...]
     required: bool = False
+    snippet: bool = False
     doc: str = ""
     values: tuple[Any, ...] = ()
     has_default: bool = False
@@ -231,8 +232,9 @@ class ToolContract:
         return tuple(a for a in self.args if a.required)
 
     def snippet(self, indent: str = "  ") -> str:
-        """An LSP snippet (``$1`` placeholders) that writes ``args:`` with the required arguments."""
-        req = self.required_args()
+        """An LSP snippet (``$1`` placeholders) that writes ``args:`` with the required arguments
+        and those a call normally carries."""
+        req = tuple(a for a in self.args if a.required or a.snippet)
         if not req:
             return "args: {$1}"
         lines = ["args:"]
@@ -325,6 +327,7 @@ _ARG_KEYS = frozenset(
     {
         "type",
         "required",
+        "snippet",
         "doc",
         "values",
         "values_from",
@@ -397,6 +400,7 @@ def _build_arg(name: str, row: dict[str, Any], where: str) -> ArgSpec:
         name=name,
         types=types,
         required=bool(row.get("required", False)),
+        snippet=bool(row.get("snippet", False)),
         doc=row.get("doc", ""),
         values=values,
         has_default="default" in row,

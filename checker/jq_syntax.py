@@ -9,6 +9,7 @@ microseconds and needs no native library; the runtime's real jq engine remains t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 _BINARY = {
@@ -37,7 +38,15 @@ _BINARY = {
     "or",
 }
 _OPEN = {"(": ")", "[": "]", "{": "}"}
+# A program that reads like jq's command-line options: a long option, or a cluster of its
+# one-letter options (`-n`, `-rc`). `-first` or `-length` is jq (a negation), so it is not one.
+_FLAG_RE = re.compile(r"--[A-Za-z][A-Za-z-]*(?=\s|=|\Z)|-[nrjascCMSeLhV]{1,4}(?=\s|\Z)")
+_NOT_FLAGS = {"-nan"}
 _BLOCK_OPENERS = {"if"}
+_KEYWORDS = frozenset(
+    {"def", "if", "then", "elif", "else", "end", "as", "reduce", "foreach", "try", "catch", "label", "break"}
+    | {"import", "include", "and", "or", "__loc__"}
+)
 _MULTI_OPS = ("//=", "|=", "+=", "-=", "*=", "/=", "%=", "//", "==", "!=", "<=", ">=", "?//", "..")
 
 
@@ -70,8 +79,8 @@ def _tokens(text: str) -> list[tuple[str, int, int]] | JqProblem:
             continue
         if c.isalpha() or c == "_":
             j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "_:"):
-                j += 1
+            while j < n and (text[j].isalnum() or text[j] == "_" or text.startswith("::", j)):
+                j += 2 if text[j] == ":" else 1
             out.append((text[i:j], i, j))
             i = j
             continue
@@ -145,8 +154,9 @@ def jq_problem(text: str) -> JqProblem | None:
     if not stripped:
         return JqProblem("the jq program is empty", 0, len(text))
     lead = len(text) - len(text.lstrip())
-    if stripped.startswith("-") and len(stripped) > 1 and (stripped[1].isalpha() or stripped[1] == "-"):
-        word = stripped.split()[0]
+    flag = _FLAG_RE.match(stripped)
+    if flag is not None and flag.group(0) not in _NOT_FLAGS:
+        word = flag.group(0)
         return JqProblem(f"`{word}` looks like a command-line flag, not a jq program", lead, lead + len(word))
     toks = _tokens(text)
     if isinstance(toks, JqProblem):
@@ -169,6 +179,8 @@ def jq_problem(text: str) -> JqProblem | None:
             if not stack or stack[-1][0] not in _BLOCK_OPENERS:
                 return JqProblem("`end` without a matching `if`", s, e)
             stack.pop()
+        if prev is not None and _ends_value(prev, text) and _starts_value(tok, text) and not _joined(prev, tok, text):
+            return JqProblem("two values follow each other without an operator between them", s, e)
         if kind in ("|", ",") and (prev is None or prev[0] in _BINARY or prev[0] in _OPEN or prev[0] in (";", ":")):
             return JqProblem(f"`{kind}` has nothing on its left", s, e)
         prev = tok
@@ -179,3 +191,23 @@ def jq_problem(text: str) -> JqProblem | None:
     if prev is not None and prev[0] in _BINARY and prev[0] != "*":
         return JqProblem(f"`{prev[0]}` has nothing on its right", prev[1], prev[2])
     return None
+
+
+def _is_word(tok: tuple[str, int, int], text: str) -> bool:
+    kind = tok[0]
+    return kind not in ("STR", "NUM", "VAR") and (kind[0].isalpha() or kind[0] == "_") and kind not in _KEYWORDS
+
+
+def _ends_value(tok: tuple[str, int, int], text: str) -> bool:
+    kind = tok[0]
+    return kind in ("NUM", "STR", "VAR", ")", "]", "}") or _is_word(tok, text)
+
+
+def _starts_value(tok: tuple[str, int, int], text: str) -> bool:
+    kind = tok[0]
+    return kind in ("NUM", "STR") or (kind == "VAR" and text[tok[1]] == "$") or _is_word(tok, text)
+
+
+def _joined(prev: tuple[str, int, int], tok: tuple[str, int, int], text: str) -> bool:
+    """Pairs jq reads as one term: a format and its string (``@base64 "…"``)."""
+    return prev[0] == "VAR" and text[prev[1]] == "@" and tok[0] == "STR"

@@ -89,15 +89,21 @@ def _resolve_tagged(tag: str, text: str) -> Any:
     return text
 
 
-def _make_parser(text: str) -> Any:
+def _make_parser(text: str, pure: bool = False) -> Any:
+    if pure:
+        return _pure_parser(text)
     try:
         from _ruamel_yaml import CParser  # type: ignore[import-not-found]
 
         return CParser(text)
     except ImportError:  # pragma: no cover - exercised only without ruamel.yaml.clib
-        from ruamel.yaml import YAML
+        return _pure_parser(text)
 
-        return _PureEvents(YAML(typ="safe", pure=True).parse(text))
+
+def _pure_parser(text: str) -> Any:
+    from ruamel.yaml import YAML
+
+    return _PureEvents(YAML(typ="safe", pure=True).parse(text))
 
 
 class _PureEvents:
@@ -233,9 +239,9 @@ class _Builder:
             line += 1
         return tuple(out[: len(raw)]) if len(out) >= len(raw) else None
 
-    def build(self) -> Node | None:
+    def build(self, pure: bool = False) -> Node | None:
         src = self.src
-        parser = _make_parser(src.text)
+        parser = _make_parser(src.text, pure)
         stack: list[_Frame] = []
         root: Node | None = None
         documents = 0
@@ -417,10 +423,79 @@ def parse_yaml(src: SourceText) -> ParsedYaml:
     except _Stop:
         return ParsedYaml(None, tuple(diags + b.diags), True)
     except Exception as exc:  # the YAML parser's MarkedYAMLError family
+        confirmed = _confirm_syntax_error(src, exc)
+        if isinstance(confirmed, ParsedYaml):
+            return ParsedYaml(
+                confirmed.root, tuple(diags) + confirmed.diagnostics, confirmed.fatal, confirmed.duplicates
+            )
         diags.extend(b.diags)
-        diags.append(_syntax_error(src, exc))
+        diags.append(_syntax_error(src, confirmed))
         return ParsedYaml(None, tuple(diags), True)
     return ParsedYaml(root, tuple(diags + b.diags), False, tuple(b.duplicates))
+
+
+def _confirm_syntax_error(src: SourceText, exc: Exception) -> ParsedYaml | Exception:
+    """Re-judge a syntax error of the C parser with the pure-Python YAML 1.2 parser.
+
+    libyaml scans YAML 1.1, which refuses some text YAML 1.2 allows: a plain scalar holding `:`
+    inside a flow collection (`{ tool: nika:jq }`), an empty implicit key (`{ : x }`), NEL or
+    LS/PS inside a scalar, a reserved directive. When the pure parser reads the document, the
+    tree is built from its events (with the profile judged as usual). When it refuses too, the
+    error reported is the pure parser's if it lies further on (the C parser stopped at something
+    YAML 1.2 allows), else the C parser's. A ``\\u`` escape naming a surrogate is no character
+    (the pure parser lets it through), so a tree holding one is refused at that escape.
+    """
+    b = _Builder(src)
+    try:
+        root = b.build(pure=True)
+    except _Stop:
+        return ParsedYaml(None, tuple(b.diags), True)
+    except Exception as exc12:
+        return exc12 if _error_index(exc12) > _error_index(exc) else exc
+    if root is not None and _holds_surrogate(root):
+        m = _SURROGATE_ESCAPE_RE.search(src.text)
+        return _Refusal("a `\\u` escape names a surrogate, which is not a character", m.start() if m else 0)
+    return ParsedYaml(root, tuple(b.diags), False, tuple(b.duplicates))
+
+
+def _error_index(exc: Exception) -> int:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    index = getattr(mark, "index", None)
+    return index if isinstance(index, int) else -1
+
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class _Mark:
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class _Refusal(Exception):
+    """A syntax error found after parsing, shaped like the parser's own (``problem``, ``problem_mark``)."""
+
+    def __init__(self, problem: str, index: int) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = _Mark(index)
+
+
+def _holds_surrogate(root: Node) -> bool:
+    todo: list[Node] = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Scalar):
+            if isinstance(node.value, str) and _SURROGATE_RE.search(node.value):
+                return True
+        elif isinstance(node, Mapping):
+            for e in node.entries:
+                todo.append(e.key)
+                todo.append(e.value)
+        elif isinstance(node, Sequence):
+            todo.extend(node.items)
+    return False
 
 
 def _first_non_nfc(text: str) -> int:

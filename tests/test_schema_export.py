@@ -105,7 +105,7 @@ def test_every_builtin_and_its_arguments_are_listed() -> None:
         ({"exec": {"command": ["true"]}, "infer": {"prompt": "x"}}, False),
         ({"invoke": {"tool": "nika:read", "args": {"path": "a.txt"}}}, True),
         ({"invoke": {"tool": "nika:read", "args": {"pth": "a.txt"}}}, False),
-        ({"invoke": {"tool": "nika:read"}}, False),
+        ({"invoke": {"tool": "nika:inspect"}}, False),
         ({"invoke": {"tool": "nika:nope"}}, False),
         ({"invoke": {"tool": "nika:done"}}, False),
         ({"invoke": {"tool": "mcp:github/search", "args": {"anything": 1}}}, True),

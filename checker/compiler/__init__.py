@@ -21,6 +21,7 @@ from checker.diagnostics import Diagnostic
 from checker.model import ExprSite, Workflow
 from checker.nodes import Node, Scalar
 from checker.source import SourceText
+from checker.values import Value
 
 
 def compile_tree(
@@ -35,4 +36,10 @@ def compile_tree(
     return wf, b.diags, tuple(b.sites)
 
 
-__all__ = ["TASK_ID_RE", "WORKFLOW_ID_RE", "Builder", "compile_tree"]
+def to_value(node: Node) -> Value:
+    """The model value of a node tree outside any document (no sites, no findings): for tools
+    and tests that hold a YAML fragment."""
+    return Builder(SourceText("", "<fragment>")).value(node)
+
+
+__all__ = ["TASK_ID_RE", "WORKFLOW_ID_RE", "Builder", "compile_tree", "to_value"]

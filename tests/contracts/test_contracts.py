@@ -157,7 +157,7 @@ def test_capability_classes_follow_canon():
     assert {c.id for c in C.contracts() if c.agent_only} == {"nika:done", "nika:compose"}
     assert C.contract("nika:fetch").effects == ("net",)
     assert C.contract("nika:image_generate").effects == ("fs", "tools")
-    assert [c.id for c in C.contracts() if c.open_args] == ["nika:date"]
+    assert [c.id for c in C.contracts() if c.open_args] == ["nika:date", "nika:emit"]
 
 
 def test_exactly_17_providers():
@@ -282,9 +282,9 @@ def test_open_args_tool_accepts_unknown_args():
 
 
 def test_missing_required_at_the_args_key():
-    d = one(Invoke("tool: nika:write\nargs:\n  path: out.md\n"))
+    d = one(Invoke("tool: nika:convert\nargs:\n  from: csv\n"))
     assert d.text == "args"
-    assert "`content`" in d.message and "content:" in d.help
+    assert "`to`" in d.message and "to:" in d.help
 
 
 def test_missing_required_without_args_at_the_anchor():
@@ -296,8 +296,21 @@ def test_missing_required_without_args_at_the_anchor():
 
 
 def test_several_missing_args_give_one_finding_each():
-    found = Invoke("tool: nika:edit\nargs: {path: a}\n").check()
-    assert sorted(d.message.split("`")[-2] for d in found) == ["find", "replace"]
+    found = Invoke("tool: nika:image_fx\nargs: {input: a.png}\n").check()
+    assert sorted(d.message.split("`")[-2] for d in found) == ["ops", "out"]
+
+
+def test_only_what_the_stdlib_marks_required_is_required():
+    # The stdlib text leaves these optional: a call without them is not refused.
+    clean("tool: nika:notify\nargs: {target: https://hooks.example.com/x, message: done}\n")
+    clean("tool: nika:write\nargs: {path: out.json, content: {a: [1, 2]}}\n")
+    clean("tool: nika:write\nargs: {path: out.json, content: [1, 2]}\n")
+    clean("tool: nika:edit\nargs: {path: CHANGELOG.md, find: 2024, replace: 2025}\n")
+    clean("tool: nika:emit\nargs: {event: task_done, status: ok}\n")
+    clean("tool: nika:jq\nargs: {expression: '[1, 2]'}\n")
+    # What it marks required still is.
+    assert "`url`" in one(Invoke("tool: nika:fetch\nargs: {mode: article}\n")).message
+    assert "`view`" in one(Invoke("tool: nika:inspect\nargs: {}\n")).message
 
 
 def test_reserved_arg_is_refused():
