@@ -348,3 +348,85 @@ def _sub_obj(a: Obj, b: Obj, *, gradual: bool) -> bool:
     if a.additional:
         return b.additional and {n for n, _ in b.fields} <= names_a
     return True
+
+
+# -- values ----------------------------------------------------------------------------------
+
+
+def fits(value: Any, t: Type) -> bool | None:
+    """Whether a concrete value (plain data) inhabits ``t``; ``None`` when that cannot be told
+    (an ``Unknown`` part, a pattern Python cannot compile)."""
+    if t is UNKNOWN:
+        return None
+    if t is NEVER:
+        return False
+    if isinstance(t, Prim):
+        return _fits_prim(value, t.name)
+    if isinstance(t, Num):
+        if not _fits_prim(value, t.kind):
+            return False
+        return not ((t.min is not None and value < t.min) or (t.max is not None and value > t.max))
+    if isinstance(t, Str):
+        if not isinstance(value, str):
+            return False
+        if (t.min_len is not None and len(value) < t.min_len) or (t.max_len is not None and len(value) > t.max_len):
+            return False
+        return _pattern_fits(value, t.pattern) if t.pattern is not None else True
+    if isinstance(t, Enum):
+        return isinstance(value, str) and value in t.values
+    if isinstance(t, (Arr, MapOf)):
+        items = value if isinstance(t, Arr) and isinstance(value, list) else None
+        if isinstance(t, MapOf) and isinstance(value, dict):
+            items = list(value.values())
+        if items is None:
+            return False
+        return _all(fits(v, t.item) for v in items)
+    if isinstance(t, Obj):
+        if not isinstance(value, dict):
+            return False
+        results: list[bool | None] = []
+        for name, f in t.fields:
+            if name not in value:
+                results.append(f.optional)
+            else:
+                results.append(fits(value[name], f.type))
+        if not t.additional and set(value) - {n for n, _ in t.fields}:
+            results.append(False)
+        return _all(results)
+    if isinstance(t, Union):
+        found = [fits(value, m) for m in t.members]
+        if True in found:
+            return True
+        return None if None in found else False
+    return None
+
+
+def _fits_prim(value: Any, name: str) -> bool:
+    if name == "null":
+        return value is None
+    if name == "bool":
+        return isinstance(value, bool)
+    if name == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, str)  # string, bytes and the string newtypes
+
+
+def _pattern_fits(value: str, pattern: str) -> bool | None:
+    import re
+
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        return None
+
+
+def _all(results: Any) -> bool | None:
+    out: bool | None = True
+    for r in results:
+        if r is False:
+            return False
+        if r is None:
+            out = None
+    return out

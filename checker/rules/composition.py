@@ -1,0 +1,253 @@
+"""Composition (14): ``invoke: {workflow: …}`` calls — NIKA-COMP-001 (the target is not static),
+-003 (the call graph loops back) and -004 (the typed call does not compose).
+
+A child is compiled by the same compiler (structure and model only: its own rules are its own
+check's business) from the file the parent names, resolved against the parent's directory. Only
+files the workflow names are read; reads are bounded, and the call graph is explored up to
+:data:`MAX_WORKFLOWS` files. A child that cannot be found or read is left to the run (the
+target itself is static), so a missing sibling never blocks a commit of the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from checker import typesys
+from checker.codes import report
+from checker.diagnostics import Diagnostic
+from checker.model import Invoke, Task, Workflow
+from checker.rules.context import RuleContext
+from checker.suggest import did_you_mean
+from checker.values import MapValue, ScalarValue, TemplateValue, Value, templates
+
+REGISTRY_RE = re.compile(r"^registry:[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*@[^\s@/]+\Z")
+MAX_WORKFLOWS = 64
+
+
+@dataclass
+class _Child:
+    path: str
+    workflow: Workflow | None
+
+
+class _Loader:
+    """Children by absolute path, each compiled once per check."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, _Child | None] = {}
+
+    def load(self, path: str) -> _Child | None:
+        if path in self.cache:
+            return self.cache[path]
+        child = _compile_child(path) if len(self.cache) < MAX_WORKFLOWS else None
+        self.cache[path] = child
+        return child
+
+
+def _compile_child(path: str) -> _Child | None:
+    from checker.compiler import compile_tree
+    from checker.files import read_bounded
+    from checker.yaml_nodes import MAX_DOCUMENT_BYTES, decode_source, parse_yaml
+
+    try:
+        data = read_bounded(path)
+    except OSError:
+        return None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        return None
+    src, problems = decode_source(data, path)
+    if problems:
+        return None
+    parsed = parse_yaml(src)
+    if parsed.root is None:
+        return _Child(path, None)
+    wf, _, _ = compile_tree(src, parsed.root, parsed.duplicates)
+    return _Child(path, wf)
+
+
+def _calls(wf: Workflow) -> Iterator[tuple[Task, Invoke]]:
+    for task in wf.tasks.values():
+        for verb in (task.verb, *(s.verb for s in task.on_finally)):
+            if isinstance(verb, Invoke) and verb.workflow is not None:
+                yield task, verb
+
+
+def _static_target(v: Value) -> str | None:
+    """The literal path of a `workflow:` value, or ``None`` when it is not a local path."""
+    if isinstance(v, TemplateValue) or not isinstance(v, ScalarValue) or not isinstance(v.value, str):
+        return None
+    if v.value.startswith("registry:") or not v.value.strip():
+        return None
+    return v.value
+
+
+def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    calls = list(_calls(wf))
+    if not calls:
+        return
+    loader = _Loader()
+    base = ctx.base_dir
+    own = os.path.realpath(os.path.join(base, os.path.basename(ctx.source.path))) if base else None
+    for task, call in calls:
+        target = call.workflow
+        assert target is not None
+        problem = _target_problem(target)
+        if problem is not None:
+            yield report("NIKA-COMP-001", target.span, problem[0], problem[1], task=task.id)
+            continue
+        rel = _static_target(target)
+        if rel is None or base is None:
+            continue  # a pinned registry reference, or no directory to resolve against
+        path = os.path.realpath(os.path.join(base, rel))
+        if own is not None:
+            loop = _loop_back(path, own, loader)
+            if loop is not None:
+                chain = " → ".join(os.path.basename(p) for p in [own, *loop])
+                yield report(
+                    "NIKA-COMP-003",
+                    target.span,
+                    f"calling `{rel}` leads back to this workflow ({chain})",
+                    "Break the loop: move the shared work into a child that calls neither side.",
+                    task=task.id,
+                )
+                continue
+        child = loader.load(path)
+        if child is None or child.workflow is None:
+            continue
+        yield from _typed_call(ctx, task, call, rel, child.workflow)
+
+
+def _target_problem(target: Value) -> tuple[str, str] | None:
+    if isinstance(target, TemplateValue):
+        return (
+            "the called workflow is computed at run time",
+            "Name the child file literally; choose between children with one task each and `when:`.",
+        )
+    if not isinstance(target, ScalarValue) or not isinstance(target.value, str):
+        return None  # the compiler already refused the shape
+    text = target.value
+    if text.startswith("registry:") and not REGISTRY_RE.match(text):
+        if "@" not in text:
+            return (
+                f"`{text}` is not pinned to a version",
+                f"Pin it, e.g. `{text}@1.0.0`: an unpinned reference resolves to different bodies over time.",
+            )
+        return f"`{text}` is not a registry reference", "Write `registry:<owner>/<name>@<version>`."
+    return None
+
+
+def _loop_back(start: str, own: str, loader: _Loader) -> list[str] | None:
+    """The chain of files from ``start`` back to ``own`` through static calls, if there is one."""
+    if start == own:
+        return [start]
+    stack: list[tuple[str, list[str]]] = [(start, [start])]
+    seen = {start}
+    while stack:
+        path, trail = stack.pop()
+        child = loader.load(path)
+        if child is None or child.workflow is None:
+            continue
+        here = os.path.dirname(path)
+        for _task, call in _calls(child.workflow):
+            rel = _static_target(call.workflow) if call.workflow is not None else None
+            if rel is None:
+                continue
+            nxt = os.path.realpath(os.path.join(here, rel))
+            if nxt == own:
+                return [*trail, nxt]
+            if nxt not in seen and len(seen) < MAX_WORKFLOWS:
+                seen.add(nxt)
+                stack.append((nxt, [*trail, nxt]))
+    return None
+
+
+def _typed_call(ctx: RuleContext, task: Task, call: Invoke, rel: str, child: Workflow) -> Iterator[Diagnostic]:
+    """Law 2: the parent's `args:` fit the child's `inputs:`; the child's outputs fit `returns:`."""
+    named_child = {t.name: t.value.to_python() for t in child.types}
+    inputs = {i.name: i for i in child.inputs}
+    args = call.args
+    anchor = call.value.entry("args")
+    anchor_span = anchor.key.span if anchor is not None else call.workflow.span  # type: ignore[union-attr]
+    given: dict[str, tuple[ScalarValue, Value]] = {}
+    if isinstance(args, MapValue):
+        for name, e in args.items():
+            given[name] = (e.key, e.value)
+    for name, (key, value) in given.items():
+        inp = inputs.get(name)
+        if inp is None:
+            guess = did_you_mean(name, list(inputs))
+            yield report(
+                "NIKA-COMP-004",
+                key.span,
+                f"`{name}` is not an input of `{rel}`",
+                f"Did you mean `{guess}`?" if guess else _declared(inputs, rel),
+                task=task.id,
+            )
+            continue
+        if inp.type is None or any(True for _ in templates(value)):
+            continue
+        want = typesys.parse(inp.type.to_python(), named_child)
+        if typesys.fits(value.to_python(), want) is False:
+            yield report(
+                "NIKA-COMP-004",
+                value.span,
+                f"`{name}` does not fit the input `{name}` of `{rel}`, which takes `{_type_text(inp.type)}`",
+                f"Pass a value of type `{_type_text(inp.type)}`.",
+                task=task.id,
+            )
+    for name, inp in inputs.items():
+        if inp.required and inp.default is None and name not in given:
+            yield report(
+                "NIKA-COMP-004",
+                anchor_span,
+                f"`{rel}` requires the input `{name}`, and the call does not pass it",
+                f"Add `{name}: …` under `args:`.",
+                task=task.id,
+            )
+    if task.returns is not None and task.verb is call:
+        yield from _returns_fit(ctx, task, rel, child, named_child)
+
+
+def _returns_fit(
+    ctx: RuleContext, task: Task, rel: str, child: Workflow, named_child: dict[str, object]
+) -> Iterator[Diagnostic]:
+    assert task.returns is not None
+    fields = []
+    for out in child.outputs:
+        t = typesys.parse(out.type.to_python(), named_child) if out.type is not None else typesys.UNKNOWN
+        fields.append((out.name, typesys.Field(t)))
+    produced = typesys.normalize(typesys.Obj(tuple(sorted(fields))))
+    named = {t.name: t.value.to_python() for t in ctx.workflow.types}
+    wanted = typesys.parse(task.returns.to_python(), named)
+    if not typesys.assignable(produced, wanted):
+        yield report(
+            "NIKA-COMP-004",
+            task.returns.span,
+            f"the outputs of `{rel}` do not fit this task's `returns:` "
+            f"(the child returns `{_describe_outputs(child)}`)",
+            "Make `returns:` describe the child's `outputs:` (names and types), or change the child.",
+            task=task.id,
+        )
+
+
+def _declared(inputs: dict[str, object], rel: str) -> str:
+    if not inputs:
+        return f"`{rel}` declares no `inputs:`; remove the argument."
+    return f"`{rel}` takes {', '.join(f'`{n}`' for n in inputs)}."
+
+
+def _type_text(v: Value) -> str:
+    import json
+
+    data = v.to_python()
+    text = data if isinstance(data, str) else json.dumps(data, separators=(", ", ": "))
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _describe_outputs(child: Workflow) -> str:
+    parts = [f"{o.name}: {_type_text(o.type) if o.type is not None else 'untyped'}" for o in child.outputs]
+    return "{" + ", ".join(parts) + "}"

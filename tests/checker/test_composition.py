@@ -1,0 +1,85 @@
+"""Composition (14): static targets, call-graph cycles and typed calls between files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from checker.files import compile_path
+
+CHILD = """\
+nika: v1
+workflow: {id: child}
+inputs:
+  url: {type: string, required: true}
+  depth: {type: {integer: {min: 1, max: 3}}, default: 1}
+tasks:
+  get:
+    exec: {command: ["echo", "${{ inputs.url }}"]}
+outputs:
+  report: {value: "${{ tasks.get.output }}", type: string}
+"""
+
+
+def codes(tmp: Path, parent: str, **files: str) -> list[str]:
+    for name, text in files.items():
+        (tmp / name).write_text(text)
+    (tmp / "parent.nika.yaml").write_text(parent)
+    compiled, why = compile_path(str(tmp / "parent.nika.yaml"))
+    assert compiled is not None, why
+    return [d.code or "" for d in compiled.diagnostics if d.is_error]
+
+
+def call(body: str) -> str:
+    return f"nika: v1\nworkflow: {{id: parent}}\ntasks:\n  call:\n{body}"
+
+
+def test_a_typed_contained_call_is_clean(tmp_path: Path) -> None:
+    parent = call(
+        '    invoke: {workflow: "./child.nika.yaml", args: {url: "https://x.test"}}\n'
+        "    returns: {object: {report: string}}\n"
+    )
+    assert codes(tmp_path, parent, **{"child.nika.yaml": CHILD}) == []
+
+
+def test_templated_and_unpinned_targets(tmp_path: Path) -> None:
+    templated = call('    invoke: {workflow: "./${{ inputs.which }}.nika.yaml"}\n').replace(
+        "tasks:", "inputs: {which: {type: string}}\ntasks:"
+    )
+    assert codes(tmp_path, templated) == ["NIKA-COMP-001"]
+    assert codes(tmp_path, call('    invoke: {workflow: "registry:acme/audit"}\n')) == ["NIKA-COMP-001"]
+    assert codes(tmp_path, call('    invoke: {workflow: "registry:acme/audit@1.2.0"}\n')) == []
+
+
+def test_self_launch_and_two_file_cycle(tmp_path: Path) -> None:
+    assert codes(tmp_path, call('    invoke: {workflow: "./parent.nika.yaml"}\n')) == ["NIKA-COMP-003"]
+    back = call('    invoke: {workflow: "./parent.nika.yaml"}\n').replace("id: parent", "id: back")
+    assert codes(tmp_path, call('    invoke: {workflow: "./back.nika.yaml"}\n'), **{"back.nika.yaml": back}) == [
+        "NIKA-COMP-003"
+    ]
+
+
+def test_args_must_fit_the_child_inputs(tmp_path: Path) -> None:
+    child = {"child.nika.yaml": CHILD}
+    wrong_type = call('    invoke: {workflow: "./child.nika.yaml", args: {url: 42}}\n')
+    assert codes(tmp_path, wrong_type, **child) == ["NIKA-COMP-004"]
+    out_of_range = call('    invoke: {workflow: "./child.nika.yaml", args: {url: "u", depth: 9}}\n')
+    assert codes(tmp_path, out_of_range, **child) == ["NIKA-COMP-004"]
+    unknown = call('    invoke: {workflow: "./child.nika.yaml", args: {url: "u", uri: "v"}}\n')
+    assert codes(tmp_path, unknown, **child) == ["NIKA-COMP-004"]
+    missing = call('    invoke: {workflow: "./child.nika.yaml", args: {depth: 2}}\n')
+    assert codes(tmp_path, missing, **child) == ["NIKA-COMP-004"]
+    templated = call('    invoke: {workflow: "./child.nika.yaml", args: {url: "${{ inputs.u }}"}}\n').replace(
+        "tasks:", "inputs: {u: {type: string}}\ntasks:"
+    )
+    assert codes(tmp_path, templated, **child) == []
+
+
+def test_outputs_must_fit_returns(tmp_path: Path) -> None:
+    parent = call(
+        '    invoke: {workflow: "./child.nika.yaml", args: {url: "u"}}\n    returns: {object: {report: integer}}\n'
+    )
+    assert codes(tmp_path, parent, **{"child.nika.yaml": CHILD}) == ["NIKA-COMP-004"]
+
+
+def test_a_missing_child_is_left_to_the_run(tmp_path: Path) -> None:
+    assert codes(tmp_path, call('    invoke: {workflow: "./nowhere.nika.yaml"}\n')) == []
