@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour the full/concise output"
     )
+    c.add_argument(
+        "--debug", action="store_true", help="print the traceback of an internal error (NIKA-IMPL-001) on stderr"
+    )
 
     e = sub.add_parser("explain", help="explain a NIKA code")
     e.add_argument("code", help="e.g. NIKA-DAG-001 (or DAG-001)")
@@ -99,6 +102,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         pass
+    if args.debug:
+        for report in run.reports:
+            for d in report.diagnostics:
+                if d.trace:
+                    print(f"nika: {report.path}: {d.code} traceback:\n{d.trace}", file=sys.stderr, end="")
     return run.exit_code
 
 
