@@ -280,3 +280,22 @@ def test_a_control_character_is_reported_where_it_is() -> None:
     c = compile_text(WF_HEAD + "const:\n  x: ab\x01\n" + WF_TASK)
     [d] = c.diagnostics
     assert d.code == "NIKA-PARSE-001" and c.source.line_col(d.span.start) == LineCol(5, 8)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-8"])
+def test_output_survives_any_stdout_encoding_and_undecodable_file_names(tmp_path: Path, encoding: str) -> None:
+    try:
+        odd = Path(os.fsdecode(bytes(tmp_path) + b"/\xff-caf\xc3\xa9.nika.yaml"))
+        odd.write_text(WF_HEAD.replace("id: t", "id: café") + WF_TASK, encoding="utf-8")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses undecodable file names")
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    for fmt in ("full", "concise", "json", "sarif", "github"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "nika", "check", "--output-format", fmt, str(tmp_path)], capture_output=True, env=env
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert b"Traceback" not in proc.stderr
+        if fmt == "json":
+            [rep] = json.loads(proc.stdout.decode("utf-8"))["reports"]
+            assert rep["path"] == str(odd) and rep["findings"][0]["code"] == "NIKA-PARSE-004"
