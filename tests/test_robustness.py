@@ -299,3 +299,9 @@ def test_output_survives_any_stdout_encoding_and_undecodable_file_names(tmp_path
         if fmt == "json":
             [rep] = json.loads(proc.stdout.decode("utf-8"))["reports"]
             assert rep["path"] == str(odd) and rep["findings"][0]["code"] == "NIKA-PARSE-004"
+
+
+def test_a_message_quoting_a_huge_value_is_bounded() -> None:
+    c = compile_text(WF_HEAD + 'tasks:\n  a:\n    timeout: "' + "9" * 5000 + 's"\n    exec: { command: ["x"] }\n')
+    [d] = c.diagnostics
+    assert d.code == "NIKA-PARSE-010" and len(d.message) <= 1000 and "characters)" in d.message
