@@ -39,11 +39,11 @@ def _klass(problem: str) -> str:
     return re.sub(r"`[^`]*`|'[^']*'|\d+", "_", problem)[:160]
 
 
-def _work(args: tuple[int, int]) -> list[tuple[str, bytes, str]]:
-    seed, count = args
+def _work(args: tuple[int, int, int]) -> list[tuple[str, bytes, str]]:
+    seed, count, depth = args
     seeds = FUZZ.own_seeds() + FUZZ.template_seeds()
     out = []
-    for data in FUZZ.mutants(seeds, count, seed):
+    for data in FUZZ.mutants(seeds, count, seed, depth):
         problems = FUZZ.check_one(data)
         if problems:
             out.append((_klass(problems[0]), data, problems[0]))
@@ -55,9 +55,10 @@ def main() -> int:
     p.add_argument("--count", type=int, default=50_000)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=1000, help="first seed; each batch of 1000 mutants gets the next")
+    p.add_argument("--depth", type=int, default=3, help="at most this many damages per mutant")
     p.add_argument("--out", type=Path, default=Path("/tmp/nika-fuzz"))
     a = p.parse_args()
-    batches = [(a.seed + i, min(1000, a.count - i * 1000)) for i in range((a.count + 999) // 1000)]
+    batches = [(a.seed + i, min(1000, a.count - i * 1000), a.depth) for i in range((a.count + 999) // 1000)]
     classes: Counter[str] = Counter()
     smallest: dict[str, tuple[bytes, str]] = {}
     t0 = time.perf_counter()

@@ -118,13 +118,19 @@ def mutate(data: bytes, rng: random.Random, tokens: list[bytes]) -> bytes:
     return data[: m.start()] + m.group() + m.group() + data[m.end() :]  # duplicate a token
 
 
-def mutants(seeds: list[bytes], count: int, seed: int) -> Iterator[bytes]:
-    """``count`` mutants of the seed files, one to three damages each, reproducible from ``seed``."""
+def mutants(seeds: list[bytes], count: int, seed: int, depth: int = 3) -> Iterator[bytes]:
+    """``count`` mutants of the seed files, one to ``depth`` damages each, reproducible from ``seed``.
+
+    One mutant in ten starts as a splice of two seed files (the head of one, the tail of another).
+    """
     rng = random.Random(seed)
     tokens = sorted({m.group() for s in seeds for m in _WORD.finditer(s)})
     for _ in range(count):
         data = rng.choice(seeds)
-        for _ in range(rng.randint(1, 3)):
+        if rng.random() < 0.1:
+            other = rng.choice(seeds)
+            data = data[: rng.randrange(len(data) + 1)] + other[rng.randrange(len(other) + 1) :]
+        for _ in range(rng.randint(1, depth)):
             data = mutate(data, rng, tokens)
         yield data
 
