@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from checker.diagnostics import Diagnostic, Fix, Label, Severity
+from checker.display import clip
 from checker.source import Span
 
 CATEGORIES = (
@@ -33,6 +34,9 @@ CATEGORIES = (
     "cancelled",
     "internal_error",
 )
+
+# Longer messages are cut (they can only come from quoting a huge value of the workflow).
+MAX_MESSAGE = 1000
 
 _CODES_TOML = os.path.join(os.path.dirname(__file__), "codes.toml")
 
@@ -151,14 +155,17 @@ def report(
     severity: Severity | None = None,
     tags: tuple[str, ...] = (),
 ) -> Diagnostic:
-    """Build a finding for a registered code; category and namespace come from the registry."""
+    """Build a finding for a registered code; category and namespace come from the registry.
+
+    The message is bounded (:data:`MAX_MESSAGE` characters): one that quotes a huge value is cut.
+    """
     info = lookup(code)
     return Diagnostic(
         code=code,
         namespace=info.namespace,
         category=info.category,
         severity=severity or info.severity,
-        message=message,
+        message=clip(message, MAX_MESSAGE),
         span=span,
         help=help,
         related=tuple(related),

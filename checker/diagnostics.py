@@ -72,10 +72,17 @@ class Diagnostic:
     rule: str | None = None
     task: str | None = None
     tags: tuple[str, ...] = field(default=())
+    # The Python traceback of an internal error (NIKA-IMPL-*), shown only on request (`--debug`).
+    trace: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def docs_url(self) -> str | None:
         return DOCS_BASE + self.code if self.code else None
+
+    @property
+    def is_internal(self) -> bool:
+        """True for a failure of the checker itself: the file was not fully checked."""
+        return self.namespace == "NIKA-IMPL"
 
     @property
     def is_error(self) -> bool:

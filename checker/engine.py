@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from checker.codes import report
 from checker.compiler import compile_tree
-from checker.diagnostics import Diagnostic, Severity
+from checker.diagnostics import Diagnostic
+from checker.display import clip
 from checker.model import CompiledWorkflow
 from checker.source import SourceText, Span
 from checker.yaml_nodes import decode_source, parse_yaml
@@ -14,8 +17,16 @@ def compile_source(src: SourceText, base_dir: str | None = None) -> CompiledWork
     """Parse, compile and judge one document. Pure: reads nothing but ``src``.
 
     (Rules that follow the workflow to files it names — skills, child workflows — resolve
-    them against ``base_dir``.)
+    them against ``base_dir``.) Never raises: an exception inside a rule, or in the parse and
+    compile steps, becomes a NIKA-IMPL-001 error finding beside whatever was found.
     """
+    try:
+        return _compile(src, base_dir)
+    except Exception as exc:  # a bug before the rules ran: nothing else can be reported
+        return CompiledWorkflow(src, None, None, (), (_internal("the parse and compile steps", exc),))
+
+
+def _compile(src: SourceText, base_dir: str | None) -> CompiledWorkflow:
     parsed = parse_yaml(src)
     diags: list[Diagnostic] = list(parsed.diagnostics)
     if parsed.root is None:
@@ -42,7 +53,7 @@ def compile_source(src: SourceText, base_dir: str | None = None) -> CompiledWork
             try:
                 diags.extend(rule(ctx))
             except Exception as exc:  # a bug in one rule must not hide the others' findings
-                diags.append(_internal(rule, exc))
+                diags.append(_internal(f"rule `{getattr(rule, '__qualname__', rule)}`", exc))
     return CompiledWorkflow(src, parsed.root, wf, sites, _finish(diags), graph)
 
 
@@ -57,18 +68,21 @@ def compile_bytes(data: bytes, path: str = "<stdin>", base_dir: str | None = Non
     return compile_source(src, base_dir)
 
 
-def _internal(rule: object, exc: Exception) -> Diagnostic:
-    name = getattr(rule, "__qualname__", repr(rule))
-    return Diagnostic(
-        code=None,
-        namespace="NIKA-IMPL",
-        category="internal_error",
-        severity=Severity.WARNING,
-        message=f"internal error in rule `{name}`: {type(exc).__name__}: {exc}",
-        span=Span(0, 0),
-        help="This is a bug in nika; please report it with the workflow that triggered it.",
-        rule="internal-error",
+def _internal(where: str, exc: Exception) -> Diagnostic:
+    """NIKA-IMPL-001 for an exception inside the checker: an error, the traceback kept for ``--debug``."""
+    import traceback
+
+    try:
+        detail = clip(str(exc), 200)
+    except Exception:  # an exception whose own str() fails
+        detail = "(no message)"
+    d = report(
+        "NIKA-IMPL-001",
+        Span(0, 0),
+        f"internal error in {where} ({type(exc).__name__}: {detail}); this file was not fully checked",
+        "This is a bug in nika: please report it with the workflow (`nika check --debug` shows the traceback).",
     )
+    return dataclasses.replace(d, trace="".join(traceback.format_exception(exc)))
 
 
 def _finish(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:

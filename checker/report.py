@@ -13,7 +13,8 @@ class FileReport:
     """Findings for one path, exactly as the path was given on the command line.
 
     ``source`` is ``None`` when the file could not be read; ``error`` then says why in one line
-    (such a path makes the whole run exit 1: it could not be checked).
+    (such a path makes the whole run exit 1: it could not be checked). A NIKA-IMPL finding, a
+    failure of the checker itself, makes the run exit 1 the same way.
     """
 
     path: str
@@ -24,6 +25,11 @@ class FileReport:
     @property
     def clean(self) -> bool:
         return self.error is None and not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def incomplete(self) -> bool:
+        """The checker failed on this file (a NIKA-IMPL finding): like an unreadable file, it was not checked."""
+        return any(d.is_internal for d in self.diagnostics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +44,6 @@ class CheckRun:
 
     @property
     def exit_code(self) -> int:
-        if any(r.error is not None for r in self.reports):
+        if any(r.error is not None or r.incomplete for r in self.reports):
             return 1
         return 0 if self.clean else 2

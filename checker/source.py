@@ -8,9 +8,13 @@ edges that need them (CLI output, JSON report); UTF-16 lives only in the languag
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
+
+_BREAK_RE = re.compile(r"\r\n?|\n")
+_CHECKPOINT = 64
 
 
 class Span(NamedTuple):
@@ -40,14 +44,19 @@ class LineCol:
 class SourceText:
     """The decoded text of one document plus the index that turns offsets into lines and columns."""
 
-    __slots__ = ("__dict__", "path", "text")
+    __slots__ = ("__dict__", "path", "repaired", "text")
 
-    def __init__(self, text: str, path: str = "<stdin>") -> None:
+    def __init__(self, text: str, path: str = "<stdin>", repaired: tuple[int, ...] = ()) -> None:
         self.text = text
         self.path = path
+        # Sorted offsets of U+FFFD characters that each replace one invalid byte of the file.
+        self.repaired = repaired
 
     @cached_property
     def line_starts(self) -> list[int]:
+        """Offsets where lines start. A line ends at ``\r\n``, ``\n`` or a lone ``\r`` (YAML 1.2 line breaks)."""
+        if "\r" in self.text:
+            return [0, *(m.end() for m in _BREAK_RE.finditer(self.text))]
         starts = [0]
         find = self.text.find
         i = find("\n")
@@ -81,12 +90,12 @@ class SourceText:
         return min(start + max(column, 0), end)
 
     def line_end(self, line: int) -> int:
-        """Offset just past the last character of a 0-based line, newline excluded."""
+        """Offset just past the last character of a 0-based line, line break excluded."""
         starts = self.line_starts
-        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text)
-        if end > starts[line] and self.text[end - 1] == "\r":
-            end -= 1
-        return end
+        if line + 1 >= len(starts):
+            return len(self.text)
+        nxt = starts[line + 1]
+        return nxt - 2 if nxt - 2 >= starts[line] and self.text[nxt - 2 : nxt] == "\r\n" else nxt - 1
 
     def line_text(self, line: int) -> str:
         """The text of a 0-based line, without its line break."""
@@ -95,23 +104,31 @@ class SourceText:
         return self.text[self.line_starts[line] : self.line_end(line)]
 
     def byte_offset(self, offset: int) -> int:
-        """0-based UTF-8 byte offset of a code-point offset."""
+        """0-based byte offset of a code-point offset, in the file as it was given.
+
+        The text is UTF-8; a replacement character listed in ``repaired`` stands for one
+        invalid byte of the original file and counts as that one byte. Cost is bounded per call
+        (a checkpoint every 64 code points), so many findings on one long line stay linear.
+        """
         offset = max(0, min(offset, len(self.text)))
         if self._is_ascii:
             return offset
-        line = self.line_index(offset)
-        start = self.line_starts[line]
-        return self._line_byte_starts[line] + len(self.text[start:offset].encode("utf-8", "surrogatepass"))
+        k = offset // _CHECKPOINT
+        base = self._byte_checkpoints[k]
+        out = base + len(self.text[k * _CHECKPOINT : offset].encode("utf-8", "surrogatepass"))
+        if self.repaired:
+            out -= 2 * bisect.bisect_left(self.repaired, offset)
+        return out
 
     @cached_property
-    def _line_byte_starts(self) -> list[int]:
-        out = []
+    def _byte_checkpoints(self) -> list[int]:
+        """UTF-8 length of ``text[:i * _CHECKPOINT]`` for every checkpoint ``i``."""
+        text = self.text
+        out = [0]
         total = 0
-        prev = 0
-        for start in self.line_starts:
-            total += len(self.text[prev:start].encode("utf-8", "surrogatepass"))
+        for i in range(0, len(text), _CHECKPOINT):
+            total += len(text[i : i + _CHECKPOINT].encode("utf-8", "surrogatepass"))
             out.append(total)
-            prev = start
         return out
 
     def slice(self, span: Span) -> str:

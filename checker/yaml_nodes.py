@@ -15,14 +15,21 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml.error import YAMLError
+
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Label
+from checker.display import clip
 from checker.nodes import Entry, Mapping, Node, Scalar, Sequence
 from checker.source import SourceText, Span
 
 MAX_DOCUMENT_BYTES = 1_048_576
 MAX_SCALAR_BYTES = 65_536
 MAX_DEPTH = 64
+# Integers are data, but one longer than this cannot even be printed by Python (its int-to-str
+# limit); the literal is refused (NIKA-YAML-005) and kept as its text.
+MAX_INT_DIGITS = 4300
+_INT_CAP = 10**MAX_INT_DIGITS
 
 CORE_TAGS = {"tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "map", "seq")} | {"!"}
 
@@ -59,11 +66,10 @@ def resolve_plain(text: str) -> Any:
     c = text[0]
     if c.isdigit() or c in "+-.":
         if _INT_RE.match(text):
-            return int(text)
-        if _OCT_RE.match(text):
-            return int(text[2:], 8)
-        if _HEX_RE.match(text):
-            return int(text[2:], 16)
+            return int(text) if len(text) <= MAX_INT_DIGITS else text
+        if _OCT_RE.match(text) or _HEX_RE.match(text):
+            value = int(text[2:], 8 if text[1] == "o" else 16)
+            return value if value < _INT_CAP else text
         if _FLOAT_RE.match(text):
             return float(text)
         if _INF_RE.match(text):
@@ -71,6 +77,18 @@ def resolve_plain(text: str) -> Any:
         if _NAN_RE.match(text):
             return float("nan")
     return text
+
+
+def oversized_int_digits(text: str) -> int | None:
+    """The digit count of a core-schema integer literal over the cap (about, for 0o/0x), else None."""
+    if len(text) <= MAX_INT_DIGITS or not (text[:1].isdigit() or text[:1] in "+-"):
+        return None
+    if _INT_RE.match(text):
+        return len(text.lstrip("+-"))
+    if _OCT_RE.match(text) or _HEX_RE.match(text):
+        bits = int(text[2:], 8 if text[1] == "o" else 16).bit_length()
+        return int(bits * 0.30103) + 1
+    return None
 
 
 def _resolve_tagged(tag: str, text: str) -> Any:
@@ -161,7 +179,7 @@ class _Builder:
     def _anchor_span(self, span: Span, needle: str) -> Span:
         # Event marks start after the anchor/tag property; look back on the same line for it.
         text = self.src.text
-        line_start = text.rfind("\n", 0, span.start) + 1
+        line_start = max(text.rfind("\n", 0, span.start), text.rfind("\r", 0, span.start)) + 1
         i = text.rfind(needle, line_start, span.end)
         if i == -1:
             i = text.find(needle, span.start, span.end)
@@ -188,8 +206,16 @@ class _Builder:
             self.flag(
                 "NIKA-YAML-008",
                 span,
-                f"`{raw}` is not a finite number",
+                f"`{clip(raw)}` is not a finite number",
                 "Use a finite number, or quote the text if you meant a string.",
+            )
+        if isinstance(value, str) and style == "" and (digits := oversized_int_digits(raw)) is not None:
+            self.flag(
+                "NIKA-YAML-005",
+                span,
+                f"this integer has {'about ' if raw[1:2] in ('o', 'x') else ''}{digits} digits, "
+                f"over the {MAX_INT_DIGITS}-digit cap for numbers",
+                "Quote it if it is an identifier; otherwise move the number into a file read at run time.",
             )
         if len(raw) > MAX_SCALAR_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > MAX_SCALAR_BYTES:
             self.flag(
@@ -338,8 +364,8 @@ class _Builder:
             self.flag(
                 "NIKA-YAML-007",
                 key.span,
-                f"the key `{key.raw}` resolves to a non-string value",
-                f'Quote it (`"{key.raw}"`) so it is read as a string.',
+                f"the key `{clip(key.raw)}` resolves to a non-string value",
+                f'Quote it (`"{clip(key.raw)}"`) so it is read as a string.',
             )
             return
         seen = fr.seen
@@ -351,9 +377,9 @@ class _Builder:
             self.flag(
                 "NIKA-YAML-004",
                 key.span,
-                f"duplicate key `{key.value}` in this mapping",
+                f"duplicate key `{clip(key.value)}` in this mapping",
                 "Remove one of the two entries; YAML would silently keep only the last.",
-                related=(Label(first.span, f"`{key.value}` first defined here"),),
+                related=(Label(first.span, f"`{clip(key.value)}` first defined here"),),
             )
         else:
             seen[key.value] = key
@@ -364,13 +390,19 @@ class _Stop(Exception):
 
 
 def decode_source(data: bytes, path: str) -> tuple[SourceText, list[Diagnostic]]:
-    """Decode bytes as UTF-8; invalid sequences become U+FFFD and one NIKA-PARSE-001 finding."""
+    """Decode bytes as UTF-8; invalid bytes become U+FFFD (one each) and one NIKA-PARSE-001 finding.
+
+    Every replacement character stands for exactly one byte of the file, and the source records
+    where they are, so byte offsets in reports still point into the file as it was given.
+    """
     try:
         return SourceText(data.decode("utf-8"), path), []
     except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        at = len(data[: exc.start].decode("utf-8", errors="replace"))
-        src = SourceText(text, path)
+        escaped = data.decode("utf-8", errors="surrogateescape")
+        repaired = tuple(m.start() for m in _ESCAPED_RE.finditer(escaped))
+        text = _ESCAPED_RE.sub("\ufffd", escaped)
+        src = SourceText(text, path, repaired)
+        at = repaired[0]
         d = report(
             "NIKA-PARSE-001",
             Span(at, at + 1),
@@ -378,6 +410,24 @@ def decode_source(data: bytes, path: str) -> tuple[SourceText, list[Diagnostic]]
             "Save the workflow as UTF-8 text.",
         )
         return src, [d]
+
+
+_ESCAPED_RE = re.compile("[\udc80-\udcff]")
+
+
+def _lone_surrogate(text: str) -> Diagnostic | None:
+    """NIKA-PARSE-001 at the first lone UTF-16 surrogate (text that came from a str, not from bytes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        at = exc.start
+        return report(
+            "NIKA-PARSE-001",
+            Span(at, at + 1),
+            f"the text holds a lone surrogate code point (U+{ord(text[at]):04X}), which is not a character",
+            "Delete it, or type the intended character again so it is stored whole.",
+        )
+    return None
 
 
 def oversize(size: int | None) -> Diagnostic:
@@ -398,6 +448,8 @@ def parse_yaml(src: SourceText) -> ParsedYaml:
     size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_DOCUMENT_BYTES:
         return ParsedYaml(None, (oversize(size),), True)
+    if size != len(text) and (bad := _lone_surrogate(text)) is not None:
+        return ParsedYaml(None, (bad,), True)
     if text.startswith("\ufeff"):
         diags.append(
             report(
@@ -422,7 +474,7 @@ def parse_yaml(src: SourceText) -> ParsedYaml:
         root = b.build()
     except _Stop:
         return ParsedYaml(None, tuple(diags + b.diags), True)
-    except Exception as exc:  # the YAML parser's MarkedYAMLError family
+    except YAMLError as exc:  # the parser's syntax and reader errors; anything else is a bug (NIKA-IMPL-001)
         confirmed = _confirm_syntax_error(src, exc)
         if isinstance(confirmed, ParsedYaml):
             return ParsedYaml(
@@ -450,7 +502,7 @@ def _confirm_syntax_error(src: SourceText, exc: Exception) -> ParsedYaml | Excep
         root = b.build(pure=True)
     except _Stop:
         return ParsedYaml(None, tuple(b.diags), True)
-    except Exception as exc12:
+    except YAMLError as exc12:  # a bug elsewhere is NIKA-IMPL-001, not a syntax error
         return exc12 if _error_index(exc12) > _error_index(exc) else exc
     if root is not None and _holds_surrogate(root):
         m = _SURROGATE_ESCAPE_RE.search(src.text)
@@ -515,6 +567,8 @@ _MODELINE_RE = re.compile(r"^\s*(\$schema=|yaml-language-server:)", re.M)
 def _syntax_error(src: SourceText, exc: Exception) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     at = mark.index if mark is not None and mark.index is not None else 0
+    if mark is None and isinstance(getattr(exc, "position", None), int):  # the reader's errors (control characters)
+        at = exc.position  # type: ignore[attr-defined]
     at = max(0, min(at, len(src.text)))
     problem = str(getattr(exc, "problem", None) or exc).strip().splitlines()[0]
     context = getattr(exc, "context", None)

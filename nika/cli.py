@@ -8,7 +8,9 @@ it needs inside its handler, so ``nika check`` never loads the language server o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--output-format", choices=FORMATS, default="full", help="how to print findings (default: full)")
     c.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour the full/concise output"
+    )
+    c.add_argument(
+        "--debug", action="store_true", help="print the traceback of an internal error (NIKA-IMPL-001) on stderr"
     )
 
     e = sub.add_parser("explain", help="explain a NIKA code")
@@ -94,12 +99,44 @@ def cmd_check(args: argparse.Namespace) -> int:
     run = CheckRun(tuple(check_paths(list(args.paths))))
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     text = render(run, args.output_format, color=color)
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        pass
+    with contextlib.suppress(BrokenPipeError):
+        _write(text, machine=args.output_format in ("json", "sarif"))
+    if args.debug:
+        for report in run.reports:
+            for d in report.diagnostics:
+                if d.trace:
+                    print(f"nika: {report.path}: {d.code} traceback:\n{d.trace}", file=sys.stderr, end="")
     return run.exit_code
+
+
+def _write(text: str, *, machine: bool) -> None:
+    """Write the report to stdout whatever its encoding, and whatever bytes the given paths hold.
+
+    JSON and SARIF always go out as UTF-8, a lone surrogate (an undecodable byte of a file
+    name) as a ``\\uXXXX`` escape, so the document stays valid. Text goes out in the terminal's
+    encoding: undecodable file-name bytes as they were, other unencodable characters escaped.
+    """
+    out = sys.stdout
+    encoding = "utf-8" if machine else getattr(out, "encoding", None) or "utf-8"
+    if machine and not text.isascii():
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    try:
+        data = text.encode(encoding)
+    except UnicodeEncodeError:
+        try:
+            data = text.encode(encoding, "surrogateescape")
+        except UnicodeEncodeError:
+            data = text.encode(encoding, "backslashreplace")
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:  # a StringIO in tests and embedders
+        out.write(data.decode(encoding, "replace"))
+        return
+    out.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
 
 
 def cmd_explain(code: str) -> int:
@@ -127,7 +164,6 @@ def cmd_explain(code: str) -> int:
 
 def cmd_schema() -> int:
     """Print the generated workflow JSON Schema on stdout."""
-    import contextlib
     import json
 
     from checker.schema_export import workflow_json_schema

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import compile_bytes, compile_text
+from checker.diagnostics import Diagnostic, Severity
 from checker.files import check_paths
+from checker.model import CompiledWorkflow
+from checker.report import CheckRun, FileReport
+from checker.source import LineCol, SourceText
+from checker.yaml_nodes import MAX_INT_DIGITS
+from nika.output import render
 
 VALID = """nika: v1
 workflow:
@@ -102,3 +112,196 @@ def test_cli_binary_junk_exits_with_findings_not_a_traceback(tmp_path: Path) -> 
     proc = subprocess.run([sys.executable, "-m", "nika", "check", str(junk)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
+
+
+# --- regressions: issue 6 items 4 and 7, issue 12 items 2 and 4 ---------------------------
+
+WF_HEAD = "nika: v1\nworkflow:\n  id: t\n"
+WF_TASK = 'tasks:\n  a:\n    exec: { command: ["true"] }\n'
+
+
+def _json(c: CompiledWorkflow) -> dict[str, Any]:
+    """The JSON rendering of one compiled document (what `--output-format json` would print)."""
+    run = CheckRun((FileReport(c.source.path, c.source, c.diagnostics),))
+    return json.loads(render(run, "json"))
+
+
+def _crashing_rule(ctx: object) -> list[Diagnostic]:
+    raise ZeroDivisionError("boom")
+
+
+def test_a_rule_crash_is_an_internal_error_that_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    import checker.rules
+
+    monkeypatch.setattr(checker.rules, "RULES", [*checker.rules.RULES, _crashing_rule])
+    c = compile_text(VALID, "x.nika.yaml")
+    [d] = [d for d in c.diagnostics if d.code == "NIKA-IMPL-001"]
+    assert d.severity is Severity.ERROR and d.category == "internal_error" and d.namespace == "NIKA-IMPL"
+    assert "_crashing_rule" in d.message and "ZeroDivisionError: boom" in d.message
+    assert d.trace is not None and "Traceback" in d.trace and "boom" in d.trace
+    rep = FileReport("x.nika.yaml", c.source, c.diagnostics)
+    assert rep.incomplete and not rep.clean
+    assert CheckRun((rep,)).exit_code == 1
+
+
+def test_a_crash_before_the_rules_is_an_internal_error_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import checker.engine
+
+    def broken(*args: object) -> None:
+        raise KeyError("compiler")
+
+    monkeypatch.setattr(checker.engine, "compile_tree", broken)
+    c = compile_text(VALID)
+    assert [d.code for d in c.diagnostics] == ["NIKA-IMPL-001"]
+    assert "parse and compile" in c.diagnostics[0].message
+
+
+def test_cli_exits_1_on_an_internal_error_and_shows_the_traceback_only_with_debug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import checker.rules
+    from nika.cli import main
+
+    wf = tmp_path / "w.nika.yaml"
+    wf.write_text(VALID)
+    monkeypatch.setattr(checker.rules, "RULES", [_crashing_rule])
+    assert main(["check", "--output-format", "concise", str(wf)]) == 1
+    out, err = capsys.readouterr()
+    assert "error[NIKA-IMPL-001]" in out and "could not be fully checked" in out
+    assert "Traceback" not in out + err
+    assert main(["check", "--debug", "--output-format", "json", str(wf)]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["clean"] is False
+    assert "Traceback" in err and "ZeroDivisionError: boom" in err
+
+
+def test_a_type_alias_cycle_is_type_002_without_a_crash() -> None:
+    c = compile_text(WF_HEAD + "types:\n  A: A\n  B: A\n" + WF_TASK)
+    assert [(d.code, c.source.line_col(d.span.start).line) for d in c.diagnostics] == [("NIKA-TYPE-002", 5)]
+
+
+def test_a_huge_decimal_integer_is_a_positioned_scalar_cap_finding() -> None:
+    digits = "7" * 5000
+    c = compile_text(WF_HEAD + f"const:\n  x: {digits}\n" + WF_TASK)
+    [d] = c.diagnostics
+    assert d.code == "NIKA-YAML-005" and "5000 digits" in d.message
+    assert c.source.slice(d.span) == digits
+    assert c.source.line_col(d.span.start) == LineCol(5, 6)
+
+
+def test_an_integer_at_the_digit_cap_is_still_a_number() -> None:
+    c = compile_text(WF_HEAD + f"const:\n  x: {'7' * MAX_INT_DIGITS}\n" + WF_TASK)
+    assert not c.diagnostics
+
+
+def test_a_huge_hex_integer_in_a_json_schema_is_refused_not_a_crash() -> None:
+    text = (
+        WF_HEAD + "tasks:\n  a:\n    infer:\n      model: mock/echo\n      prompt: hi\n"
+        f"      schema:\n        type: object\n        maxProperties: [0x{'f' * 5000}]\n"
+    )
+    c = compile_text(text)
+    codes = {d.code for d in c.diagnostics}
+    assert "NIKA-YAML-005" in codes and "NIKA-IMPL-001" not in codes
+    assert all(len(d.message) < 400 for d in c.diagnostics)
+    for fmt in ("full", "concise", "json", "sarif", "github"):
+        render(CheckRun((FileReport("x", c.source, c.diagnostics),)), fmt)
+
+
+CR_TEXT = 'nika: v1\rworkflow:\r\n  id: t\rtasks:\r  a:\r    after: { ghost: success }\r    exec: { command: ["x"] }\r'
+
+
+def test_lone_carriage_returns_are_line_breaks() -> None:
+    src = SourceText(CR_TEXT)
+    assert src.line_text(0) == "nika: v1" and src.line_text(1) == "workflow:" and src.line_text(2) == "  id: t"
+    c = compile_text(CR_TEXT)
+    [d] = c.diagnostics
+    assert d.code == "NIKA-DAG-002"
+    assert c.source.line_col(d.span.start) == LineCol(6, 14)
+    span = _json(c)["reports"][0]["findings"][0]["span"]
+    assert span["start"] == {"line": 6, "column": 14, "offset": CR_TEXT.index("ghost")}
+    full = render(CheckRun((FileReport("x", c.source, c.diagnostics),)), "full")
+    assert "6 |     after: { ghost: success }\n  |              ^^^^^\n" in full
+
+
+def test_line_ends_exclude_every_kind_of_break() -> None:
+    src = SourceText("a\r\rb\r\nc\nd")
+    assert [src.line_text(i) for i in range(5)] == ["a", "", "b", "c", "d"]
+    assert src.line_starts == [0, 2, 3, 6, 8]
+
+
+def test_many_findings_on_one_line_render_fast_and_fold() -> None:
+    text = WF_HEAD + "const:\n  x: [" + ", ".join([".nan"] * 2000) + "]\n" + WF_TASK
+    c = compile_text(text)
+    assert len(c.diagnostics) == 2000
+    run = CheckRun((FileReport("x", c.source, c.diagnostics),))
+    t0 = time.perf_counter()
+    full = render(run, "full")
+    concise = render(run, "concise")
+    assert time.perf_counter() - t0 < 2.0
+    for out in (full, concise):
+        assert out.count("error[NIKA-YAML-008]") == 4  # three shown, one fold line
+        assert "1997 more error[NIKA-YAML-008] findings on this line (folded)" in out
+        assert "1997 repeated findings are folded" in out.splitlines()[-1]
+    assert len(full) < 10_000
+    assert len(json.loads(render(run, "json"))["reports"][0]["findings"]) == 2000
+
+
+def test_a_long_line_is_shown_as_a_window_with_the_caret_under_the_span() -> None:
+    line = "  x: [" + ", ".join(["1"] * 400) + ", .inf]"
+    c = compile_text(WF_HEAD + "const:\n" + line + "\n" + WF_TASK)
+    assert len(c.diagnostics) == 1
+    full = render(CheckRun((FileReport("x", c.source, c.diagnostics),)), "full")
+    shown, carets = full.splitlines()[2:4]
+    assert shown.startswith("5 | …") and len(shown) < 300
+    at = carets.index("^")
+    assert shown[at : at + 4] == ".inf" and carets[at:].rstrip() == "^^^^"
+
+
+@pytest.mark.parametrize(
+    ("data", "start", "end"),
+    [(b"\xff", 0, 1), (b"a: \xc3\n", 3, 4), (b"\xe2\x82x: 1\n", 0, 1), ("é: ".encode() + b"\xfe\n", 4, 5)],
+)
+def test_offsets_of_invalid_utf8_are_bytes_of_the_file_as_given(data: bytes, start: int, end: int) -> None:
+    c = compile_bytes(data, "bad.nika.yaml")
+    assert [d.code for d in c.diagnostics] == ["NIKA-PARSE-001"]
+    span = _json(c)["reports"][0]["findings"][0]["span"]
+    assert (span["start"]["offset"], span["end"]["offset"]) == (start, end)
+    assert c.source.byte_offset(len(c.source.text)) == len(data)
+
+
+def test_a_lone_surrogate_is_reported_where_it_is() -> None:
+    c = compile_text(WF_HEAD + "const:\n  x: ab\ud83dcd\n" + WF_TASK)
+    [d] = c.diagnostics
+    assert d.code == "NIKA-PARSE-001" and "U+D83D" in d.message and "surrogate" in d.message
+    assert c.source.line_col(d.span.start) == LineCol(5, 8)
+
+
+def test_a_control_character_is_reported_where_it_is() -> None:
+    c = compile_text(WF_HEAD + "const:\n  x: ab\x01\n" + WF_TASK)
+    [d] = c.diagnostics
+    assert d.code == "NIKA-PARSE-001" and c.source.line_col(d.span.start) == LineCol(5, 8)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-8"])
+def test_output_survives_any_stdout_encoding_and_undecodable_file_names(tmp_path: Path, encoding: str) -> None:
+    try:
+        odd = Path(os.fsdecode(bytes(tmp_path) + b"/\xff-caf\xc3\xa9.nika.yaml"))
+        odd.write_text(WF_HEAD.replace("id: t", "id: café") + WF_TASK, encoding="utf-8")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses undecodable file names")
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    for fmt in ("full", "concise", "json", "sarif", "github"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "nika", "check", "--output-format", fmt, str(tmp_path)], capture_output=True, env=env
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert b"Traceback" not in proc.stderr
+        if fmt == "json":
+            [rep] = json.loads(proc.stdout.decode("utf-8"))["reports"]
+            assert rep["path"] == str(odd) and rep["findings"][0]["code"] == "NIKA-PARSE-004"
+
+
+def test_a_message_quoting_a_huge_value_is_bounded() -> None:
+    c = compile_text(WF_HEAD + 'tasks:\n  a:\n    timeout: "' + "9" * 5000 + 's"\n    exec: { command: ["x"] }\n')
+    [d] = c.diagnostics
+    assert d.code == "NIKA-PARSE-010" and len(d.message) <= 1000 and "characters)" in d.message

@@ -10,6 +10,7 @@ from typing import Any
 
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.display import clip
 from checker.model import Agent, Exec, ExprSite, Infer, Task
 from checker.rules.context import RuleContext
 from checker.source import Span
@@ -285,7 +286,9 @@ def _recursive_types(ctx: RuleContext) -> Iterator[Diagnostic]:
             target = str(ref.value)
             if state.get(target) == 1:
                 cyc = [*trail, (name, ref)]
-                start = next(i for i, (nm, _) in enumerate(cyc) if nm == target)
+                start = next((i for i, (nm, _) in enumerate(cyc) if nm == target), None)
+                if start is None:  # `target` sits on a walk abandoned after its cycle was reported
+                    continue
                 cyc = cyc[start:]
                 if target in reported:
                     return None
@@ -493,7 +496,7 @@ def check_json_schemas(ctx: RuleContext) -> Iterator[Diagnostic]:
             yield report(
                 "NIKA-PARSE-019",
                 node.span,
-                f"`schema:` is not a valid JSON Schema: {exc.message}",
+                f"`schema:` is not a valid JSON Schema: {clip(exc.message, 200)}",
                 "Fix the schema (see json-schema.org), or express the contract with `returns:`.",
                 task=task.id,
             )

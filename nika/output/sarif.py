@@ -62,7 +62,7 @@ def rule_name(text: str) -> str:
 
 def _uri(path: str) -> str:
     """The path as given, with forward slashes, percent-encoded only where a URI requires it."""
-    return quote(path.replace("\\", "/"), safe=_URI_SAFE)
+    return quote(path.replace("\\", "/"), safe=_URI_SAFE, errors="surrogateescape")  # a bad file-name byte: %XX
 
 
 def _region(source: SourceText, span: Span) -> dict[str, int]:

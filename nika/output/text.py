@@ -13,9 +13,14 @@ if TYPE_CHECKING:
     from checker.report import CheckRun, FileReport
     from checker.source import SourceText
 
-__all__ = ["TAB_WIDTH", "display_columns", "render_concise", "render_full", "summary"]
+__all__ = ["FOLD_AFTER", "MAX_SHOWN", "TAB_WIDTH", "display_columns", "render_concise", "render_full", "summary"]
 
 TAB_WIDTH = 4
+# At most this many findings with the same code on the same line are shown; the rest are folded.
+FOLD_AFTER = 3
+# A source line longer than this (in code points) is shown as a window around the finding.
+MAX_SHOWN = 240
+_ELLIPSIS = "…"
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -95,10 +100,14 @@ def _join(parts: list[str]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def summary(run: CheckRun) -> str:
-    """One closing sentence: how many findings of each kind, in how many files."""
+def summary(run: CheckRun, folded: int = 0) -> str:
+    """One closing sentence: how many findings of each kind, in how many files.
+
+    ``folded`` is how many repeated findings the rendering left out (see :data:`FOLD_AFTER`).
+    """
     readable = [r for r in run.reports if r.error is None]
     unreadable = len(run.reports) - len(readable)
+    incomplete = sum(1 for r in readable if r.incomplete)
     errors = warnings = notes = 0
     with_findings = 0
     for r in readable:
@@ -122,6 +131,11 @@ def summary(run: CheckRun) -> str:
             return f"No findings in {_plural(len(readable), 'file')}, but {lost}."
         return f"All checked: {_plural(len(readable), 'file')}, no findings."
     tail = f" {lost}." if unreadable else ""
+    if incomplete:
+        tail += f" {_plural(incomplete, 'file')} could not be fully checked (an internal error; see NIKA-IMPL-001)."
+    if folded:
+        are = "finding is" if folded == 1 else "findings are"
+        tail += f" {folded} repeated {are} folded (`--output-format json` lists all)."
     where = (
         _plural(with_findings, "file")
         if with_findings == len(readable)
@@ -160,25 +174,43 @@ def _header(path: str, source: SourceText, d: Diagnostic, paint: _Paint, message
 
 
 def _snippet(source: SourceText, d: Diagnostic, paint: _Paint) -> tuple[list[str], int]:
-    """The gutter + source line + caret line of the primary span, and the gutter width."""
+    """The gutter + source line + caret line of the primary span, and the gutter width.
+
+    A line longer than :data:`MAX_SHOWN` code points is shown as a window around the span,
+    with ``…`` where it was cut, so each finding costs the same however long its line is.
+    """
     start = source.line_col(d.span.start)
     end = source.line_col(max(d.span.end, d.span.start))
     end_line, end_col = end.line, end.column
+    idx = start.line - 1
+    line_start = source.line_starts[idx]
+    line_len = source.line_end(idx) - line_start
     # A span that stops right after a line break ends, for display, at the end of that line.
     if end_line > start.line and end_col == 1:
         end_line -= 1
-        end_col = len(source.line_text(end_line - 1)) + 1
+        end_col = source.line_end(end_line - 1) - source.line_starts[end_line - 1] + 1
 
-    line = source.line_text(start.line - 1)
-    shown, cols = display_columns(line)
-    first = min(start.column - 1, len(line))
+    first = min(start.column - 1, line_len)
     if end_line == start.line:
-        last = max(first, min(end_col - 1, len(line)))
+        last = max(first, min(end_col - 1, line_len))
         more = ""
     else:
-        last = len(line)
+        last = line_len
         more = f" ... continues to line {end_line}"
-    width = max(1, cols[last] - cols[first])
+    lo, hi = 0, line_len
+    if line_len > MAX_SHOWN:
+        lo = max(0, first - MAX_SHOWN // 4)
+        hi = min(line_len, lo + MAX_SHOWN)
+        lo = max(0, min(lo, hi - MAX_SHOWN))
+    line = source.text[line_start + lo : line_start + hi]
+    shown, cols = display_columns(line)
+    lead = 0
+    if lo > 0:
+        shown, lead = _ELLIPSIS + shown, 1
+    if hi < line_len:
+        shown += _ELLIPSIS
+    a, b = first - lo, min(last, hi) - lo
+    width = max(1, cols[b] - cols[a])
 
     gutter_w = len(str(start.line))
     pad = " " * gutter_w
@@ -187,7 +219,7 @@ def _snippet(source: SourceText, d: Diagnostic, paint: _Paint) -> tuple[list[str
     lines = [
         f"{pad} {bar}",
         f"{paint(str(start.line), _BOLD, _BLUE)} {bar} {shown}".rstrip(),
-        f"{pad} {bar} {' ' * cols[first]}{carets}",
+        f"{pad} {bar} {' ' * (lead + cols[a])}{carets}",
     ]
     return lines, gutter_w
 
@@ -212,17 +244,55 @@ def _full_finding(path: str, source: SourceText, d: Diagnostic, paint: _Paint) -
     return "\n".join(lines)
 
 
+def _fold(source: SourceText, findings: list[Diagnostic]) -> list[tuple[Diagnostic, int]]:
+    """The findings to show, each with how many of its repeats are folded after it (usually 0).
+
+    A repeat is a finding with the same code (or rule) starting on the same line; only the first
+    :data:`FOLD_AFTER` of a kind are shown, and the last shown one carries the folded count.
+    """
+    totals: dict[tuple[int, str], int] = {}
+    keys = []
+    for d in findings:
+        key = (source.line_index(d.span.start), d.code or d.rule or d.message)
+        keys.append(key)
+        totals[key] = totals.get(key, 0) + 1
+    seen: dict[tuple[int, str], int] = {}
+    out: list[tuple[Diagnostic, int]] = []
+    for d, key in zip(findings, keys, strict=True):
+        n = seen[key] = seen.get(key, 0) + 1
+        if n < FOLD_AFTER or (n == FOLD_AFTER and totals[key] == FOLD_AFTER):
+            out.append((d, 0))
+        elif n == FOLD_AFTER:
+            out.append((d, totals[key] - FOLD_AFTER))
+    return out
+
+
+def _folded_line(path: str, source: SourceText, d: Diagnostic, n: int, paint: _Paint) -> str:
+    line = source.line_col(d.span.start).line
+    what = "finding" if n == 1 else "findings"
+    return paint(f"{path}:{line}: ... {n} more {_ident(d).rstrip(':')} {what} on this line (folded)", _BOLD)
+
+
 def render_full(run: CheckRun, *, color: bool = False) -> str:
-    """Every finding with its source line, carets, notes, help and docs link, then a summary."""
+    """Every finding with its source line, carets, notes, help and docs link, then a summary.
+
+    Repeats of one finding on one line are folded after :data:`FOLD_AFTER` (the summary says how
+    many); the machine formats keep them all.
+    """
     paint = _Paint(color)
     blocks: list[str] = []
+    folded = 0
     for report in run.reports:
         if report.error is not None:
             blocks.append(_unreadable_line(report, paint))
             continue
         source = source_of(report)
-        blocks.extend(_full_finding(report.path, source, d, paint) for d in sorted_findings(report))
-    blocks.append(paint(summary(run), _BOLD))
+        for d, more in _fold(source, sorted_findings(report)):
+            blocks.append(_full_finding(report.path, source, d, paint))
+            if more:
+                folded += more
+                blocks.append(_folded_line(report.path, source, d, more, paint))
+    blocks.append(paint(summary(run, folded), _BOLD))
     return "\n\n".join(blocks) + "\n"
 
 
@@ -230,14 +300,19 @@ def render_full(run: CheckRun, *, color: bool = False) -> str:
 
 
 def render_concise(run: CheckRun, *, color: bool = False) -> str:
-    """One line per finding (message plus repair), unreadable files, then a summary."""
+    """One line per finding (message plus repair), unreadable files, then a summary (repeats folded)."""
     paint = _Paint(color)
     lines: list[str] = []
+    folded = 0
     for report in run.reports:
         if report.error is not None:
             lines.append(_unreadable_line(report, paint))
             continue
         source = source_of(report)
-        lines.extend(_header(report.path, source, d, paint, d.full_message()) for d in sorted_findings(report))
-    lines.append(paint(summary(run), _BOLD))
+        for d, more in _fold(source, sorted_findings(report)):
+            lines.append(_header(report.path, source, d, paint, d.full_message()))
+            if more:
+                folded += more
+                lines.append(_folded_line(report.path, source, d, more, paint))
+    lines.append(paint(summary(run, folded), _BOLD))
     return "\n".join(lines) + "\n"

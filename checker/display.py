@@ -1,0 +1,71 @@
+"""Bounded text for values quoted in messages, hovers and terminal output.
+
+Workflow data can be arbitrarily large: a 4,000-digit integer, a 60 KiB string, a list of
+thousands of items. Quoting such a value verbatim makes a finding unreadable, and ``str()`` of an
+integer beyond Python's int-to-string limit (4,300 digits by default) even raises ``ValueError``.
+Every place that shows a user's value goes through :func:`show_value` (or :func:`clip` for text
+that is already a string): the result is never longer than about ``limit`` characters, and
+computing it never converts a huge integer to decimal in full.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["DEFAULT_LIMIT", "clip", "int_digits", "show_int", "show_value"]
+
+DEFAULT_LIMIT = 80
+
+_ELLIPSIS = "…"
+
+
+def clip(text: str, limit: int = DEFAULT_LIMIT) -> str:
+    """``text`` itself when it has at most ``limit`` characters, else its head, ``…`` and its length."""
+    if len(text) <= limit:
+        return text
+    head = max(limit - 24, 8)
+    return f"{text[:head]}{_ELLIPSIS} ({len(text)} characters)"
+
+
+def int_digits(n: int) -> int:
+    """Number of decimal digits of ``abs(n)``, without converting ``n`` to a string."""
+    n = abs(n)
+    if n < 10:
+        return 1
+    guess = int(n.bit_length() * math.log10(2))  # exact or one short
+    return guess + 1 if n >= 10**guess else guess
+
+
+def show_int(n: int, limit: int = DEFAULT_LIMIT) -> str:
+    """An integer in decimal, or, past ``limit`` digits, its leading digits and its digit count."""
+    if -(10**18) < n < 10**18:
+        return str(n)
+    digits = int_digits(n)
+    if digits <= limit:
+        return str(n)
+    keep = max(limit - 24, 8)
+    lead = abs(n) // 10 ** (digits - keep)
+    sign = "-" if n < 0 else ""
+    return f"{sign}{lead}{_ELLIPSIS} ({digits} digits)"
+
+
+def show_value(value: Any, limit: int = DEFAULT_LIMIT) -> str:
+    """A short, total rendering of any YAML/JSON-like value (never raises, never unbounded)."""
+    if isinstance(value, bool) or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if isinstance(value, int):
+        return show_int(value, limit)
+    if isinstance(value, str):
+        return clip(value, limit)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return clip("[" + ", ".join(show_value(v, limit) for v in value[:limit]) + "]", limit)
+    if isinstance(value, dict):
+        items = list(value.items())[:limit]
+        return clip("{" + ", ".join(f"{show_value(k, limit)}: {show_value(v, limit)}" for k, v in items) + "}", limit)
+    try:
+        return clip(repr(value), limit)
+    except Exception:  # a repr that fails (a huge int inside a foreign object) still gets a name
+        return f"<{type(value).__name__}>"
