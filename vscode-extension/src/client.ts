@@ -9,7 +9,6 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
   State,
-  TransportKind,
 } from "vscode-languageclient/node";
 import { expandSetting, INSTALL_COMMAND, type Machine, notFoundMessage, resolveNika, type Resolved } from "./resolve";
 import { type NikaSettings, readSettings, RestartBudget } from "./settings";
@@ -139,10 +138,10 @@ export class NikaClient implements vscode.Disposable {
       return;
     }
     this.output.info(`starting ${this.resolved.command} ${settings.args.join(" ")} (${this.resolved.why})`);
+    // stdio without `transport`: the client would append `--stdio`, which `nika lsp` does not take
     const serverOptions: ServerOptions = {
       command: this.resolved.command,
       args: settings.args,
-      transport: TransportKind.stdio,
       options: { cwd: workspaceFolder() },
     };
     const clientOptions: LanguageClientOptions = {

@@ -96,7 +96,7 @@ export class GraphView implements vscode.Disposable {
     const doc = await vscode.workspace.openTextDocument(this.uri);
     const visible = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === this.uri?.toString());
     const editor = await vscode.window.showTextDocument(doc, { viewColumn: visible?.viewColumn ?? vscode.ViewColumn.One, selection: key });
-    editor.revealRange(new vscode.Range(start, new vscode.Position(r.end.line, r.end.character)), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    editor.revealRange(key, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }
 
   private html(webview: vscode.Webview): string {

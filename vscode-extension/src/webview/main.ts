@@ -104,7 +104,7 @@ function draw(doc: GraphDocument, layout: Layout): void {
     const cls = ["task", n.dead ? "dead" : "", n.wave === null ? "cycle" : ""].filter(Boolean).join(" ");
     const tip = [n.id, bottom, n.when ? `when: ${n.when}` : "", n.for_each ? `for_each: ${n.for_each}` : ""].filter(Boolean).join("\n");
     parts.push(
-      `<g class="${cls}" data-task="${esc(n.id)}" data-verb="${esc(n.verb ?? "")}" transform="translate(${b.x},${b.y})" tabindex="0" role="button"><title>${esc(tip)}</title>` +
+      `<g class="${cls}" data-task="${esc(n.id)}" data-verb="${esc(n.verb ?? "")}" data-wave="${n.wave ?? ""}"${n.dead ? ' data-dead="true"' : ""} transform="translate(${b.x},${b.y})" tabindex="0" role="button"><title>${esc(tip)}</title>` +
         `<rect width="${b.width}" height="${b.height}" rx="7" fill="${c.fill}" stroke="${c.stroke}"${n.dead ? ' stroke-dasharray="5 3"' : ""}/>` +
         `<text x="10" y="18" class="id">${esc(top)}</text><text x="10" y="34" class="detail">${esc(bottom)}</text></g>`,
     );
