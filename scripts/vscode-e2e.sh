@@ -48,7 +48,8 @@ cat >"$art/nika-wrapper" <<WRAP
 PYTHONPATH="$root\${PYTHONPATH:+:\$PYTHONPATH}" exec python3 -m nika "\$@"
 WRAP
 chmod +x "$art/nika-wrapper"
-cp "$root/scripts/e2e/release-notes.nika.yaml" "$art/workspace/"
+cp "$root/scripts/e2e/release-notes.nika.yaml" "$root/scripts/e2e/other.nika.yaml" "$art/workspace/"
+python3 "$root/scripts/e2e/big_workflow.py" 2000 >"$art/workspace/big.nika.yaml"
 cat >"$art/workspace/.vscode/settings.json" <<JSON
 { "nika.path": "$art/nika-wrapper", "nika.trace.server": "messages" }
 JSON
@@ -64,7 +65,10 @@ cat >"$art/user/User/settings.json" <<'JSON'
   "extensions.ignoreRecommendations": true,
   "window.commandCenter": false,
   "editor.minimap.enabled": false,
-  "workbench.colorTheme": "Default Light Modern"
+  "workbench.colorTheme": "Default Light Modern",
+  "git.openRepositoryInParentFolders": "never",
+  "git.enabled": false,
+  "terminal.integrated.gpuAcceleration": "off"
 }
 JSON
 

@@ -34,8 +34,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
       },
       resolveTask: async (task) => {
         const folder = task.scope && typeof task.scope === "object" ? (task.scope as vscode.WorkspaceFolder) : vscode.workspace.workspaceFolders?.[0];
-        const def = task.definition as { command?: string; paths?: string[] };
-        return folder && def.command === "check" ? checkTask(folder, def.paths, task.definition) : undefined;
+        const def = task.definition as { command?: string; paths?: string[]; file?: string; vars?: Record<string, string> };
+        if (folder && def.command === "check") return checkTask(folder, def.paths, task.definition);
+        if (def.command === "run" && def.file) {
+          const command = await nikaCommand();
+          const file = path.isAbsolute(def.file) || !folder ? def.file : path.join(folder.uri.fsPath, def.file);
+          return command ? runTask(command, { type: "nika", command: "run", file, vars: def.vars }, folder ?? vscode.TaskScope.Workspace) : undefined;
+        }
+        return undefined;
       },
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -76,6 +82,18 @@ async function checkTask(folder: vscode.WorkspaceFolder, paths: string[] | undef
   return task;
 }
 
+function runTask(
+  command: string,
+  def: { type: string; command: string; file: string; vars?: Record<string, string> },
+  scope: vscode.WorkspaceFolder | vscode.TaskScope,
+): vscode.Task {
+  const vars = Object.entries(def.vars ?? {}).map(([k, v]) => [k, String(v)] as [string, string]);
+  const exec = new vscode.ProcessExecution(command, runArgs(def.file, vars), { cwd: path.dirname(def.file) });
+  const task = new vscode.Task(def, scope, `run ${path.basename(def.file)}`, "nika", exec, []);
+  task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, focus: true, clear: true };
+  return task;
+}
+
 async function checkWorkspace(): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) return void vscode.window.showInformationMessage("Nika: open a folder to check its workflows.");
@@ -103,11 +121,8 @@ async function runWorkflow(): Promise<void> {
     if (text === undefined) return; // cancelled
     if (text !== "") values.push([input.name, encodeInputValue(text, input.type)]);
   }
-  const terminal = vscode.window.createTerminal({
-    name: `Nika run: ${path.basename(doc.fileName)}`,
-    shellPath: command,
-    shellArgs: runArgs(doc.fileName, values),
-    cwd: path.dirname(doc.fileName),
-  });
-  terminal.show();
+  // A task, not a bare terminal: its terminal stays open after `nika run` exits, so its message can be read.
+  const folder = vscode.workspace.getWorkspaceFolder(doc.uri) ?? vscode.TaskScope.Workspace;
+  const def = { type: "nika", command: "run", file: doc.fileName, vars: Object.fromEntries(values) };
+  await vscode.tasks.executeTask(runTask(command, def, folder));
 }

@@ -75,6 +75,7 @@ function pathOf(points: { x: number; y: number }[]): string {
 }
 
 function draw(doc: GraphDocument, layout: Layout): void {
+  const started = performance.now();
   const parts: string[] = [];
   parts.push("<defs>");
   for (const [kind, s] of Object.entries(EDGE_STYLES)) {
@@ -116,6 +117,7 @@ function draw(doc: GraphDocument, layout: Layout): void {
   summaryEl.textContent = text;
   svg.dataset.engine = layout.engine;
   svg.dataset.tasks = String(doc.nodes.length);
+  svg.dataset.drawMs = String(Math.round(performance.now() - started));
 }
 
 function applyTransform(): void {
