@@ -92,6 +92,8 @@ def run(url: str, chromium: str, artifacts: Path) -> int:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         s = Step(page, artifacts)
+        csp: list[str] = []
+        page.on("console", lambda m: csp.append(m.text) if "Content Security Policy" in m.text else None)
         try:
             t0 = time.monotonic()
             page.goto(url)
@@ -159,6 +161,9 @@ def run(url: str, chromium: str, artifacts: Path) -> int:
             verbs = {n["id"]: n["verb"] for n in after["nodes"]}
             s.say(f"graph after the fix: {after['summary']!r}; waves {waves}; verbs {verbs}")
             s.observed["graph_after"] = after
+            ours = [m for m in csp if "vscode-resource" in m or "nika" in m.lower() or "inline style" in m]
+            assert not ours, f"CSP violations in the graph view: {ours}"
+            s.say(f"no Content Security Policy violation from the graph view ({len(csp)} CSP messages in all)")
             s.observed["screenshot_graph"] = s.shot("3-graph")
             webview = page.locator("iframe.webview.ready").first
             webview.screenshot(path=str(artifacts / "graph-view.png"))

@@ -50,17 +50,26 @@ async function getElk(): Promise<Layouter | undefined> {
   return elk;
 }
 
+/** Legend chips as SVG: presentation attributes, since the CSP allows no inline style. */
+function chip(label: string, fill: string, stroke: string, dash = false): string {
+  const w = 12 + label.length * 6.5;
+  return (
+    `<span class="chip"><svg width="${w}" height="18"><rect x="1" y="1" width="${w - 2}" height="16" rx="4" fill="${fill}" stroke="${stroke}" stroke-width="1.5"${dash ? ' stroke-dasharray="3 2"' : ""}/>` +
+    `<text x="${w / 2}" y="13" text-anchor="middle">${esc(label)}</text></svg></span>`
+  );
+}
+
 function legend(): void {
-  const verbs = Object.entries(VERB_COLORS)
+  const items = Object.entries(VERB_COLORS)
     .filter(([v]) => v !== "none")
-    .map(([v, c]) => `<span class="chip" style="background:${c.fill};border-color:${c.stroke}">${v}</span>`);
-  verbs.push(`<span class="chip dead" style="background:${DEAD_COLORS.fill};border-color:${DEAD_COLORS.stroke}">dead</span>`);
-  verbs.push(`<span class="chip" style="border-color:${CYCLE_STROKE}">cycle</span>`);
+    .map(([v, c]) => chip(v, c.fill, c.stroke));
+  items.push(chip("dead", DEAD_COLORS.fill, DEAD_COLORS.stroke, true));
+  items.push(chip("cycle", "none", CYCLE_STROKE));
   const edges = Object.entries(EDGE_STYLES).map(
     ([k, s]) =>
       `<span class="edge-key"><svg width="26" height="8"><line x1="0" y1="4" x2="26" y2="4" stroke="${s.color}" stroke-width="${s.width}"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""}/></svg>${k}</span>`,
   );
-  legendEl.innerHTML = verbs.join("") + edges.join("");
+  legendEl.innerHTML = items.join("") + edges.join("");
 }
 
 function pathOf(points: { x: number; y: number }[]): string {
