@@ -1,4 +1,4 @@
-"""The ``nika`` command line: check | explain | lsp | schema | run.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from nika.output import FORMATS
+from nika.output import FORMATS, GRAPH_FORMATS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +39,17 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", help="explain a NIKA code")
     e.add_argument("code", help="e.g. NIKA-DAG-001 (or DAG-001)")
+
+    g = sub.add_parser(
+        "graph",
+        help="print a workflow's task graph (Mermaid, Graphviz DOT or JSON)",
+        description=(
+            "Print the plan the checker derives from one workflow: tasks in waves (the columns of the "
+            "drawing), edges by role (data, control, recovery), dead tasks and tasks caught on a cycle."
+        ),
+    )
+    g.add_argument("file", metavar="FILE", help="a workflow file, or - for stdin")
+    g.add_argument("--format", choices=GRAPH_FORMATS, default="mermaid", help="output format (default: mermaid)")
 
     lsp = sub.add_parser("lsp", help="start the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
@@ -75,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_check(args)
     if args.command == "explain":
         return cmd_explain(args.code)
+    if args.command == "graph":
+        return cmd_graph(args.file, args.format)
     if args.command == "lsp":
         return cmd_lsp(args)
     if args.command == "schema":
@@ -159,6 +172,35 @@ def cmd_explain(code: str) -> int:
     print(info.teaching)
     print()
     print(f"docs: https://nika.sh/errors/{info.code}")
+    return 0
+
+
+def cmd_graph(path: str, fmt: str) -> int:
+    """Print the plan of one workflow; 1 when it cannot be read or is not a YAML mapping."""
+    import contextlib
+
+    from checker.files import compile_path
+    from checker.plan import plan_document
+    from nika.output.graph_formats import render_graph
+
+    compiled, why = compile_path(path)
+    if compiled is None:
+        print(f"nika graph: {path}: {why}", file=sys.stderr)
+        return 1
+    doc = plan_document(compiled)
+    if "reason" in doc:
+        why = "no workflow to draw (the text is not a YAML mapping); `nika check` says more"
+        print(f"nika graph: {path}: {why}", file=sys.stderr)
+        return 1
+    wf = compiled.workflow
+    name = (wf.id if wf is not None else None) or os.path.basename(path)
+    with contextlib.suppress(BrokenPipeError):
+        sys.stdout.write(render_graph(doc, fmt, name=name))
+        sys.stdout.flush()
+    errors = sum(1 for d in compiled.diagnostics if d.is_error)
+    if errors:
+        noun = "error" if errors == 1 else "errors"
+        print(f"nika graph: {path} has {errors} {noun}; `nika check {path}` shows them", file=sys.stderr)
     return 0
 
 

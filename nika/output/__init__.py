@@ -8,8 +8,10 @@ if TYPE_CHECKING:
     from checker.report import CheckRun
 
 FORMATS = ("full", "concise", "json", "sarif", "github")
+# `nika graph` formats (rendered by nika.output.graph_formats, imported only by that command)
+GRAPH_FORMATS = ("mermaid", "dot", "json")
 
-__all__ = ["FORMATS", "render"]
+__all__ = ["FORMATS", "GRAPH_FORMATS", "render"]
 
 
 def render(run: CheckRun, fmt: str, *, color: bool = False) -> str:

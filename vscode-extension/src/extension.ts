@@ -1,0 +1,128 @@
+/** Entry point: the language client, the graph view, and the run/check commands. */
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { NikaClient, findNika } from "./client";
+import { GraphView } from "./graphView";
+import { checkArgs, encodeInputValue, inputsFromSymbols, runArgs } from "./run";
+import { actionFor } from "./settings";
+
+let nika: NikaClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<{ nika: NikaClient }> {
+  const output = vscode.window.createOutputChannel("Nika", { log: true });
+  nika = new NikaClient(output);
+  const graph = new GraphView(context.extensionUri, nika);
+  const client = nika;
+  context.subscriptions.push(
+    output,
+    client,
+    graph,
+    vscode.commands.registerCommand("nika.restartServer", () => client.restart("requested")),
+    vscode.commands.registerCommand("nika.showOutput", () => output.show()),
+    vscode.commands.registerCommand("nika.showGraph", (uri?: vscode.Uri) => {
+      const target = uri ?? nikaEditor()?.document.uri;
+      if (!target) return void vscode.window.showInformationMessage("Nika: open a *.nika.yaml file to see its task graph.");
+      graph.show(target);
+    }),
+    vscode.commands.registerCommand("nika.runWorkflow", () => runWorkflow()),
+    vscode.commands.registerCommand("nika.checkWorkspace", () => checkWorkspace()),
+    vscode.tasks.registerTaskProvider("nika", {
+      provideTasks: async () => {
+        const folder = vscode.workspace.workspaceFolders?.[0];
+        const task = folder ? await checkTask(folder, undefined) : undefined;
+        return task ? [task] : [];
+      },
+      resolveTask: async (task) => {
+        const folder = task.scope && typeof task.scope === "object" ? (task.scope as vscode.WorkspaceFolder) : vscode.workspace.workspaceFolders?.[0];
+        const def = task.definition as { command?: string; paths?: string[]; file?: string; vars?: Record<string, string> };
+        if (folder && def.command === "check") return checkTask(folder, def.paths, task.definition);
+        if (def.command === "run" && def.file) {
+          const command = await nikaCommand();
+          const file = path.isAbsolute(def.file) || !folder ? def.file : path.join(folder.uri.fsPath, def.file);
+          return command ? runTask(command, { type: "nika", command: "run", file, vars: def.vars }, folder ?? vscode.TaskScope.Workspace) : undefined;
+        }
+        return undefined;
+      },
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      const action = actionFor((s) => e.affectsConfiguration(s));
+      if (action === "restart") void client.restart("settings changed");
+    }),
+  );
+  await client.start();
+  return { nika: client };
+}
+
+export async function deactivate(): Promise<void> {
+  await nika?.stop();
+}
+
+function nikaEditor(): vscode.TextEditor | undefined {
+  const ed = vscode.window.activeTextEditor;
+  return ed?.document.languageId === "nika" ? ed : vscode.window.visibleTextEditors.find((e) => e.document.languageId === "nika");
+}
+
+async function nikaCommand(): Promise<string | undefined> {
+  const resolved = nika?.resolved ?? (await findNika());
+  if (!resolved) {
+    const pick = await vscode.window.showErrorMessage("Nika: the `nika` command was not found.", "Open Setting");
+    if (pick) await vscode.commands.executeCommand("workbench.action.openSettings", "nika.path");
+  }
+  return resolved?.command;
+}
+
+async function checkTask(folder: vscode.WorkspaceFolder, paths: string[] | undefined, definition?: vscode.TaskDefinition): Promise<vscode.Task | undefined> {
+  const command = await nikaCommand();
+  if (!command) return undefined;
+  const def = definition ?? { type: "nika", command: "check" };
+  const exec = new vscode.ProcessExecution(command, checkArgs(paths), { cwd: folder.uri.fsPath });
+  const task = new vscode.Task(def, folder, "check", "nika", exec, "$nika");
+  task.group = vscode.TaskGroup.Build;
+  task.presentationOptions = { reveal: vscode.TaskRevealKind.Silent, clear: true };
+  return task;
+}
+
+function runTask(
+  command: string,
+  def: { type: string; command: string; file: string; vars?: Record<string, string> },
+  scope: vscode.WorkspaceFolder | vscode.TaskScope,
+): vscode.Task {
+  const vars = Object.entries(def.vars ?? {}).map(([k, v]) => [k, String(v)] as [string, string]);
+  const exec = new vscode.ProcessExecution(command, runArgs(def.file, vars), { cwd: path.dirname(def.file) });
+  const task = new vscode.Task(def, scope, `run ${path.basename(def.file)}`, "nika", exec, []);
+  task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, focus: true, clear: true };
+  return task;
+}
+
+async function checkWorkspace(): Promise<void> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) return void vscode.window.showInformationMessage("Nika: open a folder to check its workflows.");
+  const task = await checkTask(folder, undefined);
+  if (task) await vscode.tasks.executeTask(task);
+}
+
+async function runWorkflow(): Promise<void> {
+  const editor = nikaEditor();
+  if (!editor) return void vscode.window.showInformationMessage("Nika: open a *.nika.yaml file to run it.");
+  const doc = editor.document;
+  if (doc.isUntitled) return void vscode.window.showInformationMessage("Nika: save the workflow before running it.");
+  if (doc.isDirty && !(await doc.save())) return;
+  const command = await nikaCommand();
+  if (!command) return;
+  const symbols =
+    (await vscode.commands.executeCommand<vscode.DocumentSymbol[] | undefined>("vscode.executeDocumentSymbolProvider", doc.uri)) ?? [];
+  const values: [string, string][] = [];
+  for (const input of inputsFromSymbols(symbols)) {
+    const text = await vscode.window.showInputBox({
+      title: `Run ${path.basename(doc.fileName)}: input \`${input.name}\``,
+      prompt: `${input.name}${input.type ? ` (${input.type})` : ""}: a JSON value, or plain text for a string. Leave empty to use the declared default.`,
+      ignoreFocusOut: true,
+    });
+    if (text === undefined) return; // cancelled
+    if (text !== "") values.push([input.name, encodeInputValue(text, input.type)]);
+  }
+  // A task, not a bare terminal: its terminal stays open after `nika run` exits, so its message can be read.
+  const folder = vscode.workspace.getWorkspaceFolder(doc.uri) ?? vscode.TaskScope.Workspace;
+  const def = { type: "nika", command: "run", file: doc.fileName, vars: Object.fromEntries(values) };
+  await vscode.tasks.executeTask(runTask(command, def, folder));
+}

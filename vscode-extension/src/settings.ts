@@ -1,0 +1,57 @@
+/** The extension's settings and which changes need a server restart. Pure: no `vscode` import. */
+
+export interface NikaSettings {
+  path: string;
+  args: string[];
+  inlayHints: boolean;
+  trace: "off" | "messages" | "verbose";
+}
+
+export const DEFAULTS: NikaSettings = { path: "", args: ["lsp"], inlayHints: true, trace: "off" };
+
+/** Read the settings from any `get(key, default)` accessor (a WorkspaceConfiguration for `nika`). */
+export function readSettings(get: <T>(key: string, fallback: T) => T): NikaSettings {
+  const args = get<unknown>("args", DEFAULTS.args);
+  const trace = get<string>("trace.server", DEFAULTS.trace);
+  return {
+    path: String(get<unknown>("path", DEFAULTS.path) ?? ""),
+    args: Array.isArray(args) && args.every((a) => typeof a === "string") && args.length ? args : DEFAULTS.args,
+    inlayHints: get<unknown>("inlayHints", DEFAULTS.inlayHints) !== false,
+    trace: trace === "messages" || trace === "verbose" ? trace : "off",
+  };
+}
+
+/** Settings whose change restarts the language server (inlay hints and tracing are applied live). */
+export const RESTART_KEYS = ["nika.path", "nika.args"] as const;
+
+export type ChangeAction = "restart" | "live" | "none";
+
+/** What to do about a configuration change, given `affects(section)`. */
+export function actionFor(affects: (section: string) => boolean): ChangeAction {
+  if (RESTART_KEYS.some((k) => affects(k))) return "restart";
+  if (affects("nika.inlayHints") || affects("nika.trace.server")) return "live";
+  return "none";
+}
+
+/**
+ * Bounded restarts after crashes: at most `max` within `windowMs`. Returns whether to restart now;
+ * the clock is passed in so tests need no timers.
+ */
+export class RestartBudget {
+  private times: number[] = [];
+  constructor(
+    readonly max = 5,
+    readonly windowMs = 3 * 60_000,
+  ) {}
+
+  allow(now: number): boolean {
+    this.times = this.times.filter((t) => now - t < this.windowMs);
+    if (this.times.length >= this.max) return false;
+    this.times.push(now);
+    return true;
+  }
+
+  reset(): void {
+    this.times = [];
+  }
+}
