@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import composition, dag, jq, references, tools, types
+from checker.rules import composition, dag, jq, references, skills, tools, types
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
@@ -32,6 +32,7 @@ RULES: tuple[Rule, ...] = (
     types.check_json_schemas,
     types.check_schema_paths,
     composition.check_composition,
+    skills.check_skills,
 )
 
 __all__ = ["RULES", "Rule", "RuleContext"]
