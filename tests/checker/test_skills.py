@@ -14,7 +14,8 @@ GOOD = "---\nname: code-review\ndescription: Review a diff.\nlicense: MIT\n---\n
 
 def codes(tmp: Path, entry: str) -> list[str]:
     (tmp / "w.nika.yaml").write_text(
-        f'nika: v1\nworkflow: {{id: w}}\ntasks:\n  a:\n    agent: {{model: mock/echo, prompt: "p", skills: [{entry}]}}\n'
+        "nika: v1\nworkflow: {id: w}\ntasks:\n  a:\n"
+        f'    agent: {{model: mock/echo, prompt: "p", skills: [{entry}]}}\n'
     )
     compiled, why = compile_path(str(tmp / "w.nika.yaml"))
     assert compiled is not None, why
