@@ -24,6 +24,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from checker.display import clip, show_value
 from checker.graph import Graph
 from checker.model import Agent, CompiledWorkflow, Infer, Invoke, Task, Workflow
 from checker.source import SourceText, Span
@@ -35,6 +36,8 @@ from checker.vocab import ALL_STATES
 GRAPH_VERSION = 1
 
 SpanJson = Callable[[SourceText, Span], Any]
+# Values quoted in the plan (a `when:`, a `for_each:`, a model) are bounded like every shown value.
+TEXT_LIMIT = 200
 
 
 # -- helpers shared with the editor's outline features ---------------------------------------
@@ -74,8 +77,8 @@ def scalar_text(node: Value | None) -> str | None:
     if not isinstance(node, ScalarValue):
         return None
     if isinstance(node.value, str):
-        return node.value
-    return json.dumps(node.value)
+        return clip(node.value, TEXT_LIMIT)
+    return show_value(node.value, TEXT_LIMIT)
 
 
 def node_text(node: Value | None) -> str | None:
@@ -84,7 +87,11 @@ def node_text(node: Value | None) -> str | None:
         return None
     if isinstance(node, ScalarValue):
         return scalar_text(node)
-    return json.dumps(node.to_python(), ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text = json.dumps(node.to_python(), ensure_ascii=False, separators=(",", ":"), default=str)
+    except ValueError:  # an integer past Python's int-to-string limit
+        return show_value(node.to_python(), TEXT_LIMIT)
+    return clip(text, TEXT_LIMIT)
 
 
 def task_model(wf: Workflow, task: Task) -> str | None:
