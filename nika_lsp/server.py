@@ -44,7 +44,6 @@ class NikaLanguageServer(LanguageServer):
         super().__init__("nika", _version(), text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.docs = Documents()
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self._published: dict[str, int | None] = {}
         self.settings: dict[str, Any] = {"inlayHints": True}
 
     # -- negotiated client features --------------------------------------------------------
@@ -68,7 +67,7 @@ class NikaLanguageServer(LanguageServer):
 
     # -- snapshots ---------------------------------------------------------------------------
     def snapshot(self, uri: str) -> Snapshot | None:
-        """The analysis of a document; opens it from the workspace if the client never did."""
+        """The analysis of an open document (``None`` for one the client never opened)."""
         if not self.docs.known(uri):
             return None
         return self.docs.snapshot(uri)
@@ -121,10 +120,8 @@ class NikaLanguageServer(LanguageServer):
         self.publish(snap)
 
     def publish(self, snap: Snapshot) -> None:
-        last = self._published.get(snap.uri)
-        if last is not None and snap.version is not None and snap.version < last:
+        if not self.docs.should_publish(snap):
             return
-        self._published[snap.uri] = snap.version
         diags = diagnostics.diagnostics_for(snap, self.encoding, related_support=self.related_information)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=snap.uri, diagnostics=diags, version=snap.version)
@@ -144,21 +141,9 @@ def did_open(ls: NikaLanguageServer, params: lsp.DidOpenTextDocumentParams) -> N
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: NikaLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
-    try:
-        text = ls.workspace.get_text_document(uri).source
-    except Exception:
-        text = None
-    if not ls.docs.known(uri):
-        # A change for a document that was never opened: take a full-text change as the
-        # content, ignore an incremental one (we cannot apply it to nothing).
-        full = [c for c in params.content_changes if isinstance(c, lsp.TextDocumentContentChangeWholeDocument)]
-        if not full:
-            return
-        text = full[-1].text
-    if text is None:
-        return
-    ls.docs.set(uri, text, params.text_document.version)
-    ls.schedule_check(uri)
+    # A change for a document that was never opened is taken only if it gives the full text.
+    if ls.docs.change(uri, params.text_document.version, params.content_changes, ls.encoding):
+        ls.schedule_check(uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -174,7 +159,6 @@ def did_close(ls: NikaLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
     if task is not None:
         task.cancel()
     ls.docs.close(uri)
-    ls._published.pop(uri, None)
     if not ls.pull_diagnostics:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

@@ -17,12 +17,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from checker import fields as F
 from checker.graph import Graph, build_graph
 from checker.model import CompiledWorkflow, Named, Task, Workflow
 from checker.nodes import Node, Scalar
 from checker.rules.references import VALUE_ROOTS
+
+if TYPE_CHECKING:
+    from nika_lsp.documents import Snapshot
 
 # Keys of which at most one may appear in the same block.
 EXCLUSIVE: tuple[frozenset[str], ...] = (
@@ -643,16 +647,6 @@ class ModelView:
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_VIEWS: dict[int, tuple[CompiledWorkflow, ModelView]] = {}
-
-
-def view_of(compiled: CompiledWorkflow) -> ModelView:
-    """The (cached) :class:`ModelView` of a compiled snapshot."""
-    hit = _VIEWS.get(id(compiled))
-    if hit is not None and hit[0] is compiled:
-        return hit[1]
-    if len(_VIEWS) > 16:
-        _VIEWS.clear()
-    view = ModelView(compiled)
-    _VIEWS[id(compiled)] = (compiled, view)
-    return view
+def view_of(snap: Snapshot) -> ModelView:
+    """The :class:`ModelView` of a snapshot, built once and kept on the snapshot."""
+    return snap.derived(ModelView, lambda: ModelView(snap.compiled))
