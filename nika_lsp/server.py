@@ -18,9 +18,11 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from nika_lsp import settings as settings_mod
 from nika_lsp.convert import UTF16
 from nika_lsp.documents import Documents, Snapshot
 from nika_lsp.features import diagnostics
+from nika_lsp.settings import Settings
 
 log = logging.getLogger("nika_lsp")
 T = TypeVar("T")
@@ -44,7 +46,45 @@ class NikaLanguageServer(LanguageServer):
         super().__init__("nika", _version(), text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.docs = Documents()
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self.settings: dict[str, Any] = {"inlayHints": True}
+        self._background: set[asyncio.Future[Any]] = set()
+        self.settings = Settings()
+
+    # -- settings ----------------------------------------------------------------------------
+    def apply_settings(self, payload: Any, *, bare: bool = False, origin: str = "settings") -> bool:
+        """Read ``payload`` into :attr:`settings` (see :mod:`nika_lsp.settings`); ``False`` when
+        it holds no ``nika`` section at all."""
+        parsed = settings_mod.parse(payload, self.settings, bare=bare)
+        for problem in parsed.problems:
+            log.warning("%s: %s", origin, problem)
+            with contextlib.suppress(Exception):
+                self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=f"nika: {problem}"))
+        old, self.settings = self.settings, parsed.settings
+        if old.inlay_hints != parsed.settings.inlay_hints:
+            self._refresh_inlay_hints()
+        return parsed.found
+
+    def _refresh_inlay_hints(self) -> None:
+        ws = self.client_capabilities.workspace
+        if not (ws and ws.inlay_hint and ws.inlay_hint.refresh_support):
+            return
+        with contextlib.suppress(Exception):
+            future = self.workspace_inlay_hint_refresh(None)
+            future.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
+
+    async def pull_settings(self) -> None:
+        """Ask the client for the ``nika`` section (clients that send no settings with a change)."""
+        with contextlib.suppress(Exception):
+            result = await self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=settings_mod.SECTION)])
+            )
+            if result:
+                self.apply_settings(result[0], bare=True, origin="workspace/configuration")
+
+    def in_background(self, coro: Any) -> None:
+        """Run ``coro`` on the loop, holding a reference until it is done."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # -- negotiated client features --------------------------------------------------------
     @property
@@ -129,6 +169,23 @@ class NikaLanguageServer(LanguageServer):
 
 
 server = NikaLanguageServer()
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: NikaLanguageServer, params: lsp.InitializeParams) -> None:
+    if params.initialization_options is not None:
+        ls.apply_settings(params.initialization_options, bare=True, origin="initializationOptions")
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: NikaLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
+    # Settings sent with the notification apply before the next request is read; a client
+    # that sends none is asked for the `nika` section.
+    if ls.apply_settings(params.settings, origin="workspace/didChangeConfiguration"):
+        return
+    ws = ls.client_capabilities.workspace
+    if ws and ws.configuration:
+        ls.in_background(ls.pull_settings())
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
