@@ -2,7 +2,8 @@
 
 Each handler is a thin shell: get the document's snapshot, call a pure function of
 :mod:`nika_lsp.features`, return its result. Analysis runs in a worker thread, debounced per
-document; a result is published only if its version is still the newest.
+document; a result is published only if its version is still the newest. Messages reach the
+handlers through :class:`nika_lsp.protocol.NikaProtocol`, which answers every malformed request.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import sys
 from collections.abc import Callable
@@ -22,6 +24,7 @@ from nika_lsp import settings as settings_mod
 from nika_lsp.convert import UTF16
 from nika_lsp.documents import Documents, Snapshot
 from nika_lsp.features import diagnostics
+from nika_lsp.protocol import NikaProtocol, strict_converter
 from nika_lsp.settings import Settings
 
 log = logging.getLogger("nika_lsp")
@@ -42,12 +45,27 @@ def _version() -> str:
 class NikaLanguageServer(LanguageServer):
     """pygls server plus the document store and the per-document check scheduler."""
 
+    protocol: NikaProtocol
+
     def __init__(self) -> None:
-        super().__init__("nika", _version(), text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "nika",
+            _version(),
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=NikaProtocol,
+            converter_factory=strict_converter,
+        )
         self.docs = Documents()
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self.settings = Settings()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A body that is not JSON is answered with a Parse error; anything else as pygls does."""
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            self.protocol.reply_parse_error(error)
+            return
+        super().report_server_error(error, source)
 
     # -- settings ----------------------------------------------------------------------------
     def apply_settings(self, payload: Any, *, bare: bool = False, origin: str = "settings") -> bool:
