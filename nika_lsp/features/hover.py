@@ -38,7 +38,8 @@ from checker.model import RESERVED_BINDINGS, STATUSES, Task
 from checker.nodes import Mapping, Node, Scalar
 from checker.nodes import Sequence as SeqNode
 from checker.rules.references import TASKS_ALLOWED, VALUE_ROOTS
-from nika_lsp.convert import offset_of, position
+from checker.source import SourceText
+from nika_lsp.convert import client_lines, offset_of, position
 from nika_lsp.features.context import (
     CODE_TOKEN,
     Context,
@@ -381,8 +382,7 @@ def _output_type(model: ModelView, task: Task) -> str:
 
 
 def _block(model: ModelView, node: Node) -> str:
-    text = model.source_of(node, 600)
-    lines = text.split("\n")
+    lines = list(client_lines(SourceText(model.source_of(node, 600))))
     if len(lines) > 1:  # re-indent a block mapping to column 0
         pad = min((len(x) - len(x.lstrip(" ")) for x in lines[1:] if x.strip()), default=0)
         lines = [lines[0]] + [x[pad:] for x in lines[1:]]
