@@ -1,6 +1,12 @@
-"""Positions at the protocol edge: code-point offsets <-> LSP positions in the negotiated encoding."""
+"""Positions at the protocol edge: code-point offsets <-> LSP positions in the negotiated encoding.
+
+Lines are :class:`~checker.source.SourceText`'s lines, which are the protocol's: a line ends at
+``\n``, ``\r\n`` or a lone ``\r``. Nothing else in :mod:`nika_lsp` splits text into lines.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from lsprotocol import types as lsp
 
@@ -9,6 +15,15 @@ from checker.source import SourceText, Span
 UTF8 = "utf-8"
 UTF16 = "utf-16"
 UTF32 = "utf-32"
+
+
+def client_lines(src: SourceText) -> Sequence[str]:
+    """The text of each line of ``src`` without its line break: line ``n`` of the list is line
+    ``n`` of every position sent to or received from the client."""
+    text = src.text
+    if "\r" not in text:
+        return text.split("\n")  # `\n` is the only break in the text: the fast path, same lines
+    return [src.line_text(i) for i in range(len(src.line_starts))]
 
 
 def _units(text: str, encoding: str) -> int:

@@ -1,20 +1,32 @@
 """Per-document state: the text the client sent, its version, and the compiled result for it.
 
-One :class:`Documents` object owns every open document. Compilation is the checker's
-``compile_source`` — the same call ``nika check`` makes — cached per (uri, version), so every
-feature (diagnostics, hover, completion, navigation) reads one immutable snapshot.
+One :class:`Documents` object owns every open document and everything kept about it: the
+current text (incremental edits applied here, with the client's notion of lines), the newest
+analysis, the newest analysis that produced a workflow model, and the version last published.
+Compilation is the checker's ``compile_source`` (the same call ``nika check`` makes), once per
+version, so every feature reads one immutable :class:`Snapshot`; what a feature derives from a
+snapshot (a symbol index, a model view) is memoised on that snapshot. Closing a document drops
+all of it.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
+from functools import cached_property
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
 
 from checker.engine import compile_source
 from checker.model import CompiledWorkflow
 from checker.source import SourceText
+from nika_lsp.convert import UTF16, client_lines, range_to_span
+
+T = TypeVar("T")
+_MISSING: Any = object()
 
 
 def uri_to_path(uri: str) -> str | None:
@@ -24,17 +36,79 @@ def uri_to_path(uri: str) -> str | None:
     return unquote(parsed.path)
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """An immutable view of one document version and its analysis."""
+class DocumentText:
+    """One version of a document's text as the client has it, with its line index."""
 
-    uri: str
-    version: int | None
-    compiled: CompiledWorkflow
+    def __init__(self, uri: str, text: str, version: int | None) -> None:
+        self.uri = uri
+        self.version = version
+        self.source = SourceText(text, uri_to_path(uri) or uri)
+
+    @property
+    def text(self) -> str:
+        return self.source.text
+
+    @cached_property
+    def lines(self) -> Sequence[str]:
+        """The lines as the client counts them (see :func:`nika_lsp.convert.client_lines`)."""
+        return client_lines(self.source)
+
+
+class Snapshot:
+    """An immutable view of one document version and its analysis.
+
+    Features memoise what they derive from it with :meth:`derived`; the memo lives and dies
+    with the snapshot, so nothing derived outlives the document or a newer version.
+    """
+
+    __slots__ = ("__weakref__", "_derived", "_lock", "compiled", "uri", "version")
+
+    def __init__(self, uri: str, version: int | None, compiled: CompiledWorkflow) -> None:
+        self.uri = uri
+        self.version = version
+        self.compiled = compiled
+        self._derived: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Snapshot({self.uri!r}, version={self.version!r})"
 
     @property
     def source(self) -> SourceText:
         return self.compiled.source
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return self.derived("lines", lambda: client_lines(self.source))
+
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()`` computed once per snapshot and ``key`` (two racing threads keep the first)."""
+        with self._lock:
+            hit = self._derived.get(key, _MISSING)
+        if hit is not _MISSING:
+            return hit  # type: ignore[no-any-return]
+        value = make()
+        with self._lock:
+            return self._derived.setdefault(key, value)  # type: ignore[no-any-return]
+
+
+ContentChange = lsp.TextDocumentContentChangePartial | lsp.TextDocumentContentChangeWholeDocument
+
+
+def apply_changes(text: str, changes: Sequence[Any], encoding: str = UTF16) -> str:
+    """``text`` after the ``contentChanges`` of one ``didChange``, in order.
+
+    Ranges are read over :class:`~checker.source.SourceText`'s lines, the same index every
+    position the server sends is computed from, and clamped to the text.
+    """
+    for change in changes:
+        if isinstance(change, lsp.TextDocumentContentChangePartial):
+            span = range_to_span(SourceText(text), change.range, encoding)
+            start, end = min(span.start, span.end), max(span.start, span.end)
+            text = text[:start] + change.text + text[end:]
+        else:
+            text = change.text
+    return text
 
 
 class Documents:
@@ -42,29 +116,60 @@ class Documents:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._text: dict[str, tuple[int | None, str]] = {}
+        self._text: dict[str, DocumentText] = {}
         self._cache: dict[str, Snapshot] = {}
         self._good: dict[str, Snapshot] = {}
+        self._published: dict[str, int | None] = {}
 
+    # -- text ------------------------------------------------------------------------------
     def set(self, uri: str, text: str, version: int | None) -> None:
+        doc = DocumentText(uri, text, version)
         with self._lock:
-            self._text[uri] = (version, text)
+            self._text[uri] = doc
+
+    def change(self, uri: str, version: int | None, changes: Sequence[Any], encoding: str = UTF16) -> bool:
+        """Apply one ``didChange``; ``False`` (nothing changed) for a document that was never
+        opened, unless a whole-document change gives its full text."""
+        with self._lock:
+            current = self._text.get(uri)
+        if current is None:
+            full = [c for c in changes if isinstance(c, lsp.TextDocumentContentChangeWholeDocument)]
+            if not full:
+                return False
+            changes = changes[changes.index(full[-1]) :]
+            base = ""
+        else:
+            base = current.text
+        self.set(uri, apply_changes(base, changes, encoding), version)
+        return True
+
+    def text(self, uri: str) -> DocumentText | None:
+        """The client's current text of ``uri`` (newer than any snapshot while a check is pending)."""
+        with self._lock:
+            return self._text.get(uri)
 
     def close(self, uri: str) -> None:
         with self._lock:
             self._text.pop(uri, None)
             self._cache.pop(uri, None)
             self._good.pop(uri, None)
+            self._published.pop(uri, None)
+
+    def holds(self, uri: str) -> bool:
+        """Whether anything at all is kept about ``uri``."""
+        with self._lock:
+            return any(uri in d for d in (self._text, self._cache, self._good, self._published))
 
     def version(self, uri: str) -> int | None:
         with self._lock:
             entry = self._text.get(uri)
-            return entry[0] if entry else None
+            return entry.version if entry else None
 
     def known(self, uri: str) -> bool:
         with self._lock:
             return uri in self._text
 
+    # -- analyses ----------------------------------------------------------------------------
     def peek(self, uri: str) -> Snapshot | None:
         """The newest analysis already computed for ``uri`` (possibly of an older version), or None.
 
@@ -87,21 +192,36 @@ class Documents:
             cached = self._cache.get(uri)
         if entry is None:
             return None
-        version, text = entry
-        if cached is not None and cached.version == version and cached.source.text == text:
+        if cached is not None and cached.version == entry.version and cached.source.text == entry.text:
             return cached
-        snap = analyze(uri, text, version)
+        snap = analyze_source(uri, entry.source, entry.version)
         with self._lock:
-            current = self._text.get(uri)
-            if current is not None and current[0] == version:
+            if self._text.get(uri) is entry:
                 self._cache[uri] = snap
                 if snap.compiled.workflow is not None:
                     self._good[uri] = snap
         return snap
 
+    # -- publishing ----------------------------------------------------------------------------
+    def should_publish(self, snap: Snapshot) -> bool:
+        """Whether ``snap``'s diagnostics may be pushed (never an older version after a newer
+        one); records its version when they may."""
+        with self._lock:
+            if snap.uri not in self._text:
+                return False
+            last = self._published.get(snap.uri)
+            if last is not None and snap.version is not None and snap.version < last:
+                return False
+            self._published[snap.uri] = snap.version
+            return True
 
-def analyze(uri: str, text: str, version: int | None) -> Snapshot:
+
+def analyze_source(uri: str, src: SourceText, version: int | None) -> Snapshot:
     path = uri_to_path(uri)
     base = os.path.dirname(path) if path else None
-    src = SourceText(text, path or uri)
     return Snapshot(uri, version, compile_source(src, base))
+
+
+def analyze(uri: str, text: str, version: int | None) -> Snapshot:
+    """The analysis of ``text`` as document ``uri`` (outside any :class:`Documents`)."""
+    return analyze_source(uri, SourceText(text, uri_to_path(uri) or uri), version)

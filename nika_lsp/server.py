@@ -2,7 +2,8 @@
 
 Each handler is a thin shell: get the document's snapshot, call a pure function of
 :mod:`nika_lsp.features`, return its result. Analysis runs in a worker thread, debounced per
-document; a result is published only if its version is still the newest.
+document; a result is published only if its version is still the newest. Messages reach the
+handlers through :class:`nika_lsp.protocol.NikaProtocol`, which answers every malformed request.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import sys
 from collections.abc import Callable
@@ -18,9 +20,12 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from nika_lsp import settings as settings_mod
 from nika_lsp.convert import UTF16
 from nika_lsp.documents import Documents, Snapshot
 from nika_lsp.features import diagnostics
+from nika_lsp.protocol import NikaProtocol, strict_converter
+from nika_lsp.settings import Settings
 
 log = logging.getLogger("nika_lsp")
 T = TypeVar("T")
@@ -40,12 +45,64 @@ def _version() -> str:
 class NikaLanguageServer(LanguageServer):
     """pygls server plus the document store and the per-document check scheduler."""
 
+    protocol: NikaProtocol
+
     def __init__(self) -> None:
-        super().__init__("nika", _version(), text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "nika",
+            _version(),
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=NikaProtocol,
+            converter_factory=strict_converter,
+        )
         self.docs = Documents()
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self._published: dict[str, int | None] = {}
-        self.settings: dict[str, Any] = {"inlayHints": True}
+        self._background: set[asyncio.Future[Any]] = set()
+        self.settings = Settings()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A body that is not JSON is answered with a Parse error; anything else as pygls does."""
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            self.protocol.reply_parse_error(error)
+            return
+        super().report_server_error(error, source)
+
+    # -- settings ----------------------------------------------------------------------------
+    def apply_settings(self, payload: Any, *, bare: bool = False, origin: str = "settings") -> bool:
+        """Read ``payload`` into :attr:`settings` (see :mod:`nika_lsp.settings`); ``False`` when
+        it holds no ``nika`` section at all."""
+        parsed = settings_mod.parse(payload, self.settings, bare=bare)
+        for problem in parsed.problems:
+            log.warning("%s: %s", origin, problem)
+            with contextlib.suppress(Exception):
+                self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=f"nika: {problem}"))
+        old, self.settings = self.settings, parsed.settings
+        if old.inlay_hints != parsed.settings.inlay_hints:
+            self._refresh_inlay_hints()
+        return parsed.found
+
+    def _refresh_inlay_hints(self) -> None:
+        ws = self.client_capabilities.workspace
+        if not (ws and ws.inlay_hint and ws.inlay_hint.refresh_support):
+            return
+        with contextlib.suppress(Exception):
+            future = self.workspace_inlay_hint_refresh(None)
+            future.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
+
+    async def pull_settings(self) -> None:
+        """Ask the client for the ``nika`` section (clients that send no settings with a change)."""
+        with contextlib.suppress(Exception):
+            result = await self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=settings_mod.SECTION)])
+            )
+            if result:
+                self.apply_settings(result[0], bare=True, origin="workspace/configuration")
+
+    def in_background(self, coro: Any) -> None:
+        """Run ``coro`` on the loop, holding a reference until it is done."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # -- negotiated client features --------------------------------------------------------
     @property
@@ -68,7 +125,7 @@ class NikaLanguageServer(LanguageServer):
 
     # -- snapshots ---------------------------------------------------------------------------
     def snapshot(self, uri: str) -> Snapshot | None:
-        """The analysis of a document; opens it from the workspace if the client never did."""
+        """The analysis of an open document (``None`` for one the client never opened)."""
         if not self.docs.known(uri):
             return None
         return self.docs.snapshot(uri)
@@ -121,10 +178,8 @@ class NikaLanguageServer(LanguageServer):
         self.publish(snap)
 
     def publish(self, snap: Snapshot) -> None:
-        last = self._published.get(snap.uri)
-        if last is not None and snap.version is not None and snap.version < last:
+        if not self.docs.should_publish(snap):
             return
-        self._published[snap.uri] = snap.version
         diags = diagnostics.diagnostics_for(snap, self.encoding, related_support=self.related_information)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=snap.uri, diagnostics=diags, version=snap.version)
@@ -132,6 +187,23 @@ class NikaLanguageServer(LanguageServer):
 
 
 server = NikaLanguageServer()
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: NikaLanguageServer, params: lsp.InitializeParams) -> None:
+    if params.initialization_options is not None:
+        ls.apply_settings(params.initialization_options, bare=True, origin="initializationOptions")
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: NikaLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
+    # Settings sent with the notification apply before the next request is read; a client
+    # that sends none is asked for the `nika` section.
+    if ls.apply_settings(params.settings, origin="workspace/didChangeConfiguration"):
+        return
+    ws = ls.client_capabilities.workspace
+    if ws and ws.configuration:
+        ls.in_background(ls.pull_settings())
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -144,21 +216,9 @@ def did_open(ls: NikaLanguageServer, params: lsp.DidOpenTextDocumentParams) -> N
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: NikaLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
-    try:
-        text = ls.workspace.get_text_document(uri).source
-    except Exception:
-        text = None
-    if not ls.docs.known(uri):
-        # A change for a document that was never opened: take a full-text change as the
-        # content, ignore an incremental one (we cannot apply it to nothing).
-        full = [c for c in params.content_changes if isinstance(c, lsp.TextDocumentContentChangeWholeDocument)]
-        if not full:
-            return
-        text = full[-1].text
-    if text is None:
-        return
-    ls.docs.set(uri, text, params.text_document.version)
-    ls.schedule_check(uri)
+    # A change for a document that was never opened is taken only if it gives the full text.
+    if ls.docs.change(uri, params.text_document.version, params.content_changes, ls.encoding):
+        ls.schedule_check(uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -174,7 +234,6 @@ def did_close(ls: NikaLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
     if task is not None:
         task.cancel()
     ls.docs.close(uri)
-    ls._published.pop(uri, None)
     if not ls.pull_diagnostics:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

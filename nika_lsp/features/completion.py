@@ -38,8 +38,7 @@ from checker import grammar as G
 from checker.codes import registry
 from checker.engine import compile_text
 from checker.graph import edge_kind
-from checker.model import CompiledWorkflow, Task
-from checker.source import SourceText
+from checker.model import Task
 from checker.vocab import LOOP_ALLOWED, PREDICATE_MEANING, PREDICATES, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
 from nika_lsp.convert import offset_of, position
 from nika_lsp.features.context import (
@@ -60,7 +59,7 @@ from nika_lsp.features.context import (
 )
 
 if TYPE_CHECKING:
-    from nika_lsp.documents import Snapshot
+    from nika_lsp.documents import DocumentText, Snapshot
     from nika_lsp.server import NikaLanguageServer
 
 TRIGGER_CHARACTERS = [".", "/", ":", "[", " "]
@@ -98,26 +97,17 @@ def register(server: NikaLanguageServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS))
     async def on_completion(ls: NikaLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
-        uri = params.text_document.uri
-        if not ls.docs.known(uri):
+        doc = ls.docs.text(params.text_document.uri)
+        if doc is None:
             return None
-        text = current_text(ls, uri)
         snippets = snippet_support(ls)
         encoding = ls.encoding
 
         def run() -> lsp.CompletionList | None:
-            return completion_at(ls, uri, text, params.position, encoding, snippets)
+            return completion_at(ls, doc, params.position, encoding, snippets)
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(ls.thread_pool, lambda: ls.safely("completion", run, None))
-
-
-def current_text(ls: NikaLanguageServer, uri: str) -> str | None:
-    """The text the client has now (the workspace copy), without analysing it."""
-    try:
-        return ls.workspace.get_text_document(uri).source
-    except Exception:
-        return None
 
 
 def snippet_support(ls: NikaLanguageServer) -> bool:
@@ -126,85 +116,54 @@ def snippet_support(ls: NikaLanguageServer) -> bool:
     return bool(item and item.snippet_support)
 
 
-def peek_snapshot(ls: NikaLanguageServer, uri: str) -> Snapshot | None:
-    """The newest snapshot already computed for ``uri`` (any version), without computing one."""
-    return ls.docs.peek(uri)
+def model_for(ls: NikaLanguageServer, uri: str, line_no: int) -> ModelView | None:
+    """The facts to complete with: the newest snapshot that produced a workflow.
+
+    Nothing is compiled here when the document has been analysed: the very first request
+    before the first check computes the document's snapshot (the one every feature then
+    shares), and a document that never produced a model is completed against a repair of its
+    newest snapshot, kept on that snapshot.
+    """
+    good = ls.docs.last_good(uri)
+    if good is not None:
+        return view_of(good)
+    snap = ls.docs.peek(uri) or ls.snapshot(uri)
+    if snap is None:
+        return None
+    good = ls.docs.last_good(uri)
+    if good is not None:
+        return view_of(good)
+    return snap.derived(("repaired", line_no), lambda: repaired(snap, line_no))
 
 
-_REPAIRED: dict[str, tuple[str, CompiledWorkflow | None]] = {}
-
-
-def model_for(ls: NikaLanguageServer, uri: str, text: str, line_no: int) -> ModelView | None:
-    """The facts to complete with: the newest good snapshot, computed only when none exists."""
-    good_snap = ls.docs.last_good(uri)
-    if good_snap is None and peek_snapshot(ls, uri) is None:
-        ls.snapshot(uri)  # never analysed yet: do it now, once
-        good_snap = ls.docs.last_good(uri)
-    good = good_snap.compiled if good_snap is not None else repaired(uri, text, line_no)
-    return view_of(good) if good is not None else None
-
-
-def repaired(uri: str, text: str, line_no: int) -> CompiledWorkflow | None:
+def repaired(snap: Snapshot, line_no: int) -> ModelView | None:
     """A model of a document that never compiled: its text without the line under edit
     (or, failing that, only the lines above it)."""
-    hit = _REPAIRED.get(uri)
-    if hit is not None and hit[0] == text:
-        return hit[1]
-    lines = text.split("\n")
-    result: CompiledWorkflow | None = None
+    lines = snap.lines
     for candidate in ([*lines[:line_no], "", *lines[line_no + 1 :]], lines[:line_no]):
-        compiled = compile_text("\n".join(candidate), uri)
+        compiled = compile_text("\n".join(candidate), snap.uri)
         if compiled.workflow is not None:
-            result = compiled
-            break
-    _REPAIRED.clear()
-    _REPAIRED[uri] = (text, result)
-    return result
+            return ModelView(compiled)
+    return None
 
 
 def completion_at(
-    ls: NikaLanguageServer, uri: str, text: str | None, pos: lsp.Position, encoding: str, snippets: bool
+    ls: NikaLanguageServer, doc: DocumentText, pos: lsp.Position, encoding: str, snippets: bool
 ) -> lsp.CompletionList | None:
-    """Answer one completion request (runs in a worker thread)."""
-    if text is None:
-        snap = ls.snapshot(uri)
-        if snap is None:
-            return None
-        text = snap.source.text
-    src = _source(uri, text)
+    """Answer one completion request on the client's current text (runs in a worker thread)."""
+    src = doc.source
     offset = offset_of(src, pos, encoding)
     line_no = src.line_index(offset)
     line_start = src.line_starts[line_no]
-    model = model_for(ls, uri, text, line_no)
+    model = model_for(ls, doc.uri, line_no)
 
     def make_range(start: int, end: int) -> lsp.Range:
         return lsp.Range(
             start=position(src, line_start + start, encoding), end=position(src, line_start + end, encoding)
         )
 
-    items = complete(_lines(uri, text), line_no, offset - line_start, model, snippets, make_range)
+    items = complete(doc.lines, line_no, offset - line_start, model, snippets, make_range)
     return lsp.CompletionList(is_incomplete=False, items=items)
-
-
-_SOURCES: dict[str, tuple[SourceText, list[str]]] = {}
-
-
-def _source(uri: str, text: str) -> SourceText:
-    hit = _SOURCES.get(uri)
-    if hit is not None and hit[0].text is text:
-        return hit[0]
-    src = SourceText(text, uri)
-    if len(_SOURCES) > 16:
-        _SOURCES.clear()
-    _SOURCES[uri] = (src, text.split("\n"))
-    return src
-
-
-def _lines(uri: str, text: str) -> list[str]:
-    hit = _SOURCES.get(uri)
-    if hit is not None and hit[0].text is text:
-        return hit[1]
-    return text.split("\n")
 
 
 # ---------------------------------------------------------------------------------------------

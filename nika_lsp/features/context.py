@@ -16,12 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from checker import grammar as G
 from checker.graph import Graph
 from checker.model import CompiledWorkflow, Named, Task, Workflow
 from checker.values import ScalarValue, Value
 from checker.vocab import VALUE_ROOTS
+
+if TYPE_CHECKING:
+    from nika_lsp.documents import Snapshot
 
 # Keys of which at most one may appear in the same block.
 EXCLUSIVE: tuple[frozenset[str], ...] = G.exclusive_groups()
@@ -638,16 +642,6 @@ class ModelView:
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_VIEWS: dict[int, tuple[CompiledWorkflow, ModelView]] = {}
-
-
-def view_of(compiled: CompiledWorkflow) -> ModelView:
-    """The (cached) :class:`ModelView` of a compiled snapshot."""
-    hit = _VIEWS.get(id(compiled))
-    if hit is not None and hit[0] is compiled:
-        return hit[1]
-    if len(_VIEWS) > 16:
-        _VIEWS.clear()
-    view = ModelView(compiled)
-    _VIEWS[id(compiled)] = (compiled, view)
-    return view
+def view_of(snap: Snapshot) -> ModelView:
+    """The :class:`ModelView` of a snapshot, built once and kept on the snapshot."""
+    return snap.derived(ModelView, lambda: ModelView(snap.compiled))

@@ -37,7 +37,7 @@ from checker.model import RESERVED_BINDINGS, STATUSES, Task
 from checker.source import SourceText
 from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
 from checker.vocab import PREDICATE_MEANING, TASKS_ALLOWED, VALUE_ROOTS
-from nika_lsp.convert import offset_of, position
+from nika_lsp.convert import client_lines, offset_of, position
 from nika_lsp.features.context import (
     CODE_TOKEN,
     Context,
@@ -51,6 +51,7 @@ from nika_lsp.features.context import (
 )
 
 if TYPE_CHECKING:
+    from nika_lsp.documents import Snapshot
     from nika_lsp.server import NikaLanguageServer
 
 _TOKEN_STOP = frozenset(" \t{}[],\"'#")
@@ -86,21 +87,20 @@ def register(server: NikaLanguageServer) -> None:
             snap = ls.snapshot(uri)
             if snap is None:
                 return None
-            last = ls.docs.last_good(uri)
-            good = snap.compiled if snap.compiled.workflow is not None else (last.compiled if last else None)
-            return hover_at(snap.source, params.position, encoding, view_of(good) if good is not None else None)
+            good = snap if snap.compiled.workflow is not None else ls.docs.last_good(uri)
+            return hover_at(snap, params.position, encoding, view_of(good) if good is not None else None)
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(ls.thread_pool, lambda: ls.safely("hover", run, None))
 
 
-def hover_at(src: SourceText, pos: lsp.Position, encoding: str, model: ModelView | None) -> lsp.Hover | None:
-    """The hover for one protocol position of ``src``."""
+def hover_at(snap: Snapshot, pos: lsp.Position, encoding: str, model: ModelView | None) -> lsp.Hover | None:
+    """The hover for one protocol position of ``snap``'s text."""
+    src = snap.source
     offset = offset_of(src, pos, encoding)
     line_no = src.line_index(offset)
     start = src.line_starts[line_no]
-    lines = src.text.split("\n")
-    card = card_at(lines, line_no, offset - start, model)
+    card = card_at(snap.lines, line_no, offset - start, model)
     if card is None:
         return None
     rng = lsp.Range(start=position(src, start + card.start, encoding), end=position(src, start + card.end, encoding))
@@ -380,8 +380,7 @@ def _output_type(model: ModelView, task: Task) -> str:
 
 
 def _block(model: ModelView, node: Value) -> str:
-    text = model.source_of(node, 600)
-    lines = text.split("\n")
+    lines = list(client_lines(SourceText(model.source_of(node, 600))))
     if len(lines) > 1:  # re-indent a block mapping to column 0
         pad = min((len(x) - len(x.lstrip(" ")) for x in lines[1:] if x.strip()), default=0)
         lines = [lines[0]] + [x[pad:] for x in lines[1:]]

@@ -13,8 +13,6 @@ other rename is one workspace edit that rewrites the declaration and all uses to
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +20,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from checker.model import CompiledWorkflow
 from checker.source import Span
 from checker.symbols import FileLink, Symbol, SymbolIndex, build_index, rename_blocker, rename_problem
 from nika_lsp.convert import offset_of, span_to_range
@@ -30,10 +27,6 @@ from nika_lsp.documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
     from nika_lsp.server import NikaLanguageServer
-
-_CACHE_SIZE = 16
-_cache: OrderedDict[str, tuple[CompiledWorkflow, SymbolIndex]] = OrderedDict()
-_cache_lock = threading.Lock()
 
 
 class RenameRefused(JsonRpcException):
@@ -51,19 +44,8 @@ class Refusal:
 
 
 def index_for(snap: Snapshot) -> SymbolIndex:
-    """The symbol index of a snapshot, built once per compiled version."""
-    with _cache_lock:
-        hit = _cache.get(snap.uri)
-        if hit is not None and hit[0] is snap.compiled:
-            _cache.move_to_end(snap.uri)
-            return hit[1]
-    index = build_index(snap.compiled)
-    with _cache_lock:
-        _cache[snap.uri] = (snap.compiled, index)
-        _cache.move_to_end(snap.uri)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return index
+    """The symbol index of a snapshot, built once and kept on the snapshot."""
+    return snap.derived(SymbolIndex, lambda: build_index(snap.compiled))
 
 
 # -- pure features -------------------------------------------------------------------------

@@ -8,8 +8,8 @@
   and every multi-line scalar (block scalars included).
 * ``textDocument/inlayHint`` — at the end of each task's key line: the wave the task runs in and
   the edges it waits on (``wave 2 ← fetch (value), build (after: success)``). Waves are counted
-  from 1 here, for people. The setting ``nika.inlayHints`` (default on) turns them off; it is
-  read from ``workspace/didChangeConfiguration``.
+  from 1 here, for people. The setting ``nika.inlayHints`` (default on, see
+  :mod:`nika_lsp.settings`) turns them off.
 * ``textDocument/semanticTokens/full`` — tokens inside ``${{ }}`` islands only, so the YAML
   grammar of the editor keeps colouring the rest.
 
@@ -18,9 +18,7 @@ Everything is read from the document's snapshot; nothing here parses or compiles
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -330,18 +328,6 @@ def _merge(parts: list[lsp.InlayHintLabelPart]) -> list[lsp.InlayHintLabelPart]:
     return out
 
 
-def inlay_setting(settings: Any) -> bool | None:
-    """``nika.inlayHints`` out of a settings payload, in any of the shapes clients send."""
-    if not isinstance(settings, dict):
-        return None
-    if isinstance(settings.get("nika.inlayHints"), bool):
-        return bool(settings["nika.inlayHints"])
-    nika = settings.get("nika")
-    scope = nika if isinstance(nika, dict) else settings
-    value = scope.get("inlayHints")
-    return value if isinstance(value, bool) else None
-
-
 # -- semantic tokens -------------------------------------------------------------------------
 
 TOKEN_TYPES = ("namespace", "property", "function", "operator", "string", "number", "keyword")
@@ -414,40 +400,8 @@ def _hierarchical(ls: NikaLanguageServer) -> bool:
     return bool(ds and ds.hierarchical_document_symbol_support)
 
 
-def _refresh_inlay_hints(ls: NikaLanguageServer) -> None:
-    ws = ls.client_capabilities.workspace
-    if not (ws and ws.inlay_hint and ws.inlay_hint.refresh_support):
-        return
-    with contextlib.suppress(Exception):
-        future = ls.workspace_inlay_hint_refresh(None)
-        future.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
-
-
-def _apply_settings(ls: NikaLanguageServer, settings: Any) -> bool:
-    value = inlay_setting(settings)
-    if value is None:
-        return False
-    if ls.settings.get("inlayHints") != value:
-        ls.settings["inlayHints"] = value
-        _refresh_inlay_hints(ls)
-    return True
-
-
-_PENDING: set[asyncio.Future[None]] = set()
-
-
-async def _pull_settings(ls: NikaLanguageServer) -> None:
-    """Ask the client for the ``nika`` section (clients that send no settings with the change)."""
-    with contextlib.suppress(Exception):
-        result = await ls.workspace_configuration_async(
-            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="nika")])
-        )
-        if result:
-            _apply_settings(ls, {"nika": result[0]})
-
-
 def register(server: NikaLanguageServer) -> None:
-    """Attach outline, folding, inlay hint, semantic token and configuration handlers."""
+    """Attach outline, folding, inlay hint and semantic token handlers."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
@@ -471,7 +425,7 @@ def register(server: NikaLanguageServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
     async def inlay_hint(ls: NikaLanguageServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
-        if not ls.settings.get("inlayHints", True):
+        if not ls.settings.inlay_hints:
             return []
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
@@ -489,15 +443,3 @@ def register(server: NikaLanguageServer) -> None:
         if snap is None:
             return None
         return lsp.SemanticTokens(data=ls.safely("semanticTokens", lambda: semantic_tokens(snap, ls.encoding), []))
-
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: NikaLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
-        # Settings sent with the notification apply before the next request is read; a client
-        # that sends none is asked for the `nika` section.
-        if _apply_settings(ls, params.settings):
-            return
-        ws = ls.client_capabilities.workspace
-        if ws and ws.configuration:
-            task = asyncio.ensure_future(_pull_settings(ls))
-            _PENDING.add(task)
-            task.add_done_callback(_PENDING.discard)
