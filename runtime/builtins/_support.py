@@ -86,6 +86,12 @@ def arg(args: dict[str, Any], tool: str, name: str) -> Any:
     return default(tool, name) if value is None else value
 
 
+def values(tool: str, name: str) -> tuple[Any, ...]:
+    """The closed set of values the contract allows for the argument (empty when open)."""
+    spec = _spec(tool, name)
+    return spec.values if spec is not None else ()
+
+
 def pattern(tool: str, name: str) -> str | None:
     spec = _spec(tool, name)
     return spec.pattern if spec is not None else None

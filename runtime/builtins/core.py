@@ -29,7 +29,7 @@ from typing import Any
 
 from checker.durations import parse_duration
 from runtime.builtins import BuiltinContext, builtin
-from runtime.builtins._support import ARG_CODE, arg, clock, describe, need, non_json_at, pattern, render
+from runtime.builtins._support import ARG_CODE, arg, clock, describe, need, non_json_at, pattern, render, values
 from runtime.errors import TaskError
 
 # ── nika:log ──────────────────────────────────────────────────────────────────────────────────
@@ -125,6 +125,9 @@ async def prompt(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     Nothing here pauses for show: a non-interactive run answers at once or fails at once.
     """
     mode = arg(args, PROMPT, "mode")
+    modes = values(PROMPT, "mode")
+    if mode not in modes:
+        raise TaskError(ARG_CODE, f"`mode:` of `{PROMPT}` must be one of {', '.join(modes)}, not {describe(mode)}")
     message = render(args.get("message", ""))
     choices = args.get("choices")
     if mode == "choice" and (not isinstance(choices, list) or not choices):

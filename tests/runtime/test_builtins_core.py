@@ -287,3 +287,10 @@ async def test_agent_loop_builtins_are_not_served_standalone(host, tool):
 
     await call("nika:log", {"message": "load the registry"}, host[0])
     assert tool not in REGISTRY
+
+
+async def test_prompt_mode_outside_the_contract_is_refused_by_the_tool_too(host):
+    ctx, _ = host
+    with pytest.raises(Exception) as info:
+        await direct("nika:prompt")({"mode": "maybe", "message": "?", "default": True}, ctx)
+    assert info.value.code == "NIKA-BUILTIN-001"
