@@ -1,0 +1,403 @@
+"""File builtins: ``nika:read``, ``nika:write``, ``nika:edit``, ``nika:glob``, ``nika:grep``.
+
+Every path goes through ``ctx.resolve_read`` / ``ctx.resolve_write`` right before the effect
+(they canonicalise it and refuse one outside ``permits.fs`` with NIKA-SEC-004); the builtins never
+open a path that did not come back from them. ``nika:grep`` resolves every file it opens, so a
+symlink inside a granted tree that points outside it is refused, not followed. Paths in outputs
+are written the way the workflow wrote them (``./src`` + ``a.rs`` → ``./src/a.rs``), never as
+machine-specific absolute paths.
+
+Reads no ``ctx.extra`` key.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import json
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from runtime.builtins import BuiltinContext, builtin
+from runtime.builtins._support import ARG_CODE, arg, describe, need, non_json_at, render
+from runtime.errors import TaskError
+
+READ, WRITE, EDIT, GLOB, GREP = "nika:read", "nika:write", "nika:edit", "nika:glob", "nika:grep"
+
+
+# ── nika:read ─────────────────────────────────────────────────────────────────────────────────
+
+
+@builtin(READ)
+async def read(args: dict[str, Any], ctx: BuiltinContext) -> str | bytes:
+    """The file's text (decoded strictly, never with replacement characters), or its bytes."""
+    path = need(args, READ, "path", str)
+    binary = arg(args, READ, "binary")
+    encoding = arg(args, READ, "encoding")
+    if not binary:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise TaskError(ARG_CODE, f"`encoding:` {encoding!r} of `{READ}` is not a known text encoding") from None
+    target = ctx.resolve_read(path)
+    try:
+        data = target.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        raise TaskError("NIKA-BUILTIN-READ-001", f"there is no file at {path}", details={"path": path}) from None
+    except OSError as e:
+        raise TaskError("NIKA-BUILTIN-READ-002", f"cannot read {path}: {_why(e)}", details={"path": path}) from None
+    if binary:
+        return data
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise TaskError(
+            "NIKA-BUILTIN-READ-003",
+            f"{path} is not {encoding} text (byte {e.start} cannot be decoded); read it with `binary: true`",
+            details={"path": path, "offset": e.start},
+        ) from None
+
+
+# ── nika:write ────────────────────────────────────────────────────────────────────────────────
+
+WRITE_001, WRITE_002 = "NIKA-BUILTIN-WRITE-001", "NIKA-BUILTIN-WRITE-002"
+
+
+@builtin(WRITE)
+async def write(args: dict[str, Any], ctx: BuiltinContext) -> str:
+    """Write text, bytes, or any other JSON value as JSON; returns the path as given.
+
+    A replaced file is swapped in whole (written beside it, then renamed) and keeps its mode.
+    """
+    path = need(args, WRITE, "path", str)
+    if "content" not in args:
+        raise TaskError(ARG_CODE, f"`{WRITE}` needs `content:`")
+    data = _content_bytes(args["content"])
+    overwrite, create_dirs = arg(args, WRITE, "overwrite"), arg(args, WRITE, "create_dirs")
+    target = ctx.resolve_write(path)
+    parent = target.parent
+    if not parent.is_dir():
+        if not create_dirs:
+            raise TaskError(
+                WRITE_001,
+                f"the directory of {path} does not exist; pass `create_dirs: true` to create it",
+                details={"path": path},
+            )
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise TaskError(WRITE_001, f"cannot create the directory of {path}: {_why(e)}") from None
+    try:
+        if overwrite:
+            _replace(target, data)
+        else:
+            with open(target, "xb") as f:
+                f.write(data)
+    except FileExistsError:
+        raise TaskError(WRITE_002, f"{path} already exists and `overwrite:` is false", details={"path": path}) from None
+    except OSError as e:
+        raise TaskError(WRITE_001, f"cannot write {path}: {_why(e)}", details={"path": path}) from None
+    return path
+
+
+def _content_bytes(content: Any) -> bytes:
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    if isinstance(content, (bytes, bytearray)):
+        return bytes(content)
+    bad = non_json_at(content)
+    if bad is not None:
+        raise TaskError(ARG_CODE, f"`content:` of `{WRITE}` is not text, bytes or a JSON value (at `{bad or '/'}`)")
+    # Structured content lands as readable JSON: two-space indent, keys in their order, a final newline.
+    return (json.dumps(content, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+def _replace(target: Path, data: bytes) -> None:
+    """Write ``data`` next to ``target`` and rename it over, so no reader sees half a file."""
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_UMASK
+    if target.is_dir():
+        raise IsADirectoryError(21, "Is a directory")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ── nika:edit ─────────────────────────────────────────────────────────────────────────────────
+
+EDIT_001, EDIT_002 = "NIKA-BUILTIN-EDIT-001", "NIKA-BUILTIN-EDIT-002"
+
+
+@builtin(EDIT)
+async def edit(args: dict[str, Any], ctx: BuiltinContext) -> str:
+    """Replace a literal string (every match, or the first ``count``); returns the path as given."""
+    path = need(args, EDIT, "path", str)
+    find = _literal(args, "find")
+    replace = _literal(args, "replace")
+    count = args.get("count")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+        # Never fall back to "replace all" on a malformed count: that would over-edit the file.
+        raise TaskError(EDIT_001, f"`count:` of `{EDIT}` must be a non-negative integer, but it is {describe(count)}")
+    if find == "":
+        raise TaskError(EDIT_001, f"`find:` of `{EDIT}` is empty, so it would match between every character")
+    if count == 0:
+        raise TaskError(EDIT_001, f"`count: 0` makes `{EDIT}` replace nothing in {path}")
+    ctx.resolve_read(path)
+    target = ctx.resolve_write(path)
+    try:
+        text = target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise TaskError(EDIT_002, f"{path} is not UTF-8 text, so it cannot be edited as text") from None
+    except OSError as e:
+        raise TaskError(EDIT_002, f"cannot read {path}: {_why(e)}", details={"path": path}) from None
+    found = text.count(find)
+    if found == 0:
+        raise TaskError(EDIT_001, f"{find!r} does not occur in {path}", details={"path": path})
+    updated = text.replace(find, replace, -1 if count is None else count)
+    try:
+        _replace(target, updated.encode("utf-8"))
+    except OSError as e:
+        raise TaskError(EDIT_002, f"cannot write {path}: {_why(e)}", details={"path": path}) from None
+    return path
+
+
+def _literal(args: dict[str, Any], name: str) -> str:
+    value = need(args, EDIT, name, (str, int, float, bool))
+    return render(value)
+
+
+# ── nika:glob ─────────────────────────────────────────────────────────────────────────────────
+
+GLOB_001 = "NIKA-BUILTIN-GLOB-001"
+_MAGIC = re.compile(r"[*?\[\\]")
+
+
+@builtin(GLOB)
+async def glob(args: dict[str, Any], ctx: BuiltinContext) -> list[str]:
+    """Paths (files and directories) matching the pattern, minus ``exclude:``, sorted by code point.
+
+    ``*`` and ``?`` stay inside one path segment, ``**`` spans any number of them, ``[…]`` is a
+    character class (``[!…]`` negated), ``\\`` escapes. Names starting with a dot are matched
+    like any other. Symlinked directories are listed but not descended into.
+    """
+    pattern = need(args, GLOB, "pattern", str)
+    excludes = [_glob_regex(_plain(x)) for x in args.get("exclude") or []]
+    if not pattern:
+        raise TaskError(GLOB_001, "the glob pattern is empty")
+    parts = pattern.split("/")
+    fixed = 0
+    while fixed < len(parts) - 1 and not _MAGIC.search(parts[fixed]):
+        fixed += 1
+    if not _MAGIC.search(parts[fixed]):
+        fixed = len(parts)
+    prefix = "/".join(parts[:fixed]) if fixed else ""
+    if prefix == "" and pattern.startswith("/"):
+        prefix = "/"
+    rest = parts[fixed:]
+    if not rest:  # no wildcard at all: the path itself, when it exists
+        hits = [pattern] if os.path.lexists(ctx.resolve_read(pattern)) else []
+    else:
+        rx = _glob_regex("/".join(rest))
+        base = ctx.resolve_read(prefix or ".")
+        depth = None if "**" in rest else len(rest)
+        hits = [_join(prefix, rel) for rel in _walk(base, depth) if rx.fullmatch(rel)]
+    return sorted(h for h in hits if not any(x.fullmatch(_plain(h)) for x in excludes))
+
+
+def _walk(base: Path, depth: int | None) -> list[str]:
+    """Every entry below ``base`` as a relative POSIX path, at most ``depth`` segments deep."""
+    if not base.is_dir():
+        return []
+    out = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        rel_dir = os.path.relpath(dirpath, base)
+        level = 0 if rel_dir == "." else rel_dir.count(os.sep) + 1
+        for name in dirnames + filenames:
+            out.append(name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/"))
+        if depth is not None and level + 1 >= depth:
+            dirnames.clear()
+    return out
+
+
+def _join(prefix: str, rel: str) -> str:
+    if not prefix:
+        return rel
+    return prefix + rel if prefix.endswith("/") else f"{prefix}/{rel}"
+
+
+def _plain(path: str) -> str:
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    segments = pattern.split("/")
+    out = []
+    for i, seg in enumerate(segments):
+        last = i == len(segments) - 1
+        if seg == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+        else:
+            out.append(_segment_regex(seg, pattern) + ("" if last else "/"))
+    try:
+        return re.compile("".join(out), re.DOTALL)
+    except re.error as e:
+        raise TaskError(GLOB_001, f"the glob {pattern!r} is not valid: {e.msg}") from None
+
+
+def _segment_regex(seg: str, pattern: str) -> str:
+    out, i = [], 0
+    while i < len(seg):
+        c = seg[i]
+        if c == "*":
+            while i + 1 < len(seg) and seg[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "\\":
+            if i + 1 == len(seg):
+                raise TaskError(GLOB_001, f"the glob {pattern!r} ends with a lone `\\`")
+            i += 1
+            out.append(re.escape(seg[i]))
+        elif c == "[":
+            j = i + 1
+            negate = j < len(seg) and seg[j] in "!^"
+            if negate:
+                j += 1
+            start = j
+            if j < len(seg) and seg[j] == "]":
+                j += 1
+            while j < len(seg) and seg[j] != "]":
+                j += 1
+            if j >= len(seg):
+                raise TaskError(GLOB_001, f"the glob {pattern!r} opens a `[` character class it never closes")
+            body = seg[start:j].replace("\\", "\\\\").replace("[", "\\[")
+            body = "\\]" + body[1:] if body.startswith("]") else body
+            out.append(f"[{'^' if negate else ''}{body}]")
+            i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+# ── nika:grep ─────────────────────────────────────────────────────────────────────────────────
+
+GREP_001 = "NIKA-BUILTIN-GREP-001"
+
+
+@builtin(GREP)
+async def grep(args: dict[str, Any], ctx: BuiltinContext) -> list[dict[str, Any]]:
+    """``{path, line, match}`` for every matching line, sorted by path then line number.
+
+    Files that are not UTF-8 text are passed over, as grep passes over binary files. A path that
+    does not exist fails like a read of it (NIKA-BUILTIN-READ-001).
+    """
+    pattern = need(args, GREP, "pattern", str)
+    path = need(args, GREP, "path", str)
+    rx = _re2_compile(pattern, re.IGNORECASE if arg(args, GREP, "case_insensitive") else 0)
+    root = ctx.resolve_read(path)
+    if not root.exists():
+        raise TaskError("NIKA-BUILTIN-READ-001", f"there is nothing at {path} to search", details={"path": path})
+    shown = [path] if not root.is_dir() else [_join(path, rel) for rel in _files_below(root)]
+    out: list[dict[str, Any]] = []
+    for name in shown:
+        target = ctx.resolve_read(name)
+        try:
+            text = target.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        except OSError as e:
+            raise TaskError("NIKA-BUILTIN-READ-002", f"cannot read {name}: {_why(e)}", details={"path": name}) from None
+        for number, line in enumerate(text.split("\n"), 1):
+            line = line.removesuffix("\r")
+            if rx.search(line):
+                out.append({"path": name, "line": number, "match": line})
+    out.sort(key=lambda m: (m["path"], m["line"]))
+    return out
+
+
+def _files_below(root: Path) -> list[str]:
+    out = []
+    for dirpath, _dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames:
+            out.append(name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/"))
+    return out
+
+
+def _re2_compile(pattern: str, flags: int) -> re.Pattern[str]:
+    """Compile a regex of the portable RE2 subset; backreferences and lookaround are refused."""
+    import re._parser as sre_parse  # the stdlib's own parser: judged on structure, not on text
+
+    try:
+        tree = sre_parse.parse(pattern, flags)
+    except re.error as e:
+        raise TaskError(GREP_001, f"the pattern {pattern!r} is not a valid regex: {e.msg}") from None
+    bad = _non_re2(tree)
+    if bad:
+        raise TaskError(GREP_001, f"the pattern {pattern!r} uses {bad}, which the RE2 dialect of `{GREP}` excludes")
+    return re.compile(pattern, flags)
+
+
+_NOT_RE2 = {
+    "GROUPREF": "a backreference",
+    "GROUPREF_EXISTS": "a conditional group",
+    "ASSERT": "a lookaround",
+    "ASSERT_NOT": "a lookaround",
+    "ATOMIC_GROUP": "an atomic group",
+    "POSSESSIVE_REPEAT": "a possessive quantifier",
+}
+
+
+def _non_re2(tree: Any) -> str | None:
+    for op, av in tree:
+        name = str(op)
+        if name in _NOT_RE2:
+            return _NOT_RE2[name]
+        for sub in _children(av):
+            found = _non_re2(sub)
+            if found:
+                return found
+    return None
+
+
+def _children(av: Any) -> list[Any]:
+    import re._parser as sre_parse
+
+    out = []
+    items = av if isinstance(av, (tuple, list)) else (av,)
+    for item in items:
+        if isinstance(item, sre_parse.SubPattern):
+            out.append(item)
+        elif isinstance(item, (tuple, list)):
+            out.extend(_children(item))
+    return out
+
+
+def _why(e: OSError) -> str:
+    return e.strerror or type(e).__name__
