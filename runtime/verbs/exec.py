@@ -259,9 +259,14 @@ async def run_process(call: ExecCall) -> Any:
             proc.stdin.close()
 
     async def waiter() -> int:
-        code = await proc.wait()
+        # `proc.wait()` only returns once every pipe is closed, which a background grandchild can
+        # delay forever; the return code is known as soon as the child itself exits.
+        pause = 0.001
+        while proc.returncode is None:
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.02)
         _sweep(proc.pid)  # whatever the child left in its group dies with it; the pipes then close
-        return code
+        return proc.returncode
 
     gathered = asyncio.gather(
         _read_capped(proc.stdout, "stdout", call.cap_bytes),
