@@ -155,7 +155,8 @@ def test_structured_capture_makes_the_exit_code_data(tmp_path):
 
 
 def _boundary(tmp_path: Path, permits_yaml: str) -> Boundary:
-    src = f"nika: v1\nworkflow: {{ id: p }}\n{permits_yaml}\ntasks:\n  t:\n    infer: {{ model: mock/echo, prompt: x }}\n"
+    body = "tasks:\n  t:\n    infer: { model: mock/echo, prompt: x }\n"
+    src = f"nika: v1\nworkflow: {{ id: p }}\n{permits_yaml}\n{body}"
     compiled = compile_text(src, str(tmp_path / "p.nika.yaml"), str(tmp_path))
     assert compiled.workflow is not None
     return Boundary(compiled.workflow.permits, tmp_path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from rt_helpers import statuses
 
 # How the producer `p` is made to settle in each state.
