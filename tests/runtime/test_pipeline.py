@@ -347,3 +347,36 @@ def test_mock_echo_and_schema_zero_values(run):
     assert result.tasks["shaped"].output == {"name": "", "n": 0, "ok": False, "tags": [], "inner": {"a": 0}}
     assert result.tasks["remote"].error["code"] == "NIKA-IMPL-002"
     assert result.outputs == {"echo": "verbatim text"}
+
+
+def test_cancellation_cancels_in_flight_work_runs_on_finally_and_settles_the_rest(tmp_path):
+    import asyncio
+
+    from checker.engine import compile_text
+    from runtime.scheduler import Options, Run
+
+    src = """\
+nika: v1
+workflow: { id: cancel }
+permits: { exec: ["sleep", "sh", "echo"] }
+tasks:
+  long:
+    exec: { command: ["sleep", "30"] }
+    on_finally:
+      - exec: { command: ["sh", "-c", "touch cleaned.txt"] }
+  after_long:
+    after: { long: success }
+    exec: { command: ["echo", "never"] }
+"""
+    compiled = compile_text(src, str(tmp_path / "c.nika.yaml"), str(tmp_path))
+
+    async def go():
+        run = Run(compiled, {}, Options(trace_dir=tmp_path / "t"), workdir=tmp_path)
+        asyncio.get_running_loop().call_later(0.3, run.cancel)
+        return await run.execute()
+
+    result = asyncio.run(go())
+    assert result.workflow_state == "cancelled"
+    assert {t: r.status for t, r in result.tasks.items()} == {"long": "cancelled", "after_long": "cancelled"}
+    assert (tmp_path / "cleaned.txt").exists()
+    assert any(e["type"] == "workflow.cancelled" for e in result.events)
