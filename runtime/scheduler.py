@@ -561,9 +561,25 @@ class Run:
                     ) from None
             else:
                 raw = await self._attempts(task, scope, iteration)
+            self._check_returns(task, raw)
             return Outcome(Status.SUCCESS, raw, self._bind(task, raw), started=True)
         except TaskError as err:
             return await self._on_error(task, scope, err)
+
+    def _check_returns(self, task: Task, raw: Any) -> None:
+        """``returns:`` on ``exec:``/``invoke:``: the value must fit its type (NIKA-TYPE-101).
+        (On ``infer:``/``agent:`` the contract is the provider's structured-output lane.)"""
+        if task.returns is None or not isinstance(task.verb, Exec | Invoke):
+            return
+        from checker.rules.types import value_fits
+
+        named = {t.name: t.value for t in self.wf.types}
+        if value_fits(plain(raw), task.returns, named) is False:
+            raise TaskError(
+                "NIKA-TYPE-101",
+                f"the output of `{task.id}` does not fit its `returns:` type {json.dumps(task.returns.to_python())}",
+                details={"returns": task.returns.to_python()},
+            )
 
     async def _on_error(self, task: Task, scope: dict[str, Any], err: TaskError) -> Outcome:
         oe = task.on_error

@@ -380,3 +380,22 @@ tasks:
     assert {t: r.status for t, r in result.tasks.items()} == {"long": "cancelled", "after_long": "cancelled"}
     assert (tmp_path / "cleaned.txt").exists()
     assert any(e["type"] == "workflow.cancelled" for e in result.events)
+
+
+def test_returns_is_checked_on_exec_output(run):
+    result = run(
+        """\
+        nika: v1
+        workflow: { id: ret }
+        permits: { exec: ["echo"] }
+        tasks:
+          ok:
+            exec: { command: ["echo", '{"n": 1}'], decode: json }
+            returns: { object: { n: integer } }
+          bad:
+            exec: { command: ["echo", "[1, 2]"], decode: json }
+            returns: { object: { n: integer } }
+        """
+    )
+    assert result.tasks["ok"].status == "success"
+    assert result.tasks["bad"].error["code"] == "NIKA-TYPE-101"
