@@ -65,10 +65,24 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
 
-    r = sub.add_parser("run", help="run a workflow")
+    r = sub.add_parser(
+        "run",
+        help="run a workflow (refused with exit 2 when `nika check` finds an error)",
+        description="Run a workflow. Exit 0 success, 1 failure, 2 refused before any effect, 3 cancelled.",
+    )
     r.add_argument("file")
     r.add_argument("--output-format", choices=("text", "json"), default="text")
-    r.add_argument("--var", action="append", default=[], metavar="K=JSON")
+    r.add_argument("--var", action="append", default=[], metavar="K=V", help="an input (JSON when it parses)")
+    r.add_argument("--model", metavar="PROVIDER/NAME", help="answer every infer: with this model")
+    r.add_argument("--dry-run", action="store_true", help="print the plan (waves, edges, effects) and stop")
+    r.add_argument("--max-parallel", type=int, metavar="N", help="tasks running at once (default 64)")
+    r.add_argument("--trace-dir", metavar="DIR", help="where the run journal goes (default .nika/traces)")
+
+    t = sub.add_parser("trace", help="work with run journals")
+    tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
+    tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
+    tv.add_argument("file")
+    tv.add_argument("--output-format", choices=("text", "json"), default="text")
     return p
 
 
@@ -93,10 +107,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         return cmd_schema()
     if args.command == "run":
-        print(
-            "nika: `nika run` is not implemented yet; only `nika check` is available in this release.", file=sys.stderr
+        from runtime.command import run_command
+
+        return run_command(
+            args.file,
+            output_format=args.output_format,
+            var_pairs=args.var,
+            model=args.model,
+            dry_run=args.dry_run,
+            max_parallel=args.max_parallel,
+            trace_dir=args.trace_dir,
         )
-        return 1
+    if args.command == "trace":
+        if args.trace_command != "verify":
+            print("nika trace: give a subcommand: verify FILE", file=sys.stderr)
+            return 1
+        from runtime.command import trace_verify_command
+
+        return trace_verify_command(args.file, output_format=args.output_format)
     _parser().print_help()
     return 1
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 # A feature of the language this build of the runtime does not implement yet (a provider, a
 # builtin, the agent loop): a registered code of our own, so it is never confused with a failure.
 NOT_BUILT = "NIKA-IMPL-002"
+# A bug in the engine surfaced as a task failure instead of a traceback.
+INTERNAL = "NIKA-IMPL-001"
 
 
 @dataclass
@@ -28,9 +31,7 @@ class TaskError(Exception):
 
     @property
     def category(self) -> str:
-        from checker.codes import lookup
-
-        return lookup(self.code).category
+        return category_of(self.code)
 
     def record(self, task_id: str | None = None, attempt: int | None = None) -> dict[str, Any]:
         """The ``tasks.X.error`` record (03 §task record)."""
@@ -43,3 +44,14 @@ class TaskError(Exception):
             "task_id": task_id,
             "attempt": attempt,
         }
+
+
+@lru_cache(maxsize=512)
+def category_of(code: str) -> str:
+    """The registry category of ``code`` (``internal_error`` for a code the registry lacks)."""
+    from checker.codes import lookup
+
+    try:
+        return lookup(code).category
+    except KeyError:
+        return "internal_error"

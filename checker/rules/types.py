@@ -456,6 +456,14 @@ def _fits(value: Any, t: Value, named: dict[str, Value], depth: int = 0) -> bool
     return None
 
 
+def value_fits(value: Any, t: Value, named: dict[str, Value]) -> bool | None:
+    """Whether plain data fits a TypeExpr (``None`` when the type cannot be judged on a value).
+
+    The one fit predicate: the checker judges `default:` literals with it, the runtime judges
+    `--var` values, child-workflow arguments and typed workflow outputs."""
+    return _fits(value, t, named)
+
+
 def check_defaults(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     named = {n.name: n.value for n in wf.types}

@@ -118,7 +118,6 @@ def _errors(text: str) -> list[str | None]:
     return [d.code for d in compile_text(text).diagnostics if d.is_error]
 
 
-
 def test_the_fixture_is_clean_and_columns_differ_per_encoding() -> None:
     assert _errors(FLOW) == _SKILL_FINDINGS
     cols = {

@@ -1,0 +1,96 @@
+"""Admission: compile once with the checker, refuse what it refuses, and bind the inputs.
+
+``nika run`` never re-reads the file after :func:`admit`: the compiled model judged here is the
+one that runs (a file edited between check and run changes nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from checker.model import CompiledWorkflow, Workflow
+
+
+class InputError(Exception):
+    """A ``--var`` or child-workflow argument that does not fit the declared ``inputs:``."""
+
+
+@dataclass(frozen=True)
+class Admitted:
+    compiled: CompiledWorkflow
+    path: str
+
+    @property
+    def workflow(self) -> Workflow:
+        assert self.compiled.workflow is not None
+        return self.compiled.workflow
+
+
+def compile_file(path: str) -> tuple[CompiledWorkflow | None, str | None]:
+    from checker.files import compile_path
+
+    return compile_path(path)
+
+
+def parse_vars(pairs: list[str]) -> dict[str, Any]:
+    """``k=v`` pairs: ``v`` as JSON when it parses, else the string itself."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"`--var {pair}` is not `name=value`")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
+def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> dict[str, Any]:
+    """The ``inputs`` scope: supplied values (checked against their types), then defaults;
+    a declared optional input with neither reads as ``null``."""
+    from checker.rules.types import value_fits
+
+    declared = {i.name: i for i in wf.inputs}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        names = ", ".join(f"`{n}`" for n in sorted(declared)) or "none"
+        raise InputError(f"{what}: unknown input {', '.join(f'`{u}`' for u in unknown)}; declared inputs: {names}")
+    named = {t.name: t.value for t in wf.types}
+    out: dict[str, Any] = {}
+    for name, decl in declared.items():
+        if name in given:
+            value = given[name]
+            if decl.type is not None and value_fits(value, decl.type, named) is False:
+                shown = json.dumps(value)
+                if len(shown) > 60:
+                    shown = shown[:57] + "..."
+                type_text = decl.type.to_python()
+                raise InputError(
+                    f"{what}: input `{name}` is declared `{json.dumps(type_text)}` but got {shown} ({_kind(value)})"
+                )
+            out[name] = value
+        elif decl.default is not None:
+            out[name] = decl.default.to_python()
+        elif decl.required:
+            raise InputError(f"{what}: input `{name}` is required; pass it with `--var {name}=…`")
+        else:
+            out[name] = None
+    return out
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int | float):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"

@@ -1,0 +1,114 @@
+"""What ``nika run`` shows: the dry-run plan and the plain-text progress and summary lines.
+
+Pure functions returning strings; ``nika/cli.py`` decides where they are written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.model import Agent, CompiledWorkflow, Exec, Infer, Invoke, ScalarValue
+from checker.values import templates
+
+MARK = {"success": "ok", "failure": "FAILED", "skipped": "skipped", "cancelled": "cancelled"}
+
+
+def plan(compiled: CompiledWorkflow, model_override: str | None = None) -> dict[str, Any]:
+    """The execution plan: waves (for reading; the scheduler has no barriers), edges, effects."""
+    wf = compiled.workflow
+    graph = compiled.graph
+    assert wf is not None and graph is not None
+    tasks: dict[str, Any] = {}
+    for tid, task in wf.tasks.items():
+        tasks[tid] = {"verb": task.verb_kind, "effects": effects_of(task.verb, model_override)}
+        if task.for_each is not None:
+            tasks[tid]["for_each"] = True
+        if task.on_finally:
+            tasks[tid]["on_finally"] = [effects_of(s.verb, model_override) for s in task.on_finally]
+    return {
+        "workflow": wf.id,
+        "waves": [list(w) for w in graph.waves],
+        "edges": [
+            {"from": e.producer, "to": e.consumer, "role": str(e.kind), "label": e.label, "passes": sorted(e.passes)}
+            for e in graph.edges
+        ],
+        "tasks": tasks,
+        "permits": wf.permits.value.to_python() if wf.permits is not None else None,
+        "outputs": [o.name for o in wf.outputs],
+    }
+
+
+def effects_of(verb: Any, model_override: str | None = None) -> list[str]:
+    """The effects a verb needs, as short human-readable strings (dynamic parts shown as `${{…}}`)."""
+
+    def shown(v: Any) -> str:
+        if v is None:
+            return "?"
+        if isinstance(v, ScalarValue) and not any(True for _ in templates(v)):
+            return str(v.value)
+        return "${{…}}"
+
+    if isinstance(verb, Exec):
+        if verb.command:
+            return [f"exec {shown(verb.command[0])}"]
+        return ["exec /bin/sh -c"]
+    if isinstance(verb, Infer):
+        return [f"model {model_override or shown(verb.effective_model)}"]
+    if isinstance(verb, Agent):
+        return [f"agent {model_override or shown(verb.effective_model)}"]
+    if isinstance(verb, Invoke):
+        if verb.workflow is not None:
+            return [f"workflow {shown(verb.workflow)}"]
+        from checker import contracts
+
+        c = contracts.contract(verb.tool or "")
+        planes = ", ".join(c.effects) if c is not None and c.effects else "pure"
+        return [f"tool {verb.tool} ({planes})"]
+    return []
+
+
+def plan_text(p: dict[str, Any]) -> str:
+    lines = [f"plan for workflow `{p['workflow']}` (dry run: nothing was executed)", ""]
+    for i, wave in enumerate(p["waves"], 1):
+        lines.append(f"wave {i}:")
+        for tid in wave:
+            t = p["tasks"][tid]
+            extra = " (for_each)" if t.get("for_each") else ""
+            lines.append(f"  {tid}: {t['verb']}{extra} — {', '.join(t['effects']) or 'no effect'}")
+    if p["edges"]:
+        lines += ["", "edges:"]
+        for e in p["edges"]:
+            label = f" [{e['label']}]" if e["label"] else ""
+            lines.append(f"  {e['from']} -> {e['to']}: {e['role']}{label} passes on {', '.join(e['passes'])}")
+    lines += ["", f"permits: {p['permits'] if p['permits'] is not None else 'none (zero authority)'}"]
+    return "\n".join(lines) + "\n"
+
+
+def event_line(event: dict[str, Any]) -> str | None:
+    """One plain progress line per task transition (``None`` for events not worth a line)."""
+    t = event.get("type")
+    task = event.get("task")
+    if t == "task.started":
+        return f"  … {task} started"
+    if t in ("task.completed", "task.failed", "task.skipped", "task.cancelled"):
+        status = {"task.completed": "success", "task.failed": "failure"}.get(t, t.split(".", 1)[1])
+        dur = event.get("duration_ms")
+        took = f" ({dur:.0f} ms)" if isinstance(dur, int | float) else ""
+        msg = f": {event.get('error_code')} {event.get('message')}" if status == "failure" else ""
+        return f"  {MARK[status]:>9} {task}{took}{msg}"
+    if t == "task.retrying":
+        return f"  retrying {task} (attempt {event.get('attempt')} failed: {event.get('error_code')})"
+    return None
+
+
+def summary_text(report: dict[str, Any]) -> str:
+    counts: dict[str, int] = {}
+    for rec in report["tasks"].values():
+        counts[rec["status"]] = counts.get(rec["status"], 0) + 1
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    line = f"workflow {report['workflow_state']}: {parts or 'no tasks'}"
+    if report.get("error"):
+        line += f"\n  error: {report['error']['code']} {report['error']['message']}"
+    if report.get("trace"):
+        line += f"\n  trace: {report['trace']}"
+    return line + "\n"

@@ -1,0 +1,224 @@
+"""The run journal (spec 17, NEP-0007): one NDJSON file per run, every line chained to the last.
+
+A frame is ``{"chain", "correlation", "fields", "id", "kind", "run", "timestamp"}`` written as
+compact JSON with sorted keys. ``chain`` is the sha256 of the previous line's exact bytes (the
+first line's is the sha256 of the genesis tag). The file opens lazily, at the first frame; a
+journal I/O failure never changes the run's outcome (it is reported afterwards).
+
+:func:`verify` walks a journal: ``forged`` when the chain breaks (any edit, insertion, deletion or
+reorder), ``finding`` when it walks but a requirement is unmet (no prologue manifest, no terminal
+workflow frame, effects without any ``permit_checked`` witness), ``clean`` otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TRACE_FORMAT = 2
+GENESIS_TAG = b"nika-trace/genesis/v2"
+# Genesis digests this verifier recognises: ours, and the one the reference engine's journals open with.
+KNOWN_GENESIS = frozenset(
+    {
+        hashlib.sha256(GENESIS_TAG).hexdigest(),
+        "7466341540fd02fca9ec21937862176b7821a52495b86d81bb5f30d16c8462dc",
+    }
+)
+
+KINDS = frozenset(
+    [
+        "workflow_started",
+        "workflow_completed",
+        "workflow_failed",
+        "workflow_cancelled",
+        "workflow_paused",
+        "task_scheduled",
+        "task_started",
+        "task_completed",
+        "task_failed",
+        "task_skipped",
+        "task_retrying",
+        "task_recovered",
+        "task_cancelled",
+        "task_cache_hit",
+        "verb_invoked",
+        "tool_invoked",
+        "checkpoint_written",
+        "cost_incurred",
+        "infer_chunk",
+        "permit_checked",
+        "declassify",
+        "run_sealed",
+        "agent_tools_selected",
+        "agent_nudge",
+        "agent_stalled",
+        "agent_compose_checked",
+        "agent_budget_checkpoint",
+    ]
+)
+WORKFLOW_TERMINAL = frozenset({"workflow_completed", "workflow_failed", "workflow_cancelled", "workflow_paused"})
+PROLOGUE_FIELDS = ("workflow", "permits", "permits_json", "trace_format")
+EFFECT_VERBS = ("exec", "agent")
+
+
+def uuid7() -> str:
+    """A time-ordered UUIDv7 (RFC 9562)."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= ((rand >> 62) & 0xFFF) << 64
+    value |= 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def encode(frame: dict[str, Any]) -> bytes:
+    return json.dumps(frame, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+
+
+@dataclass
+class Journal:
+    """An append-only, hash-chained journal, opened at its first frame."""
+
+    directory: Path | None
+    run_id: str | None = None
+    redact: Callable[[Any], Any] | None = None
+    path: Path | None = None
+    head: str = field(default_factory=lambda: hashlib.sha256(GENESIS_TAG).hexdigest())
+    error: str | None = None
+    _fh: Any = None
+
+    def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
+        """Write one frame and return it (even when the journal cannot be written)."""
+        if self.redact is not None:
+            fields = [(k, self.redact(v)) for k, v in fields]
+        frame = {
+            "chain": self.head,
+            "correlation": None,
+            "fields": [{"key": k, "value": v} for k, v in fields],
+            "id": {"uuid": uuid7()},
+            "kind": kind,
+            "run": self.run_id,
+            "timestamp": time.time_ns(),
+        }
+        line = encode(frame)
+        self.head = hashlib.sha256(line).hexdigest()
+        if self.directory is not None and self.error is None:
+            try:
+                if self._fh is None:
+                    self.directory.mkdir(parents=True, exist_ok=True)
+                    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+                    self.path = self.directory / f"{stamp}-{(self.run_id or uuid7())[-12:]}.ndjson"
+                    self._fh = open(self.path, "ab")  # noqa: SIM115 - kept open for the run
+                self._fh.write(line + b"\n")
+            except OSError as exc:
+                self.error = f"the trace could not be written: {exc.strerror or exc}"
+        return frame
+
+    def close(self) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            except OSError:
+                pass
+            self._fh.close()
+            self._fh = None
+
+
+# -- verification --------------------------------------------------------------------------
+
+
+def _fields(frame: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in frame.get("fields") or []:
+        if isinstance(f, dict) and isinstance(f.get("key"), str):
+            out.setdefault(f["key"], f.get("value"))
+    return out
+
+
+def verify(data: bytes) -> dict[str, Any]:
+    """Judge a journal's bytes: ``{"verdict", "frames", "head", "problems": [...]}``."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    problems: list[dict[str, Any]] = []
+    forged: list[dict[str, Any]] = []
+    frames: list[dict[str, Any]] = []
+    prev: bytes | None = None
+    for n, line in enumerate(lines, 1):
+        try:
+            frame = json.loads(line)
+            if not isinstance(frame, dict):
+                raise ValueError("not an object")
+        except (ValueError, UnicodeDecodeError) as exc:
+            forged.append({"line": n, "problem": f"the line is not a JSON frame ({exc})"})
+            prev = line
+            continue
+        chain = frame.get("chain")
+        if prev is None:
+            if chain not in KNOWN_GENESIS:
+                if frame.get("kind") != "workflow_started":
+                    forged.append({"line": n, "problem": "the journal does not open with its prologue"})
+                else:
+                    problems.append({"line": n, "problem": "the genesis digest is not one this verifier knows"})
+        elif chain != hashlib.sha256(prev).hexdigest():
+            forged.append({"line": n, "problem": "`chain` does not match the previous line's bytes"})
+        frames.append(frame)
+        prev = line
+    head = hashlib.sha256(prev).hexdigest() if prev is not None else None
+    if not lines:
+        forged.append({"line": 0, "problem": "the journal is empty"})
+    if forged:
+        return {"verdict": "forged", "frames": len(lines), "head": head, "problems": forged + problems}
+
+    first = frames[0]
+    if first.get("kind") != "workflow_started":
+        problems.append({"line": 1, "problem": "the first frame is not `workflow_started`"})
+    else:
+        pro = _fields(first)
+        missing = [k for k in PROLOGUE_FIELDS if k not in pro]
+        if missing:
+            problems.append({"line": 1, "problem": f"the prologue lacks {', '.join(missing)}"})
+        elif pro.get("trace_format") != TRACE_FORMAT:
+            problems.append({"line": 1, "problem": f"trace_format {pro.get('trace_format')!r} is not {TRACE_FORMAT}"})
+    if not any(f.get("kind") in WORKFLOW_TERMINAL for f in frames):
+        problems.append({"line": len(lines), "problem": "no terminal workflow frame: the run did not finish"})
+    effectful = [f for f in frames if f.get("kind") == "task_started" and _is_effect(_fields(f).get("note"))]
+    witnessed = any(f.get("kind") == "permit_checked" for f in frames)
+    if effectful and not witnessed:
+        problems.append(
+            {
+                "line": None,
+                "problem": f"{len(effectful)} effectful task(s) ran but the journal holds no `permit_checked` "
+                "frame (the NEP-0007 witness is absent)",
+            }
+        )
+    verdict = "finding" if any(p["problem"] for p in problems if "genesis" not in p["problem"]) else "clean"
+    return {"verdict": verdict, "frames": len(lines), "head": head, "problems": problems}
+
+
+def _is_effect(note: Any) -> bool:
+    if not isinstance(note, str):
+        return False
+    verb = note.split("·", 1)[0].strip()
+    if verb in EFFECT_VERBS:
+        return True
+    if verb == "invoke":
+        tool = note.split("·", 1)[1].strip() if "·" in note else ""
+        if tool.startswith("mcp:") or tool.startswith("workflow"):
+            return True
+        from checker import contracts
+
+        c = contracts.contract(tool)
+        return bool(c and c.effects)
+    return False

@@ -1,0 +1,1 @@
+"""The four verbs: ``exec``, ``infer``, ``invoke`` (``agent`` is not built yet)."""

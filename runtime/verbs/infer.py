@@ -1,0 +1,51 @@
+"""``infer:`` — one model call through the provider interface (02 §infer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.expr import render_string
+from runtime.errors import TaskError
+from runtime.providers import Request, provider_for
+from runtime.values import materialise
+
+SCHEMA_CODE = "NIKA-INFER-002"
+
+
+async def run_infer(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any:
+    model = run.options.model or materialise(verb.effective_model, scope, "`model:`")
+    if not isinstance(model, str) or "/" not in model:
+        raise TaskError(
+            "NIKA-PROVIDER-002",
+            "the task has no model: set `model: provider/name` on the workflow or the task, or pass `--model`",
+        )
+    prompt = materialise(verb.prompt, scope, "`prompt:`")
+    if not isinstance(prompt, str):
+        prompt = render_string(prompt)
+    system = materialise(verb.system, scope, "`system:`") if verb.system is not None else None
+    schema = materialise(verb.schema, scope, "`schema:`") if verb.schema is not None else None
+    temperature = materialise(verb.temperature, scope, "`temperature:`") if verb.temperature is not None else None
+    max_tokens = materialise(verb.max_tokens, scope, "`max_tokens:`") if verb.max_tokens is not None else None
+    provider, name = provider_for(model)
+    request = Request(model, prompt, system, temperature, max_tokens, schema if isinstance(schema, dict) else None)
+    response = await provider.complete(name, request)
+    if request.schema is not None:
+        validate_output(response.value, request.schema)
+    return response.value
+
+
+def validate_output(value: Any, schema: dict[str, Any]) -> None:
+    """INFER-002 when a structured reply does not satisfy its ``schema:``."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the reply"
+        raise TaskError(
+            SCHEMA_CODE,
+            f"the model's reply does not match `schema:` at {where}: {exc.message}",
+            details={"path": list(exc.absolute_path)},
+        ) from None
+    except jsonschema.SchemaError as exc:  # the checker validates schemas; a template may still render one
+        raise TaskError(SCHEMA_CODE, f"`schema:` is not a valid JSON Schema: {exc.message}") from None

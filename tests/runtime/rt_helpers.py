@@ -1,0 +1,29 @@
+"""Helpers: compile a workflow text with the checker and run it in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from checker.engine import compile_text
+from runtime.admission import bind_inputs
+from runtime.scheduler import Options, Run, RunResult
+
+
+def run_yaml(text: str, tmp_path: Path, inputs: dict[str, Any] | None = None, **opts: Any) -> RunResult:
+    src = textwrap.dedent(text)
+    path = tmp_path / "wf.nika.yaml"
+    path.write_text(src)
+    compiled = compile_text(src, str(path), str(tmp_path))
+    errors = [d for d in compiled.diagnostics if d.is_error]
+    assert not errors, [(d.code, d.message) for d in errors]
+    assert compiled.workflow is not None
+    bound = bind_inputs(compiled.workflow, inputs or {})
+    options = Options(trace_dir=tmp_path / "traces", **opts)
+    return asyncio.run(Run(compiled, bound, options, workdir=tmp_path).execute())
+
+
+def statuses(result: RunResult) -> dict[str, str]:
+    return {tid: rec.status for tid, rec in result.tasks.items()}

@@ -1,0 +1,202 @@
+"""`nika run` end to end: admission (check ≡ run), --var, --dry-run, exit codes, the JSON report,
+the journal and `nika trace verify`, child workflows."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from checker.codes import lookup
+from checker.files import compile_path
+from runtime.command import run_command, trace_verify_command
+from runtime.trace import verify
+
+SUITE = Path(__file__).resolve().parents[3] / "shared" / "nika-spec"
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance suite not found at {SUITE}")
+
+
+def nika_run(path: Path, *args: str, fmt: str = "json", **kw) -> tuple[int, dict | str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_command(str(path), output_format=fmt, trace_dir=str(path.parent / "traces"), out=out, err=err, **kw)
+    text = out.getvalue()
+    return code, (json.loads(text) if fmt == "json" and text.strip() else text), err.getvalue()
+
+
+GREET = """\
+nika: v1
+workflow: { id: greet }
+model: mock/echo
+inputs:
+  name: { type: string, required: true }
+  times: { type: integer, default: 2 }
+permits: { exec: ["echo"] }
+tasks:
+  hello:
+    infer: { prompt: "Hi ${{ inputs.name }} x${{ inputs.times }}" }
+  shout:
+    with: { msg: "${{ tasks.hello.output }}" }
+    exec: { command: ["echo", "${{ with.msg }}!"] }
+outputs:
+  said: "${{ tasks.shout.output }}"
+"""
+
+
+@pytest.fixture
+def greet(tmp_path: Path) -> Path:
+    p = tmp_path / "greet.nika.yaml"
+    p.write_text(GREET)
+    return p
+
+
+def test_a_run_reports_json_and_leaves_a_clean_journal(greet):
+    code, rep, _ = nika_run(greet, var_pairs=["name=Ada"])
+    assert code == 0
+    assert rep["workflow_state"] == "success"
+    assert rep["outputs"] == {"said": "Hi Ada x2!"}
+    assert set(rep["tasks"]["hello"]) >= {"status", "output", "error", "started_at", "ended_at", "duration_ms"}
+    types = {(e["type"], e["task"]) for e in rep["events"]}
+    assert ("task.started", "hello") in types and ("task.completed", "shout") in types
+    journal = Path(rep["trace"]).read_bytes()
+    assert verify(journal)["verdict"] == "clean"
+    lines = journal.splitlines()
+    lines[1] = lines[1].replace(b"hello", b"hallo")
+    assert verify(b"\n".join(lines))["verdict"] == "forged"
+    assert verify(b"\n".join(lines[:1] + lines[2:]))["verdict"] == "forged"
+
+
+def test_vars_are_json_when_they_parse_and_checked_against_inputs(greet):
+    assert nika_run(greet, var_pairs=["name=Ada", "times=3"])[1]["outputs"] == {"said": "Hi Ada x3!"}
+    shutil.rmtree(greet.parent / "traces")
+    for bad in (["times=3"], ["name=Ada", "nmae=x"], ["name=Ada", "times=three"], ["name"]):
+        code, rep, err = nika_run(greet, var_pairs=bad)
+        assert code == 2, bad
+        assert rep["workflow_state"] == "refused" and rep["error"]["message"]
+        assert len(err.strip().splitlines()) == 1
+    assert not (greet.parent / "traces").exists()
+
+
+def test_text_output_prints_outputs_on_stdout_and_progress_on_stderr(greet):
+    code, out, err = nika_run(greet, fmt="text", var_pairs=["name=Ada"])
+    assert code == 0
+    assert json.loads(out) == {"said": "Hi Ada x2!"}
+    assert "hello" in err and "workflow success" in err
+
+
+def test_dry_run_prints_the_plan_without_effects(greet, tmp_path):
+    code, out, _ = nika_run(greet, fmt="text", var_pairs=["name=Ada"], dry_run=True)
+    assert code == 0 and "wave 1:" in out and "exec echo" in out and "hello -> shout" in out
+    code, plan, _ = nika_run(greet, var_pairs=["name=Ada"], dry_run=True)
+    assert plan["waves"] == [["hello"], ["shout"]]
+    assert not (tmp_path / "traces").exists()
+
+
+def test_failure_exits_1(tmp_path):
+    p = tmp_path / "f.nika.yaml"
+    p.write_text(
+        'nika: v1\nworkflow: { id: f }\npermits: { exec: ["false"] }\ntasks:\n  t:\n    exec: { command: ["false"] }\n'
+    )
+    code, rep, _ = nika_run(p)
+    assert code == 1 and rep["tasks"]["t"]["error"]["code"] == "NIKA-EXEC-001"
+
+
+def test_check_refusal_prints_the_findings_and_exits_2(tmp_path):
+    p = tmp_path / "bad.nika.yaml"
+    p.write_text(
+        "nika: v1\nworkflow: { id: bad }\npermits: { exec: true }\ntasks:\n"
+        "  a:\n    exec: { command: [touch, effect.txt] }\n"
+        "  b:\n    after: { nope: success }\n    exec: { command: [echo] }\n"
+    )
+    code, out, err = nika_run(p, fmt="text")
+    assert code == 2 and "NIKA-DAG-002" in err and out == ""
+    assert not (tmp_path / "effect.txt").exists() and not (tmp_path / "traces").exists()
+
+
+def test_trace_verify_command(greet, capsys):
+    _code, rep, _ = nika_run(greet, var_pairs=["name=Ada"])
+    out = io.StringIO()
+    assert trace_verify_command(rep["trace"], output_format="json", out=out) == 0
+    assert json.loads(out.getvalue())["verdict"] == "clean"
+
+
+def test_child_workflows_run_with_their_own_scope(tmp_path):
+    (tmp_path / "child.nika.yaml").write_text(
+        "nika: v1\nworkflow: { id: child }\nmodel: mock/echo\n"
+        "inputs:\n  who: { type: string, required: true }\n"
+        'tasks:\n  t:\n    infer: { prompt: "child says ${{ inputs.who }}" }\n'
+        'outputs:\n  said: "${{ tasks.t.output }}"\n'
+    )
+    parent = tmp_path / "parent.nika.yaml"
+    parent.write_text(
+        "nika: v1\nworkflow: { id: parent }\ntasks:\n"
+        '  call:\n    invoke: { workflow: "./child.nika.yaml", args: { who: "hi" } }\n'
+    )
+    code, rep, _ = nika_run(parent)
+    assert rep["tasks"]["call"]["output"] == {"said": "child says hi"}
+    assert code == 0
+    # a literal argument that does not fit the child's input is the checker's finding: refused before any effect
+    bad = tmp_path / "bad.nika.yaml"
+    bad.write_text(
+        "nika: v1\nworkflow: { id: bad }\ntasks:\n"
+        '  bad_args:\n    invoke: { workflow: "./child.nika.yaml", args: { who: 3 } }\n'
+    )
+    code, rep, _ = nika_run(bad)
+    assert code == 2 and [f["code"] for f in rep["findings"]] == ["NIKA-COMP-004"]
+
+
+# -- conformance-driven: trace verdicts and check ≡ run -----------------------------------------
+
+
+@needs_suite
+@pytest.mark.parametrize("case", sorted((SUITE / "conformance/tests/runtime/trace").glob("0*")), ids=lambda p: p.name)
+def test_trace_fixtures(case):
+    want = json.loads((case / "expected-verify.json").read_text())["verdict"]
+    assert verify((case / "trace.ndjson").read_bytes())["verdict"] == want
+
+
+def _suite_workflows() -> list[Path]:
+    if not SUITE.is_dir():
+        return []
+    conf = SUITE / "conformance"
+    return sorted({*conf.rglob("input.yaml"), *conf.rglob("*.nika.yaml")})
+
+
+@needs_suite
+def test_check_equals_run_on_every_refused_suite_workflow(tmp_path):
+    """Every suite workflow `nika check` refuses, `nika run` refuses: exit 2, the same error codes,
+    no journal, no effect."""
+    refused = 0
+    for wf in _suite_workflows():
+        compiled, _why = compile_path(str(wf))
+        if compiled is None or compiled.clean:
+            continue
+        refused += 1
+        want = sorted({d.code or d.namespace for d in compiled.diagnostics if d.is_error})
+        out = io.StringIO()
+        code = run_command(str(wf), output_format="json", trace_dir=str(tmp_path / "t"), out=out, err=io.StringIO())
+        rep = json.loads(out.getvalue())
+        got = sorted({f["code"] or f["namespace"] for f in rep["findings"] if f["severity"] == "error"})
+        assert (code, got) == (2, want), wf
+        assert rep["tasks"] == {} and not (tmp_path / "t").exists(), wf
+    assert refused > 100
+
+
+@needs_suite
+def test_the_runtime_raises_no_code_the_checker_owns(tmp_path):
+    """For every runtime fixture both run: no task fails with a check-phase code."""
+    cases = sorted(p.parent for p in (SUITE / "conformance/tests/runtime").rglob("expected-run.json"))
+    for case in cases:
+        work = tmp_path / case.name
+        shutil.copytree(case, work)
+        out = io.StringIO()
+        run_command(
+            str(work / "input.nika.yaml"), output_format="json", trace_dir=str(work / "t"), out=out, err=io.StringIO()
+        )
+        rep = json.loads(out.getvalue())
+        assert rep["workflow_state"] != "refused", case
+        for tid, rec in rep["tasks"].items():
+            if rec["error"]:
+                assert lookup(rec["error"]["code"]).phase != "check", (case.name, tid, rec["error"]["code"])
