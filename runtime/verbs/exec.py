@@ -178,13 +178,24 @@ async def _kill_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
     pgid = proc.pid
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
-    if proc.returncode is None:
-        with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
-            await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
+    await _exited(proc, grace_s)
     _sweep(pgid)
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            await proc.wait()
+    await _exited(proc, None)
+    # Nobody reads the pipes any more: close them, or a pipe paused on a full buffer never
+    # reports its end and the transport (and `proc.wait()`) waits forever.
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+async def _exited(proc: asyncio.subprocess.Process, within: float | None) -> None:
+    """Wait until the child itself has exited (not its pipes), at most ``within`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = None if within is None else loop.time() + within
+    pause = 0.001
+    while proc.returncode is None and (deadline is None or loop.time() < deadline):
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.02)
 
 
 def _sweep(pgid: int) -> None:
