@@ -8,7 +8,6 @@ it needs inside its handler, so ``nika check`` never loads the language server o
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
@@ -31,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour the full/concise output"
     )
+    c.add_argument("--native-strict", action="store_true", help="native-first findings fail the check")
+    c.add_argument("--fix", action="store_true", help="apply safe fixes in place (stdin: print the fixed text)")
+    c.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply fixes that need review"
+    )
+    c.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of applying them")
+    c.add_argument("--show-settings", metavar="FILE", help="print the configuration that applies to FILE and exit")
+    c.add_argument("--allow-empty", action="store_true", help="exit 0 when the paths hold no workflow file")
 
     e = sub.add_parser("explain", help="explain a NIKA code")
     e.add_argument("code", help="e.g. NIKA-DAG-001 (or DAG-001)")
@@ -84,22 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from checker.files import check_paths
-    from checker.report import CheckRun
-    from nika.output import render
+    from nika.check_command import run
 
-    if not args.paths:
-        print("nika check: give at least one PATH (a file, a directory, or - for stdin)", file=sys.stderr)
-        return 1
-    run = CheckRun(tuple(check_paths(list(args.paths))))
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    text = render(run, args.output_format, color=color)
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        pass
-    return run.exit_code
+    return run(args)
 
 
 def cmd_explain(code: str) -> int:
