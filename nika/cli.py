@@ -10,12 +10,21 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from nika.output import FORMATS
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 1 (2 means "findings"), with the usage of the command that was misused."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="nika",
         description="Check, serve and run Nika workflows (nika: v1).",
     )
@@ -39,8 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--show-settings", metavar="FILE", help="print the configuration that applies to FILE and exit")
     c.add_argument("--allow-empty", action="store_true", help="exit 0 when the paths hold no workflow file")
 
-    e = sub.add_parser("explain", help="explain a NIKA code")
-    e.add_argument("code", help="e.g. NIKA-DAG-001 (or DAG-001)")
+    e = sub.add_parser("explain", help="explain a NIKA code or lint rule")
+    e.add_argument("code", nargs="?", help="e.g. NIKA-DAG-001 (or DAG-001), native-first/001")
+    e.add_argument("--list", nargs="?", const="", metavar="FILTER", help="list codes and rules (matching FILTER)")
 
     lsp = sub.add_parser("lsp", help="start the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
@@ -64,7 +74,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # report an unknown flag against the command it was given to
+        sub = _subparser(parser, args.command)
+        (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.version:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -76,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         return cmd_check(args)
     if args.command == "explain":
+        if args.list is not None:
+            return cmd_explain_list(args.list)
+        if not args.code:
+            _subparser(parser, "explain").error("give a code or rule, or --list")  # type: ignore[union-attr]
         return cmd_explain(args.code)
     if args.command == "lsp":
         return cmd_lsp(args)
@@ -96,27 +114,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def cmd_explain(code: str) -> int:
-    from checker.codes import lookup, nearest, registry
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:  # argparse offers no public accessor for sub-parsers
+        if isinstance(action, argparse._SubParsersAction) and name:
+            return action.choices.get(name)
+    return None
 
-    key = code.strip().upper()
-    if not key.startswith("NIKA-"):
-        key = "NIKA-" + key
-    if key not in registry():
-        hint = nearest(key)
-        msg = f"nika explain: unknown code `{code}`"
-        if hint:
-            msg += f"; did you mean {', '.join(hint)}?"
-        print(msg, file=sys.stderr)
-        return 2
-    info = lookup(key)
-    print(f"{info.code}: {info.title}")
-    print(f"category: {info.category} · phase: {info.phase} · severity: {info.severity.value}")
-    print()
-    print(info.teaching)
-    print()
-    print(f"docs: https://nika.sh/errors/{info.code}")
-    return 0
+
+def cmd_explain(code: str) -> int:
+    from nika.explain import explain
+
+    return explain(code)
+
+
+def cmd_explain_list(pattern: str) -> int:
+    from nika.explain import explain_list
+
+    return explain_list(pattern)
 
 
 def cmd_schema() -> int:
