@@ -26,20 +26,12 @@ from functools import cache
 from typing import Any
 
 from checker.diagnostics import Diagnostic, Severity
+from checker.policy import SettingsError
 
 KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict")
 STRUCTURAL = ("NIKA-PARSE", "NIKA-YAML")
 FAMILIES = ("native-first", "one-obvious-way", "suppression")
 _LEVELS = {s.value: s for s in Severity}
-
-
-class SettingsError(Exception):
-    """A configuration file that cannot be used; ``str()`` is the one-line explanation."""
-
-    def __init__(self, path: str, key: str | None, message: str) -> None:
-        self.path, self.key = path, key
-        where = f"{path}: `{key}`" if key else path
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True)
@@ -99,36 +91,15 @@ def known_selector(selector: str) -> bool:
 
 def settings_for(path: str) -> Settings:
     """The settings that apply to ``path`` (``-`` means standard input: search from the cwd)."""
-    start = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
-    return _for_dir(start)
+    from checker.policy import config_file_for
+
+    found = config_file_for(path)
+    return DEFAULT if found is None else _load_cached(*found)
 
 
 @cache
-def _for_dir(directory: str) -> Settings:
-    found = _config_in(directory)
-    if found is not None:
-        return load(*found)
-    parent = os.path.dirname(directory)
-    if parent == directory:
-        return DEFAULT
-    return _for_dir(parent)
-
-
-def _config_in(directory: str) -> tuple[str, bool] | None:
-    """``(file, is_pyproject)`` when ``directory`` configures nika."""
-    nika = os.path.join(directory, "nika.toml")
-    if os.path.isfile(nika):
-        return nika, False
-    py = os.path.join(directory, "pyproject.toml")
-    if os.path.isfile(py):
-        try:
-            with open(py, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-        except OSError:
-            return None
-        if "[tool.nika" in text or "tool.nika" in text:  # cheap pre-check before parsing TOML
-            return py, True
-    return None
+def _load_cached(path: str, is_pyproject: bool) -> Settings:
+    return load(path, is_pyproject)
 
 
 def load(path: str, is_pyproject: bool) -> Settings:

@@ -18,7 +18,7 @@ MAX_PASSES = 10
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.settings import SettingsError
+    from checker.policy import SettingsError
 
     if args.show_settings:
         return _show_settings(args.show_settings)
