@@ -117,3 +117,52 @@ def _overlaps(a: Span, b: Span) -> bool:
 def _self_overlap(spans: list[Span]) -> bool:
     ordered = sorted(spans)
     return any(_overlaps(x, y) for x, y in pairwise(ordered))
+
+
+def _indent_of(text: str, offset: int) -> str | None:
+    """The indentation before ``offset`` when only spaces precede it on its line."""
+    ls = _line_start(text, offset)
+    lead = text[ls:offset]
+    return lead if lead.strip(" ") == "" else None
+
+
+def hoist_into_with(text: str, task: object, ref_span: Span, name: str) -> Fix | None:
+    """Bind the ``tasks.…`` reference at ``ref_span`` as ``with.<name>`` of ``task`` and read that.
+
+    Returns ``None`` whenever a clean, minimal edit is not certain (flow-style task, odd layout).
+    """
+    from checker.model import Task
+
+    assert isinstance(task, Task)
+    expr = text[ref_span.start : ref_span.end]
+    if not expr.startswith("tasks.") or any(c in expr for c in '"\\\n'):
+        return None
+    value = f'"${{{{ {expr} }}}}"'
+    body = task.value
+    if body.flow or not body.entries:
+        return None
+    existing = body.entry("with")
+    if existing is None:
+        first = body.entries[0]
+        indent = _indent_of(text, first.key.span.start)
+        if indent is None:
+            return None
+        ls = _line_start(text, first.key.span.start)
+        insert = Edit(Span(ls, ls), f"{indent}with:\n{indent}  {name}: {value}\n")
+    else:
+        wmap = existing.value
+        if not isinstance(wmap, MapValue) or not wmap.entries:
+            return None
+        last = wmap.entries[-1]
+        if wmap.flow:
+            insert = Edit(Span(last.value.span.end, last.value.span.end), f", {name}: {value}")
+        else:
+            indent = _indent_of(text, wmap.entries[0].key.span.start)
+            if indent is None:
+                return None
+            end = _line_end(text, last.value.span.end)
+            if text[last.value.span.end : end].strip() and not text[last.value.span.end : end].strip().startswith("#"):
+                return None
+            prefix = "" if end > 0 and text[end - 1] == "\n" else "\n"
+            insert = Edit(Span(end, end), f"{prefix}{indent}{name}: {value}\n")
+    return Fix(f"Bind `{expr}` as `with.{name}` and read that", (insert, Edit(ref_span, f"with.{name}")))

@@ -247,3 +247,37 @@ def test_empty_directory_exits_1_unless_allowed(tmp_path: Path) -> None:
     proc = nika("check", str(tmp_path / "empty"), cwd=tmp_path)
     assert proc.returncode == 1 and "no" in proc.stderr
     assert nika("check", "--allow-empty", str(tmp_path / "empty"), cwd=tmp_path).returncode == 0
+
+
+HOIST = """\
+nika: v1
+workflow:
+  id: demo
+tasks:
+  a:
+    exec: { command: ["./a.sh"] }
+  b:
+    # b reads a
+    exec: { command: ["./b.sh", "${{ tasks.a.output }}", "${{ tasks.a.output }}"] }
+  c:
+    with:
+      x: "${{ tasks.a.output }}"   # keep
+    exec: { command: ["./c.sh", "${{ tasks.b.output }}", "${{ tasks.a.output }}"] }
+  d:
+    exec: { command: ["./d.sh", "${{ tasks.nope.output }}"] }
+"""
+
+
+def test_var_021_hoist_into_with_is_a_safe_fix(tmp_path: Path) -> None:
+    f = write(tmp_path, "h.nika.yaml", HOIST)
+    proc = nika("check", "--fix", "--output-format", "json", str(f), cwd=tmp_path)
+    fixed = f.read_text()
+    assert (
+        '    with:\n      a: "${{ tasks.a.output }}"\n'
+        '    exec: { command: ["./b.sh", "${{ with.a }}", "${{ with.a }}"] }' in fixed
+    )
+    assert '      x: "${{ tasks.a.output }}"   # keep\n      b: "${{ tasks.b.output }}"\n' in fixed
+    assert '["./c.sh", "${{ with.b }}", "${{ with.x }}"]' in fixed  # an existing binding is reused
+    [left] = findings(proc)
+    assert left["code"] == "NIKA-VAR-021" and left["task"] == "d" and left["fixes"] == []
+    assert "tasks.nope.output" not in left["message"]  # no repair that leads into NIKA-DAG-002
