@@ -281,3 +281,35 @@ def test_var_021_hoist_into_with_is_a_safe_fix(tmp_path: Path) -> None:
     [left] = findings(proc)
     assert left["code"] == "NIKA-VAR-021" and left["task"] == "d" and left["fixes"] == []
     assert "tasks.nope.output" not in left["message"]  # no repair that leads into NIKA-DAG-002
+
+
+DEPENDS = """\
+nika: v1
+workflow:
+  id: demo
+tasks:
+  a:
+    exec: { command: ["./a.sh"] }
+  maybe:
+    exec: { command: ["./m.sh"] }
+    on_error: { skip: true }
+  b:
+    depends_on:    # old style
+      - a
+    exec: { command: ["./b.sh"] }
+  c:
+    depends_on: [maybe]
+    exec: { command: ["./c.sh"] }
+"""
+
+
+def test_depends_on_migrates_only_when_provably_equivalent(tmp_path: Path) -> None:
+    f = write(tmp_path, "d.nika.yaml", DEPENDS)
+    before = findings(nika("check", "--output-format", "json", str(f), cwd=tmp_path))
+    by_task = {d["task"]: d for d in before if d["code"] == "NIKA-PARSE-024"}
+    assert by_task["b"]["fixes"][0]["applicability"] == "safe"
+    assert by_task["c"]["fixes"] == [] and "may settle skipped" in by_task["c"]["message"]
+    nika("check", "--fix", str(f), cwd=tmp_path)
+    fixed = f.read_text()
+    assert "    after: { a: success }  # old style\n    exec:" in fixed
+    assert "    depends_on: [maybe]\n" in fixed  # the ambiguous one waits for a human

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import dag, jq, lint_native, lint_obvious, references, tools, types
+from checker.rules import dag, jq, lint_native, lint_obvious, migrations, references, tools, types
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
 
 RULES: tuple[Rule, ...] = (
+    migrations.check_depends_on,
     references.check_expressions,
     dag.check_after_targets,
     dag.check_cycles,
