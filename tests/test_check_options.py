@@ -313,3 +313,23 @@ def test_depends_on_migrates_only_when_provably_equivalent(tmp_path: Path) -> No
     fixed = f.read_text()
     assert "    after: { a: success }  # old style\n    exec:" in fixed
     assert "    depends_on: [maybe]\n" in fixed  # the ambiguous one waits for a human
+
+
+def test_field_and_status_did_you_mean_carry_their_fix(tmp_path: Path) -> None:
+    text = (
+        'nika: v1\nworkflow:\n  id: d\ntasks:\n  a:\n    exec: { command: ["./a.sh"] }\n  b:\n'
+        '    with: { v: "${{ tasks.a.outptu }}", s: "${{ tasks.a.status == \'sucess\' }}",'
+        " t: \"${{ tasks.a.status == 'ok' }}\" }\n"
+        '    exec: { command: ["./b.sh", "${{ with.v }}", "${{ with.s }}", "${{ with.t }}"] }\n'
+    )
+    f = write(tmp_path, "y.nika.yaml", text)
+    got = {
+        d["code"] + ":" + d["message"].split("`")[1]: d["fixes"]
+        for d in findings(nika("check", "--output-format", "json", str(f), cwd=tmp_path))
+    }
+    assert got["NIKA-VAR-001:a"][0]["edits"][0]["new_text"] == "output"
+    fixes = {k: v[0]["applicability"] for k, v in got.items() if v}
+    assert fixes == {"NIKA-VAR-001:a": "safe", "NIKA-DAG-007:sucess": "safe", "NIKA-DAG-007:ok": "maybe-incorrect"}
+    nika("check", "--fix", str(f), cwd=tmp_path)
+    fixed = f.read_text()
+    assert "tasks.a.output" in fixed and "'success'" in fixed and "'ok'" in fixed  # a synonym waits for review

@@ -280,12 +280,18 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterat
     if fld not in TASK_FIELDS and fld not in bindings and not ref.in_has:
         choices = sorted(TASK_FIELDS | bindings)
         guess = did_you_mean(fld, choices)
+        fixes: tuple[Fix, ...] = ()
+        prefix = f"tasks.{target}."
+        if guess and ctx.source.text.startswith(prefix + fld, span.start):
+            at = span.start + len(prefix)
+            fixes = (Fix(f"Change to `{guess}`", (Edit(Span(at, at + len(fld)), guess),)),)
         yield report(
             "NIKA-VAR-001",
             span,
             f"task `{target}` has no field `{fld}`",
             (f"Did you mean `{guess}`? " if guess else "") + f"Available: {', '.join(choices)}.",
             task=site.task,
+            fixes=fixes,
         )
 
 
