@@ -114,14 +114,13 @@ def _body(task: Task) -> tuple[str | None, Any, Any] | None:
 def check_failure_retry(ctx: RuleContext) -> Iterator[Diagnostic]:
     tasks = ctx.workflow.tasks
     for task in tasks.values():
-        mine = _body(task)
+        failing = [a for a in task.after if a.predicate is Predicate.FAILURE and a.producer in tasks]
+        mine = _body(task) if failing else None
         if mine is None:
             continue
-        for a in task.after:
-            other = tasks.get(a.producer)
-            if a.predicate is not Predicate.FAILURE or other is None or other is task:
-                continue
-            if _body(other) == mine:
+        for a in failing:
+            other = tasks[a.producer]
+            if other is not task and _body(other) == mine:
                 yield lint(
                     "one-obvious-way/003",
                     a.key.span,
