@@ -9,7 +9,6 @@ quoting rules; a line that does not tokenise yields nothing.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from checker.model import Exec
@@ -74,6 +73,8 @@ def commands_of(verb: Exec) -> list[SimpleCommand]:
 
 def shell_commands(line: str, span: Span) -> list[SimpleCommand]:
     """Split a shell line into simple commands; ``[]`` when it does not tokenise."""
+    import shlex
+
     text = _ISLAND.sub(_MARK, line)
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>\n")
     lexer.whitespace = " \t\r"  # keep line breaks: they separate commands

@@ -7,7 +7,6 @@ reports in task order. (``/001`` is retired; ``/008`` is not defined by the spec
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -304,6 +303,8 @@ def check_stream_binding(ctx: RuleContext) -> Iterator[Diagnostic]:
                 continue
             fixes: tuple[Fix, ...] = ()
             if v.style in ('"', "'", "") and "\n" not in v.value:
+                import json
+
                 quoted = json.dumps(f"[{program}]", ensure_ascii=False)
                 fixes = (Fix("Collect the values into an array", (Edit(v.span, quoted),), "unsafe"),)
             yield lint(
@@ -427,13 +428,22 @@ def _has_object(v: Value) -> bool:
     return False
 
 
+def _canonical(x: object) -> object:
+    """A hashable form of a plain value in which mapping order does not matter."""
+    if isinstance(x, dict):
+        return ("{", tuple(sorted(((repr(k), _canonical(v)) for k, v in x.items()), key=lambda kv: kv[0])))
+    if isinstance(x, list):
+        return ("[", tuple(_canonical(i) for i in x))
+    return (type(x).__name__, repr(x))
+
+
 def check_repeated_returns(ctx: RuleContext) -> Iterator[Diagnostic]:
-    first: dict[str, Task] = {}
+    first: dict[object, Task] = {}
     for task in ctx.workflow.tasks.values():
         r = task.returns
         if not isinstance(r, MapValue) or not _has_object(r):
             continue
-        key = json.dumps(r.to_python(), sort_keys=True, default=str)
+        key = _canonical(r.to_python())
         seen = first.setdefault(key, task)
         if seen is task:
             continue
