@@ -9,7 +9,6 @@ quoting rules; a line that does not tokenise yields nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from checker.model import Exec
 from checker.source import Span
@@ -23,13 +22,18 @@ _WRAPPERS = frozenset({"env", "exec", "command", "sudo", "nohup", "time"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-@dataclass(frozen=True, slots=True)
 class SimpleCommand:
-    """One program invocation: ``words[0]`` is the program as written (``None`` when computed)."""
+    """One program invocation: ``words[0]`` is the program as written (``None`` when computed).
 
-    words: tuple[str | None, ...]
-    span: Span
-    redirects: bool = False
+    A plain slotted class rather than a dataclass: it is built on every check's start-up path.
+    """
+
+    __slots__ = ("redirects", "span", "words")
+
+    def __init__(self, words: tuple[str | None, ...], span: Span, redirects: bool = False) -> None:
+        self.words = words
+        self.span = span
+        self.redirects = redirects
 
     @property
     def head(self) -> str | None:
