@@ -250,18 +250,24 @@ def _shard_key(task: Task) -> Any:
 def check_manual_sharding(ctx: RuleContext) -> Iterator[Diagnostic]:
     tasks = ctx.workflow.tasks
     g = ctx.graph
-    keys = {tid: _shard_key(t) for tid, t in tasks.items()}
+    keys: dict[str, Any] = {}
+
+    def key(tid: str) -> Any:  # computed only for tasks on a candidate link
+        if tid not in keys:
+            keys[tid] = _shard_key(tasks[tid])
+        return keys[tid]
+
     nxt: dict[str, list[str]] = {}
     has_prev: set[str] = set()
     for tid, task in tasks.items():
         inc = g.incoming(tid)
-        if keys[tid] is None or len(inc) != 1:
+        if len(inc) != 1:
             continue
         e = inc[0]
         prev = e.producer
         if e.kind != EdgeRole.CONTROL or e.label != Predicate.SUCCESS or prev not in tasks or prev == tid:
             continue
-        if keys[prev] != keys[tid] or _body(tasks[prev]) == _body(task):
+        if key(tid) is None or key(prev) != key(tid) or _body(tasks[prev]) == _body(task):
             continue
         nxt.setdefault(prev, []).append(tid)
         has_prev.add(tid)
