@@ -230,24 +230,32 @@ def _override(d: Diagnostic, settings: Settings) -> Severity | None:
 
 
 def describe(settings: Settings, path: str) -> str:
-    """``--show-settings``: what applies to ``path`` and where it came from."""
-    src = settings.origin or "(no configuration file found; defaults)"
-    lines = [f"file: {path}", f"configuration: {src}"]
+    """``--show-settings``: what applies to ``path`` and where it came from, in TOML spelling."""
+    import json
 
     def origin(key: str) -> str:
-        return "  # from the file" if key in settings.explicit else "  # default"
+        return f"# from {settings.origin}" if key in settings.explicit else "# default"
 
-    lines.append(f"select = {list(settings.select) if settings.select is not None else 'all'}{origin('select')}")
-    lines.append(f"ignore = {list(settings.ignore)}{origin('ignore')}")
-    applied = [g for g, _ in settings.per_file_ignores if _glob_hits(settings, path, g)]
-    lines.append(
-        f"per-file-ignores = {dict(settings.per_file_ignores) and {g: list(s) for g, s in settings.per_file_ignores}}"
-        f"{origin('per-file-ignores')}"
-    )
-    lines.append(f"  matching this file: {applied or 'none'}")
-    lines.append(f"severity = { {s: lv.value for s, lv in settings.severity} }{origin('severity')}")
-    lines.append(f"native-strict = {str(settings.native_strict).lower()}{origin('native-strict')}")
-    lines.append(f"strict = {str(settings.strict).lower()}{origin('strict')}")
+    def show(key: str, value: object) -> str:
+        left = f"{key} = {value}"
+        return f"{left:<48} {origin(key)}"
+
+    pfi = {g: list(s) for g, s in settings.per_file_ignores}
+    applied = [g for g in pfi if _glob_hits(settings, path, g)]
+    lines = [
+        f"# file: {path}",
+        f"# configuration: {settings.origin or 'none found (defaults)'}",
+        show("select", json.dumps(list(settings.select)))
+        if settings.select is not None
+        else "# select: not set (every code and rule)",
+        show("ignore", json.dumps(list(settings.ignore))),
+        show("native-strict", str(settings.native_strict).lower()),
+        show("strict", str(settings.strict).lower()),
+        show("per-file-ignores", json.dumps(pfi)),
+        f"#   matching this file: {json.dumps(applied)}",
+        show("severity", json.dumps({s: lv.value for s, lv in settings.severity})),
+        f"# in effect for this file: ignore {json.dumps(list(settings.ignored_for(path)))}",
+    ]
     return "\n".join(lines) + "\n"
 
 
