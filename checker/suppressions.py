@@ -146,4 +146,32 @@ def _note(rule: str, s: Suppression, message: str, guess: str | None = None) -> 
     return lint(rule, s.span, message, help_text, fixes=fixes)
 
 
-__all__ = ["INVALID", "UNUSED", "Outcome", "Suppression", "apply", "parse"]
+def suppress_edit(src: SourceText, d: Diagnostic, reason: str = "") -> Edit | None:
+    """The edit that silences ``d`` (for an editor's "Suppress … on this line" action).
+
+    It adds the finding's code or rule to a standalone ``# nika: ignore[…]`` comment on the line
+    above when there is one, else inserts such a comment line with the line's indentation.
+    ``None`` for findings that cannot be suppressed.
+    """
+    name = d.code or d.rule
+    if name is None or d.namespace in UNSUPPRESSIBLE:
+        return None
+    text = src.text
+    line = src.line_index(d.span.start)
+    start = src.line_starts[line]
+    if line > 0:
+        prev_start = src.line_starts[line - 1]
+        prev = text[prev_start:start]
+        m = _COMMENT.search(prev)
+        if m and m.group(1) == "ignore" and not prev[: m.start()].strip():
+            close = prev_start + m.end(2)
+            sep = ", " if m.group(2).strip() else ""
+            return Edit(Span(close, close), f"{sep}{name}")
+    end = text.find("\n", start)
+    own = text[start : len(text) if end == -1 else end]
+    indent = own[: len(own) - len(own.lstrip(" "))]
+    why = f" {reason.strip()}" if reason.strip() else ""
+    return Edit(Span(start, start), f"{indent}# nika: ignore[{name}]{why}\n")
+
+
+__all__ = ["INVALID", "UNUSED", "Outcome", "Suppression", "apply", "parse", "suppress_edit"]

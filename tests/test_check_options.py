@@ -333,3 +333,29 @@ def test_field_and_status_did_you_mean_carry_their_fix(tmp_path: Path) -> None:
     nika("check", "--fix", str(f), cwd=tmp_path)
     fixed = f.read_text()
     assert "tasks.a.output" in fixed and "'success'" in fixed and "'ok'" in fixed  # a synonym waits for review
+
+
+def test_suppress_edit_inserts_or_extends_a_comment_and_silences_the_finding() -> None:
+    from checker.engine import compile_text
+    from checker.fixes import apply_edits
+    from checker.suppressions import apply as suppress
+    from checker.suppressions import suppress_edit
+
+    text = CURL + '  b:\n    exec: { command: ["cat", "x"] }\n'
+    wf = compile_text(text)
+    d1, _ = [d for d in wf.diagnostics if d.rule]
+    once = apply_edits(text, [suppress_edit(wf.source, d1, "vendor CLI")])  # type: ignore[list-item]
+    assert '    # nika: ignore[native-first/001] vendor CLI\n    exec: { command: ["curl"' in once
+    wf2 = compile_text(once)
+    [d2b] = [d for d in wf2.diagnostics if d.rule == "native-first/002"]
+    edit = suppress_edit(wf2.source, d2b)
+    assert edit is not None and edit.new_text == "    # nika: ignore[native-first/002]\n"
+    twice = apply_edits(once, [edit])
+    out = suppress(compile_text(twice).source, compile_text(twice).diagnostics)
+    assert [d.rule for d, _ in out.suppressed] == ["native-first/001", "native-first/002"] and out.notes == ()
+    # a comment already on the line above is extended rather than duplicated
+    wf3 = compile_text(CURL.replace("    exec:", "    # nika: ignore[NIKA-DAG-002] later\n    exec:"))
+    [d3] = [d for d in wf3.diagnostics if d.rule == "native-first/001"]
+    e3 = suppress_edit(wf3.source, d3)
+    assert e3 is not None and e3.new_text == ", native-first/001"
+    assert "# nika: ignore[NIKA-DAG-002, native-first/001] later" in apply_edits(wf3.source.text, [e3])
