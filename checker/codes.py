@@ -104,17 +104,18 @@ def _code_info(code: str, row: dict) -> CodeInfo:  # type: ignore[type-arg]
 @cache
 def lints() -> dict[str, LintInfo]:
     """The lint rules without a NIKA code, keyed by rule id (``one-obvious-way/010``)."""
-    out: dict[str, LintInfo] = {}
-    for rule, row in _table().get("lints", {}).items():
-        out[rule] = LintInfo(
-            rule=rule,
-            title=row["title"],
-            phase=row["phase"],
-            severity=Severity(row.get("severity", "warning")),
-            teaching=row["teaching"].strip(),
-            category=row.get("category"),
-        )
-    return out
+    return {rule: _lint_info(rule, row) for rule, row in _table().get("lints", {}).items()}
+
+
+def _lint_info(rule: str, row: dict) -> LintInfo:  # type: ignore[type-arg]
+    return LintInfo(
+        rule=rule,
+        title=row["title"],
+        phase=row["phase"],
+        severity=Severity(row.get("severity", "warning")),
+        teaching=row["teaching"].strip(),
+        category=row.get("category"),
+    )
 
 
 @cache
@@ -128,11 +129,15 @@ def lookup(code: str) -> CodeInfo:
     return _code_info(code, row)
 
 
+@cache
 def lookup_lint(rule: str) -> LintInfo:
-    try:
-        return lints()[rule]
-    except KeyError:
-        raise KeyError(f"{rule} is not a lint rule in checker/codes.toml") from None
+    """One lint row, parsed on its own (like :func:`lookup`)."""
+    from checker.toml_sections import section
+
+    row = section(_CODES_TOML, "lints", rule)
+    if row is None:
+        raise KeyError(f"{rule} is not a lint rule in checker/codes.toml")
+    return _lint_info(rule, row)
 
 
 def nearest(code: str, limit: int = 3) -> list[str]:
@@ -172,4 +177,34 @@ def report(
         fixes=tuple(fixes),
         task=task,
         tags=tags,
+    )
+
+
+def lint(
+    rule: str,
+    span: Span,
+    message: str,
+    help: str | None = None,
+    *,
+    task: str | None = None,
+    related: tuple[Label, ...] | list[Label] = (),
+    fixes: tuple[Fix, ...] | list[Fix] = (),
+) -> Diagnostic:
+    """Build a finding for a lint rule without a NIKA code (``one-obvious-way/…``, ``native-first/…``).
+
+    The namespace is the rule family, the severity the registry's; ``rule`` carries the id.
+    """
+    info = lookup_lint(rule)
+    return Diagnostic(
+        code=None,
+        namespace=rule.split("/", 1)[0],
+        category=info.category or "validation_error",
+        severity=info.severity,
+        message=message,
+        span=span,
+        help=help,
+        related=tuple(related),
+        fixes=tuple(fixes),
+        rule=rule,
+        task=task,
     )

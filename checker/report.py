@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checker.diagnostics import Diagnostic
+from checker.diagnostics import Diagnostic, Severity
 from checker.source import SourceText
 
 
@@ -21,10 +21,16 @@ class FileReport:
     source: SourceText | None
     diagnostics: tuple[Diagnostic, ...]
     error: str | None = None
+    # findings silenced by a `# nika: ignore[…]` comment, with the reason written there
+    suppressed: tuple[tuple[Diagnostic, str], ...] = ()
+    strict: bool = False  # configuration `strict = true`: warnings fail too
 
     @property
     def clean(self) -> bool:
-        return self.error is None and not any(d.is_error for d in self.diagnostics)
+        if self.error is not None:
+            return False
+        failing = (Severity.ERROR, Severity.WARNING) if self.strict else (Severity.ERROR,)
+        return not any(d.severity in failing for d in self.diagnostics)
 
     @property
     def incomplete(self) -> bool:
@@ -44,6 +50,10 @@ class CheckRun:
 
     @property
     def exit_code(self) -> int:
+        """2 when a checked file has errors (this wins), 1 when a path or a file could not be
+        (fully) checked, else 0."""
+        if any(r.error is None and not r.incomplete and not r.clean for r in self.reports):
+            return 2
         if any(r.error is not None or r.incomplete for r in self.reports):
             return 1
-        return 0 if self.clean else 2
+        return 0

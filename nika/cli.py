@@ -10,15 +10,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from nika.output import FORMATS, GRAPH_FORMATS
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 1 (2 means "findings"), with the usage of the command that was misused."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="nika",
         description="Check, serve and run Nika workflows (nika: v1).",
     )
@@ -36,9 +44,18 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--debug", action="store_true", help="print the traceback of an internal error (NIKA-IMPL-001) on stderr"
     )
+    c.add_argument("--native-strict", action="store_true", help="native-first findings fail the check")
+    c.add_argument("--fix", action="store_true", help="apply safe fixes in place (stdin: print the fixed text)")
+    c.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply fixes that need review"
+    )
+    c.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of applying them")
+    c.add_argument("--show-settings", metavar="FILE", help="print the configuration that applies to FILE and exit")
+    c.add_argument("--allow-empty", action="store_true", help="exit 0 when the paths hold no workflow file")
 
-    e = sub.add_parser("explain", help="explain a NIKA code")
-    e.add_argument("code", help="e.g. NIKA-DAG-001 (or DAG-001)")
+    e = sub.add_parser("explain", help="explain a NIKA code or lint rule")
+    e.add_argument("code", nargs="?", help="e.g. NIKA-DAG-001 (or DAG-001), native-first/001")
+    e.add_argument("--list", nargs="?", const="", metavar="FILTER", help="list codes and rules (matching FILTER)")
 
     g = sub.add_parser(
         "graph",
@@ -87,7 +104,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # report an unknown flag against the command it was given to
+        sub = _subparser(parser, args.command)
+        (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.version:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -99,6 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         return cmd_check(args)
     if args.command == "explain":
+        if args.list is not None:
+            return cmd_explain_list(args.list)
+        if not args.code:
+            _subparser(parser, "explain").error("give a code or rule, or --list")  # type: ignore[union-attr]
         return cmd_explain(args.code)
     if args.command == "graph":
         return cmd_graph(args.file, args.format)
@@ -130,77 +155,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from checker.files import check_paths
-    from checker.report import CheckRun
-    from nika.output import render
+    from nika.check_command import run
 
-    if not args.paths:
-        print("nika check: give at least one PATH (a file, a directory, or - for stdin)", file=sys.stderr)
-        return 1
-    run = CheckRun(tuple(check_paths(list(args.paths))))
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    text = render(run, args.output_format, color=color)
-    with contextlib.suppress(BrokenPipeError):
-        _write(text, machine=args.output_format in ("json", "sarif"))
-    if args.debug:
-        for report in run.reports:
-            for d in report.diagnostics:
-                if d.trace:
-                    print(f"nika: {report.path}: {d.code} traceback:\n{d.trace}", file=sys.stderr, end="")
-    return run.exit_code
+    return run(args)
 
 
-def _write(text: str, *, machine: bool) -> None:
-    """Write the report to stdout whatever its encoding, and whatever bytes the given paths hold.
-
-    JSON and SARIF always go out as UTF-8, a lone surrogate (an undecodable byte of a file
-    name) as a ``\\uXXXX`` escape, so the document stays valid. Text goes out in the terminal's
-    encoding: undecodable file-name bytes as they were, other unencodable characters escaped.
-    """
-    out = sys.stdout
-    encoding = "utf-8" if machine else getattr(out, "encoding", None) or "utf-8"
-    if machine and not text.isascii():
-        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    try:
-        data = text.encode(encoding)
-    except UnicodeEncodeError:
-        try:
-            data = text.encode(encoding, "surrogateescape")
-        except UnicodeEncodeError:
-            data = text.encode(encoding, "backslashreplace")
-    buffer = getattr(out, "buffer", None)
-    if buffer is None:  # a StringIO in tests and embedders
-        out.write(data.decode(encoding, "replace"))
-        return
-    out.flush()
-    buffer.write(data)
-    buffer.flush()
-
-
-_SURROGATE = re.compile("[\\ud800-\\udfff]")
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:  # argparse offers no public accessor for sub-parsers
+        if isinstance(action, argparse._SubParsersAction) and name:
+            return action.choices.get(name)
+    return None
 
 
 def cmd_explain(code: str) -> int:
-    from checker.codes import lookup, nearest, registry
+    from nika.explain import explain
 
-    key = code.strip().upper()
-    if not key.startswith("NIKA-"):
-        key = "NIKA-" + key
-    if key not in registry():
-        hint = nearest(key)
-        msg = f"nika explain: unknown code `{code}`"
-        if hint:
-            msg += f"; did you mean {', '.join(hint)}?"
-        print(msg, file=sys.stderr)
-        return 2
-    info = lookup(key)
-    print(f"{info.code}: {info.title}")
-    print(f"category: {info.category} · phase: {info.phase} · severity: {info.severity.value}")
-    print()
-    print(info.teaching)
-    print()
-    print(f"docs: https://nika.sh/errors/{info.code}")
-    return 0
+    return explain(code)
+
+
+def cmd_explain_list(pattern: str) -> int:
+    from nika.explain import explain_list
+
+    return explain_list(pattern)
 
 
 def cmd_graph(path: str, fmt: str) -> int:

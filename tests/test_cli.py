@@ -62,7 +62,30 @@ def test_explain_known_and_unknown() -> None:
     ok = nika("explain", "DAG-001")
     assert ok.returncode == 0 and "NIKA-DAG-001" in ok.stdout
     bad = nika("explain", "NIKA-DAG-01")
-    assert bad.returncode == 2 and "NIKA-DAG-001" in bad.stderr
+    assert bad.returncode == 1 and "NIKA-DAG-001" in bad.stderr  # a usage error, not "findings"
+
+
+@pytest.mark.parametrize("argv", [("check", "--output-format", "xml", "x"), ("check", "--bogus", "x")])
+def test_usage_errors_exit_1_with_the_check_usage(argv: tuple[str, ...]) -> None:
+    proc = nika(*argv)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("usage: nika check") and "Traceback" not in proc.stderr
+
+
+def test_explain_lists_rules_and_says_what_is_not_judged() -> None:
+    listed = nika("explain", "--list", "native-first")
+    assert listed.returncode == 0
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == [f"native-first/00{i}" for i in range(1, 6)]
+    assert nika("explain", "native-first/001").stdout.startswith("native-first/001: ")
+    assert "does not report it" in nika("explain", "NIKA-EXEC-001").stdout  # a run-time code
+    assert "not implemented" not in nika("explain", "NIKA-DAG-001").stdout
+
+
+def test_explain_into_a_closed_pipe_is_quiet() -> None:
+    proc = subprocess.run(
+        f"{sys.executable} -m nika explain --list | head -1", shell=True, capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.stdout.count("\n") == 1 and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
 def test_check_imports_neither_lsp_nor_runtime() -> None:

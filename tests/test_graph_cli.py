@@ -167,7 +167,7 @@ def test_cli_failures_exit_1() -> None:
     proc = nika("graph", "-", stdin="- just\n- a list\n")
     assert proc.returncode == 1 and "not a YAML mapping" in proc.stderr
     proc = nika("graph", "--format", "svg", "-", stdin=PLAN)
-    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    assert proc.returncode == 1 and "invalid choice" in proc.stderr
 
 
 def test_graph_never_loads_the_language_server() -> None:

@@ -98,15 +98,7 @@ def _special(b: Builder, tid: str):  # type: ignore[no-untyped-def]
             )
             return True
         if k == "depends_on":
-            b.err(
-                "NIKA-PARSE-024",
-                ke.key.span,
-                "`depends_on:` no longer exists",
-                "Pass data with `with: {x: ${{ tasks.a.output }}}` (the reference is the edge) "
-                "or order tasks with `after: {a: success}`.",
-                task=tid,
-            )
-            return True
+            return True  # NIKA-PARSE-024, reported with its migration by checker.rules.migrations
         if k in G.FOREIGN_TASK_KEYS and did_you_mean(k, G.TASK.names) is None:
             teach = G.FOREIGN_TASK_KEYS[k]
             b.err(

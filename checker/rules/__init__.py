@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import composition, dag, jq, references, skills, tools, types
+from checker.rules import composition, dag, jq, lint_native, lint_obvious, migrations, references, skills, tools, types
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
 
 RULES: tuple[Rule, ...] = (
+    migrations.check_depends_on,
     references.check_expressions,
     dag.check_after_targets,
     dag.check_cycles,
@@ -33,6 +34,8 @@ RULES: tuple[Rule, ...] = (
     types.check_schema_paths,
     composition.check_composition,
     skills.check_skills,
+    *lint_obvious.RULES,
+    lint_native.check_native_first,
 )
 
 __all__ = ["RULES", "Rule", "RuleContext"]

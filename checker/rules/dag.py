@@ -168,6 +168,7 @@ def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def _bad_literal(site: ExprSite, island: Island, lit: object, start: int, end: int) -> Diagnostic:
     text = str(lit)
+    spelled = did_you_mean(text, STATUSES)
     guess = {
         "failed": "failure",
         "succeeded": "success",
@@ -178,14 +179,36 @@ def _bad_literal(site: ExprSite, island: Island, lit: object, start: int, end: i
         "skip": "skipped",
         "canceled": "cancelled",
         "completed": "success",
-    }.get(text.lower()) or did_you_mean(text, STATUSES)
+    }.get(text.lower()) or spelled
     span = site.span_of(island.expr_start + start, island.expr_start + end)
+    fixes: tuple[Fix, ...] = ()
+    whole = site.value.value if isinstance(site.value.value, str) else ""
+    written = whole[island.expr_start + start : island.expr_start + end]
+    exact = span.end - span.start == len(written)  # the source holds exactly this text (no escapes)
+    if (
+        guess
+        and exact
+        and len(written) >= 2
+        and written[0] in "'\""
+        and written[-1] == written[0]
+        and written[1:-1] == text
+    ):
+        # a respelling is safe; a synonym (`failed` -> `failure`) is a guess that needs review
+        safety = "safe" if guess == spelled else "maybe-incorrect"
+        fixes = (
+            Fix(
+                f"Change to `{written[0]}{guess}{written[0]}`",
+                (Edit(span, f"{written[0]}{guess}{written[0]}"),),
+                safety,
+            ),
+        )
     return report(
         "NIKA-DAG-007",
         span,
         f"a task status is never `{text}`: this comparison can never match",
         (f"Did you mean `'{guess}'`? " if guess else "") + "A status is one of success, failure, skipped or cancelled.",
         task=site.task,
+        fixes=fixes,
     )
 
 

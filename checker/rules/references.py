@@ -187,6 +187,29 @@ def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) 
             )
 
 
+def _hoist_fix(ctx: RuleContext, site: ExprSite, target: str, span: Span) -> tuple[Fix, ...]:
+    """The VAR-021 repair as an edit: bind the read in `with:` and read `with.<name>` instead."""
+    from checker.fixes import hoist_into_with
+
+    task = ctx.workflow.tasks.get(site.task or "")
+    if task is None or site.where not in ("body", "when", "for_each") or target == task.id:
+        return ()
+    if task.id in ctx.graph.upstream(target):  # the new edge would close a cycle
+        return ()
+    expr = ctx.source.text[span.start : span.end]
+    for b in task.with_:  # already bound: read the binding
+        raw = getattr(b.value, "raw", None)
+        if isinstance(raw, str) and raw.replace(" ", "") == f"${{{{{expr}}}}}".replace(" ", ""):
+            return (Fix(f"Read `with.{b.name}`", (Edit(span, f"with.{b.name}"),)),)
+    taken = {b.name for b in task.with_}
+    name = target if target not in TASK_FIELDS else f"{target}_value"
+    n = 2
+    while name in taken:
+        name, n = f"{target}_{n}", n + 1
+    fix = hoist_into_with(ctx.source.text, task, span, name)
+    return (fix,) if fix else ()
+
+
 def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     path = ref.path
@@ -201,12 +224,20 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterat
         return
     target = path[0]
     if site.where not in TASKS_ALLOWED:
+        known = target in wf.tasks
+        guess = None if known else did_you_mean(target, list(wf.tasks))
+        if known or guess:
+            name = target if known else guess
+            repair = f"Bind it in `with:` (`{name}: ${{{{ tasks.{name}.output }}}}`) and read `with.{name}` here."
+        else:  # binding a task that does not exist would only trade this finding for NIKA-DAG-002
+            repair = "Name a task declared under `tasks:`, bound in `with:`; only `with.*` is readable here."
         yield report(
             "NIKA-VAR-021",
             span,
             f"`tasks.{target}` cannot be read in {_WHERE_TEXT.get(site.where, 'this position')}",
-            f"Bind it in `with:` (`{target}: ${{{{ tasks.{target}.output }}}}`) and read `with.{target}` here.",
+            repair,
             task=site.task,
+            fixes=_hoist_fix(ctx, site, target, span) if known else (),
         )
         return
     if site.where == "finally" and target != site.task:
@@ -244,12 +275,18 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterat
     if fld not in TASK_FIELDS and fld not in bindings and not ref.in_has:
         choices = sorted(TASK_FIELDS | bindings)
         guess = did_you_mean(fld, choices)
+        fixes: tuple[Fix, ...] = ()
+        prefix = f"tasks.{target}."
+        if guess and ctx.source.text.startswith(prefix + fld, span.start):
+            at = span.start + len(prefix)
+            fixes = (Fix(f"Change to `{guess}`", (Edit(Span(at, at + len(fld)), guess),)),)
         yield report(
             "NIKA-VAR-001",
             span,
             f"task `{target}` has no field `{fld}`",
             (f"Did you mean `{guess}`? " if guess else "") + f"Available: {', '.join(choices)}.",
             task=site.task,
+            fixes=fixes,
         )
 
 

@@ -13,7 +13,7 @@ from nika.output._common import sorted_findings, source_of
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from checker.codes import CodeInfo
+    from checker.codes import CodeInfo, LintInfo
     from checker.diagnostics import Diagnostic
     from checker.report import CheckRun
     from checker.source import SourceText, Span
@@ -87,7 +87,21 @@ def _location(uri: str, source: SourceText, span: Span) -> dict[str, Any]:
     }
 
 
-def _rule(rule_id: str, d: Diagnostic, info: CodeInfo | None) -> dict[str, Any]:
+def _info(d: Diagnostic, known: Mapping[str, CodeInfo]) -> CodeInfo | LintInfo | None:
+    """The registry row behind a finding: its code's, else its lint rule's."""
+    if d.code:
+        return known.get(d.code)
+    if d.rule:
+        from checker.codes import lookup_lint
+
+        try:
+            return lookup_lint(d.rule)
+        except KeyError:
+            return None
+    return None
+
+
+def _rule(rule_id: str, d: Diagnostic, info: CodeInfo | LintInfo | None) -> dict[str, Any]:
     title = info.title if info is not None else rule_id
     rule: dict[str, Any] = {
         "id": rule_id,
@@ -177,8 +191,18 @@ def sarif_log(
             index = index_of.get(rule_id)
             if index is None:
                 index = index_of[rule_id] = len(rules)
-                rules.append(_rule(rule_id, d, known.get(d.code) if d.code else None))
+                rules.append(_rule(rule_id, d, _info(d, known)))
             results.append(_result(d, rule_id, index, uri, source))
+        for d, reason in report.suppressed:  # silenced in the source: kept, marked as suppressed
+            rule_id = d.code or d.rule or "nika"
+            index = index_of.get(rule_id)
+            if index is None:
+                index = index_of[rule_id] = len(rules)
+                rules.append(_rule(rule_id, d, _info(d, known)))
+            suppression: dict[str, Any] = {"kind": "inSource"}
+            if reason:
+                suppression["justification"] = reason
+            results.append({**_result(d, rule_id, index, uri, source), "suppressions": [suppression]})
 
     invocation: dict[str, Any] = {"executionSuccessful": not notifications}
     if notifications:

@@ -1,0 +1,84 @@
+"""What a project asks of a finished report: suppression comments, then its configuration.
+
+Kept out of the engine so that the compiled model (and the language server's view of it) stays
+the checker's verdict; ``nika check`` applies this last, per file. The common case (no
+configuration file, no suppression comment, no ``--native-strict``) imports nothing more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from functools import cache
+from typing import TYPE_CHECKING
+
+from checker.diagnostics import Diagnostic
+from checker.report import FileReport
+
+if TYPE_CHECKING:
+    from checker.settings import Settings
+
+
+class SettingsError(Exception):
+    """A configuration file that cannot be used; ``str()`` is the one-line explanation."""
+
+    def __init__(self, path: str, key: str | None, message: str) -> None:
+        self.path, self.key = path, key
+        where = f"{path}: `{key}`" if key else path
+        super().__init__(f"{where}: {message}")
+
+
+def finalize(report: FileReport, *, native_strict: bool = False, settings: Settings | None = None) -> FileReport:
+    """Apply the file's suppressions and settings (raises :class:`~checker.settings.SettingsError`)."""
+    if report.source is None:
+        return report
+    if settings is None and config_file_for(report.path) is not None:
+        from checker.settings import settings_for
+
+        settings = settings_for(report.path)
+    diags = report.diagnostics
+    suppressed: tuple[tuple[Diagnostic, str], ...] = ()
+    if "ignore" in report.source.text:  # cheap pre-check: most files carry no suppression
+        from checker.suppressions import apply as suppress
+
+        outcome = suppress(report.source, diags)
+        diags = tuple(sorted(outcome.kept + outcome.notes, key=Diagnostic.sort_key))
+        suppressed = tuple((d, s.reason) for d, s in outcome.suppressed)
+    if settings is None and not native_strict:
+        return dataclasses.replace(report, diagnostics=diags, suppressed=suppressed)
+    from checker.settings import DEFAULT, apply
+
+    settings = settings or DEFAULT
+    diags = apply(diags, settings, report.path, native_strict=native_strict)
+    return dataclasses.replace(report, diagnostics=diags, suppressed=suppressed, strict=settings.strict)
+
+
+def config_file_for(path: str) -> tuple[str, bool] | None:
+    """``(file, is_pyproject)`` of the configuration that governs ``path`` (``-``: the cwd)."""
+    start = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
+    return _search(start)
+
+
+@cache
+def _search(directory: str) -> tuple[str, bool] | None:
+    found = _config_in(directory)
+    if found is not None:
+        return found
+    parent = os.path.dirname(directory)
+    return None if parent == directory else _search(parent)
+
+
+def _config_in(directory: str) -> tuple[str, bool] | None:
+    nika = os.path.join(directory, "nika.toml")
+    if os.path.isfile(nika):
+        return nika, False
+    py = os.path.join(directory, "pyproject.toml")
+    if os.path.isfile(py):
+        try:
+            with open(py, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return None
+        if "tool.nika" in text:  # cheap pre-check before parsing TOML
+            return py, True
+    return None

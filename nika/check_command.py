@@ -1,0 +1,218 @@
+"""``nika check``: check, apply project settings and suppressions, optionally fix, then render.
+
+``--fix`` applies the safe fixes (``--unsafe-fixes`` adds the rest) as minimal text edits and
+re-checks until nothing more applies, so a second ``--fix`` changes nothing. A file whose YAML
+does not parse is never touched. ``--diff`` prints a unified diff instead of writing; on standard
+input (``-``) the fixed text goes to standard output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from checker.report import CheckRun, FileReport
+
+MAX_PASSES = 10
+
+
+def run(args: argparse.Namespace) -> int:
+    from checker.policy import SettingsError
+
+    if args.show_settings:
+        return _show_settings(args.show_settings)
+    if not args.paths:
+        print("nika check: give at least one PATH (a file, a directory, or - for stdin)", file=sys.stderr)
+        return 1
+    try:
+        if args.fix or args.diff:
+            return _fix(args)
+        return _check(args)
+    except SettingsError as exc:
+        print(f"nika: configuration error in {exc}", file=sys.stderr)
+        return 1
+
+
+def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileReport]:
+    from checker.policy import finalize
+
+    return [finalize(r, native_strict=args.native_strict) for r in reports]
+
+
+def _check(args: argparse.Namespace) -> int:
+    from checker.files import check_paths
+
+    reports = check_paths(list(args.paths))
+    if not reports and not args.allow_empty:
+        print("nika check: no workflow files to check (use --allow-empty to accept that)", file=sys.stderr)
+        return 1
+    return _render(CheckRun(tuple(_finalize(reports, args))), args)
+
+
+def _render(run: CheckRun, args: argparse.Namespace, stream: object = None) -> int:
+    from nika.output import render
+
+    out = stream or sys.stdout
+    color = args.color == "always" or (args.color == "auto" and out.isatty() and "NO_COLOR" not in os.environ)  # type: ignore[attr-defined]
+    text = render(run, args.output_format, color=color)
+    try:
+        if out is sys.stdout:
+            _write(text, machine=args.output_format in ("json", "sarif"))
+        else:
+            out.write(text)  # type: ignore[attr-defined]
+            out.flush()  # type: ignore[attr-defined]
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    if getattr(args, "debug", False):
+        for report in run.reports:
+            for d in report.diagnostics:
+                if d.trace:
+                    print(f"nika: {report.path}: {d.code} traceback:\n{d.trace}", file=sys.stderr, end="")
+    return run.exit_code
+
+
+def _write(text: str, *, machine: bool) -> None:
+    """Write the report to stdout whatever its encoding, and whatever bytes the given paths hold.
+
+    JSON and SARIF always go out as UTF-8, a lone surrogate (an undecodable byte of a file
+    name) as a ``\\uXXXX`` escape, so the document stays valid. Text goes out in the terminal's
+    encoding: undecodable file-name bytes as they were, other unencodable characters escaped.
+    """
+    out = sys.stdout
+    encoding = "utf-8" if machine else getattr(out, "encoding", None) or "utf-8"
+    if machine and not text.isascii():
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    try:
+        data = text.encode(encoding)
+    except UnicodeEncodeError:
+        try:
+            data = text.encode(encoding, "surrogateescape")
+        except UnicodeEncodeError:
+            data = text.encode(encoding, "backslashreplace")
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:  # a StringIO in tests and embedders
+        out.write(data.decode(encoding, "replace"))
+        return
+    out.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (``| head``): stop writing without a traceback at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+# -- --fix ----------------------------------------------------------------------------------
+
+
+def fix_text(text: str, path: str, base_dir: str | None, *, unsafe: bool, native_strict: bool = False):  # type: ignore[no-untyped-def]
+    """Fix ``text`` to a fixed point. Returns ``(new_text, fixed_count, refusal)``; ``refusal`` says
+    why nothing was changed (the YAML does not parse), else ``None``."""
+    from checker.engine import compile_text
+    from checker.fixes import apply_fixes
+    from checker.policy import finalize
+    from checker.settings import settings_for
+
+    settings = settings_for(path if path != "<stdin>" else "-")
+
+    def judge(src: str) -> tuple[object, FileReport]:
+        compiled = compile_text(src, path, base_dir)
+        rep = FileReport(path, compiled.source, compiled.diagnostics)
+        return compiled, finalize(rep, native_strict=native_strict, settings=settings)
+
+    compiled, report = judge(text)
+    if compiled.root is None:  # type: ignore[attr-defined]
+        return text, 0, "its YAML does not parse; fix the syntax errors first"
+    fixed = 0
+    current = text
+    for _ in range(MAX_PASSES):
+        result = apply_fixes(current, report.diagnostics, unsafe=unsafe)
+        if not result.applied or result.text == current:
+            break
+        candidate, cand_report = judge(result.text)
+        if candidate.root is None:  # type: ignore[attr-defined]
+            break  # a fix that breaks the YAML is never kept (a bug in that fix)
+        current, report = result.text, cand_report
+        fixed += len(result.applied)
+    return current, fixed, None
+
+
+def _fix(args: argparse.Namespace) -> int:
+    import difflib
+
+    from checker.engine import compile_text
+    from checker.files import compile_path, expand, read_bounded
+
+    targets = list(expand(list(args.paths)))
+    if not targets and not args.allow_empty:
+        print("nika check: no workflow files to check (use --allow-empty to accept that)", file=sys.stderr)
+        return 1
+    reports: list[FileReport] = []
+    diffs: list[str] = []
+    stdin_text: str | None = None
+    for path, err in targets:
+        if err is not None:
+            reports.append(FileReport(path, None, (), err))
+            continue
+        shown = "<stdin>" if path == "-" else path
+        base = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
+        try:
+            text = read_bounded(path).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            compiled, why = compile_path(path)  # reports the problem exactly as a plain check does
+            reports.append(
+                FileReport(path, None, (), why)
+                if compiled is None
+                else FileReport(path, compiled.source, compiled.diagnostics)
+            )
+            continue
+        new, count, refusal = fix_text(text, shown, base, unsafe=args.unsafe_fixes, native_strict=args.native_strict)
+        if refusal:
+            print(f"nika: {shown}: not fixed: {refusal}", file=sys.stderr)
+        if count:
+            verb = "would fix" if args.diff else "fixed"
+            print(f"nika: {shown}: {verb} {count} finding{'s' if count != 1 else ''}", file=sys.stderr)
+        if args.diff:
+            diffs.extend(difflib.unified_diff(text.splitlines(True), new.splitlines(True), shown, shown))
+        elif path == "-":
+            stdin_text = new
+        elif new != text:
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(new)
+        compiled_new = compile_text(new, shown, base)
+        reports.append(FileReport(path, compiled_new.source, compiled_new.diagnostics))
+    run = CheckRun(tuple(_finalize(reports, args)))
+    if args.diff:
+        try:
+            sys.stdout.write("".join(diffs))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        return run.exit_code
+    if stdin_text is not None:
+        sys.stdout.write(stdin_text)  # the fixed text is the output; findings go to standard error
+        sys.stdout.flush()
+        return _render(run, args, sys.stderr)
+    return _render(run, args)
+
+
+def _show_settings(path: str) -> int:
+    from checker.settings import SettingsError, describe, settings_for
+
+    try:
+        settings = settings_for(path)
+    except SettingsError as exc:
+        print(f"nika: configuration error in {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(describe(settings, path))
+    return 0
