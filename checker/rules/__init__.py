@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import dag, jq, references, tools, types
+from checker.rules import authority, dag, jq, references, tools, types
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
@@ -31,6 +31,9 @@ RULES: tuple[Rule, ...] = (
     types.check_defaults,
     types.check_json_schemas,
     types.check_schema_paths,
+    authority.check_bounds,
+    authority.check_fit,
+    authority.check_urls,
 )
 
 __all__ = ["RULES", "Rule", "RuleContext"]
