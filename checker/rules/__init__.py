@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import authority, dag, jq, policy, references, tools, types
+from checker.rules import authority, dag, jq, policy, references, secrets, tools, types
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
@@ -34,6 +34,7 @@ RULES: tuple[Rule, ...] = (
     authority.check_bounds,
     authority.check_fit,
     authority.check_urls,
+    secrets.check_secret_flow,
     policy.check_policy,
 )
 

@@ -351,15 +351,14 @@ def _absent(ctx: RuleContext, needs: list[NeedSite]) -> Diagnostic:
         first.span,
         f"the workflow declares no `permits:` block, so it may touch nothing, yet {names} "
         f"need{'s' if len(tasks) == 1 else ''} authority",
-        "Declare the authority the body needs in a `permits:` block (the fix writes the inferred one; review it):\n"
-        + block.rstrip(),
+        f"Declare what the body needs, e.g. `{inferred_block(ctx, needs, one_line=True)}` (review each grant).",
         related=related[1:],
         fixes=fixes,
         task=first.task.id,
     )
 
 
-def inferred_block(ctx: RuleContext, needs: list[NeedSite]) -> str:
+def inferred_block(ctx: RuleContext, needs: list[NeedSite], *, one_line: bool = False) -> str:
     """The ``permits:`` block the needs call for, as YAML text (never a loopback or floor host;
     targets the check cannot know are left as comments)."""
     planes: dict[str, list[str]] = {p: [] for p in effects.PLANES}
@@ -400,22 +399,22 @@ def inferred_block(ctx: RuleContext, needs: list[NeedSite]) -> str:
     def flow(xs: list[str]) -> str:
         return "[" + ", ".join(_q(x) for x in xs) + "]"
 
-    lines = ["permits:"]
+    entries: list[str] = []
     fs = [(k, planes[f"fs.{k}"]) for k in ("read", "write") if planes[f"fs.{k}"]]
-    if fs or any(n.plane.startswith("fs.") for n in needs):
-        parts = [f"{k}: {flow(v)}" for k, v in fs]
-        if parts:
-            lines.append("  fs: { " + ", ".join(parts) + " }")
+    if fs:
+        entries.append("fs: { " + ", ".join(f"{k}: {flow(v)}" for k, v in fs) + " }")
     if planes["net"]:
-        lines.append(f"  net: {{ http: {flow(planes['net'])} }}")
+        entries.append(f"net: {{ http: {flow(planes['net'])} }}")
     if exec_any:
-        lines.append("  exec: true")
+        entries.append("exec: true")
     elif planes["exec"]:
-        lines.append(f"  exec: {flow(planes['exec'])}")
+        entries.append(f"exec: {flow(planes['exec'])}")
     if planes["tools"]:
-        lines.append(f"  tools: {flow(planes['tools'])}")
-    lines += [f"  # {note}" for note in notes]
-    if len(lines) == 1:
+        entries.append(f"tools: {flow(planes['tools'])}")
+    if one_line:
+        return "permits: { " + ", ".join(entries) + " }" if entries else "permits: {}"
+    lines = ["permits:", *(f"  {e}" for e in entries), *(f"  # {note}" for note in notes)]
+    if not entries:
         lines[0] = "permits: {}"
     return "\n".join(lines) + "\n"
 
