@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import authority, dag, jq, policy, references, secrets, tools, types
+from checker.rules import authority, dag, flows, jq, policy, references, secrets, tools, types
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
@@ -35,6 +35,8 @@ RULES: tuple[Rule, ...] = (
     authority.check_fit,
     authority.check_urls,
     secrets.check_secret_flow,
+    flows.check_trifecta,
+    flows.check_shared_writes,
     policy.check_policy,
 )
 

@@ -75,9 +75,7 @@ def _rule_holds(
         refs = [ref for ref, _ in template_refs(dest)]
         if len(refs) != 1 or refs[0].root != "secrets" or refs[0].path[:1] != (secret.name,):
             return False
-        if any(name != secret.name for name in carried):
-            return False
-        return True
+        return not any(name != secret.name for name in carried)
     else:
         host = dest_host
     p = ctx.workflow.permits
