@@ -226,6 +226,23 @@ def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         yield from _judge_value(ctx, bound, n)
     yield from _reentry(ctx, bound)
+    yield from _negated_pure(ctx, bound)
+
+
+def _negated_pure(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
+    """A pure builtin needs no grant, but a ``!`` rule that names it is the author's explicit
+    denial, and using the tool then escapes the boundary."""
+    if not any(r.negated for r in bound.tools):
+        return
+    for task in ctx.workflow.tasks.values():
+        for verb in task_verbs(task):
+            if not isinstance(verb, Invoke) or not verb.tool or verb.tool_value is None:
+                continue
+            if not effects.tool_effects(verb.tool).pure:
+                continue
+            d = bound.check("tools", verb.tool)
+            if d is not None and d.rule is not None:
+                yield _escape(NeedSite(task, "tools", verb.tool_value.span, verb.tool_value, verb.tool, "tool"), d)
 
 
 def _target(n: NeedSite, raw: str) -> str | None:

@@ -6,9 +6,9 @@ something; ② a task brings outside content in (``nika:fetch``, an ``mcp:`` too
 whitelist admits one); ③ the boundary can carry data out (``net.http``, an ``fs.write`` glob
 leaving the workspace, ``exec``). When all three hold, every egress-capable task that the outside
 content reaches (through ``with:`` reads and recovery reads; a model's output carries what its
-prompt saw) is refused unless human gates (``nika:prompt`` without ``default:``) stand on every
-path to it. The check over-approximates on purpose, and the finding names which disjunct armed
-each leg.
+prompt saw) is refused unless it waits, directly or transitively, on a blocking human gate
+(``nika:prompt`` without ``default:``): the action cannot fire before a human has answered.
+The check over-approximates on purpose, and the finding names which disjunct armed each leg.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
     for tid in order:
         task = wf.tasks[tid]
         preds = [e.producer for e in g.incoming(tid)]
-        gated[tid] = _is_blocking_gate(task) or (bool(preds) and all(gated.get(p, False) for p in preds))
+        gated[tid] = _is_blocking_gate(task) or any(gated.get(p, False) for p in preds)
     for tid in order:
         task = wf.tasks[tid]
         if tid not in tainted or gated[tid] or not _egress(task, bool(escaping)):
