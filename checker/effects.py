@@ -18,11 +18,10 @@ Nothing here reads a file other than the table, touches the network or resolves 
 from __future__ import annotations
 
 import contextlib
-import tomllib
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from checker.tool_globs import ToolRule, canonical_path, match_path, parse_tool_rules, tool_verdict
@@ -53,7 +52,9 @@ PLANES = ("fs.read", "fs.write", "net", "exec", "tools", "env")
 
 @cache
 def _table() -> dict[str, Any]:
-    with open(Path(__file__).parent / "contracts" / "effects.toml", "rb") as f:
+    import tomllib
+
+    with open(os.path.join(os.path.dirname(__file__), "contracts", "effects.toml"), "rb") as f:
         return tomllib.load(f)
 
 
@@ -88,10 +89,12 @@ class ToolEffects:
         return not self.pure
 
 
-def _builtin_ids() -> dict[str, str]:
+def _capability(tool_id: str) -> str | None:
+    """``pure_internal`` / ``external`` from the builtin's contract (loaded for this id only)."""
     from checker import contracts
 
-    return {c.id: c.capability for c in contracts.contracts()}
+    c = contracts.contract(tool_id)
+    return c.capability if c is not None else None
 
 
 @cache
@@ -101,7 +104,7 @@ def tool_effects(tool_id: str) -> ToolEffects:
     rows = _table()["builtins"]
     if tool_id.startswith("mcp:"):
         return ToolEffects(tool_id, ("tools",), ingress=True, egress=True)
-    capability = _builtin_ids().get(tool_id)
+    capability = _capability(tool_id)
     row = rows.get(tool_id)
     if row is None:
         pure = capability == "pure_internal"
@@ -192,15 +195,34 @@ def url_host(url: str) -> str | None:
 
 def url_path(url: str) -> str:
     """The path of a URL (query and fragment dropped), percent-decoded once."""
-    from urllib.parse import unquote
-
     _, sep, rest = url.partition("://")
     if sep:
         slash = rest.find("/")
         rest = rest[slash:] if slash >= 0 else ""
     for stop in "?#":
         rest = rest.split(stop, 1)[0]
-    return unquote(rest)
+    return _percent_decode(rest)
+
+
+def _percent_decode(s: str) -> str:
+    """``%XX`` sequences decoded once (UTF-8, invalid bytes replaced); no ``+`` handling."""
+    if "%" not in s:
+        return s
+    out = bytearray()
+    i = 0
+    raw = s.encode("utf-8")
+    while i < len(raw):
+        if raw[i] == 0x25 and _is_hex(raw[i + 1 : i + 3]):
+            out.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _is_hex(b: bytes) -> bool:
+    return len(b) == 2 and all(c in b"0123456789abcdefABCDEF" for c in b)
 
 
 def canonical_host(host: str) -> str:
@@ -218,6 +240,8 @@ def canonical_host(host: str) -> str:
 
 
 def _ip(host: str) -> Any:
+    if not host or any(c not in "0123456789abcdefx.:" for c in host):
+        return None  # a name, not an address literal
     import ipaddress
 
     try:

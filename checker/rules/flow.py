@@ -188,12 +188,45 @@ def resolve(ctx: RuleContext, task: Task | None, v: Value | None, _depth: int = 
                 raise Unresolvable
             with_vals[b.name] = resolve(ctx, task, b.value, _depth + 1)
     scope["with"] = with_vals
+    quick = _substitute(v, scope)
+    if quick is not None:
+        return quick
     from checker.expr.evaluate import render_template
 
     try:
         return render_template(v.template, scope)
     except Exception as exc:  # any evaluation problem: not knowable here
         raise Unresolvable from exc
+
+
+def _substitute(v: TemplateValue, scope: dict[str, Any]) -> str | None:
+    """The common case without the evaluator: a string whose islands are plain reference chains
+    to strings or integers. ``None`` when anything else is involved; :class:`Unresolvable` when a
+    chain names a value the check cannot know."""
+    from checker.expr.refs import as_ref
+
+    t = v.template
+    if t is None:
+        return None
+    out: list[str] = []
+    for part in t.parts:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        ref = as_ref(part.expr) if part.expr is not None else None
+        if ref is None or None in ref.path:
+            return None
+        cur: Any = scope.get(ref.root)
+        for step in ref.path:
+            if not isinstance(cur, dict) or not isinstance(step, str):
+                return None
+            if step not in cur:
+                raise Unresolvable  # no value known at check time (no default)
+            cur = cur[step]
+        if isinstance(cur, bool) or not isinstance(cur, str | int):
+            return None
+        out.append(str(cur))
+    return "".join(out)
 
 
 def resolve_str(ctx: RuleContext, task: Task | None, v: Value | None) -> str | None:
