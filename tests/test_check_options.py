@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CURL = """\
 nika: v1
-workflow:
-  id: demo
+workflow: {id: demo}
+permits: { exec: true }
 tasks:
   get:
     exec: { command: ["curl", "-s", "https://example.org"] }
@@ -22,8 +22,8 @@ tasks:
 
 REDUNDANT = """\
 nika: v1
-workflow:
-  id: demo   # the id stays
+workflow: {id: demo}   # the id stays
+permits: { exec: true }
 tasks:
   a:
     exec: { command: ["./a.sh"] }   # keep this comment
@@ -251,8 +251,8 @@ def test_empty_directory_exits_1_unless_allowed(tmp_path: Path) -> None:
 
 HOIST = """\
 nika: v1
-workflow:
-  id: demo
+workflow: {id: demo}
+permits: { exec: true }
 tasks:
   a:
     exec: { command: ["./a.sh"] }
@@ -285,8 +285,8 @@ def test_var_021_hoist_into_with_is_a_safe_fix(tmp_path: Path) -> None:
 
 DEPENDS = """\
 nika: v1
-workflow:
-  id: demo
+workflow: {id: demo}
+permits: { exec: true }
 tasks:
   a:
     exec: { command: ["./a.sh"] }
@@ -317,7 +317,7 @@ def test_depends_on_migrates_only_when_provably_equivalent(tmp_path: Path) -> No
 
 def test_field_and_status_did_you_mean_carry_their_fix(tmp_path: Path) -> None:
     text = (
-        'nika: v1\nworkflow:\n  id: d\ntasks:\n  a:\n    exec: { command: ["./a.sh"] }\n  b:\n'
+        'nika: v1\nworkflow: {id: d}\npermits: {exec: true}\ntasks:\n  a:\n    exec: { command: ["./a.sh"] }\n  b:\n'
         '    with: { v: "${{ tasks.a.outptu }}", s: "${{ tasks.a.status == \'sucess\' }}",'
         " t: \"${{ tasks.a.status == 'ok' }}\" }\n"
         '    exec: { command: ["./b.sh", "${{ with.v }}", "${{ with.s }}", "${{ with.t }}"] }\n'

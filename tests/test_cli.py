@@ -14,6 +14,7 @@ from checker.codes import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = 'nika: v1\nworkflow:\n  id: bad\ntasks:\n  a:\n    after: { ghost: success }\n    exec: { command: ["true"] }\n'
+BAD += 'permits: {exec: ["true"]}\n'
 
 
 def nika(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

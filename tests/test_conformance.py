@@ -31,8 +31,17 @@ FULL = (
     "types/",
     "deep/0",
     "stdlib",
+    "core/authority",
+    "core/policy",
 )
-DEFERRED = {"deep/013-permits-fit-violation", "deep/020-permits-negation-denied"}
+# composition (NIKA-COMP-*) is built on another branch
+DEFERRED = {"core/authority/006-child-absent-under-permitted-parent"}
+# Fixtures the pinned spec contradicts itself on: the fixture is older than the law that now
+# decides it. Each entry says which law wins; the test fails loudly once upstream fixes it.
+STALE = {
+    "valid/unicode-nfc.nika.yaml": "runs `exec:` without a `permits:` block; NEP-0003 makes that NIKA-AUTH-006 "
+    "(the three sibling valid profile fixtures were given `permits: {exec: [echo]}`)",
+}
 
 
 def _fixtures() -> list[Path]:
@@ -84,6 +93,10 @@ def test_yaml_profile(path: Path) -> None:
     compiled, err = compile_path(str(path))
     assert compiled is not None, err
     codes = [d.code for d in compiled.diagnostics if d.is_error]
+    stale = STALE.get(f"{path.parent.name}/{path.name}")
+    if stale is not None:
+        assert codes == ["NIKA-AUTH-006"], codes
+        pytest.xfail(f"stale upstream fixture: {stale}")
     if path.parent.name == "valid":
         assert not codes
     else:

@@ -41,7 +41,7 @@ EVERY_BLOCK: dict[str, Any] = {
     "permits": {
         "fs": {"read": ["./**"], "write": ["./out/**"]},
         "net": {"http": ["example.com"]},
-        "exec": ["echo"],
+        "exec": True,
         "tools": ["nika:*"],
         "env": ["HOME"],
     },

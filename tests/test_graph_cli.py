@@ -14,8 +14,8 @@ from nika.output.graph_formats import render_dot, render_mermaid
 ROOT = Path(__file__).resolve().parents[1]
 
 PLAN = """nika: v1
-workflow:
-  id: plan
+workflow: {id: plan}
+permits: {exec: true, tools: ["nika:*"], net: {http: ["*"]}}
 model: mock/echo
 tasks:
   fetch:
@@ -42,8 +42,8 @@ tasks:
 
 # `never` waits for `fetch` to be skipped, which it cannot be; `later` needs `never`'s value.
 DEAD = """nika: v1
-workflow:
-  id: dead
+workflow: {id: dead}
+permits: {exec: true}
 tasks:
   fetch:
     exec: { command: ["true"] }
@@ -60,8 +60,8 @@ tasks:
 """
 
 CYCLE = """nika: v1
-workflow:
-  id: loop
+workflow: {id: loop}
+permits: {exec: true}
 tasks:
   start:
     exec: { command: ["true"] }

@@ -26,6 +26,7 @@ from nika.output import render
 VALID = """nika: v1
 workflow:
   id: sample
+permits: { exec: [echo] }
 tasks:
   a:
     exec: { command: ["echo", "${{ const.x }}"] }
@@ -117,7 +118,7 @@ def test_cli_binary_junk_exits_with_findings_not_a_traceback(tmp_path: Path) -> 
 # --- regressions: issue 6 items 4 and 7, issue 12 items 2 and 4 ---------------------------
 
 WF_HEAD = "nika: v1\nworkflow:\n  id: t\n"
-WF_TASK = 'tasks:\n  a:\n    exec: { command: ["true"] }\n'
+WF_TASK = 'tasks:\n  a:\n    infer: { model: mock/echo, prompt: "x" }\n'
 
 
 def _json(c: CompiledWorkflow) -> dict[str, Any]:
@@ -207,7 +208,7 @@ def test_a_huge_hex_integer_in_a_json_schema_is_refused_not_a_crash() -> None:
         render(CheckRun((FileReport("x", c.source, c.diagnostics),)), fmt)
 
 
-CR_TEXT = 'nika: v1\rworkflow:\r\n  id: t\rtasks:\r  a:\r    after: { ghost: success }\r    exec: { command: ["x"] }\r'
+CR_TEXT = 'nika: v1\rworkflow:\r\n  id: t\rtasks:\r  a:\r    after: { ghost: success }\r    infer: { model: mock/echo, prompt: x }\r'
 
 
 def test_lone_carriage_returns_are_line_breaks() -> None:
@@ -302,6 +303,6 @@ def test_output_survives_any_stdout_encoding_and_undecodable_file_names(tmp_path
 
 
 def test_a_message_quoting_a_huge_value_is_bounded() -> None:
-    c = compile_text(WF_HEAD + 'tasks:\n  a:\n    timeout: "' + "9" * 5000 + 's"\n    exec: { command: ["x"] }\n')
+    c = compile_text(WF_HEAD + 'tasks:\n  a:\n    timeout: "' + "9" * 5000 + 's"\n    infer: { model: mock/echo, prompt: x }\n')
     [d] = c.diagnostics
     assert d.code == "NIKA-PARSE-010" and len(d.message) <= 1000 and "characters)" in d.message

@@ -10,7 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from checker.diagnostics import Diagnostic
-from checker.rules import composition, dag, jq, lint_native, lint_obvious, migrations, references, skills, tools, types
+from checker.rules import (
+    authority,
+    composition,
+    dag,
+    flows,
+    jq,
+    lint_native,
+    lint_obvious,
+    migrations,
+    policy,
+    references,
+    secrets,
+    skills,
+    tools,
+    types,
+)
 from checker.rules.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
@@ -32,6 +47,13 @@ RULES: tuple[Rule, ...] = (
     types.check_defaults,
     types.check_json_schemas,
     types.check_schema_paths,
+    authority.check_bounds,
+    authority.check_fit,
+    authority.check_urls,
+    secrets.check_secret_flow,
+    flows.check_trifecta,
+    flows.check_shared_writes,
+    policy.check_policy,
     composition.check_composition,
     skills.check_skills,
     *lint_obvious.RULES,

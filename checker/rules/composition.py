@@ -118,6 +118,7 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
         child = loader.load(path)
         if child is None or child.workflow is None:
             continue
+        yield from _contained(ctx, task, target, rel, child.workflow)
         yield from _typed_call(ctx, task, call, rel, child.workflow)
 
 
@@ -163,6 +164,52 @@ def _loop_back(start: str, own: str, loader: _Loader) -> list[str] | None:
                 seen.add(nxt)
                 stack.append((nxt, [*trail, nxt]))
     return None
+
+
+def _contained(ctx: RuleContext, task: Task, target: Value, rel: str, child: Workflow) -> Iterator[Diagnostic]:
+    """Laws 3/4 and NEP-0003 law 6: every effect the child's body needs fits inside the child's
+    own boundary and the parent's (the effective authority is their intersection; an absent
+    block on either side is the zero wall, and grants never flow down)."""
+    from checker.rules.authority import boundary_of, needs_of
+
+    sides = (("this workflow", boundary_of(ctx.workflow.permits)), (f"`{rel}` itself", boundary_of(child.permits)))
+    for child_task in child.tasks.values():
+        for n in needs_of(child_task):
+            for who, bound in sides:
+                if not _denied(bound, n):
+                    continue
+                what = f"`{n.tool}`" if n.tool else "`exec:`" if n.plane == "exec" else "its body"
+                why = "declares no `permits:` block" if not bound.declared else "does not grant it"
+                yield report(
+                    "NIKA-COMP-002",
+                    target.span,
+                    f"`{rel}` exceeds its authority: its task `{child_task.id}` uses {what} ({n.plane}), "
+                    f"and {who} {why}",
+                    "Grant it on purpose in both `permits:` blocks (the child's own and this one), "
+                    "or narrow what the child does.",
+                    task=task.id,
+                )
+                return
+
+
+def _denied(bound: object, n: object) -> bool:
+    """Whether the need ``n`` escapes ``bound`` as far as the check can tell."""
+    from checker import effects
+    from checker.effects import Boundary
+    from checker.rules.authority import NeedSite
+
+    assert isinstance(bound, Boundary) and isinstance(n, NeedSite)
+    if n.plane == "tools":
+        d = bound.check("tools", n.tool)
+        pure = n.tool is not None and effects.tool_effects(n.tool).pure
+        return d is not None and not (pure and d.rule is None)
+    if not bound.declared or not bound.grants(n.plane):
+        return True
+    if isinstance(n.value, ScalarValue) and not isinstance(n.value, TemplateValue):
+        raw = n.value.value
+        value = effects.url_host(raw) if n.kind == "url" else raw
+        return value is not None and bound.check(n.plane, value, directory=n.kind == "dir") is not None
+    return False  # a target the child computes at run time is re-gated there (NIKA-SEC-004)
 
 
 def _typed_call(ctx: RuleContext, task: Task, call: Invoke, rel: str, child: Workflow) -> Iterator[Diagnostic]:

@@ -9,6 +9,7 @@ from checker.files import compile_path
 CHILD = """\
 nika: v1
 workflow: {id: child}
+permits: {exec: [echo]}
 inputs:
   url: {type: string, required: true}
   depth: {type: {integer: {min: 1, max: 3}}, default: 1}
@@ -30,7 +31,7 @@ def codes(tmp: Path, parent: str, **files: str) -> list[str]:
 
 
 def call(body: str) -> str:
-    return f"nika: v1\nworkflow: {{id: parent}}\ntasks:\n  call:\n{body}"
+    return f"nika: v1\nworkflow: {{id: parent}}\npermits: {{exec: [echo]}}\ntasks:\n  call:\n{body}"
 
 
 def test_a_typed_contained_call_is_clean(tmp_path: Path) -> None:
@@ -79,6 +80,16 @@ def test_outputs_must_fit_returns(tmp_path: Path) -> None:
         '    invoke: {workflow: "./child.nika.yaml", args: {url: "u"}}\n    returns: {object: {report: integer}}\n'
     )
     assert codes(tmp_path, parent, **{"child.nika.yaml": CHILD}) == ["NIKA-COMP-004"]
+
+
+def test_a_child_may_not_exceed_the_parent_boundary(tmp_path: Path) -> None:
+    child = {"child.nika.yaml": CHILD}
+    call_text = '    invoke: {workflow: "./child.nika.yaml", args: {url: "u"}}\n'
+    assert codes(tmp_path, call(call_text).replace("permits: {exec: [echo]}", "permits: {exec: [ls]}"), **child) == [
+        "NIKA-COMP-002"
+    ]
+    absent = call(call_text).replace("permits: {exec: [echo]}\n", "")
+    assert codes(tmp_path, absent, **child) == ["NIKA-COMP-002"]
 
 
 def test_a_missing_child_is_left_to_the_run(tmp_path: Path) -> None:

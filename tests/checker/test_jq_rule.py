@@ -10,6 +10,7 @@ from checker.rules.jq import rendered_program
 HEAD = """nika: v1
 workflow:
   id: jqr
+permits: { exec: ["echo"], net: { http: ["example.com"] }, tools: ["nika:fetch"] }
 inputs:
   field: { type: string, default: name }
   n: { type: integer, default: 1 }

@@ -13,7 +13,11 @@ from checker.rules.lint_native import classify
 from checker.rules.lint_obvious import fits_type_grammar
 from checker.source import Span
 
-HEAD = "nika: v1\nworkflow:\n  id: t\ntasks:\n"
+# Broad grants: these tests judge lints, not authority.
+HEAD = (
+    'nika: v1\nworkflow:\n  id: t\npermits:\n  exec: true\n  tools: ["nika:*"]\n'
+    '  fs: {read: ["**"], write: ["**"]}\n  net: {http: ["*"]}\ntasks:\n'
+)
 
 
 def lint_pairs(tasks_yaml: str, prefix: str = "") -> list[tuple[str, str | None]]:

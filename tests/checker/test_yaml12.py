@@ -20,7 +20,11 @@ from checker.yaml_nodes import _Builder, parse_yaml
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT.parent / "shared" / "nika-spec"
 
-HEAD = "nika: v1\nworkflow:\n  id: y12\ntasks:\n"
+HEAD = (
+    "nika: v1\nworkflow:\n  id: y12\n"
+    'permits: { exec: ["echo"], fs: { read: ["**"] }, net: { http: ["example.com"] }, tools: ["nika:*"] }\n'
+    "tasks:\n"
+)
 
 
 def codes(text: str) -> list[str]:

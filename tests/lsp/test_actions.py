@@ -11,10 +11,12 @@ from nika_lsp.convert import range_to_span
 
 URI = "file:///tmp/nika-test/actions.nika.yaml"
 TYPO = 'nika: v1\nworkflow:\n  id: w\ntasks:\n  a:\n    exec: { command: ["true"] }\n    timout: "30s"\n'
+TYPO += 'permits: {exec: ["true"]}\n'
 MANY = (
     "nika: v1\nworkflow:\n  id: w\ntasks:\n"
     '  a:\n    exec: { command: ["true"] }\n    timout: "30s"\n'
     '  b:\n    exec:\n      command: "echo hi"\n    after: { a: sucess }\n    max_paralel: 2\n'
+    'permits: {exec: ["true"]}\n'
 )
 
 

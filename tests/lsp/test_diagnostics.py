@@ -7,6 +7,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 BAD = 'nika: v1\nworkflow:\n  id: w\ntasks:\n  a:\n    after: { ghost: success }\n    exec: { command: ["true"] }\n'
+BAD += 'permits: {exec: ["true"]}\n'
 URI = "file:///tmp/nika-test/flow.nika.yaml"
 
 

@@ -7,6 +7,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 GOOD = 'nika: v1\nworkflow:\n  id: ok\ntasks:\n  a:\n    exec: { command: ["true"] }\n'
+GOOD += 'permits: {exec: ["true"]}\n'
 MALFORMED = {
     "half-key": "nika: v1\nworkflow:\n  id: x\ntasks:\n  a:\n    exe",
     "unclosed-island": 'nika: v1\nworkflow: {id: x}\ntasks:\n  a:\n    infer: { prompt: "${{ inputs.',

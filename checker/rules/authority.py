@@ -1,0 +1,527 @@
+"""The capability boundary: ``required ⊆ permitted`` (spec 10, 01 §permits, NEP-0003..0009).
+
+* NIKA-AUTH-006 — no ``permits:`` block and the body needs authority (the fix pastes the block);
+* NIKA-AUTH-007 — an interpolation inside a permit bound;
+* NIKA-AUTH-009 — an ``env:`` grant of a name on the dangerous floor (a dead grant);
+* NIKA-AUTH-010 — a ``*.`` wildcard in ``net.http``;
+* NIKA-SEC-005 — the SSRF floor: a ``net.http`` entry or a literal URL no grant can admit;
+* NIKA-SEC-004 — a static escape (a plane not granted; a literal path, host, program or tool
+  outside its grant; a tool excluded by a ``!`` rule; a shell string under a program list);
+* NIKA-AUTH-008 — an untrusted value resolvable at check escapes the grant (``declassify:`` is
+  the one door);
+* NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door.
+
+What each call needs comes from the one effect table (:mod:`checker.effects`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from checker import effects
+from checker.codes import report
+from checker.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.effects import Boundary, Denial
+from checker.model import Agent, Exec, Invoke, Permits, Task, Verb
+from checker.rules.context import RuleContext
+from checker.rules.flow import integrity, resolve_str
+from checker.rules.tools import grammar_problem
+from checker.source import Span
+from checker.values import ScalarValue, TemplateValue, Value, templates
+
+_PLANE_VERBS = {
+    "fs.read": "reads files",
+    "fs.write": "writes files",
+    "net": "reaches the network",
+    "exec": "runs a process",
+    "tools": "invokes a tool",
+    "env": "passes environment variables",
+}
+
+
+def boundary_of(permits: Permits | None) -> Boundary:
+    """The model's ``permits:`` block as a :class:`Boundary` (template entries grant nothing)."""
+    if permits is None:
+        return Boundary(False)
+
+    def lits(xs: tuple[ScalarValue, ...]) -> tuple[str, ...]:
+        return tuple(x.value for x in xs if not isinstance(x, TemplateValue))
+
+    ex = permits.exec
+    return Boundary(
+        True,
+        lits(permits.fs_read),
+        lits(permits.fs_write),
+        lits(permits.net_http),
+        ex if isinstance(ex, bool) else (lits(ex) if ex is not None else False),
+        effects.parse_tool_rules(lits(permits.tools)),
+        lits(permits.env),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NeedSite:
+    """One grant a task needs, where it shows in the source, and the value naming its target."""
+
+    task: Task
+    plane: str
+    span: Span
+    value: Value | None = None  # the argument value (literal or template) naming the target
+    tool: str | None = None
+    kind: str = ""  # path | glob | dir | url | program | tool | shell
+    arg: str = ""
+
+
+def task_verbs(task: Task) -> Iterator[Verb]:
+    if task.verb is not None:
+        yield task.verb
+    for step in task.on_finally:
+        if step.verb is not None:
+            yield step.verb
+
+
+def needs_of(task: Task) -> Iterator[NeedSite]:
+    """Every grant ``task`` needs, read off the effect table."""
+    from checker.rules.flow import arg_values
+
+    for verb in task_verbs(task):
+        if isinstance(verb, Exec):
+            key = verb.value.span
+            if verb.command is not None and verb.command:
+                yield NeedSite(task, "exec", verb.command[0].span, verb.command[0], kind="program", arg="command[0]")
+            elif verb.shell is not None:
+                yield NeedSite(task, "exec", verb.shell.span, None, kind="shell", arg="shell")
+            else:
+                yield NeedSite(task, "exec", key)
+        elif isinstance(verb, Invoke):
+            if verb.tool is None or verb.tool_value is None or isinstance(verb.tool_value, TemplateValue):
+                continue
+            if grammar_problem(verb.tool) is not None:
+                continue  # a malformed id is NIKA-PARSE-019's business
+            eff = effects.tool_effects(verb.tool)
+            if not eff.known and not verb.tool.startswith("mcp:"):
+                continue  # an unknown builtin is NIKA-INVOKE-001's business
+            if eff.needs_tools_grant:
+                yield NeedSite(task, "tools", verb.tool_value.span, verb.tool_value, verb.tool, "tool")
+            for plane in eff.needs:
+                if plane != "tools":
+                    yield NeedSite(task, plane, verb.tool_value.span, None, verb.tool)
+            for t in eff.targets:
+                if not _applies(t, verb):
+                    continue
+                for v in arg_values(verb.args, t.steps):
+                    if isinstance(v, ScalarValue) and isinstance(v.value, str):
+                        yield NeedSite(task, t.plane, v.span, v, verb.tool, t.kind, f"args.{t.arg}")
+        elif isinstance(verb, Agent):
+            for entry in verb.tools:
+                name = entry.value
+                if not isinstance(name, str) or isinstance(entry, TemplateValue) or "*" in name:
+                    continue
+                eff = effects.tool_effects(name)
+                if not eff.known:
+                    continue
+                if eff.needs_tools_grant:
+                    yield NeedSite(task, "tools", entry.span, entry, name, "tool")
+                for plane in eff.needs:
+                    if plane != "tools":
+                        yield NeedSite(task, plane, entry.span, None, name)
+
+
+def _applies(t: effects.Target, verb: Invoke) -> bool:
+    lookup = {}
+    for k, _allowed in t.when:
+        v = verb.args.get(k) if verb.args is not None else None
+        lookup[k] = v.value if isinstance(v, ScalarValue) and not isinstance(v, TemplateValue) else None
+    return effects.target_applies(t, lookup)
+
+
+# -- the bounds --------------------------------------------------------------------------------
+
+
+def check_bounds(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """AUTH-007, AUTH-009, AUTH-010 and the SSRF floor on ``net.http`` entries (SEC-005)."""
+    p = ctx.workflow.permits
+    if p is None:
+        return
+    for t in templates(p.value):
+        yield report(
+            "NIKA-AUTH-007",
+            t.span,
+            f"a permit bound is computed (`{t.raw}`): a bound must be written out",
+            "Write the literal path, host, program, tool or variable name this grant allows.",
+        )
+    for entry in p.net_http:
+        if isinstance(entry, TemplateValue):
+            continue
+        host = entry.value.strip()
+        if "*" in host and host != "*":
+            yield report(
+                "NIKA-AUTH-010",
+                entry.span,
+                f"`{host}` grants every host under a suffix: `net.http` takes exact host names",
+                "List each host the workflow calls (or the bare `*` if any host is really meant).",
+            )
+            continue
+        if host == "*" or effects.is_exact_loopback(host):
+            continue
+        why = effects.floor_reason(host)
+        if why is not None:
+            yield report(
+                "NIKA-SEC-005",
+                entry.span,
+                f"`{host}` is {why}, which the SSRF floor always blocks: this grant can never take effect",
+                "Remove the entry; only an exact loopback name (`localhost`, `127.0.0.1`, `::1`) can be granted.",
+            )
+    for entry in p.env:
+        if isinstance(entry, TemplateValue):
+            continue
+        if effects.dangerous_env(entry.value):
+            yield report(
+                "NIKA-AUTH-009",
+                entry.span,
+                f"`{entry.value}` is on the dangerous-variable floor: the engine always strips it, so this grant "
+                "can never take effect",
+                "Remove the entry; pass what the program needs through a safer variable or the task's `env:` map.",
+            )
+
+
+# -- the fit -----------------------------------------------------------------------------------
+
+
+def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """AUTH-006 (absent block), SEC-004 (static escape) and AUTH-008 (untrusted escape)."""
+    wf = ctx.workflow
+    needs = [n for task in wf.tasks.values() for n in needs_of(task)]
+    if wf.permits is None:
+        if _statically_seen(needs):
+            yield _absent(ctx, needs)  # the pasted block covers every need, dynamic ones too
+        return
+    bound = boundary_of(wf.permits)
+    denied_planes: set[tuple[str, str]] = set()
+    for n in needs:
+        if (n.task.id, n.plane) in denied_planes:
+            continue
+        if n.plane != "tools" and not bound.grants(n.plane):
+            denied_planes.add((n.task.id, n.plane))
+            yield _escape(n, bound.check(n.plane))
+            continue
+        if n.kind == "shell" and isinstance(bound.exec, tuple):
+            yield report(
+                "NIKA-SEC-004",
+                n.span,
+                "a `shell:` string runs under a program allowlist, which can only vouch for an argv `command:`",
+                "Use `command: [program, args…]` with a listed program, or grant `exec: true`.",
+                task=n.task.id,
+            )
+            continue
+        if n.plane == "tools":
+            d = bound.check("tools", n.tool)
+            if d is not None:
+                pure = n.tool is not None and effects.tool_effects(n.tool).pure
+                if not pure or d.rule is not None:
+                    yield _escape(n, d)
+            continue
+        if n.value is None or n.kind == "glob":
+            continue
+        yield from _judge_value(ctx, bound, n)
+    yield from _reentry(ctx, bound)
+    yield from _negated_pure(ctx, bound)
+
+
+_TARGET_KINDS = frozenset({"path", "glob", "dir", "url", "program"})
+
+
+def _statically_seen(needs: list[NeedSite]) -> list[NeedSite]:
+    """The needs a static judge can actually see under an absent block (NEP-0003 law 1).
+
+    A call whose every target (path, URL, program) is computed at run time is left to the
+    run-time boundary (law 3: the dynamic cases); its tool and plane needs go with it.
+    """
+    calls: dict[tuple[str, str | None], list[NeedSite]] = {}
+    for n in needs:
+        calls.setdefault((n.task.id, n.tool), []).append(n)
+    out: list[NeedSite] = []
+    for group in calls.values():
+        targets = [n for n in group if n.kind in _TARGET_KINDS]
+        if targets and all(isinstance(n.value, TemplateValue) for n in targets):
+            continue
+        out.extend(group)
+    return out
+
+
+def _negated_pure(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
+    """A pure builtin needs no grant, but a ``!`` rule that names it is the author's explicit
+    denial, and using the tool then escapes the boundary."""
+    if not any(r.negated for r in bound.tools):
+        return
+    for task in ctx.workflow.tasks.values():
+        for verb in task_verbs(task):
+            if not isinstance(verb, Invoke) or not verb.tool or verb.tool_value is None:
+                continue
+            if not effects.tool_effects(verb.tool).pure:
+                continue
+            d = bound.check("tools", verb.tool)
+            if d is not None and d.rule is not None:
+                yield _escape(NeedSite(task, "tools", verb.tool_value.span, verb.tool_value, verb.tool, "tool"), d)
+
+
+def _target(n: NeedSite, raw: str) -> str | None:
+    """The plane's target in a resolved argument: the host of a URL, else the value."""
+    if n.kind == "url":
+        return effects.url_host(raw)
+    return raw
+
+
+def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:
+    v = n.value
+    assert v is not None
+    if not isinstance(v, TemplateValue):
+        target = _target(n, v.value)
+        d = bound.check(n.plane, target, directory=n.kind == "dir") if target is not None else None
+        if d is not None:
+            yield _escape(n, d)
+        return
+    trust = integrity(ctx, n.task, v)
+    if trust.unresolvable:
+        return
+    raw = resolve_str(ctx, n.task, v)
+    if raw is None:
+        return  # deferred: the runtime re-gates the resolved value (NIKA-SEC-004)
+    target = _target(n, raw)
+    if target is None:
+        return
+    d = bound.check(n.plane, target, directory=n.kind == "dir")
+    if d is None:
+        return
+    if trust.trusted:
+        yield _escape(n, d, resolved=raw)
+        return
+    yield _untrusted(n, d, raw, trust.witness)
+
+
+def _reentry(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
+    """Untrusted argv elements that resolve to a re-entry token under a program list."""
+    if not isinstance(bound.exec, tuple):
+        return
+    for task in ctx.workflow.tasks.values():
+        for verb in task_verbs(task):
+            if not isinstance(verb, Exec) or not verb.command:
+                continue
+            for el in verb.command[1:]:
+                if not isinstance(el, TemplateValue):
+                    continue
+                trust = integrity(ctx, task, el)
+                if trust.trusted or trust.unresolvable:
+                    continue
+                raw = resolve_str(ctx, task, el)
+                if raw is None or raw in bound.exec or not effects.is_reentry(raw):
+                    continue
+                n = NeedSite(task, "exec", el.span, el, kind="argv", arg="command")
+                d = Denial("exec", raw, raw, f"`{raw}` makes the program run other code, and no grant lists it")
+                yield _untrusted(n, d, raw, trust.witness)
+
+
+def _escape(n: NeedSite, d: Denial | None, resolved: str | None = None) -> Diagnostic:
+    what = n.tool or ("`exec:`" if n.plane == "exec" else "this task")
+    what = f"`{what}`" if n.tool else what
+    if d is None:
+        d = Denial(n.plane, None, None, "not granted")
+    shown = f" (resolves to `{resolved}`)" if resolved is not None else ""
+    msg = f"task `{n.task.id}`: {what} {_PLANE_VERBS.get(n.plane, 'needs authority')}{shown}, but {d.reason}"
+    return report("NIKA-SEC-004", n.span, msg, _grant_help(n, d), task=n.task.id)
+
+
+def _grant_help(n: NeedSite, d: Denial) -> str:
+    if d.rule is not None:
+        return f"Drop the `!{d.rule.pattern}` rule, or do without `{n.tool}`."
+    if n.plane in ("fs.read", "fs.write"):
+        key = "read" if n.plane == "fs.read" else "write"
+        if d.canonical is None:
+            return f"Add a glob covering the paths it needs to `permits.fs.{key}`."
+        return f"Add a glob covering `{d.canonical}` to `permits.fs.{key}`, or use a path inside the grant."
+    if n.plane == "net":
+        return f"Add `{d.canonical}` to `permits.net.http`." if d.canonical else "Add the host to `permits.net.http`."
+    if n.plane == "exec":
+        return f"Add `{d.canonical}` to `permits.exec`." if d.canonical else "Grant `exec:` (a program list or `true`)."
+    if n.plane == "tools":
+        return f'Add `"{n.tool}"` to `permits.tools`.'
+    return "Grant it in `permits:`."
+
+
+def _untrusted(n: NeedSite, d: Denial, raw: str, witness: tuple[Label, ...]) -> Diagnostic:
+    canon = f", canonically `{d.canonical}`" if d.canonical is not None and d.canonical != raw else ""
+    msg = (
+        f"task `{n.task.id}`: an untrusted value reaches `{n.arg}` and resolves to `{raw}`{canon}, which escapes "
+        f"the grant ({d.reason})"
+    )
+    return report(
+        "NIKA-AUTH-008",
+        n.span,
+        msg,
+        "Constrain the value to the grant, or, if its source is reviewed, declassify it on the task (`declassify:`).",
+        related=witness,
+        task=n.task.id,
+    )
+
+
+# -- absent permits -----------------------------------------------------------------------------
+
+
+def _absent(ctx: RuleContext, needs: list[NeedSite]) -> Diagnostic:
+    first = needs[0]
+    tasks: list[str] = []
+    related = []
+    for n in needs:
+        if n.task.id not in tasks:
+            tasks.append(n.task.id)
+            related.append(Label(n.span, f"task `{n.task.id}` {_PLANE_VERBS[n.plane]}"))
+    block = inferred_block(ctx, needs)
+    fixes: tuple[Fix, ...] = ()
+    tasks_entry = ctx.workflow.value.entry("tasks")
+    if tasks_entry is not None:
+        text = ctx.source.text
+        at = text.rfind("\n", 0, tasks_entry.key.span.start) + 1
+        fixes = (Fix("Declare the `permits:` block this workflow needs", (Edit(Span(at, at), block),), "unsafe"),)
+    names = ", ".join(f"`{t}`" for t in tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
+    return report(
+        "NIKA-AUTH-006",
+        first.span,
+        f"the workflow declares no `permits:` block, so it may touch nothing, yet {names} "
+        f"need{'s' if len(tasks) == 1 else ''} authority",
+        f"Declare what the body needs, e.g. `{inferred_block(ctx, needs, one_line=True)}` (review each grant).",
+        related=related[1:],
+        fixes=fixes,
+        task=first.task.id,
+    )
+
+
+def inferred_block(ctx: RuleContext, needs: list[NeedSite], *, one_line: bool = False) -> str:
+    """The ``permits:`` block the needs call for, as YAML text (never a loopback or floor host;
+    targets the check cannot know are left as comments)."""
+    planes: dict[str, list[str]] = {p: [] for p in effects.PLANES}
+    notes: list[str] = []
+    exec_any = False
+    for n in needs:
+        vals = planes[n.plane]
+        if n.plane == "tools":
+            if n.tool and n.tool not in vals:
+                vals.append(n.tool)
+            continue
+        if n.plane == "exec" and n.kind in ("shell", ""):
+            exec_any = True
+            continue
+        if n.value is None:
+            continue
+        if isinstance(n.value, TemplateValue):
+            wide = _widest(n)
+            if wide is not None and wide not in vals:
+                vals.append(wide)
+            if n.plane == "exec":
+                exec_any = True
+            notes.append(f"`{n.task.id}` {n.arg} is computed at run time: narrow the {n.plane} grant to what it may be")
+            continue
+        raw = n.value.value
+        target = _target(n, raw)
+        if n.plane == "net" and target is None:
+            continue
+        if n.plane == "net" and target is not None and effects.floor_reason(target) is not None:
+            notes.append(f"net: `{target}` is blocked by the SSRF floor and is not granted here")
+            continue
+        item = target if target is not None else raw
+        if n.kind == "dir":
+            item = item.rstrip("/") + "/**"
+        if item not in vals:
+            vals.append(item)
+
+    def flow(xs: list[str]) -> str:
+        return "[" + ", ".join(_q(x) for x in xs) + "]"
+
+    entries: list[str] = []
+    fs = [(k, planes[f"fs.{k}"]) for k in ("read", "write") if planes[f"fs.{k}"]]
+    if fs:
+        entries.append("fs: { " + ", ".join(f"{k}: {flow(v)}" for k, v in fs) + " }")
+    if planes["net"]:
+        entries.append(f"net: {{ http: {flow(planes['net'])} }}")
+    if exec_any:
+        entries.append("exec: true")
+    elif planes["exec"]:
+        entries.append(f"exec: {flow(planes['exec'])}")
+    if planes["tools"]:
+        entries.append(f"tools: {flow(planes['tools'])}")
+    if one_line:
+        return "permits: { " + ", ".join(entries) + " }" if entries else "permits: {}"
+    lines = ["permits:", *(f"  {e}" for e in entries), *(f"  # {note}" for note in notes)]
+    if not entries:
+        lines[0] = "permits: {}"
+    return "\n".join(lines) + "\n"
+
+
+def _widest(n: NeedSite) -> str | None:
+    """The grant a computed target needs at most: the directory its literal prefix names (``**``
+    when it has none), the bare ``*`` for a computed host; ``None`` for a program (``exec: true``)."""
+    v = n.value
+    assert isinstance(v, TemplateValue)
+    if n.plane == "net":
+        return "*"
+    if n.plane in ("fs.read", "fs.write"):
+        t = v.template
+        first = t.parts[0] if t is not None and t.parts and isinstance(t.parts[0], str) else ""
+        prefix = first.rsplit("/", 1)[0] if "/" in first else ""
+        canon = effects.canonical_path(prefix) if prefix else "."
+        return "**" if canon == "." else canon + "/**"
+    return None
+
+
+def _q(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# -- literal URLs: the SSRF floor and data-as-code ----------------------------------------------
+
+
+def check_urls(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """SEC-005 on a literal (or const-resolved) URL the floor refuses; SEC-008 on a code-bearing
+    ``nika:fetch`` without ``inert:``."""
+    p = ctx.workflow.permits
+    declassified = (
+        {effects.canonical_host(e.value) for e in p.net_http if effects.is_exact_loopback(e.value)} if p else set()
+    )
+    for n in (n for task in ctx.workflow.tasks.values() for n in needs_of(task)):
+        if n.kind != "url" or n.value is None:
+            continue
+        v = n.value
+        if isinstance(v, TemplateValue):
+            trust = integrity(ctx, n.task, v)
+            if trust.unresolvable:
+                continue
+            raw = resolve_str(ctx, n.task, v)
+        else:
+            trust = None
+            raw = v.value
+        if raw is None:
+            continue
+        host = effects.url_host(raw)
+        if host is not None and (trust is None or trust.trusted) and host not in declassified:
+            why = effects.floor_reason(host)
+            if why is not None:
+                yield report(
+                    "NIKA-SEC-005",
+                    n.span,
+                    f"task `{n.task.id}`: `{host}` is {why}; the SSRF floor refuses it whatever the grants",
+                    "Call a public host; for a local service, grant its exact loopback name in `permits.net.http`.",
+                    task=n.task.id,
+                )
+        if n.tool == "nika:fetch" and n.arg == "args.url" and n.task.inert is None:
+            cb = effects.code_bearing(raw)
+            if cb is not None:
+                cls, ext = cb
+                yield report(
+                    "NIKA-SEC-008",
+                    n.span,
+                    f"task `{n.task.id}` fetches a `{ext}` file, a {cls.replace('-', ' ')} artifact that runs code "
+                    "when it is loaded",
+                    "If the file is only stored, never loaded, say why in `inert:`; if it is run, model that step as "
+                    "an `exec:` under a program grant.",
+                    task=n.task.id,
+                )
