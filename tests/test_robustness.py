@@ -208,7 +208,9 @@ def test_a_huge_hex_integer_in_a_json_schema_is_refused_not_a_crash() -> None:
         render(CheckRun((FileReport("x", c.source, c.diagnostics),)), fmt)
 
 
-CR_TEXT = 'nika: v1\rworkflow:\r\n  id: t\rtasks:\r  a:\r    after: { ghost: success }\r    infer: { model: mock/echo, prompt: x }\r'
+CR_TEXT = (
+    'nika: v1\rworkflow:\r\n  id: t\rtasks:\r  a:\r    after: { ghost: success }\r    infer: { model: mock/echo, prompt: x }\r'
+)
 
 
 def test_lone_carriage_returns_are_line_breaks() -> None:
@@ -303,6 +305,7 @@ def test_output_survives_any_stdout_encoding_and_undecodable_file_names(tmp_path
 
 
 def test_a_message_quoting_a_huge_value_is_bounded() -> None:
-    c = compile_text(WF_HEAD + 'tasks:\n  a:\n    timeout: "' + "9" * 5000 + 's"\n    infer: { model: mock/echo, prompt: x }\n')
+    task = 'tasks:\n  a:\n    timeout: "' + "9" * 5000 + 's"\n    infer: { model: mock/echo, prompt: x }\n'
+    c = compile_text(WF_HEAD + task)
     [d] = c.diagnostics
     assert d.code == "NIKA-PARSE-010" and len(d.message) <= 1000 and "characters)" in d.message
