@@ -12,11 +12,9 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parents[1]
-GOOD = (
-    'nika: v1\nworkflow: {id: good}\npermits: {exec: true}\ntasks:\n  a:\n    exec: { command: ["./a.sh"] }\n'
-)
+GOOD = 'nika: v1\nworkflow: {id: good}\npermits: {exec: true}\ntasks:\n  a:\n    exec: { command: ["./a.sh"] }\n'
 BAD = (
-    'nika: v1\nworkflow: {id: bad}\npermits: {exec: true}\ntasks:\n  a:\n    after: { ghost: success }\n'
+    "nika: v1\nworkflow: {id: bad}\npermits: {exec: true}\ntasks:\n  a:\n    after: { ghost: success }\n"
     '    exec: { command: ["./a.sh"] }\n'
 )
 

@@ -209,7 +209,8 @@ def test_a_huge_hex_integer_in_a_json_schema_is_refused_not_a_crash() -> None:
 
 
 CR_TEXT = (
-    'nika: v1\rworkflow:\r\n  id: t\rtasks:\r  a:\r    after: { ghost: success }\r    infer: { model: mock/echo, prompt: x }\r'
+    "nika: v1\rworkflow:\r\n  id: t\rtasks:\r  a:\r    after: { ghost: success }\r"
+    "    infer: { model: mock/echo, prompt: x }\r"
 )
 
 
