@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from lsp_wire import diagnostics
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -27,30 +28,13 @@ def encoding_of(client: LanguageClient) -> str:
     return "utf-16"
 
 
-def is_pull(client: LanguageClient) -> bool:
-    caps = client.capabilities.text_document if client.capabilities else None
-    return bool(caps and caps.diagnostic)
-
-
-async def diagnostics(client: LanguageClient, uri: str = URI) -> list[lsp.Diagnostic]:
-    """The current findings: pulled when the client pulls, else the next publication."""
-    if is_pull(client):
-        rep = await client.text_document_diagnostic_async(
-            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
-        )
-        assert isinstance(rep, lsp.RelatedFullDocumentDiagnosticReport)
-        return list(rep.items)
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    return list(client.diagnostics[uri])
-
-
 async def open_doc(client: LanguageClient, text: str) -> list[lsp.Diagnostic]:
     client.text_document_did_open(
         lsp.DidOpenTextDocumentParams(
             text_document=lsp.TextDocumentItem(uri=URI, language_id="yaml", version=1, text=text)
         )
     )
-    return await diagnostics(client)
+    return await diagnostics(client, URI)
 
 
 async def replace_text(client: LanguageClient, text: str, version: int) -> list[lsp.Diagnostic]:
@@ -60,7 +44,7 @@ async def replace_text(client: LanguageClient, text: str, version: int) -> list[
             content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
         )
     )
-    return await diagnostics(client)
+    return await diagnostics(client, URI)
 
 
 def apply(text: str, edits: list[lsp.TextEdit], encoding: str) -> str:

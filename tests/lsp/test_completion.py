@@ -8,14 +8,14 @@ some cursors sit after non-ASCII text on the same line.
 from __future__ import annotations
 
 import itertools
-import sys
 
 import pytest
 import pytest_lsp
 from lsp_positions import negotiated_encoding as encoding
 from lsp_positions import position_of
+from lsp_wire import SERVER, diagnostics
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 
 from checker.contracts import providers, tool_ids
 
@@ -182,7 +182,7 @@ async def test_builtin_ids_after_tool_with_snippet(client: LanguageClient) -> No
     assert fetch.text_edit.new_text == "nika:fetch\n      args:\n        url: ${1}"
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "nika", "lsp"]))
+@pytest_lsp.fixture(config=SERVER)
 async def plain_client(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
     """A VS Code-like client that cannot expand snippets."""
     caps = client_capabilities("visual_studio_code")
@@ -313,21 +313,10 @@ async def test_item_only_inside_a_for_each_task(client: LanguageClient) -> None:
 # -- broken documents --------------------------------------------------------------------------
 
 
-async def settle(client: LanguageClient, uri: str) -> None:
-    """Wait until the server has analysed ``uri`` once."""
-    caps = client.capabilities.text_document if client.capabilities else None
-    if caps and caps.diagnostic:
-        await client.text_document_diagnostic_async(
-            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
-        )
-    else:
-        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-
-
 @pytest.mark.asyncio
 async def test_unclosed_island_after_an_edit_uses_the_last_good_model(client: LanguageClient) -> None:
     uri = open_doc(client, BASE)
-    await settle(client, uri)
+    await diagnostics(client, uri)  # the server has analysed the good text once
     broken = replace(BASE, "      page: ${{ tasks.fetch.output }}\n", f'      page: "${{{{ tasks.{CURSOR}\n')
     index = broken.index(CURSOR)
     text = broken.replace(CURSOR, "")

@@ -184,11 +184,13 @@ async def test_inlay_hints_follow_the_setting(client: LanguageClient) -> None:
 
     open_doc(client)
     assert await inlay_labels(client)
-    client.workspace_did_change_configuration(
-        lsp.DidChangeConfigurationParams(settings={"nika": {"inlayHints": False}})
-    )
-    assert await inlay_labels(client) == {}
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"nika.inlayHints": True}))
+    try:
+        client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings={"nika": {"inlayHints": False}})
+        )
+        assert await inlay_labels(client) == {}
+    finally:  # the server is shared: leave the setting as the other tests expect it
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"nika.inlayHints": True}))
     assert (await inlay_labels(client))[8] == "wave 1"
     ws = client.capabilities.workspace if client.capabilities else None
     if ws and ws.inlay_hint and ws.inlay_hint.refresh_support:
