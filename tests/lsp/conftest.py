@@ -4,8 +4,13 @@ Starting a server costs most of a second, so the end-to-end tests share one per 
 set (``visual_studio_code`` pushes diagnostics and counts UTF-16; ``neovim`` pulls them and
 counts UTF-8). Tests stay independent: every document a test opens is closed when it ends,
 and a round trip then makes sure the server has handled the closes before the next test
-starts. Tests that need a fresh server (position-encoding negotiation, a client without
-snippet support) start their own with :data:`SERVER`.
+starts. A test that needs a fresh server (position-encoding negotiation) starts its own with
+:data:`lsp_wire.SERVER`.
+
+What a feature answers is mostly checked in-process instead (``editor``, see
+:mod:`lsp_local`), for the same capability sets; the end-to-end tests keep the protocol path
+covered for each: initialize, diagnostics push and pull, hover, completion, code actions,
+navigation, configuration, the custom ``nika/graph`` request and shutdown.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import pytest_lsp
+from lsp_local import Editor
 from lsp_wire import CLIENTS, SERVER, OpenDocuments
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
@@ -54,3 +60,9 @@ async def client(shared_server: LanguageClient) -> AsyncIterator[LanguageClient]
     """The shared server, handed to one test; the documents it opened are closed afterwards."""
     yield shared_server
     await OpenDocuments.of(shared_server).close_all()
+
+
+@pytest.fixture(params=CLIENTS)
+def editor(request: pytest.FixtureRequest) -> Editor:
+    """The feature functions in-process, answering a client with this capability set."""
+    return Editor.of(request.param)
