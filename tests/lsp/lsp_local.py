@@ -3,7 +3,7 @@
 Each server handler is a thin shell: take the document's snapshot, call a pure function of
 :mod:`nika_lsp.features` with the negotiated encoding and the client's capabilities, return
 the result. :class:`Editor` plays that shell without a subprocess or JSON-RPC, so the many
-tests of *what* a feature answers run in microseconds; the end-to-end tests (``client``
+tests of *what* a feature answers take milliseconds; the end-to-end tests (``client``
 fixture) keep the protocol path itself covered for both capability sets.
 
 What the shell derives from the client's capabilities (encoding, snippets, versioned edits,
