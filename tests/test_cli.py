@@ -1,7 +1,14 @@
-"""The command line: exit codes, stdin, directories, the JSON contract, `nika explain`."""
+"""The command line: exit codes, stdin, directories, the JSON contract, `nika explain`.
+
+A few cases run `python -m nika` as a real process (the entry point, stdin through a pipe, a
+fresh interpreter's imports); the others call :func:`nika.cli.main` in-process, which is what
+that process runs, with the same arguments, standard input and working directory.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import subprocess
@@ -18,7 +25,26 @@ BAD += 'permits: {exec: ["true"]}\n'
 
 
 def nika(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`python -m nika ARGS` in a process of its own."""
     return subprocess.run([sys.executable, "-m", "nika", *args], input=stdin, capture_output=True, text=True, cwd=cwd)
+
+
+def nika_here(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`nika ARGS` in this process: what :func:`nika` runs, without starting an interpreter."""
+    from nika.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    fake_stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode("utf-8")), encoding="utf-8")
+    saved_stdin, sys.stdin = sys.stdin, fake_stdin
+    try:
+        with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:  # argparse refusing the usage
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["nika", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_examples_check_clean() -> None:
@@ -42,27 +68,27 @@ def test_findings_exit_2_with_json_contract() -> None:
 
 
 def test_missing_path_exits_1() -> None:
-    proc = nika("check", "does/not/exist.nika.yaml")
+    proc = nika_here("check", "does/not/exist.nika.yaml")
     assert proc.returncode == 1
     assert "no such file" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_no_path_is_bad_usage() -> None:
-    assert nika("check").returncode == 1
+    assert nika_here("check").returncode == 1
 
 
 @pytest.mark.parametrize("fmt", ["full", "concise", "json", "sarif", "github"])
 def test_every_format_renders(fmt: str) -> None:
-    proc = nika("check", "--output-format", fmt, "-", stdin=BAD)
+    proc = nika_here("check", "--output-format", fmt, "-", stdin=BAD)
     assert proc.returncode == 2
     assert "NIKA-DAG-002" in proc.stdout
 
 
 def test_explain_known_and_unknown() -> None:
-    ok = nika("explain", "DAG-001")
+    ok = nika_here("explain", "DAG-001")
     assert ok.returncode == 0 and "NIKA-DAG-001" in ok.stdout
-    bad = nika("explain", "NIKA-DAG-01")
+    bad = nika_here("explain", "NIKA-DAG-01")
     assert bad.returncode == 1 and "NIKA-DAG-001" in bad.stderr  # a usage error, not "findings"
 
 

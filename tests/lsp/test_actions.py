@@ -1,8 +1,14 @@
-"""Code actions over the wire: quick fixes from `Diagnostic.data`, and `source.fixAll.nika`."""
+"""Code actions: quick fixes from `Diagnostic.data`, and `source.fixAll.nika`.
+
+A quick fix round trip and the ``only`` filter go over the wire (``client``); the other cases
+call the action functions in-process (``editor``) with the same capability sets.
+"""
 
 from __future__ import annotations
 
 import pytest
+from lsp_local import Editor
+from lsp_wire import diagnostics
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -29,30 +35,13 @@ def encoding_of(client: LanguageClient) -> str:
     return "utf-16"
 
 
-def is_pull(client: LanguageClient) -> bool:
-    caps = client.capabilities.text_document if client.capabilities else None
-    return bool(caps and caps.diagnostic)
-
-
-async def diagnostics(client: LanguageClient, uri: str = URI) -> list[lsp.Diagnostic]:
-    """The current findings: pulled when the client pulls, else the next publication."""
-    if is_pull(client):
-        rep = await client.text_document_diagnostic_async(
-            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
-        )
-        assert isinstance(rep, lsp.RelatedFullDocumentDiagnosticReport)
-        return list(rep.items)
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    return list(client.diagnostics[uri])
-
-
 async def open_doc(client: LanguageClient, text: str) -> list[lsp.Diagnostic]:
     client.text_document_did_open(
         lsp.DidOpenTextDocumentParams(
             text_document=lsp.TextDocumentItem(uri=URI, language_id="yaml", version=1, text=text)
         )
     )
-    return await diagnostics(client)
+    return await diagnostics(client, URI)
 
 
 async def replace_text(client: LanguageClient, text: str, version: int) -> list[lsp.Diagnostic]:
@@ -62,7 +51,7 @@ async def replace_text(client: LanguageClient, text: str, version: int) -> list[
             content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
         )
     )
-    return await diagnostics(client)
+    return await diagnostics(client, URI)
 
 
 def apply(text: str, edits: list[lsp.TextEdit], encoding: str) -> str:
@@ -114,34 +103,32 @@ async def test_quick_fix_round_trip(client: LanguageClient) -> None:
     assert await replace_text(client, fixed, 2) == []
 
 
-@pytest.mark.asyncio
-async def test_quick_fixes_come_only_from_the_sent_diagnostics(client: LanguageClient) -> None:
-    diags = await open_doc(client, MANY)
+def test_quick_fixes_come_only_from_the_sent_diagnostics(editor: Editor) -> None:
+    diags = editor.diagnostics(editor.open(MANY, URI))
     unsafe = next(d for d in diags if d.code == "NIKA-PARSE-019")
-    [action] = await code_actions(client, unsafe.range, [unsafe], [lsp.CodeActionKind.QuickFix.value])
+    [action] = editor.code_actions(URI, [unsafe], [lsp.CodeActionKind.QuickFix.value])
     assert action.title == "Run the string through the shell (`shell:`)"
     assert action.is_preferred is None  # an unsafe fix is never applied automatically
     # a diagnostic from another tool, or without fix data, yields nothing
     foreign = lsp.Diagnostic(range=unsafe.range, message="x", source="yaml", data=unsafe.data)
-    assert await code_actions(client, unsafe.range, [foreign], [lsp.CodeActionKind.QuickFix.value]) == []
+    assert editor.code_actions(URI, [foreign], [lsp.CodeActionKind.QuickFix.value]) == []
 
 
-@pytest.mark.asyncio
-async def test_fix_all_applies_every_safe_fix(client: LanguageClient) -> None:
-    diags = await open_doc(client, MANY)
+def test_fix_all_applies_every_safe_fix(editor: Editor) -> None:
+    diags = editor.diagnostics(editor.open(MANY, URI))
     assert {d.code for d in diags} == {"NIKA-PARSE-005", "NIKA-PARSE-019", "NIKA-DAG-005"}
-    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
-    [action] = await code_actions(client, whole, [], ["source.fixAll"])
+    [action] = editor.code_actions(URI, [], ["source.fixAll"])
     assert action.kind == "source.fixAll.nika"
     edits = edits_of(action.edit)
     assert len(edits) == 3
-    fixed = apply(MANY, edits, encoding_of(client))
+    fixed = apply(MANY, edits, editor.encoding)
     assert "timeout:" in fixed and "sucess" not in fixed and "max_parallel:" in fixed
     assert 'command: "echo hi"' in fixed  # the unsafe rewrite is left to the author
-    remaining = await replace_text(client, fixed, 2)
+    editor.change(URI, fixed, 2)
+    remaining = editor.diagnostics(URI)
     assert [d.code for d in remaining] == ["NIKA-PARSE-019"]
     # nothing safe is left, so no fix-all action is offered any more
-    assert await code_actions(client, whole, [], ["source.fixAll.nika"]) == []
+    assert editor.code_actions(URI, [], ["source.fixAll.nika"]) == []
 
 
 @pytest.mark.asyncio

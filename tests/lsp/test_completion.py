@@ -1,21 +1,23 @@
-"""Completion over the wire, in every context the server understands.
+"""Completion in every context the server understands.
 
 Each case writes a document with a ``‸`` where the cursor is, opens it and asks for items at
 that point (the ``‸`` itself is removed). Columns are counted in the negotiated encoding, and
-some cursors sit after non-ASCII text on the same line.
+some cursors sit after non-ASCII text on the same line. Most cases ask the completion function
+in-process (``editor``); a few go over the wire (``client``): keys with their edits and docs,
+a snippet, and completion on a document broken by an edit after a good analysis.
 """
 
 from __future__ import annotations
 
 import itertools
-import sys
 
 import pytest
-import pytest_lsp
+from lsp_local import Editor
 from lsp_positions import negotiated_encoding as encoding
 from lsp_positions import position_of
+from lsp_wire import diagnostics
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 
 from checker.contracts import providers, tool_ids
 
@@ -107,6 +109,13 @@ async def complete(client: LanguageClient, marked: str, trigger: str | None = No
     return await request(client, uri, position_of(text, index, encoding(client)), trigger)
 
 
+def complete_in(editor: Editor, marked: str) -> list[lsp.CompletionItem]:
+    """In-process: complete at the mark of ``marked`` (the server ignores the trigger context)."""
+    index = marked.index(CURSOR)
+    text = marked.replace(CURSOR, "")
+    return editor.complete(editor.open(text), position_of(text, index, editor.encoding))
+
+
 def labels(items: list[lsp.CompletionItem]) -> list[str]:
     return [i.label for i in items]
 
@@ -114,9 +123,8 @@ def labels(items: list[lsp.CompletionItem]) -> list[str]:
 # -- keys -------------------------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_envelope_keys_skip_those_present(client: LanguageClient) -> None:
-    got = set(labels(await complete(client, BASE + CURSOR)))
+def test_envelope_keys_skip_those_present(editor: Editor) -> None:
+    got = set(labels(complete_in(editor, BASE + CURSOR)))
     assert {"permits", "run", "policy", "outputs", "types"} <= got
     assert not got & {"nika", "workflow", "tasks", "inputs", "model"}
 
@@ -133,11 +141,10 @@ async def test_task_keys_skip_present_and_other_verbs(client: LanguageClient) ->
     assert isinstance(retry.documentation, lsp.MarkupContent) and "max_attempts" in retry.documentation.value
 
 
-@pytest.mark.asyncio
-async def test_verb_body_keys(client: LanguageClient) -> None:
+def test_verb_body_keys(editor: Editor) -> None:
     line = '      prompt: "Résumé 🚀 ${{ with.page }}"\n'
     doc = replace(BASE, line, f"{line}      te{CURSOR}\n")
-    items = await complete(client, doc)
+    items = complete_in(editor, doc)
     got = set(labels(items))
     assert {"system", "temperature", "max_tokens", "schema"} <= got and "prompt" not in got
     temp = next(i for i in items if i.label == "temperature")
@@ -145,24 +152,21 @@ async def test_verb_body_keys(client: LanguageClient) -> None:
     assert temp.text_edit.range.end.character - temp.text_edit.range.start.character == 2  # replaces "te"
 
 
-@pytest.mark.asyncio
-async def test_retry_flow_keys(client: LanguageClient) -> None:
+def test_retry_flow_keys(editor: Editor) -> None:
     doc = replace(BASE, "retry: {max_attempts: 3}", f"retry: {{max_attempts: 3, {CURSOR}}}")
-    got = set(labels(await complete(client, doc, " ")))
+    got = set(labels(complete_in(editor, doc)))
     assert {"backoff_ms", "backoff_strategy", "jitter", "on_codes"} <= got and "max_attempts" not in got
 
 
-@pytest.mark.asyncio
-async def test_on_error_keys_offer_one_action(client: LanguageClient) -> None:
+def test_on_error_keys_offer_one_action(editor: Editor) -> None:
     doc = replace(BASE, "  side:\n", f"  side:\n    on_error:\n      skip: true\n      {CURSOR}\n")
-    got = set(labels(await complete(client, doc)))
+    got = set(labels(complete_in(editor, doc)))
     assert got == {"on_codes"}
 
 
-@pytest.mark.asyncio
-async def test_permits_keys(client: LanguageClient) -> None:
+def test_permits_keys(editor: Editor) -> None:
     doc = replace(BASE, "tasks:\n", f"permits:\n  {CURSOR}\ntasks:\n")
-    assert set(labels(await complete(client, doc))) == {"fs", "net", "exec", "tools", "env"}
+    assert set(labels(complete_in(editor, doc))) == {"fs", "net", "exec", "tools", "env"}
 
 
 # -- tools and arguments ------------------------------------------------------------------------
@@ -182,75 +186,66 @@ async def test_builtin_ids_after_tool_with_snippet(client: LanguageClient) -> No
     assert fetch.text_edit.new_text == "nika:fetch\n      args:\n        url: ${1}"
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "nika", "lsp"]))
-async def plain_client(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
+@pytest.fixture
+def plain_editor() -> Editor:
     """A VS Code-like client that cannot expand snippets."""
     caps = client_capabilities("visual_studio_code")
     assert caps.text_document and caps.text_document.completion and caps.text_document.completion.completion_item
     caps.text_document.completion.completion_item.snippet_support = False
-    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=caps))
-    yield
-    await lsp_client.shutdown_session()
+    return Editor("visual_studio_code without snippets", caps)
 
 
-@pytest.mark.asyncio
-async def test_builtin_ids_as_plain_text_without_snippet_support(plain_client: LanguageClient) -> None:
+def test_builtin_ids_as_plain_text_without_snippet_support(plain_editor: Editor) -> None:
     doc = replace(BASE, NEW_INVOKE, f"  side:\n    invoke:\n      tool: {CURSOR}\n")
-    items = await complete(plain_client, doc, " ")
+    items = complete_in(plain_editor, doc)
     fetch = next(i for i in items if i.label == "nika:fetch")
     assert fetch.insert_text_format in (None, lsp.InsertTextFormat.PlainText)
     assert fetch.text_edit is not None and fetch.text_edit.new_text == "nika:fetch\n      args:\n        url: "
     assert all("$" not in (i.text_edit.new_text if i.text_edit else "") for i in items)
 
 
-@pytest.mark.asyncio
-async def test_tool_inside_quotes_and_flow_style_has_no_skeleton(client: LanguageClient) -> None:
+def test_tool_inside_quotes_and_flow_style_has_no_skeleton(editor: Editor) -> None:
     doc = replace(BASE, NEW_INVOKE, f'  side:\n    invoke: {{ tool: "nika:f{CURSOR}" }}\n')
-    items = await complete(client, doc, ":")
+    items = complete_in(editor, doc)
     fetch = next(i for i in items if i.label == "nika:fetch")
     assert fetch.text_edit is not None and fetch.text_edit.new_text == "nika:fetch"
 
 
-@pytest.mark.asyncio
-async def test_argument_names_of_a_known_builtin(client: LanguageClient) -> None:
+def test_argument_names_of_a_known_builtin(editor: Editor) -> None:
     doc = replace(BASE, "        mode: markdown\n", f"        mode: markdown\n        {CURSOR}\n")
-    items = await complete(client, doc)
+    items = complete_in(editor, doc)
     got = set(labels(items))
     assert {"method", "headers", "body", "selector"} <= got and not got & {"url", "mode"}
     method = next(i for i in items if i.label == "method")
     assert method.detail and "GET" in method.detail
 
 
-@pytest.mark.asyncio
-async def test_argument_enum_values(client: LanguageClient) -> None:
+def test_argument_enum_values(editor: Editor) -> None:
     doc = replace(BASE, "        mode: markdown\n", f"        mode: {CURSOR}\n")
-    got = labels(await complete(client, doc, " "))
+    got = labels(complete_in(editor, doc))
     assert "markdown" in got and "article" in got
 
 
 # -- after: ------------------------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_after_keys_are_cycle_free(client: LanguageClient) -> None:
+def test_after_keys_are_cycle_free(editor: Editor) -> None:
     doc = replace(BASE, "  summarize:\n", f"  summarize:\n    after:\n      {CURSOR}\n")
     # summarize itself, and report/publish that wait for it, would close a cycle
-    assert set(labels(await complete(client, doc))) == {"fetch", "side", "each"}
+    assert set(labels(complete_in(editor, doc))) == {"fetch", "side", "each"}
 
 
-@pytest.mark.asyncio
-async def test_after_values_are_the_predicates(client: LanguageClient) -> None:
+def test_after_values_are_the_predicates(editor: Editor) -> None:
     doc = replace(BASE, "  side:\n", f"  side:\n    after: {{ fetch: {CURSOR} }}\n")
-    assert labels(await complete(client, doc, " ")) == ["success", "failure", "skipped", "terminal"]
+    assert labels(complete_in(editor, doc)) == ["success", "failure", "skipped", "terminal"]
 
 
 # -- models ------------------------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_model_offers_every_provider(client: LanguageClient) -> None:
+def test_model_offers_every_provider(editor: Editor) -> None:
     doc = replace(BASE, "model: mock/echo\n", f"model: {CURSOR}\n")
-    got = set(labels(await complete(client, doc, " ")))
+    got = set(labels(complete_in(editor, doc)))
     assert got == {f"{p}/" for p in providers()} | {"mock/echo"}
     assert len(providers()) == 17
 
@@ -258,23 +253,20 @@ async def test_model_offers_every_provider(client: LanguageClient) -> None:
 # -- ${{ }} ------------------------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_roots_in_a_with_binding(client: LanguageClient) -> None:
+def test_roots_in_a_with_binding(editor: Editor) -> None:
     doc = replace(BASE, "      page: ${{ tasks.fetch.output }}\n", f"      page: ${{{{ {CURSOR}\n")
-    got = set(labels(await complete(client, doc, " ")))
+    got = set(labels(complete_in(editor, doc)))
     assert {"inputs", "config", "const", "secrets", "tasks"} <= got and not got & {"item", "index"}
 
 
-@pytest.mark.asyncio
-async def test_tasks_members_exclude_self_and_downstream(client: LanguageClient) -> None:
+def test_tasks_members_exclude_self_and_downstream(editor: Editor) -> None:
     doc = replace(BASE, "      page: ${{ tasks.fetch.output }}\n", f"      page: ${{{{ tasks.{CURSOR} }}}}\n")
-    assert labels(await complete(client, doc, ".")) == ["fetch", "side", "each"]
+    assert labels(complete_in(editor, doc)) == ["fetch", "side", "each"]
 
 
-@pytest.mark.asyncio
-async def test_task_fields_include_declared_output_bindings(client: LanguageClient) -> None:
+def test_task_fields_include_declared_output_bindings(editor: Editor) -> None:
     doc = replace(BASE, "      page: ${{ tasks.fetch.output }}\n", f"      page: ${{{{ tasks.fetch.{CURSOR} }}}}\n")
-    items = await complete(client, doc, ".")
+    items = complete_in(editor, doc)
     got = labels(items)
     assert got[:6] == ["output", "status", "error", "started_at", "ended_at", "duration_ms"]
     assert "title" in got
@@ -282,52 +274,38 @@ async def test_task_fields_include_declared_output_bindings(client: LanguageClie
     assert status.detail == "terminal-observation edge"
 
 
-@pytest.mark.asyncio
 @pytest.mark.parametrize(("root", "name"), [("inputs", "topic"), ("config", "region"), ("const", "limit")])
-async def test_declared_names(client: LanguageClient, root: str, name: str) -> None:
+def test_declared_names(editor: Editor, root: str, name: str) -> None:
     doc = replace(BASE, '"Résumé 🚀 ${{ with.page }}"', f'"Résumé 🚀 ${{{{ with.page }}}} ${{{{ {root}.{CURSOR} }}}}"')
-    items = await complete(client, doc, ".")
+    items = complete_in(editor, doc)
     assert labels(items) == [name]
     # the edit range starts right after the dot, past the emoji, in the negotiated encoding
     text = doc.replace(CURSOR, "")
-    at = position_of(text, doc.index(CURSOR), encoding(client))
+    at = position_of(text, doc.index(CURSOR), editor.encoding)
     assert items[0].text_edit is not None and isinstance(items[0].text_edit, lsp.TextEdit)
     assert items[0].text_edit.range == lsp.Range(start=at, end=at)
 
 
-@pytest.mark.asyncio
-async def test_with_members_are_this_tasks_bindings(client: LanguageClient) -> None:
+def test_with_members_are_this_tasks_bindings(editor: Editor) -> None:
     doc = replace(BASE, '"Résumé 🚀 ${{ with.page }}"', f'"Résumé 🚀 ${{{{ with.{CURSOR} }}}}"')
-    assert labels(await complete(client, doc, ".")) == ["page"]
+    assert labels(complete_in(editor, doc)) == ["page"]
 
 
-@pytest.mark.asyncio
-async def test_item_only_inside_a_for_each_task(client: LanguageClient) -> None:
+def test_item_only_inside_a_for_each_task(editor: Editor) -> None:
     in_loop = replace(BASE, '      prompt: "${{ item }}"', f'      prompt: "${{{{ {CURSOR} }}}}"')
-    assert {"item", "index"} <= set(labels(await complete(client, in_loop, " ")))
+    assert {"item", "index"} <= set(labels(complete_in(editor, in_loop)))
     outside = replace(BASE, '"Résumé 🚀 ${{ with.page }}"', f'"Résumé 🚀 ${{{{ {CURSOR} }}}}"')
-    got = set(labels(await complete(client, outside, " ")))
+    got = set(labels(complete_in(editor, outside)))
     assert "with" in got and not got & {"item", "index", "tasks"}  # tasks.* is not readable in a prompt
 
 
 # -- broken documents --------------------------------------------------------------------------
 
 
-async def settle(client: LanguageClient, uri: str) -> None:
-    """Wait until the server has analysed ``uri`` once."""
-    caps = client.capabilities.text_document if client.capabilities else None
-    if caps and caps.diagnostic:
-        await client.text_document_diagnostic_async(
-            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
-        )
-    else:
-        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-
-
 @pytest.mark.asyncio
 async def test_unclosed_island_after_an_edit_uses_the_last_good_model(client: LanguageClient) -> None:
     uri = open_doc(client, BASE)
-    await settle(client, uri)
+    await diagnostics(client, uri)  # the server has analysed the good text once
     broken = replace(BASE, "      page: ${{ tasks.fetch.output }}\n", f'      page: "${{{{ tasks.{CURSOR}\n')
     index = broken.index(CURSOR)
     text = broken.replace(CURSOR, "")
@@ -341,30 +319,26 @@ async def test_unclosed_island_after_an_edit_uses_the_last_good_model(client: La
     assert labels(items) == ["fetch", "side", "each"]
 
 
-@pytest.mark.asyncio
-async def test_document_broken_from_the_start(client: LanguageClient) -> None:
+def test_document_broken_from_the_start(editor: Editor) -> None:
     broken = replace(BASE, "      page: ${{ tasks.fetch.output }}\n", f'      page: "${{{{ tasks.fetch.{CURSOR}\n')
-    got = labels(await complete(client, broken, "."))
+    got = labels(complete_in(editor, broken))
     assert "output" in got and "title" in got
 
 
-@pytest.mark.asyncio
-async def test_half_typed_key_in_a_broken_document(client: LanguageClient) -> None:
+def test_half_typed_key_in_a_broken_document(editor: Editor) -> None:
     doc = "nika: v1\nworkflow: {id: x}\ntasks:\n  a:\n    exe" + CURSOR
-    got = set(labels(await complete(client, doc)))
+    got = set(labels(complete_in(editor, doc)))
     assert {"exec", "infer", "invoke", "agent", "with"} <= got
 
 
-@pytest.mark.asyncio
-async def test_on_finally_step_keys_in_a_list_item(client: LanguageClient) -> None:
+def test_on_finally_step_keys_in_a_list_item(editor: Editor) -> None:
     doc = replace(
         BASE, "  side:\n", f"  side:\n    on_finally:\n      - exec: {{shell: echo done}}\n        {CURSOR}\n"
     )
-    assert set(labels(await complete(client, doc))) == {"when", "timeout"}
+    assert set(labels(complete_in(editor, doc))) == {"when", "timeout"}
 
 
-@pytest.mark.asyncio
-async def test_crlf_line_endings(client: LanguageClient) -> None:
+def test_crlf_line_endings(editor: Editor) -> None:
     doc = replace(BASE, "  side:\n    exec:", f"  side:\n    {CURSOR}\n    exec:").replace("\n", "\r\n")
-    got = set(labels(await complete(client, doc)))
+    got = set(labels(complete_in(editor, doc)))
     assert {"with", "retry"} <= got and "exec" not in got

@@ -108,7 +108,7 @@ workflow:
   id: hygiene
 tasks:
   fetch:
-    exec: { command: ["true"] }
+    infer: { model: mock/echo, prompt: x }
   use:
     with:
       got: ${{ tasks.fetch.output }}

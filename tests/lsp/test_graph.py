@@ -1,4 +1,8 @@
-"""The `nika/graph` request: the compiled plan as JSON."""
+"""The `nika/graph` request: the compiled plan as JSON.
+
+The full plan and an unknown document go over the wire (``client``), so the JSON is checked
+as a client receives it; the other cases call the graph function in-process (``editor``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
+from lsp_local import Editor
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -117,25 +122,21 @@ async def test_graph_document(client: LanguageClient) -> None:
     assert doc["spans"]["fetch"] == {"start": {"line": 5, "character": 2}, "end": {"line": 8, "character": end}}
 
 
-@pytest.mark.asyncio
-async def test_tasks_on_a_cycle_have_no_wave(client: LanguageClient) -> None:
+def test_tasks_on_a_cycle_have_no_wave(editor: Editor) -> None:
     cyclic = (
         "nika: v1\nworkflow:\n  id: loop\ntasks:\n"
         '  start:\n    exec: { command: ["true"] }\n'
         '  a:\n    after: { b: success }\n    exec: { command: ["true"] }\n'
         '  b:\n    after: { a: success, ghost: success }\n    exec: { command: ["true"] }\n'
     )
-    open_doc(client, cyclic)
-    doc = await graph(client)
+    doc = editor.graph(editor.open(cyclic))
     assert doc["waves"] == [["start"]]
     assert [(n["id"], n["wave"]) for n in doc["nodes"]] == [("start", 0), ("a", None), ("b", None)]
     assert {e["from"] for e in doc["edges"]} == {"a", "b"}  # the undeclared `ghost` is a finding, not plan
 
 
-@pytest.mark.asyncio
-async def test_no_model_means_reason_parse(client: LanguageClient) -> None:
-    open_doc(client, "- just\n- a list\n")
-    assert await graph(client) == {"reason": "parse"}
+def test_no_model_means_reason_parse(editor: Editor) -> None:
+    assert editor.graph(editor.open("- just\n- a list\n")) == {"reason": "parse"}
 
 
 @pytest.mark.asyncio

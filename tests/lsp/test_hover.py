@@ -1,8 +1,9 @@
-"""Hover over the wire: field docs, builtin cards, NIKA codes and `${{ }}` references.
+"""Hover: field docs, builtin cards, NIKA codes and `${{ }}` references.
 
-Positions are computed in the encoding the server negotiated with each client (UTF-16 for the
+Positions are computed in the encoding the server negotiates with each client (UTF-16 for the
 VS Code capability set, UTF-8 for Neovim's), and several targets sit after non-ASCII text on
-the same line, so a column mix-up shows as a miss.
+the same line, so a column mix-up shows as a miss. The cards are checked in-process
+(``editor``); a hover with its range, and an empty one, also go over the wire (``client``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from lsp_local import Editor
 from lsp_positions import negotiated_encoding as encoding
 from lsp_positions import position_of
 from lsprotocol import types as lsp
@@ -92,68 +94,60 @@ async def hover(client: LanguageClient, uri: str, at: lsp.Position) -> lsp.Hover
     )
 
 
-async def markdown(client: LanguageClient, needle: str, *, offset: int = 1, nth: int = 0) -> str:
-    uri = open_doc(client)
-    rep = await hover(client, uri, pos(DOC, needle, encoding(client), offset=offset, nth=nth))
+def markdown(editor: Editor, needle: str, *, offset: int = 1, nth: int = 0) -> str:
+    uri = editor.open(DOC)
+    rep = editor.hover(uri, pos(DOC, needle, editor.encoding, offset=offset, nth=nth))
     assert rep is not None, f"no hover on {needle!r}"
     assert isinstance(rep.contents, lsp.MarkupContent) and rep.contents.kind == lsp.MarkupKind.Markdown
     return rep.contents.value
 
 
-@pytest.mark.asyncio
-async def test_task_field(client: LanguageClient) -> None:
-    text = await markdown(client, "retry:")
+def test_task_field(editor: Editor) -> None:
+    text = markdown(editor, "retry:")
     assert "**retry**" in text and "task field" in text and "max_attempts" in text
 
 
-@pytest.mark.asyncio
-async def test_verb_field_and_envelope_key(client: LanguageClient) -> None:
-    assert "The user prompt" in await markdown(client, 'prompt: "Résumé')
-    assert "envelope field" in await markdown(client, "secrets:")
+def test_verb_field_and_envelope_key(editor: Editor) -> None:
+    assert "The user prompt" in markdown(editor, 'prompt: "Résumé')
+    assert "envelope field" in markdown(editor, "secrets:")
 
 
-@pytest.mark.asyncio
-async def test_builtin_tool_id(client: LanguageClient) -> None:
-    text = await markdown(client, "nika:fetch", offset=5)
+def test_builtin_tool_id(editor: Editor) -> None:
+    text = markdown(editor, "nika:fetch", offset=5)
     assert text.startswith("**`nika:fetch`**")
     assert "| `url` | string | yes |" in text and "**Returns:**" in text
 
 
-@pytest.mark.asyncio
-async def test_builtin_arg(client: LanguageClient) -> None:
-    text = await markdown(client, "url: https")
+def test_builtin_arg(editor: Editor) -> None:
+    text = markdown(editor, "url: https")
     assert text.startswith("**url** · `nika:fetch`")
     assert "required" in text and "type: string" in text
-    mode = await markdown(client, "mode: markdown")
+    mode = markdown(editor, "mode: markdown")
     assert "optional" in mode and "default `markdown`" in mode
 
 
-@pytest.mark.asyncio
-async def test_nika_code_in_on_codes(client: LanguageClient) -> None:
+def test_nika_code_in_on_codes(editor: Editor) -> None:
     info = lookup("NIKA-BUILTIN-FETCH-001")
-    text = await markdown(client, "NIKA-BUILTIN-FETCH-001", offset=8)
+    text = markdown(editor, "NIKA-BUILTIN-FETCH-001", offset=8)
     assert text.startswith(f"**NIKA-BUILTIN-FETCH-001** — {info.title}")
     assert info.category in text and info.teaching.split("\n")[0] in text
 
 
-@pytest.mark.asyncio
-async def test_tasks_output_names_producer_and_value_edge(client: LanguageClient) -> None:
-    text = await markdown(client, "tasks.fetch.output", offset=13)
+def test_tasks_output_names_producer_and_value_edge(editor: Editor) -> None:
+    text = markdown(editor, "tasks.fetch.output", offset=13)
     assert "**tasks.fetch.output**" in text
     assert "**value** `fetch → summarize`" in text
     assert "**Task `fetch`** · `invoke` `nika:fetch`" in text
     assert "`title` = `.title`" in text  # the producer's declared output binding
 
 
-@pytest.mark.asyncio
-async def test_status_and_error_edge_roles(client: LanguageClient) -> None:
-    assert "**terminal-observation** `fetch → summarize`" in await markdown(client, "tasks.fetch.status", offset=14)
-    assert "**failure-observation** `fetch → alert`" in await markdown(client, "tasks.fetch.error", offset=14)
+def test_status_and_error_edge_roles(editor: Editor) -> None:
+    assert "**terminal-observation** `fetch → summarize`" in markdown(editor, "tasks.fetch.status", offset=14)
+    assert "**failure-observation** `fetch → alert`" in markdown(editor, "tasks.fetch.error", offset=14)
 
 
-@pytest.mark.asyncio
-async def test_declared_returns_type_of_the_producer(client: LanguageClient) -> None:
-    text = await markdown(client, "tasks.report.output", offset=7)
+def test_declared_returns_type_of_the_producer(editor: Editor) -> None:
+    text = markdown(editor, "tasks.report.output", offset=7)
     assert "Returns: `string`" in text and "workflow output" in text
 
 
@@ -172,15 +166,13 @@ async def test_inputs_reference_after_non_ascii_text(client: LanguageClient) -> 
     )
 
 
-@pytest.mark.asyncio
-async def test_with_binding_shows_the_bound_expression(client: LanguageClient) -> None:
-    text = await markdown(client, "with.page", offset=6)
+def test_with_binding_shows_the_bound_expression(editor: Editor) -> None:
+    text = markdown(editor, "with.page", offset=6)
     assert "`page: ${{ tasks.fetch.output }}`" in text
 
 
-@pytest.mark.asyncio
-async def test_loop_local(client: LanguageClient) -> None:
-    text = await markdown(client, "${{ item", offset=5)
+def test_loop_local(editor: Editor) -> None:
+    text = markdown(editor, "${{ item", offset=5)
     assert "**item**" in text and "`for_each: ${{ [1, 2, 3] }}`" in text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from lsp_wire import next_publication
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -26,10 +27,7 @@ async def _settle(client: LanguageClient, uri: str) -> list[lsp.Diagnostic]:
             lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
         return list(getattr(rep, "items", []) or [])
-    while True:
-        params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        if params.uri == uri:
-            return list(params.diagnostics)
+    return list((await next_publication(client, uri)).diagnostics)
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
@@ -92,7 +90,7 @@ async def test_versions_never_go_backwards(client: LanguageClient) -> None:
             text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=GOOD)
         )
     )
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await next_publication(client, uri)
     for v in range(2, 8):  # a burst of edits: only the newest may be published last
         client.text_document_did_change(
             lsp.DidChangeTextDocumentParams(
@@ -100,5 +98,5 @@ async def test_versions_never_go_backwards(client: LanguageClient) -> None:
                 content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=GOOD.replace("id: ok", f"id: v{v}"))],
             )
         )
-    params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    params = await next_publication(client, uri)
     assert params.version == 7

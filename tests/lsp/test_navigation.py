@@ -1,4 +1,7 @@
-"""Navigation over the wire: definition, references, prepareRename and rename, for both clients.
+"""Navigation: definition, references, prepareRename and rename, for both clients.
+
+A definition, a rename round trip and the refused renames go over the wire (``client``); the
+other cases call the navigation functions in-process (``editor``).
 
 Positions are computed here independently of the server, in the encoding the client and the
 server agreed on (VS Code: UTF-16; Neovim offers UTF-8 first). The document puts an emoji and
@@ -11,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsp_local import Editor
 from lsp_positions import negotiated_encoding as encoding
 from lsp_positions import position_of, units
 from lsprotocol import types as lsp
@@ -136,48 +140,35 @@ async def test_definition_from_an_after_key(client: LanguageClient, tmp_path: Pa
     assert got == lsp.Location(uri=uri, range=span(FLOW, "  fetch:", "fetch", enc))
 
 
-@pytest.mark.asyncio
-async def test_definition_from_inside_an_expression_after_an_emoji(client: LanguageClient, tmp_path: Path) -> None:
-    enc = encoding(client)
-    uri = open_doc(client, tmp_path / "flow.nika.yaml")
+def test_definition_from_inside_an_expression_after_an_emoji(editor: Editor, tmp_path: Path) -> None:
+    enc = editor.encoding
+    uri = editor.open(FLOW, (tmp_path / "flow.nika.yaml").as_uri())
     use = span(FLOW, "café ${{ tasks.fetch.output", "fetch", enc)
     for cursor in (use.start, inside(use, 3), use.end):
-        got = await client.text_document_definition_async(
-            lsp.DefinitionParams(text_document=doc_id(uri), position=cursor)
-        )
+        got = editor.definition(uri, cursor)
         assert got == lsp.Location(uri=uri, range=span(FLOW, "  fetch:", "fetch", enc)), cursor
-    binding = await client.text_document_definition_async(
-        lsp.DefinitionParams(text_document=doc_id(uri), position=inside(span(FLOW, "${{ with.note", "note", enc)))
-    )
+    binding = editor.definition(uri, inside(span(FLOW, "${{ with.note", "note", enc)))
     assert binding == lsp.Location(uri=uri, range=span(FLOW, "note: ", "note", enc))
-    nothing = await client.text_document_definition_async(
-        lsp.DefinitionParams(text_document=doc_id(uri), position=lsp.Position(line=0, character=1))
-    )
+    nothing = editor.definition(uri, lsp.Position(line=0, character=1))
     assert nothing is None
 
 
-@pytest.mark.asyncio
-async def test_definition_of_a_skills_path(client: LanguageClient, tmp_path: Path) -> None:
-    enc = encoding(client)
+def test_definition_of_a_skills_path(editor: Editor, tmp_path: Path) -> None:
+    enc = editor.encoding
     skill = tmp_path / "skills" / "review" / "SKILL.md"
     skill.parent.mkdir(parents=True)
     skill.write_text("---\nname: review\ndescription: Reviews things.\n---\nBody.\n", encoding="utf-8")
-    uri = open_doc(client, tmp_path / "flow.nika.yaml")
-    got = await client.text_document_definition_async(
-        lsp.DefinitionParams(text_document=doc_id(uri), position=inside(span(FLOW, "./skills/review", "skills", enc)))
-    )
+    uri = editor.open(FLOW, (tmp_path / "flow.nika.yaml").as_uri())
+    got = editor.definition(uri, inside(span(FLOW, "./skills/review", "skills", enc)))
     top = lsp.Position(line=0, character=0)
     assert got == lsp.Location(uri=skill.as_uri(), range=lsp.Range(start=top, end=top))
-    missing = await client.text_document_definition_async(
-        lsp.DefinitionParams(text_document=doc_id(uri), position=inside(span(FLOW, "./skills/missing", "missing", enc)))
-    )
+    missing = editor.definition(uri, inside(span(FLOW, "./skills/missing", "missing", enc)))
     assert missing is None
 
 
-@pytest.mark.asyncio
-async def test_references_honour_include_declaration(client: LanguageClient, tmp_path: Path) -> None:
-    enc = encoding(client)
-    uri = open_doc(client, tmp_path / "flow.nika.yaml")
+def test_references_honour_include_declaration(editor: Editor, tmp_path: Path) -> None:
+    enc = editor.encoding
+    uri = editor.open(FLOW, (tmp_path / "flow.nika.yaml").as_uri())
     homes = [
         span(FLOW, "  fetch:", "fetch", enc),
         span(FLOW, "café ${{ tasks.fetch.output", "fetch", enc),
@@ -185,38 +176,21 @@ async def test_references_honour_include_declaration(client: LanguageClient, tmp
         span(FLOW, "summary: ${{ tasks.fetch.output", "fetch", enc),
     ]
     for include, want in ((True, homes), (False, homes[1:])):
-        got = await client.text_document_references_async(
-            lsp.ReferenceParams(
-                text_document=doc_id(uri),
-                position=inside(homes[2]),
-                context=lsp.ReferenceContext(include_declaration=include),
-            )
-        )
+        got = editor.references(uri, inside(homes[2]), include_declaration=include)
         assert list(got or ()) == [lsp.Location(uri=uri, range=r) for r in want]
-    topic = await client.text_document_references_async(
-        lsp.ReferenceParams(
-            text_document=doc_id(uri),
-            position=inside(span(FLOW, "  topic:", "topic", enc)),
-            context=lsp.ReferenceContext(include_declaration=False),
-        )
-    )
+    topic = editor.references(uri, inside(span(FLOW, "  topic:", "topic", enc)), include_declaration=False)
     assert list(topic or ()) == [
         lsp.Location(uri=uri, range=span(FLOW, "${{ inputs.topic", "topic", enc, nth=n)) for n in range(2)
     ]
 
 
-@pytest.mark.asyncio
-async def test_prepare_rename(client: LanguageClient, tmp_path: Path) -> None:
-    enc = encoding(client)
-    uri = open_doc(client, tmp_path / "flow.nika.yaml")
+def test_prepare_rename(editor: Editor, tmp_path: Path) -> None:
+    enc = editor.encoding
+    uri = editor.open(FLOW, (tmp_path / "flow.nika.yaml").as_uri())
     use = span(FLOW, "café ${{ tasks.fetch.output", "fetch", enc)
-    got = await client.text_document_prepare_rename_async(
-        lsp.PrepareRenameParams(text_document=doc_id(uri), position=inside(use, 2))
-    )
+    got = editor.prepare_rename(uri, inside(use, 2))
     assert got == lsp.PrepareRenamePlaceholder(range=use, placeholder="fetch")
-    not_a_symbol = await client.text_document_prepare_rename_async(
-        lsp.PrepareRenameParams(text_document=doc_id(uri), position=inside(span(FLOW, "model: mock", "mock", enc)))
-    )
+    not_a_symbol = editor.prepare_rename(uri, inside(span(FLOW, "model: mock", "mock", enc)))
     assert not_a_symbol is None
 
 
@@ -262,16 +236,11 @@ async def test_rename_round_trip(client: LanguageClient, tmp_path: Path) -> None
     assert refs is not None and len(refs) == 4
 
 
-@pytest.mark.asyncio
-async def test_rename_of_a_with_binding(client: LanguageClient, tmp_path: Path) -> None:
-    enc = encoding(client)
-    uri = open_doc(client, tmp_path / "flow.nika.yaml")
-    edit = await client.text_document_rename_async(
-        lsp.RenameParams(
-            text_document=doc_id(uri), position=inside(span(FLOW, "${{ with.note", "note", enc)), new_name="message"
-        )
-    )
-    assert edit is not None
+def test_rename_of_a_with_binding(editor: Editor, tmp_path: Path) -> None:
+    enc = editor.encoding
+    uri = editor.open(FLOW, (tmp_path / "flow.nika.yaml").as_uri())
+    edit = editor.rename(uri, inside(span(FLOW, "${{ with.note", "note", enc)), "message")
+    assert isinstance(edit, lsp.WorkspaceEdit)
     renamed = apply(FLOW, edits_for(edit, uri), enc)
     assert renamed == FLOW.replace("note:", "message:").replace("with.note", "with.message")
     assert _errors(renamed) == _SKILL_FINDINGS

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "nika-spec" / "conformance" / "tests"
 pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance suite not found at {SUITE}")
@@ -21,13 +20,6 @@ pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance suite n
 
 def _files() -> list[Path]:
     return sorted(p for p in SUITE.rglob("*.yaml") if p.name.startswith("input")) if SUITE.is_dir() else []
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "nika", "lsp"]))
-async def pull_client(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
-    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=client_capabilities("visual_studio_code")))
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _cli_findings(files: list[Path]) -> dict[str, list[tuple[str, int, int, str]]]:
@@ -52,20 +44,20 @@ def _cli_findings(files: list[Path]) -> dict[str, list[tuple[str, int, int, str]
     return out
 
 
-async def test_server_matches_cli_on_every_conformance_file(pull_client: LanguageClient) -> None:
+async def test_server_matches_cli_on_every_conformance_file(vscode_server: LanguageClient) -> None:
     files = _files()
     assert files
     expected = _cli_findings(files)
     for i, path in enumerate(files):
         uri = path.as_uri()
-        pull_client.text_document_did_open(
+        vscode_server.text_document_did_open(
             lsp.DidOpenTextDocumentParams(
                 text_document=lsp.TextDocumentItem(
                     uri=uri, language_id="yaml", version=1, text=path.read_text(encoding="utf-8")
                 )
             )
         )
-        rep = await pull_client.text_document_diagnostic_async(
+        rep = await vscode_server.text_document_diagnostic_async(
             lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
         got = sorted(
@@ -73,7 +65,7 @@ async def test_server_matches_cli_on_every_conformance_file(pull_client: Languag
         )
         want = [(c, ln, ch, m.split("\n")[0]) for c, ln, ch, m in expected[str(path)]]
         assert got == want, f"{path}: server {got} != cli {want}"
-        pull_client.text_document_did_close(
+        vscode_server.text_document_did_close(
             lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
         assert i < 10_000

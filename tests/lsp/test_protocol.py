@@ -15,7 +15,7 @@ import pytest
 from raw_client import TIMEOUT, RawClient
 
 URI = "file:///tmp/nika-protocol/flow.nika.yaml"
-DOC = 'nika: v1\nworkflow:\n  id: demo\ntasks:\n  hello:\n    exec: { command: ["true"] }\n'
+DOC = "nika: v1\nworkflow:\n  id: demo\ntasks:\n  hello:\n    infer: { model: mock/echo, prompt: x }\n"
 HOVER_AT = {"line": 4, "character": 4}  # the `hello` task key
 
 PARSE_ERROR = -32700
@@ -197,7 +197,10 @@ LINES_URI = "file:///tmp/nika-protocol/lines.nika.yaml"
 
 
 def test_incremental_edits_count_lines_like_the_client(server: RawClient) -> None:
-    text = ODD_BREAKS + '    exec: { command: ["true"] }\n  b:\n    after: { aa: success }\n    exec: { shell: "x" }\n'
+    text = ODD_BREAKS + (
+        "    infer: { model: mock/echo, prompt: x }\n  b:\n    after: { aa: success }\n"
+        "    infer: { model: mock/echo, prompt: y }\n"
+    )
     server.notify(
         "textDocument/didOpen",
         {"textDocument": {"uri": LINES_URI, "languageId": "yaml", "version": 1, "text": text}},

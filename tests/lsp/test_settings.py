@@ -14,8 +14,8 @@ from nika_lsp.settings import Settings, parse
 
 URI = "file:///tmp/nika-settings/flow.nika.yaml"
 DOC = (
-    'nika: v1\nworkflow:\n  id: s\ntasks:\n  a:\n    exec: { command: ["true"] }\n'
-    '  b:\n    after: { a: success }\n    exec: { command: ["true"] }\n'
+    "nika: v1\nworkflow:\n  id: s\ntasks:\n  a:\n    infer: { model: mock/echo, prompt: x }\n"
+    "  b:\n    after: { a: success }\n    infer: { model: mock/echo, prompt: x }\n"
 )
 
 

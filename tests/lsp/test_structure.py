@@ -1,8 +1,14 @@
-"""Outline, folding, plan inlay hints and `${{ }}` semantic tokens over the wire."""
+"""Outline, folding, plan inlay hints and `${{ }}` semantic tokens.
+
+The features are called in-process (``editor``) for both capability sets; the inlay-hint
+setting, which needs the configuration notification and the refresh request, goes over the
+wire (``client``).
+"""
 
 from __future__ import annotations
 
 import pytest
+from lsp_local import Editor
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -94,12 +100,9 @@ async def inlay_labels(client: LanguageClient) -> dict[int, str]:
 # -- document symbols ----------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_document_symbols_tree(client: LanguageClient) -> None:
-    open_doc(client)
-    result = await client.text_document_document_symbol_async(
-        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=URI))
-    )
+def test_document_symbols_tree(editor: Editor) -> None:
+    assert editor.hierarchical_symbols  # both capability sets take the tree
+    result = editor.document_symbols(editor.open(DOC, URI))
     assert result and all(isinstance(s, lsp.DocumentSymbol) for s in result)
     symbols: list[lsp.DocumentSymbol] = list(result)  # type: ignore[arg-type]
     assert [s.name for s in symbols] == ["nika", "workflow", "model", "inputs", "tasks", "outputs"]
@@ -133,12 +136,8 @@ def test_flat_symbols_name_their_container() -> None:
 # -- folding --------------------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_folding_ranges(client: LanguageClient) -> None:
-    open_doc(client)
-    result = await client.text_document_folding_range_async(
-        lsp.FoldingRangeParams(text_document=lsp.TextDocumentIdentifier(uri=URI))
-    )
+def test_folding_ranges(editor: Editor) -> None:
+    result = editor.folding_ranges(editor.open(DOC, URI))
     ranges = {(r.start_line, r.end_line) for r in result or []}
     assert {
         (1, 2),  # workflow:
@@ -155,18 +154,15 @@ async def test_folding_ranges(client: LanguageClient) -> None:
 # -- inlay hints ----------------------------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_inlay_hints_show_wave_and_incoming_edges(client: LanguageClient) -> None:
-    open_doc(client)
-    labels = await inlay_labels(client)
+def test_inlay_hints_show_wave_and_incoming_edges(editor: Editor) -> None:
+    uri = editor.open(DOC, URI)
+    labels = {h.position.line: label_text(h) for h in editor.inlay_hints(uri, doc_range())}
     assert labels == {
         8: "wave 1",
         13: "wave 2 ← fetch (value)",
         20: "wave 3 ← fetch (terminal-observation), summarize (after: success)",
     }
-    hints = await client.text_document_inlay_hint_async(
-        lsp.InlayHintParams(text_document=lsp.TextDocumentIdentifier(uri=URI), range=doc_range())
-    )
+    hints = editor.inlay_hints(uri, doc_range())
     report = next(h for h in hints or [] if h.position.line == 20)
     assert report.position.character == len(LINES[20])  # the end of the `report:` key line
     assert not isinstance(report.label, str)
@@ -184,25 +180,23 @@ async def test_inlay_hints_follow_the_setting(client: LanguageClient) -> None:
 
     open_doc(client)
     assert await inlay_labels(client)
-    client.workspace_did_change_configuration(
-        lsp.DidChangeConfigurationParams(settings={"nika": {"inlayHints": False}})
-    )
-    assert await inlay_labels(client) == {}
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"nika.inlayHints": True}))
+    try:
+        client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings={"nika": {"inlayHints": False}})
+        )
+        assert await inlay_labels(client) == {}
+    finally:  # the server is shared: leave the setting as the other tests expect it
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"nika.inlayHints": True}))
     assert (await inlay_labels(client))[8] == "wave 1"
     ws = client.capabilities.workspace if client.capabilities else None
     if ws and ws.inlay_hint and ws.inlay_hint.refresh_support:
         assert len(refreshes) == 2  # the server asked the client to redraw after each change
 
 
-@pytest.mark.asyncio
-async def test_inlay_hints_only_inside_the_range(client: LanguageClient) -> None:
-    open_doc(client)
-    hints = await client.text_document_inlay_hint_async(
-        lsp.InlayHintParams(
-            text_document=lsp.TextDocumentIdentifier(uri=URI),
-            range=lsp.Range(start=lsp.Position(line=10, character=0), end=lsp.Position(line=15, character=0)),
-        )
+def test_inlay_hints_only_inside_the_range(editor: Editor) -> None:
+    hints = editor.inlay_hints(
+        editor.open(DOC, URI),
+        lsp.Range(start=lsp.Position(line=10, character=0), end=lsp.Position(line=15, character=0)),
     )
     assert [h.position.line for h in hints or []] == [13]
 
@@ -225,14 +219,10 @@ def decode(data: list[int], encoding: str) -> list[tuple[int, str, str]]:
     return out
 
 
-@pytest.mark.asyncio
-async def test_semantic_tokens_decode_to_island_tokens(client: LanguageClient) -> None:
-    open_doc(client)
-    result = await client.text_document_semantic_tokens_full_async(
-        lsp.SemanticTokensParams(text_document=lsp.TextDocumentIdentifier(uri=URI))
-    )
-    assert result is not None
-    tokens = decode(list(result.data), negotiated_encoding(client))
+def test_semantic_tokens_decode_to_island_tokens(editor: Editor) -> None:
+    data = editor.semantic_tokens(editor.open(DOC, URI))
+    assert data
+    tokens = decode(data, negotiated_encoding(editor))  # type: ignore[arg-type]
     emoji_line = [(text, kind) for line, text, kind in tokens if line == 25]
     assert emoji_line == [
         ("size", "function"),
