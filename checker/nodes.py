@@ -12,11 +12,11 @@ tell ``"true"`` from ``true``. Mappings keep their entries in source order, dupl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.source import Span
+from checker.values import KeyedEntries
 
 
 @dataclass(slots=True, eq=False)
@@ -91,7 +91,7 @@ class Entry:
 
 
 @dataclass(slots=True, eq=False)
-class Mapping(Node):
+class Mapping(KeyedEntries, Node):
     entries: tuple[Entry, ...] = ()
     flow: bool = False
     _index: dict[str, Entry] = field(default_factory=dict, repr=False)
@@ -99,28 +99,13 @@ class Mapping(Node):
     kind = "mapping"
 
     def __post_init__(self) -> None:
-        idx = self._index
-        for e in self.entries:
-            k = e.key_text
-            if k is not None and k not in idx:
-                idx[k] = e
+        self._build_index()
 
-    def get(self, key: str) -> Node | None:
-        e = self._index.get(key)
-        return e.value if e else None
+    if TYPE_CHECKING:  # the shared lookups, typed for this tree (no extra call at run time)
 
-    def entry(self, key: str) -> Entry | None:
-        return self._index.get(key)
+        def get(self, key: str) -> Node | None: ...
 
-    def __contains__(self, key: str) -> bool:
-        return key in self._index
-
-    def keys(self) -> list[str]:
-        return list(self._index)
-
-    def items(self) -> Iterator[tuple[str, Entry]]:
-        """Unique string keys with their first entry, in source order."""
-        return iter(self._index.items())
+        def entry(self, key: str) -> Entry | None: ...
 
     def to_python(self) -> dict[Any, Any]:
         out: dict[Any, Any] = {}

@@ -111,27 +111,26 @@ class Entry:
         return self.key.span.cover(self.value.span)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class MapValue(Value):
-    """A mapping: entries in source order, one per key (the first wins; the YAML layer already
-    reported duplicates)."""
+class KeyedEntries:
+    """Lookup by string key over ``entries`` (the first entry of a key wins), shared by the YAML
+    layer's mappings and :class:`MapValue`. The owner builds ``_index`` with :meth:`_build_index`."""
 
-    entries: tuple[Entry, ...] = ()
-    flow: bool = False
-    _index: dict[str, Entry] = field(default_factory=dict, repr=False)
+    __slots__ = ()
+    entries: tuple[Any, ...]
+    _index: dict[str, Any]
 
-    def __post_init__(self) -> None:
+    def _build_index(self) -> None:
         idx = self._index
         for e in self.entries:
-            k = e.name
+            k = e.key_text
             if k is not None and k not in idx:
                 idx[k] = e
 
-    def get(self, key: str) -> Value | None:
+    def get(self, key: str) -> Any:
         e = self._index.get(key)
         return e.value if e else None
 
-    def entry(self, key: str) -> Entry | None:
+    def entry(self, key: str) -> Any:
         return self._index.get(key)
 
     def __contains__(self, key: str) -> bool:
@@ -140,9 +139,28 @@ class MapValue(Value):
     def keys(self) -> list[str]:
         return list(self._index)
 
-    def items(self) -> Iterator[tuple[str, Entry]]:
+    def items(self) -> Iterator[tuple[str, Any]]:
         """Unique string keys with their entry, in source order."""
         return iter(self._index.items())
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MapValue(KeyedEntries, Value):
+    """A mapping: entries in source order; lookups see the first entry of a key (the YAML layer
+    already reported duplicates)."""
+
+    entries: tuple[Entry, ...] = ()
+    flow: bool = False
+    _index: dict[str, Entry] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._build_index()
+
+    if TYPE_CHECKING:  # the shared lookups, typed for this tree (no extra call at run time)
+
+        def get(self, key: str) -> Value | None: ...
+
+        def entry(self, key: str) -> Entry | None: ...
 
     def to_python(self) -> dict[Any, Any]:
         out: dict[Any, Any] = {}

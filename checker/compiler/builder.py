@@ -107,6 +107,25 @@ class Builder:
         self.err(code, node.span, f"{what} must be a mapping, not {describe(node)}", task=task)
         return None
 
+    def exactly_one(
+        self,
+        node: Mapping,
+        e: Entry,
+        pair: tuple[str, str],
+        missing: tuple[str, str],
+        both: tuple[str, str],
+        task: str | None,
+    ) -> None:
+        """The tagged-union law of a verb body (`command`/`shell`, `tool`/`workflow`): one of the
+        pair is required (NIKA-PARSE-018 on the verb key), both is NIKA-PARSE-019 on the second."""
+        first, second = pair
+        if first not in node and second not in node:
+            self.err("NIKA-PARSE-018", e.key.span, missing[0], missing[1], task=task)
+        elif first in node and second in node:
+            se = node.entry(second)
+            assert se is not None
+            self.err("NIKA-PARSE-019", se.key.span, both[0], both[1], task=task)
+
     def line_span(self, e: Entry) -> Span:
         """The whole lines an entry occupies (for fixes that delete it)."""
         src = self.src

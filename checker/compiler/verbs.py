@@ -86,24 +86,20 @@ def infer(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str, envelo
 def exec_(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> Exec:
     cmd = node.get("command")
     shell = node.get("shell")
-    if cmd is None and shell is None:
-        b.err(
-            "NIKA-PARSE-018",
-            e.key.span,
+    b.exactly_one(
+        node,
+        e,
+        ("command", "shell"),
+        (
             "`exec:` needs `command:` (an argument list) or `shell:` (a command line)",
             'Add e.g. `command: ["echo", "hi"]`.',
-            task=tid,
-        )
-    if cmd is not None and shell is not None:
-        se = node.entry("shell")
-        assert se is not None
-        b.err(
-            "NIKA-PARSE-019",
-            se.key.span,
+        ),
+        (
             "`exec:` declares both `command:` and `shell:`",
             "Keep one: `command:` runs an argument list without a shell, `shell:` runs a line through /bin/sh.",
-            task=tid,
-        )
+        ),
+        tid,
+    )
     command: tuple[Value, ...] | None = None
     if cmd is not None:
         if isinstance(cmd, Scalar):
@@ -203,24 +199,17 @@ def invoke(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> In
     wf = node.get("workflow")
     args = node.get("args")
     tool: str | None = None
-    if tool_node is None and wf is None:
-        b.err(
-            "NIKA-PARSE-018",
-            e.key.span,
+    b.exactly_one(
+        node,
+        e,
+        ("tool", "workflow"),
+        (
             "`invoke:` needs `tool:` (or `workflow:` for a child workflow)",
             'Add e.g. `tool: "nika:read"` with its `args:`.',
-            task=tid,
-        )
-    elif tool_node is not None and wf is not None:
-        we = node.entry("workflow")
-        assert we is not None
-        b.err(
-            "NIKA-PARSE-019",
-            we.key.span,
-            "`invoke:` declares both `tool:` and `workflow:`",
-            "Keep one target per task.",
-            task=tid,
-        )
+        ),
+        ("`invoke:` declares both `tool:` and `workflow:`", "Keep one target per task."),
+        tid,
+    )
     if tool_node is not None:
         if isinstance(tool_node, Scalar) and isinstance(tool_node.value, str):
             tool = tool_node.value
