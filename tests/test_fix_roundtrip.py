@@ -42,7 +42,7 @@ CASES = _with_safe_fix()
 
 
 def test_there_are_fixtures_with_safe_fixes() -> None:
-    assert len(CASES) >= 10
+    assert len(CASES) >= (10 if SUITE.is_dir() else 5)
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: os.path.relpath(p, ROOT.parent))

@@ -12,7 +12,7 @@ from checker import contracts as C
 from checker.source import Span
 from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, Value
 
-SPEC = Path("/work/shared/nika-spec")
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "nika-spec"
 
 # The closed builtin enum of schemas/workflow.schema.json at the pin.
 CLOSED_SET = {
