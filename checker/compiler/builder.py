@@ -222,11 +222,11 @@ class Builder:
         return False
 
     def check_fields(self, block: Block, m: Mapping, task: str | None = None, skip: tuple[str, ...] = ()) -> bool:
-        """:meth:`check_field` for every present field of ``block`` that is not in ``skip``;
-        then the fields that exclude each other. Returns False when anything was reported."""
+        """:meth:`check_field` for every present field of ``block`` that is not in ``skip``.
+        Returns False when anything was reported."""
         ok = True
-        for f in block.fields:
-            if f.name in m and f.name not in skip and not self.check_field(block, m, f.name, task):
+        for name in m._index:  # the fields written, usually far fewer than the block has
+            if name in block and name not in skip and not self.check_field(block, m, name, task):
                 ok = False
         return ok
 
@@ -263,30 +263,36 @@ class Builder:
     def value(self, node: Node, where: Where | None = None, task: str | None = None, in_fe: bool = False) -> Value:
         """The model value of ``node``. Every template string met is parsed once; when
         ``where`` is given it is also recorded as an expression site of that position class."""
-        if isinstance(node, Scalar):
-            return self._scalar(node, where, task, in_fe)
-        if isinstance(node, Mapping):
+        cls = node.__class__
+        if cls is Scalar:
+            return self._scalar(node, where, task, in_fe)  # type: ignore[arg-type]
+        if cls is Mapping:
+            key = self.key
+            value = self.value
             return MapValue(
                 node.span,
-                tuple(VEntry(self.key(e.key), self.value(e.value, where, task, in_fe)) for e in node.entries),
-                node.flow,
+                tuple([VEntry(key(e.key), value(e.value, where, task, in_fe)) for e in node.entries]),  # type: ignore[attr-defined]
+                node.flow,  # type: ignore[attr-defined]
             )
-        if isinstance(node, Sequence):
-            return ListValue(node.span, tuple(self.value(i, where, task, in_fe) for i in node.items), node.flow)
+        if cls is Sequence:
+            value = self.value
+            return ListValue(node.span, tuple([value(i, where, task, in_fe) for i in node.items]), node.flow)  # type: ignore[attr-defined]
         return Literal(node.span, None)
 
     def _scalar(self, node: Scalar, where: Where | None, task: str | None, in_fe: bool) -> ScalarValue:
         v = node.value
-        if isinstance(v, str) and has_island(v):
+        # `"${{" in v` first: the cheap test rules out nearly every string before the exact one
+        if v.__class__ is str and "${{" in v and has_island(v):
             tv = TemplateValue(node.span, v, node.raw, node.style, node.offsets, parse_template(v))
             if where is not None:
                 self.sites.append(ExprSite(task, where, tv, in_fe))
             return tv
         return Literal(node.span, v, node.raw, node.style, node.offsets)
 
-    def key(self, node: Node) -> ScalarValue:
-        if isinstance(node, Scalar):
-            return Literal(node.span, node.value, node.raw, node.style, node.offsets)
+    @staticmethod
+    def key(node: Node) -> ScalarValue:
+        if node.__class__ is Scalar:
+            return Literal(node.span, node.value, node.raw, node.style, node.offsets)  # type: ignore[attr-defined]
         return Literal(node.span, None, "", "")
 
     def mapping(
@@ -295,9 +301,10 @@ class Builder:
         """``node`` as a :class:`MapValue`, reusing values already built for some keys (so a
         model field and its entry in the enclosing mapping are the same object)."""
         entries = []
+        key = self.key
+        index = node._index
         for e in node.entries:
             k = e.key_text
-            first = k is not None and node.entry(k) is e
-            v = done[k] if first and k in done else self.value(e.value, where, task)  # type: ignore[index]
-            entries.append(VEntry(self.key(e.key), v))
+            v = done.get(k) if k is not None and index.get(k) is e else None  # type: ignore[arg-type]
+            entries.append(VEntry(key(e.key), v if v is not None else self.value(e.value, where, task)))
         return MapValue(node.span, tuple(entries), node.flow)
