@@ -219,7 +219,31 @@ class Documents:
 def analyze_source(uri: str, src: SourceText, version: int | None) -> Snapshot:
     path = uri_to_path(uri)
     base = os.path.dirname(path) if path else None
-    return Snapshot(uri, version, compile_source(src, base))
+    return Snapshot(uri, version, _as_configured(compile_source(src, base), path))
+
+
+def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWorkflow:
+    """The findings ``nika check`` would print for this file: its `# nika: ignore[…]` comments
+    and the project configuration found upward from it applied. A broken configuration file is
+    `nika check`'s error to report; here the findings then stay as compiled."""
+    import dataclasses
+
+    from checker.policy import SettingsError, finalize
+    from checker.report import FileReport
+
+    report = FileReport(path or "<unsaved>", compiled.source, compiled.diagnostics)
+    try:
+        if path is None:  # an unsaved document: its own suppressions, no project configuration
+            from checker.settings import DEFAULT
+
+            done = finalize(report, settings=DEFAULT)
+        else:
+            done = finalize(report)
+    except (SettingsError, OSError):
+        return compiled
+    if done.diagnostics == compiled.diagnostics:
+        return compiled
+    return dataclasses.replace(compiled, diagnostics=done.diagnostics)
 
 
 def analyze(uri: str, text: str, version: int | None) -> Snapshot:

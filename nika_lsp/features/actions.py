@@ -70,10 +70,27 @@ def _fixes_of(d: lsp.Diagnostic) -> list[dict[str, Any]]:
     return [f for f in data["fixes"] if isinstance(f, dict) and isinstance(f.get("title"), str)]
 
 
+def _suppression_of(d: lsp.Diagnostic, uri: str) -> lsp.CodeAction | None:
+    data = d.data
+    sup = data.get("suppress") if d.source == "nika" and isinstance(data, dict) else None
+    if not isinstance(sup, dict) or not isinstance(sup.get("title"), str) or not isinstance(sup.get("edits"), list):
+        return None
+    edits = [te for e in sup["edits"] if (te := _text_edit(e)) is not None]
+    if not edits or len(edits) != len(sup["edits"]):
+        return None
+    return lsp.CodeAction(
+        title=sup["title"], kind=QUICK_FIX_KIND, diagnostics=[d], edit=lsp.WorkspaceEdit(changes={uri: edits})
+    )
+
+
 def quick_fixes(uri: str, diagnostics: Sequence[lsp.Diagnostic]) -> list[lsp.CodeAction]:
-    """One quick fix per fix attached to each of our diagnostics."""
+    """One quick fix per fix attached to each of our diagnostics, then (never preferred) the
+    action that silences the finding with a `# nika: ignore[…]` comment."""
     out: list[lsp.CodeAction] = []
+    suppressions: list[lsp.CodeAction] = []
     for d in diagnostics:
+        if (sup := _suppression_of(d, uri)) is not None:
+            suppressions.append(sup)
         fixes = _fixes_of(d)
         for fix in fixes:
             raw = fix.get("edits")
@@ -90,7 +107,7 @@ def quick_fixes(uri: str, diagnostics: Sequence[lsp.Diagnostic]) -> list[lsp.Cod
                     is_preferred=True if preferred else None,
                 )
             )
-    return out
+    return out + suppressions
 
 
 def _clash(a: Span, b: Span) -> bool:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from checker.diagnostics import Diagnostic, Severity
+from checker.diagnostics import Diagnostic, Edit, Severity
 from checker.source import SourceText
 from nika_lsp.convert import span_to_range
 
@@ -22,24 +22,37 @@ _SEVERITY = {
 }
 
 
+def _edit_data(e: Edit, src: SourceText, encoding: str) -> dict[str, Any]:
+    r = span_to_range(src, e.span, encoding)
+    return {
+        "range": {
+            "start": {"line": r.start.line, "character": r.start.character},
+            "end": {"line": r.end.line, "character": r.end.character},
+        },
+        "newText": e.new_text,
+    }
+
+
 def fix_data(d: Diagnostic, src: SourceText, encoding: str) -> list[dict[str, Any]]:
     """The finding's fixes as plain data, so code actions need no re-analysis."""
-    out = []
-    for fix in d.fixes:
-        edits = []
-        for e in fix.edits:
-            r = span_to_range(src, e.span, encoding)
-            edits.append(
-                {
-                    "range": {
-                        "start": {"line": r.start.line, "character": r.start.character},
-                        "end": {"line": r.end.line, "character": r.end.character},
-                    },
-                    "newText": e.new_text,
-                }
-            )
-        out.append({"title": fix.title, "applicability": fix.applicability, "edits": edits})
-    return out
+    return [
+        {
+            "title": fix.title,
+            "applicability": fix.applicability,
+            "edits": [_edit_data(e, src, encoding) for e in fix.edits],
+        }
+        for fix in d.fixes
+    ]
+
+
+def suppress_data(d: Diagnostic, src: SourceText, encoding: str) -> dict[str, Any] | None:
+    """The "Suppress … on this line" action as plain data (``None`` when it cannot be silenced)."""
+    from checker.suppressions import suppress_edit
+
+    edit = suppress_edit(src, d)
+    if edit is None:
+        return None
+    return {"title": f"Suppress {d.code or d.rule} on this line", "edits": [_edit_data(edit, src, encoding)]}
 
 
 def to_lsp(d: Diagnostic, snap: Snapshot, encoding: str, *, related_support: bool = True) -> lsp.Diagnostic:
@@ -67,8 +80,18 @@ def to_lsp(d: Diagnostic, snap: Snapshot, encoding: str, *, related_support: boo
         source="nika",
         related_information=related,
         tags=tags,
-        data={"fixes": fix_data(d, src, encoding), "task": d.task} if d.fixes or d.task else None,
+        data=_data(d, src, encoding),
     )
+
+
+def _data(d: Diagnostic, src: SourceText, encoding: str) -> dict[str, Any] | None:
+    suppress = suppress_data(d, src, encoding)
+    if not (d.fixes or d.task or suppress):
+        return None
+    data: dict[str, Any] = {"fixes": fix_data(d, src, encoding), "task": d.task}
+    if suppress is not None:
+        data["suppress"] = suppress
+    return data
 
 
 def diagnostics_for(snap: Snapshot, encoding: str, *, related_support: bool = True) -> list[lsp.Diagnostic]:

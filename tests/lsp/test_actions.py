@@ -138,3 +138,18 @@ async def test_only_filter_separates_quick_fixes_from_fix_all(client: LanguageCl
     assert kinds == {lsp.CodeActionKind.QuickFix, "source.fixAll.nika"}
     assert {a.kind for a in await code_actions(client, d.range, [d], ["source"])} == {"source.fixAll.nika"}
     assert await code_actions(client, d.range, [d], ["refactor"]) == []
+
+
+def test_a_finding_can_be_suppressed_on_its_line(editor: Editor) -> None:
+    text = (
+        "nika: v1\nworkflow: {id: s}\ntasks:\n  build:\n    infer: { model: mock/echo, prompt: x }\n"
+        "  b:\n    after: { biuld: success }\n    infer: { model: mock/echo, prompt: y }\n"
+    )
+    uri = URI
+    [dag] = [d for d in editor.diagnostics(editor.open(text, uri)) if d.code == "NIKA-DAG-002"]
+    rename, suppress = editor.code_actions(uri, [dag], [lsp.CodeActionKind.QuickFix.value])
+    assert rename.is_preferred and suppress.title == "Suppress NIKA-DAG-002 on this line"
+    assert suppress.is_preferred is None  # silencing is never the automatic choice
+    silenced = apply(text, edits_of(suppress.edit), editor.encoding)
+    assert "    # nika: ignore[NIKA-DAG-002]\n    after: { biuld: success }" in silenced
+    assert [d.code for d in editor.diagnostics(editor.open(silenced, URI.replace("actions", "silenced")))] == []
