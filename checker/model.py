@@ -445,12 +445,12 @@ class ExprSite:
     where: Where
     value: TemplateValue
     in_for_each: bool = False
+    template: Template = field(init=False, repr=False)  # ``value.template``, read by every rule
 
-    @property
-    def template(self) -> Template:
+    def __post_init__(self) -> None:
         t = self.value.template
         assert t is not None
-        return t
+        object.__setattr__(self, "template", t)
 
     @property
     def span(self) -> Span:
