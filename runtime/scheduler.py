@@ -41,6 +41,7 @@ TIMEOUT_CODE = "NIKA-TIMEOUT-001"
 ENGINE_VERSION = "nika-tools 0.1.0"
 DEFAULT_MAX_PARALLEL = 64
 MAX_DEPTH = 8
+MAX_RETRY_AFTER_MS = 60_000  # runtime.limits.MAX_RETRY_AFTER_S, the cap on a provider's Retry-After
 
 
 def now_iso() -> str:
@@ -75,6 +76,7 @@ class TaskRecord:
     duration_ms: float | None = None
     bindings: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
+    agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
     _t0: float = 0.0
 
     def view(self) -> dict[str, Any]:
@@ -100,6 +102,8 @@ class TaskRecord:
         }
         if self.bindings:
             out["bindings"] = plain(self.bindings)
+        if self.agent is not None:
+            out["agent"] = self.agent
         return out
 
 
@@ -176,6 +180,10 @@ class Run:
 
             env = os.environ
         self.engine_env = dict(env)
+        from runtime.services import Services
+
+        self.services = Services(self.engine_env, self.workdir, self.secret_values)
+        self.agent_records: dict[str, dict[str, Any]] = {}
 
     # -- scope -------------------------------------------------------------------------------
 
@@ -272,6 +280,7 @@ class Run:
             await self._cancel_all()
         if self.cancelled:
             await self._cancel_all()
+        await self.services.aclose()
         outputs, error = self._outputs()
         failed = any(r.status == Status.FAILURE for r in self.records.values()) or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
@@ -349,6 +358,7 @@ class Run:
         rec.output = outcome.output
         rec.bindings = dict(outcome.bindings)
         rec.error = outcome.error.record(tid, rec.attempts or None) if outcome.error is not None else None
+        rec.agent = self.agent_records.pop(tid, None)
         rec.ended_at = now_iso()
         if rec.started_at is None:
             rec.started_at = None
@@ -620,6 +630,9 @@ class Run:
                 delay = _backoff_ms(r.backoff_strategy, r.backoff_ms, r.backoff_max_ms, attempt)
                 if r.jitter:
                     delay = self._rng.uniform(0, delay)
+                retry_after = err.details.get("retry_after_ms")  # a provider's Retry-After wins when longer
+                if isinstance(retry_after, int | float) and retry_after > delay:
+                    delay = float(min(retry_after, MAX_RETRY_AFTER_MS))
                 fields: list[tuple[str, Any]] = [("task", task.id), ("attempt", attempt), ("error_code", err.code)]
                 fields.append(("delay_ms", round(delay, 3)))
                 if iteration is not None:
@@ -672,11 +685,9 @@ class Run:
 
             return await run_invoke(self, tid, verb, scope, task)
         if isinstance(verb, Agent):
-            raise TaskError(
-                NOT_BUILT,
-                "the `agent:` verb is not available in this build of nika yet; use `infer:` for a single model call",
-                details={"verb": "agent"},
-            )
+            from runtime.agent import run_agent
+
+            return await run_agent(self, tid, verb, scope, task)
         raise TaskError(INTERNAL, "the task has no runnable verb")
 
     # -- workflow outputs --------------------------------------------------------------------

@@ -1,24 +1,12 @@
-"""Model providers behind one interface; this build ships only the deterministic ``mock``."""
+"""Model providers behind one interface (:mod:`runtime.providers.base`).
+
+A run reaches them through :meth:`runtime.services.Services.provider_for`, which builds each
+provider once per run on one HTTP client; :mod:`runtime.providers.registry` maps the 17 ids to
+the three wire adapters and the mock.
+"""
 
 from __future__ import annotations
 
-from runtime.errors import NOT_BUILT, TaskError
-from runtime.providers.base import Provider, Request, Response
+from runtime.providers.base import Message, Provider, Request, Response, ToolCall, ToolSpec
 
-
-def provider_for(model: str) -> tuple[Provider, str]:
-    """The provider answering ``provider/name`` and the model name within it."""
-    prefix, _, name = model.partition("/")
-    if prefix == "mock":
-        from runtime.providers.mock import MockProvider
-
-        return MockProvider(), name
-    raise TaskError(
-        NOT_BUILT,
-        f"the `{prefix}` provider is not available in this build of nika; use `mock/echo` to run the "
-        "workflow's shape offline",
-        details={"provider": prefix, "model": model},
-    )
-
-
-__all__ = ["Provider", "Request", "Response", "provider_for"]
+__all__ = ["Message", "Provider", "Request", "Response", "ToolCall", "ToolSpec"]

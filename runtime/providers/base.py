@@ -1,7 +1,10 @@
 """The provider interface: one model call in, one reply out.
 
-Real providers (and the ``agent:`` loop) implement :class:`Provider` in their own issue; the
-runtime never knows which one answers beyond this interface.
+``infer:`` sends a :class:`Request` with a prompt; the agent loop sends the whole conversation in
+``messages`` and the tools it may call in ``tools``. A provider answers with a :class:`Response`:
+the text (or the structured value when the request carried a schema), the tool calls the model
+proposed, and the token usage it reported. The runtime never knows which provider answers beyond
+this interface.
 """
 
 from __future__ import annotations
@@ -12,8 +15,40 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model: ``name`` is the wire-safe name, ``tool_id`` the Nika id."""
+
+    name: str
+    tool_id: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model proposed. ``arguments`` is the decoded object, or ``None`` when the model's
+    arguments were not a JSON object (``raw`` then holds what it sent)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversation turn: ``user``, ``assistant`` (text and/or tool calls) or ``tool`` (a result)."""
+
+    role: str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class Request:
-    """What ``infer:`` asks: the rendered prompt and parameters (``schema`` a JSON Schema)."""
+    """What a model call asks (``schema`` a JSON Schema; ``timeout_s`` the call's deadline)."""
 
     model: str
     prompt: str
@@ -22,15 +57,28 @@ class Request:
     max_tokens: int | None = None
     schema: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    messages: tuple[Message, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
+    timeout_s: float | None = None
+
+    def conversation(self) -> tuple[Message, ...]:
+        """The messages to send: the explicit conversation, else the prompt as one user turn."""
+        return self.messages or (Message("user", self.prompt),)
 
 
 @dataclass(frozen=True)
 class Response:
-    """The reply: a string, or the structured value when the request carried a schema."""
+    """The reply. ``value`` is the text, or the decoded value when the request carried a schema."""
 
     value: Any
     tokens: int = 0
     cost_note: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tool_calls: tuple[ToolCall, ...] = ()
+    text: str = ""
+    finish_reason: str | None = None
+    usage_reported: bool = True
 
 
 class Provider(ABC):

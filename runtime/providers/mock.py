@@ -4,17 +4,31 @@
 exactly as rendered. With a ``schema:`` it replies with the schema's typed zero value: ``""`` for
 strings, ``0`` for numbers, ``false`` for booleans, ``[]`` for arrays, objects recursed over their
 required properties. No network, no entropy: the same input gives the same output everywhere.
-The configured-response models read fixtures from engine configuration this build does not have.
+In an agent loop (the request offers tools) ``mock/echo`` calls the first offered tool with the
+arguments that tool's parameter schema shapes, every turn; without tools it echoes the last user
+message (the zero value as JSON text when the agent has a ``schema:``).
+
+``mock/scripted`` plays a script from engine configuration, one step per call, and fails loudly
+when the script runs out. ``NIKA_MOCK_SCRIPT`` holds the script as JSON, or the path of a JSON
+file: a list of steps, each ``{"text": …, "tool_calls": [{"name": …, "arguments": …}],
+"tokens_in": n, "tokens_out": n}`` (``arguments`` as a string is sent raw, to play a malformed
+call) or ``{"error": {"code": …, "message": …, "transient": bool}}``. The other configured-response
+models (``mock-error``, ``mock-streaming``, ``mock-json``) are not in this build.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from runtime.errors import NOT_BUILT, TaskError
-from runtime.providers.base import Provider, Request, Response
+from runtime.providers.base import Provider, Request, Response, ToolCall
 
 ECHO_MODELS = ("echo", "mock-deterministic")
+SCRIPTED = "scripted"
+SCRIPT_VAR = "NIKA_MOCK_SCRIPT"
 
 
 def zero_value(schema: Any, depth: int = 0) -> Any:
@@ -48,16 +62,134 @@ def zero_value(schema: Any, depth: int = 0) -> Any:
     return None
 
 
+def _words(text: str) -> int:
+    return len(text.split())
+
+
 class MockProvider(Provider):
     id = "mock"
 
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._env = env or {}
+        self._script: list[Any] | None = None
+        self._cursor = 0
+        self.calls = 0
+
     async def complete(self, name: str, request: Request) -> Response:
+        self.calls += 1
+        if name == SCRIPTED:
+            return self._scripted(request)
         if name not in ECHO_MODELS:
             raise TaskError(
                 NOT_BUILT,
-                f"`mock/{name}` needs a configured fixture, which this build of nika cannot load; use `mock/echo`",
+                f"`mock/{name}` needs a configured fixture this build of nika cannot load; use `mock/echo`, "
+                f"or `mock/{SCRIPTED}` with {SCRIPT_VAR}",
                 details={"provider": "mock", "model": name},
             )
+        if request.messages:
+            return self._agent_turn(request)
         if request.schema is not None:
             return Response(zero_value(request.schema), tokens=0, cost_note="mock_provider")
-        return Response(request.prompt, tokens=len(request.prompt.split()), cost_note="mock_provider")
+        n = _words(request.prompt)
+        return Response(request.prompt, tokens=n, cost_note="mock_provider", tokens_in=n, tokens_out=n)
+
+    def _agent_turn(self, request: Request) -> Response:
+        seen = sum(_words(m.content) for m in request.messages) + _words(request.system or "")
+        if request.tools:
+            tool = request.tools[0]
+            call = ToolCall(f"call_{self.calls}", tool.name, zero_value(tool.parameters) or {})
+            return Response(None, seen, "mock_provider", seen, 0, (call,), "", "tool_calls")
+        last = next((m.content for m in reversed(request.messages) if m.role == "user"), request.prompt)
+        text = json.dumps(zero_value(request.schema)) if request.schema is not None else last
+        return Response(text, seen + _words(text), "mock_provider", seen, _words(text), (), text, "stop")
+
+    # -- the scripted model ----------------------------------------------------------------
+
+    def _load_script(self) -> list[Any]:
+        raw = self._env.get(SCRIPT_VAR)
+        if not raw:
+            raise TaskError(
+                "NIKA-PROVIDER-001",
+                f"`mock/{SCRIPTED}` plays a script from engine configuration, and {SCRIPT_VAR} is not set",
+            )
+        text = raw
+        if not raw.lstrip().startswith(("[", "{")):
+            try:
+                with open(os.path.expanduser(raw), encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError as exc:
+                raise TaskError(
+                    "NIKA-PROVIDER-001", f"{SCRIPT_VAR} names `{raw}`, which cannot be read: {exc.strerror}"
+                ) from None
+        try:
+            steps = json.loads(text)
+        except ValueError as exc:
+            raise TaskError("NIKA-PROVIDER-001", f"the {SCRIPT_VAR} script is not JSON: {exc}") from None
+        if isinstance(steps, dict):
+            steps = steps.get("steps")
+        if not isinstance(steps, list):
+            raise TaskError("NIKA-PROVIDER-001", f"the {SCRIPT_VAR} script must be a list of steps")
+        return steps
+
+    def _scripted(self, request: Request) -> Response:
+        if self._script is None:
+            self._script = self._load_script()
+        if self._cursor >= len(self._script):
+            raise TaskError(
+                "NIKA-PROVIDER-001",
+                f"the `mock/{SCRIPTED}` script is exhausted: call {self._cursor + 1} asked for a step and the "
+                f"script has {len(self._script)}",
+                details={"script_steps": len(self._script)},
+            )
+        step = self._script[self._cursor]
+        self._cursor += 1
+        if not isinstance(step, dict):
+            step = {"text": step if isinstance(step, str) else json.dumps(step)}
+        if isinstance(step.get("error"), dict):
+            e = step["error"]
+            details = {"retry_after_ms": e["retry_after_ms"]} if "retry_after_ms" in e else {}
+            raise TaskError(
+                str(e.get("code", "NIKA-PROVIDER-001")),
+                str(e.get("message", "scripted provider failure")),
+                bool(e.get("transient", False)),
+                details,
+            )
+        calls = []
+        for i, c in enumerate(step.get("tool_calls") or []):
+            args = c.get("arguments", {})
+            if isinstance(args, str):
+                try:
+                    decoded = json.loads(args)
+                except ValueError:
+                    decoded = None
+                calls.append(
+                    ToolCall(
+                        c.get("id", f"s{self._cursor}_{i}"),
+                        c["name"],
+                        decoded if isinstance(decoded, dict) else None,
+                        args,
+                    )
+                )
+            else:
+                calls.append(
+                    ToolCall(
+                        c.get("id", f"s{self._cursor}_{i}"),
+                        c["name"],
+                        args if isinstance(args, dict) else None,
+                        json.dumps(args),
+                    )
+                )
+        text = step.get("text", "")
+        if not isinstance(text, str):
+            text = json.dumps(text)
+        t_in = int(step.get("tokens_in", 0))
+        t_out = int(step.get("tokens_out", 0))
+        value: Any = text
+        if not request.messages and request.schema is not None:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = text
+        return Response(
+            value, t_in + t_out, "mock_provider", t_in, t_out, tuple(calls), text, "tool_calls" if calls else "stop"
+        )

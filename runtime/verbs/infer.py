@@ -6,7 +6,7 @@ from typing import Any
 
 from checker.expr import render_string
 from runtime.errors import TaskError
-from runtime.providers import Request, provider_for
+from runtime.providers import Request
 from runtime.values import materialise
 
 SCHEMA_CODE = "NIKA-INFER-002"
@@ -26,7 +26,7 @@ async def run_infer(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any
     schema = materialise(verb.schema, scope, "`schema:`") if verb.schema is not None else None
     temperature = materialise(verb.temperature, scope, "`temperature:`") if verb.temperature is not None else None
     max_tokens = materialise(verb.max_tokens, scope, "`max_tokens:`") if verb.max_tokens is not None else None
-    provider, name = provider_for(model)
+    provider, name = run.services.provider_for(model)
     request = Request(model, prompt, system, temperature, max_tokens, schema if isinstance(schema, dict) else None)
     response = await provider.complete(name, request)
     if request.schema is not None:

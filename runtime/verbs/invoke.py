@@ -29,19 +29,23 @@ async def run_invoke(run: Any, tid: str, verb: Any, scope: dict[str, Any], task:
     if verb.workflow is not None:
         return await _child(run, tid, verb, args)
     tool = verb.tool or ""
+    return await call_tool(run, tid, tool, args if isinstance(args, dict) else {}, task)
+
+
+async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: Any) -> Any:
+    """One tool call, from ``invoke:`` or from an agent's turn: an MCP tool through the run's MCP
+    client, a builtin after the authority checks of the dispatch boundary."""
     if tool.startswith("mcp:"):
-        raise TaskError(
-            NOT_BUILT,
-            f"MCP tools (`{tool}`) are not available in this build of nika yet",
-            details={"tool": tool},
-        )
+        from runtime.mcp_client import call_mcp_tool
+
+        return await call_mcp_tool(run, tid, tool, args)
     from checker import contracts
     from runtime import builtins
 
     c = contracts.contract(tool)
     effects = c.effects if c is not None else ()
     run.boundary.check_tool(tid, tool, effects)
-    if "net" in effects and isinstance(args, dict) and ("url" in args or (c is not None and c.arg("url"))):
+    if "net" in effects and ("url" in args or (c is not None and c.arg("url"))):
         inert = task is not None and task.inert is not None
         run.boundary.check_url(tid, args.get("url"), inert=inert)
     ctx = builtins.BuiltinContext(
@@ -52,7 +56,7 @@ async def run_invoke(run: Any, tid: str, verb: Any, scope: dict[str, Any], task:
         task_id=tid,
         interactive=run.options.interactive,
     )
-    return await builtins.call(tool, args if isinstance(args, dict) else {}, ctx)
+    return await builtins.call(tool, args, ctx)
 
 
 async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:

@@ -1,0 +1,54 @@
+"""Every limit and default of the model verbs, named in one place with where its value comes from.
+
+"spec" cites the document that fixes the value; "heuristic" marks a value we chose (and may tune
+from traces); "seed" marks a value taken from the agent-loop design note the loop follows.
+"""
+
+from __future__ import annotations
+
+# -- the agent loop ---------------------------------------------------------------------------
+
+# spec 02 §agent Fields: `max_turns` defaults to 10 (the checker resolves it: Agent.turn_budget).
+DEFAULT_MAX_TURNS = 10
+# spec 02 leaves `max_tokens_total` engine-configurable; seed: a 120k in+out production envelope.
+DEFAULT_MAX_TOKENS_TOTAL = 120_000
+# seed "failure budget": three consecutive failed tool calls stop the loop (escalate, don't spiral).
+FAILURE_BUDGET = 3
+# seed "proposal-lost": a malformed reply gets one short retry; the second in a row stops the loop.
+MALFORMED_REPLIES = 2
+# heuristic: a successful call proposed again is refused; the second refusal stops the loop
+# (a model that repeats itself twice after being told is not going to move on).
+DUPLICATE_REFUSALS = 2
+# heuristic: a model call needs at least this much of the task deadline left to be worth starting.
+MIN_CALL_WINDOW_S = 0.05
+# heuristic: a provider that fails transiently (429, 5xx, connection) is retried this many times
+# inside the loop before the loop stops as provider-unreachable (budgets are re-checked first).
+PROVIDER_RETRIES_IN_LOOP = 2
+# heuristic: the longest a `Retry-After` may make us wait inside one task.
+MAX_RETRY_AFTER_S = 60.0
+# heuristic: how much of a tool result is fed back to the model (the rest is cut, and says so).
+MAX_TOOL_RESULT_CHARS = 32_000
+
+# -- provider calls -----------------------------------------------------------------------------
+
+# stdlib/providers-v0.1.md §Transport deadline: without a task `timeout:`, local servers get at
+# least 300 s and cloud APIs 30 s per call.
+LOCAL_CALL_TIMEOUT_S = 300.0
+CLOUD_CALL_TIMEOUT_S = 30.0
+# stdlib/providers-v0.1.md: a connection that has delivered nothing is reaped at 600 s.
+SILENT_CONNECTION_CEILING_S = 600.0
+# heuristic: the largest reply body we read; a bigger one fails as a provider error, not a hang.
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+# heuristic: `max_tokens` when the workflow gives none and the wire requires one (Anthropic).
+DEFAULT_MAX_OUTPUT_TOKENS = 4096
+# heuristic: the connect phase of a provider call (the read phase follows the deadlines above).
+CONNECT_TIMEOUT_S = 10.0
+
+# -- MCP ----------------------------------------------------------------------------------------
+
+# heuristic: how long a server may take to start and answer `initialize`.
+MCP_INIT_TIMEOUT_S = 20.0
+# heuristic: one `tools/call` without a task deadline.
+MCP_CALL_TIMEOUT_S = 120.0
+# heuristic: how long a stdio server gets to exit after its input closes, before SIGTERM/SIGKILL.
+MCP_SHUTDOWN_GRACE_S = 2.0

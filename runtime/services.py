@@ -1,0 +1,103 @@
+"""What one run shares across its model and tool calls: the providers (one HTTP client), the MCP
+servers it started, and the engine configuration they read.
+
+Engine configuration comes from the engine's environment (``Run.engine_env``), never from the
+workflow: ``NIKA_<ID>_BASE_URL`` / ``NIKA_<ID>_API_KEY`` and each provider's documented key
+variable; ``NIKA_PRICES`` (JSON: ``{"provider/model": {"input": usd, "output": usd}}`` per million
+tokens) with ``NIKA_AGENT_MAX_COST_USD`` for a cost ceiling on agent loops; ``NIKA_MOCK_SCRIPT``
+for the scripted mock. MCP servers are declared in ``.nika/mcp.json`` (see
+:mod:`runtime.mcp_client`). Everything is created on first use and closed when the run ends.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runtime.errors import TaskError
+from runtime.providers.base import Provider
+
+
+class Services:
+    def __init__(self, env: Mapping[str, str], workdir: Path, secret_values: set[str] | None = None) -> None:
+        self.env = dict(env)
+        self.workdir = workdir
+        self.secret_values = secret_values if secret_values is not None else set()
+        self._providers: dict[str, Provider] = {}
+        self._http: Any = None
+        self.mcp: Any = None
+        self._prices: dict[str, Any] | None = None
+
+    # -- providers ------------------------------------------------------------------------------
+
+    def provider_for(self, model: str) -> tuple[Provider, str]:
+        """The provider answering ``provider/name`` and the model name within it (one instance per run)."""
+        prefix, _, name = model.partition("/")
+        prov = self._providers.get(prefix)
+        if prov is None:
+            from runtime.providers.registry import make_provider
+
+            prov = make_provider(prefix, self)
+            self._providers[prefix] = prov
+        return prov, name
+
+    def http(self) -> Any:
+        """The run's one async HTTP client (``httpx`` is imported only when a real provider is used)."""
+        if self._http is None:
+            import httpx
+
+            from runtime import limits
+
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(limits.CLOUD_CALL_TIMEOUT_S, connect=limits.CONNECT_TIMEOUT_S),
+                follow_redirects=False,
+                trust_env=False,
+            )
+        return self._http
+
+    def remember_secret(self, value: str) -> None:
+        """A key the run handles: redacted from the trace and every message like ``secrets.*``."""
+        if value:
+            self.secret_values.add(value)
+
+    # -- cost ------------------------------------------------------------------------------------
+
+    def _price_table(self) -> dict[str, Any]:
+        if self._prices is None:
+            raw = self.env.get("NIKA_PRICES", "")
+            try:
+                table = json.loads(raw) if raw else {}
+            except ValueError:
+                raise TaskError("NIKA-PROVIDER-001", "NIKA_PRICES is not JSON") from None
+            self._prices = table if isinstance(table, dict) else {}
+        return self._prices
+
+    def max_cost_usd(self) -> float | None:
+        raw = self.env.get("NIKA_AGENT_MAX_COST_USD")
+        if not raw:
+            return None
+        try:
+            return float(raw)
+        except ValueError:
+            raise TaskError("NIKA-PROVIDER-001", f"NIKA_AGENT_MAX_COST_USD is not a number: {raw!r}") from None
+
+    def cost_of(self, model: str, tokens_in: int, tokens_out: int) -> float:
+        row = self._price_table().get(model)
+        if not isinstance(row, dict):
+            return 0.0
+        return (tokens_in * float(row.get("input", 0)) + tokens_out * float(row.get("output", 0))) / 1_000_000
+
+    def is_priced(self, model: str) -> bool:
+        return isinstance(self._price_table().get(model), dict)
+
+    # -- shutdown --------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.aclose()
+            self.mcp = None
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
