@@ -141,6 +141,30 @@ def tool_verdict(rules: Sequence[ToolRule], tool_id: str) -> ToolRule | None:
     return None
 
 
+def tool_allowed(entries: Sequence[str], tool_id: str) -> bool:
+    """Whether a tool list (``permits.tools``, an agent's ``tools:``) grants ``tool_id``."""
+    rule = tool_verdict(parse_tool_rules(entries), tool_id)
+    return rule is not None and not rule.negated
+
+
+def expand_tools(entries: Sequence[str], known: Iterable[str]) -> list[str]:
+    """The ``known`` tool ids a list grants, in the order the granting entries name them (an
+    exact id where it is written, a glob's matches sorted)."""
+    pool = list(dict.fromkeys(known))
+    out: list[str] = []
+    for entry in entries:
+        if entry.startswith("!"):
+            continue
+        if any(c in entry for c in "*?["):
+            hits = sorted(t for t in pool if match_tool(entry, t))
+        else:
+            hits = [entry] if entry in pool else []
+        for t in hits:
+            if t not in out and tool_allowed(entries, t):
+                out.append(t)
+    return out
+
+
 # -- paths --------------------------------------------------------------------------------------
 
 

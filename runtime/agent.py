@@ -179,7 +179,7 @@ def builtin_parameters(tool_id: str, output_schema: dict[str, Any] | None) -> di
 async def catalogue(run: Any, tid: str, rules: list[str], output_schema: dict[str, Any] | None) -> list[ToolSpec]:
     """The tools a whitelist grants, offered to the model in whitelist order."""
     from checker import contracts
-    from checker.toolglob import expand
+    from checker.tool_globs import expand_tools as expand
 
     known: dict[str, tuple[str, dict[str, Any]]] = {}
     for c in contracts.contracts():
@@ -462,7 +462,7 @@ class AgentLoop:
     # -- tool calls -------------------------------------------------------------------------
 
     async def _act(self, calls: tuple[ToolCall, ...]) -> None:
-        from checker.toolglob import allowed
+        from checker.tool_globs import tool_allowed as allowed
 
         led = self.ledger
         well_formed = all(c.arguments is not None for c in calls)
