@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.errors import TaskError
+from runtime.errors import NOT_BUILT, TaskError
 from runtime.providers.base import Provider
 
 
@@ -17,6 +17,14 @@ def make_provider(prefix: str, services: Any) -> Provider:
         from runtime.providers.mock import MockProvider
 
         return MockProvider(services.env)
+    from checker import contracts
+
+    if prefix in contracts.providers():
+        raise TaskError(
+            NOT_BUILT,
+            f"the `{prefix}` provider is not available in this build of nika yet",
+            details={"provider": prefix},
+        )
     raise TaskError(
         "NIKA-PROVIDER-002",
         f"`{prefix}` is not a model provider this build knows",
