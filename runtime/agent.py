@@ -54,6 +54,7 @@ class StopReason(StrEnum):
     PROVIDER_UNREACHABLE = "provider-unreachable"  # NIKA-PROVIDER-001 (transient)
     PROVIDER_ERROR = "provider-error"  # the provider refused the call (key, request): its code
     SECURITY = "security"  # NIKA-SEC-002, or the security error a tool raised
+    CANCELLED = "cancelled"  # the run was cancelled, or the task timeout fired mid-call
 
 
 SUCCESS_REASONS = frozenset({StopReason.DONE, StopReason.FINAL_MESSAGE})
@@ -288,6 +289,11 @@ class AgentLoop:
             output = await self._turns(provider, name, base)
         except Stop as stop:
             return self._finish(stop)
+        except asyncio.CancelledError:
+            left = self._remaining_s()
+            ledger.stop_reason = StopReason.DEADLINE if left is not None and left <= 0 else StopReason.CANCELLED
+            run.agent_records[self.tid] = ledger.record()
+            raise
         return output  # pragma: no cover - _turns always stops
 
     def _finish(self, stop: Stop) -> Any:
@@ -365,6 +371,8 @@ class AgentLoop:
         attempt = 0
         while True:
             left = self._remaining_s()
+            if left is not None:  # end the call a little early so the loop, not the task clock, stops it
+                left = max(limits.MIN_CALL_WINDOW_S, left - limits.DEADLINE_MARGIN_S)
             cap = led.max_tokens_total - led.tokens
             req = Request(
                 base.model,

@@ -21,6 +21,8 @@ MALFORMED_REPLIES = 2
 DUPLICATE_REFUSALS = 2
 # heuristic: a model call needs at least this much of the task deadline left to be worth starting.
 MIN_CALL_WINDOW_S = 0.05
+# heuristic: a model call under a task deadline ends this much before it, so the loop records why.
+DEADLINE_MARGIN_S = 0.05
 # heuristic: a provider that fails transiently (429, 5xx, connection) is retried this many times
 # inside the loop before the loop stops as provider-unreachable (budgets are re-checked first).
 PROVIDER_RETRIES_IN_LOOP = 2

@@ -1,17 +1,332 @@
-"""MCP tools (``mcp:<server>/<tool>``): placeholder until the client lands."""
+"""MCP tools (``mcp:<server>/<tool>``) on the official ``mcp`` SDK (2.x).
+
+Servers are declared in engine configuration, never in the workflow: ``.nika/mcp.json`` beside the
+workflow (else in the working directory), in the common shape::
+
+    {"mcpServers": {
+        "files": {"command": "python3", "args": ["server.py"], "env": {"ROOT": "/data"}},
+        "search": {"url": "http://127.0.0.1:8765/mcp"}}}
+
+A stdio server is started on first use (in its own process group, so shutting it down takes its
+children too), reused for the rest of the run and stopped when the run ends; a URL is reached over
+streamable HTTP. Its environment is composed like ``exec:``'s (the runner floor, the names
+``permits.env`` passes through, then the server's own ``env``), never inherited. ``tools/list`` is
+read once per server per run. Arguments are validated against the tool's input schema before the
+call; results become Nika values (structured content as is, text as strings, images as bytes).
+
+Each connection lives in a task of its own that owns the SDK's context managers: calls from any
+task go through it, and closing the run ends that task (the SDK's cancel scopes never cross tasks).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import contextlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime import limits
+from runtime.errors import TaskError
+
+UNAVAILABLE = "NIKA-MCP-001"
+CALL_FAILED = "NIKA-MCP-002"
+CONFIG_FILE = Path(".nika") / "mcp.json"
 
 
-async def call_mcp_tool(run: Any, tid: str, tool: str, args: dict[str, Any]) -> Any:
-    raise TaskError(
-        NOT_BUILT, f"MCP tools (`{tool}`) are not available in this build of nika yet", details={"tool": tool}
-    )
+@dataclass
+class ServerConfig:
+    name: str
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def load_config(workdir: Path) -> tuple[dict[str, ServerConfig], str | None]:
+    """The declared servers and the file they came from (``{}``, ``None`` when there is none)."""
+    for base in (workdir, Path.cwd()):
+        path = base / CONFIG_FILE
+        if path.is_file():
+            break
+    else:
+        return {}, None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TaskError(UNAVAILABLE, f"{path} cannot be read as JSON: {exc}") from None
+    table = doc.get("mcpServers", doc.get("servers", {})) if isinstance(doc, dict) else None
+    if not isinstance(table, dict):
+        raise TaskError(UNAVAILABLE, f"{path} must hold an object `mcpServers` mapping names to servers")
+    out: dict[str, ServerConfig] = {}
+    for name, row in table.items():
+        if not isinstance(row, dict) or not (isinstance(row.get("command"), str) or isinstance(row.get("url"), str)):
+            raise TaskError(UNAVAILABLE, f"{path}: server `{name}` needs a `command` (stdio) or a `url` (HTTP)")
+        out[name] = ServerConfig(
+            name,
+            row.get("command"),
+            [str(a) for a in row.get("args", [])],
+            {str(k): str(v) for k, v in (row.get("env") or {}).items()},
+            row.get("cwd"),
+            row.get("url"),
+            {str(k): str(v) for k, v in (row.get("headers") or {}).items()},
+        )
+    return out, str(path)
+
+
+def split_tool(tool: str) -> tuple[str, str]:
+    server, _, name = tool[len("mcp:") :].partition("/")
+    return server, name
+
+
+class Connection:
+    """One server, held open by its own task."""
+
+    def __init__(self, cfg: ServerConfig, env: dict[str, str], workdir: Path) -> None:
+        self.cfg = cfg
+        self.env = env
+        self.workdir = workdir
+        self.client: Any = None
+        self.tools: dict[str, Any] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._hold(), name=f"mcp:{self.cfg.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), limits.MCP_INIT_TIMEOUT_S)
+        except TimeoutError:
+            await self.close()
+            raise TaskError(
+                UNAVAILABLE,
+                f"MCP server `{self.cfg.name}` did not finish starting within {limits.MCP_INIT_TIMEOUT_S:g}s",
+                True,
+                {"server": self.cfg.name},
+            ) from None
+        if self._error is not None:
+            raise TaskError(
+                UNAVAILABLE,
+                f"MCP server `{self.cfg.name}` could not be started: {_why(self._error)}",
+                True,
+                {"server": self.cfg.name},
+            )
+
+    async def _hold(self) -> None:
+        from mcp import Client, StdioServerParameters
+
+        target: Any
+        if self.cfg.url:
+            target = self.cfg.url
+        else:
+            assert self.cfg.command is not None
+            target = StdioServerParameters(
+                command=self.cfg.command,
+                args=self.cfg.args,
+                env=self.env,
+                cwd=self.cfg.cwd or str(self.workdir),
+            )
+        try:
+            async with Client(target, mode="legacy", read_timeout_seconds=limits.MCP_CALL_TIMEOUT_S) as client:
+                self.client = client
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.client = None
+
+    async def list_tools(self) -> dict[str, Any]:
+        if self.tools is None:
+            client = self._live()
+            try:
+                result = await asyncio.wait_for(client.list_tools(), limits.MCP_CALL_TIMEOUT_S)
+            except Exception as exc:
+                raise TaskError(
+                    UNAVAILABLE,
+                    f"MCP server `{self.cfg.name}` failed to list its tools: {_why(exc)}",
+                    True,
+                    {"server": self.cfg.name},
+                ) from None
+            self.tools = {t.name: t for t in result.tools}
+        return self.tools
+
+    def _live(self) -> Any:
+        if self.client is None:
+            why = _why(self._error) if self._error is not None else "the connection is closed"
+            raise TaskError(
+                UNAVAILABLE, f"MCP server `{self.cfg.name}` is gone: {why}", True, {"server": self.cfg.name}
+            )
+        return self.client
+
+    async def call(self, name: str, args: dict[str, Any], timeout_s: float) -> Any:
+        client = self._live()
+        call = asyncio.ensure_future(client.call_tool(name, args))
+        gone = asyncio.ensure_future(self._task) if self._task is not None else None
+        waiting = {call} | ({gone} if gone is not None else set())
+        done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        if call not in done:
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+            why = "the server exited" if gone is not None and gone in done else f"no answer within {timeout_s:g}s"
+            raise TaskError(CALL_FAILED, f"`mcp:{self.cfg.name}/{name}` failed: {why}", True, {"server": self.cfg.name})
+        try:
+            return call.result()
+        except Exception as exc:
+            raise TaskError(
+                CALL_FAILED, f"`mcp:{self.cfg.name}/{name}` failed: {_why(exc)}", True, {"server": self.cfg.name}
+            ) from None
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), limits.MCP_SHUTDOWN_GRACE_S * 3)
+            except (TimeoutError, Exception):
+                self._task.cancel()
+                with contextlib.suppress(BaseException):
+                    await self._task
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _why(exc.exceptions[0])
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class MCPPool:
+    """The MCP servers one run has started."""
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self.servers, self.source = load_config(run.workdir)
+        self.conns: dict[str, Connection] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def connection(self, tid: str, server: str) -> Connection:
+        cfg = self.servers.get(server)
+        if cfg is None:
+            where = self.source or f"{CONFIG_FILE} (none found)"
+            from checker.suggest import did_you_mean
+
+            hint = did_you_mean(server, list(self.servers)) if self.servers else None
+            raise TaskError(
+                UNAVAILABLE,
+                f"no MCP server `{server}` is declared in {where}" + (f"; did you mean `{hint}`?" if hint else ""),
+                details={"server": server},
+            )
+        lock = self._locks.setdefault(server, asyncio.Lock())
+        async with lock:
+            conn = self.conns.get(server)
+            if conn is not None and conn.client is not None:
+                return conn
+            from runtime.verbs.exec import compose_env
+
+            env = compose_env(self.run.boundary.env_passthrough(tid), cfg.env, self.run.engine_env)
+            conn = Connection(cfg, env, self.run.workdir)
+            self.conns[server] = conn
+            await conn.start()
+            return conn
+
+    async def aclose(self) -> None:
+        conns, self.conns = list(self.conns.values()), {}
+        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+
+
+def pool_of(run: Any) -> MCPPool:
+    if run.services.mcp is None:
+        run.services.mcp = MCPPool(run)
+    pool: MCPPool = run.services.mcp
+    return pool
 
 
 async def list_mcp_tools(run: Any, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
-    return []
+    """``(tool id, description, input schema)`` for every tool of the servers a whitelist can reach."""
+    from checker.tool_globs import match_tool as matches
+
+    pool = pool_of(run)
+    wanted = [
+        s for s in pool.servers if any(matches(r.lstrip("!").split("/", 1)[0], f"mcp:{s}") for r in rules if "/" in r)
+    ]
+    out = []
+    for server in wanted:
+        conn = await pool.connection(tid, server)
+        for name, tool in (await conn.list_tools()).items():
+            out.append((f"mcp:{server}/{name}", tool.description or "", dict(tool.input_schema or {"type": "object"})))
+    return out
+
+
+async def call_mcp_tool(run: Any, tid: str, tool: str, args: dict[str, Any]) -> Any:
+    server, name = split_tool(tool)
+    run.boundary.check_tool(tid, tool, ("mcp",))
+    pool = pool_of(run)
+    conn = await pool.connection(tid, server)
+    tools = await conn.list_tools()
+    spec = tools.get(name)
+    if spec is None:
+        from checker.suggest import did_you_mean
+
+        hint = did_you_mean(name, list(tools))
+        raise TaskError(
+            CALL_FAILED,
+            f"MCP server `{server}` has no tool `{name}`" + (f"; did you mean `{hint}`?" if hint else ""),
+            details={"server": server, "tool": name},
+        )
+    problem = _arg_problem(args, spec.input_schema)
+    if problem is not None:
+        raise TaskError(CALL_FAILED, f"arguments of `{tool}` do not fit its input schema: {problem}", details={})
+    result = await conn.call(name, args, limits.MCP_CALL_TIMEOUT_S)
+    value = to_value(result)
+    if getattr(result, "is_error", False):
+        text = value if isinstance(value, str) else json.dumps(value, default=str)[:500]
+        raise TaskError(CALL_FAILED, f"`{tool}` reported an error: {text}", details={"server": server, "tool": name})
+    return value
+
+
+def _arg_problem(args: dict[str, Any], schema: Any) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    import jsonschema
+
+    try:
+        jsonschema.validate(args, schema)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the arguments"
+        return f"at {where}: {exc.message}"
+    except jsonschema.SchemaError:
+        return None
+    return None
+
+
+def to_value(result: Any) -> Any:
+    """A ``CallToolResult`` as a Nika value."""
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        if isinstance(structured, dict) and set(structured) == {"result"}:
+            return structured["result"]
+        return structured
+    parts = []
+    for block in getattr(result, "content", []) or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            parts.append(base64.b64decode(block.data))
+        elif kind == "resource":
+            res = block.resource
+            parts.append(getattr(res, "text", None) or base64.b64decode(getattr(res, "blob", "") or ""))
+        else:
+            parts.append(block.model_dump(mode="json") if hasattr(block, "model_dump") else str(block))
+    if len(parts) == 1:
+        return parts[0]
+    return parts

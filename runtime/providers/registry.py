@@ -1,15 +1,57 @@
 """Provider ids to adapters: every one of the 17 providers of stdlib/providers-v0.1.md.
 
-The facts (kind, key variables, default endpoints) are data in ``checker/contracts/providers.toml``;
-this module only says which wire each provider speaks and where its cloud API lives.
+The facts a workflow author relies on (kind, key variables, local default ports) are data in
+``checker/contracts/providers.toml`` and are read from there. This module adds only which wire
+each provider speaks and the path of its chat endpoint. ``NIKA_<ID>_BASE_URL`` replaces the whole
+endpoint, verbatim (stdlib §The openai escape hatch: nothing is appended), and ``NIKA_<ID>_API_KEY``
+comes before the provider's documented key variable.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError
 from runtime.providers.base import Provider
+
+# The chat endpoint of each cloud API (the public endpoints of the vendors' documentation).
+CLOUD_ENDPOINTS = {
+    "openai": "https://api.openai.com/v1/chat/completions",
+    "openrouter": "https://openrouter.ai/api/v1/chat/completions",
+    "huggingface": "https://router.huggingface.co/v1/chat/completions",
+    "nvidia": "https://integrate.api.nvidia.com/v1/chat/completions",
+    "moonshot": "https://api.moonshot.ai/v1/chat/completions",
+    "groq": "https://api.groq.com/openai/v1/chat/completions",
+    "deepseek": "https://api.deepseek.com/v1/chat/completions",
+    "xai": "https://api.x.ai/v1/chat/completions",
+    "mistral": "https://api.mistral.ai/v1/chat/completions",
+    "anthropic": "https://api.anthropic.com/v1/messages",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent",
+}
+# Which wire each non-mock provider speaks; the local five are OpenAI-compatible servers.
+WIRES = {pid: "openai" for pid in CLOUD_ENDPOINTS} | {"anthropic": "anthropic", "gemini": "gemini"}
+OLLAMA_OPENAI_PATH = "/v1/chat/completions"  # Ollama's OpenAI-compatible API under its daemon root
+LOCAL_OPENAI_PATH = "/chat/completions"  # the other local servers' base URLs already end in /v1
+
+
+def endpoint_for(pid: str, env: dict[str, str]) -> Any:
+    from checker import contracts
+    from runtime.providers.wire import Endpoint
+
+    info = contracts.providers().get(pid)
+    if info is None:
+        raise TaskError("NIKA-PROVIDER-002", f"`{pid}` is not one of the 17 model providers", details={"provider": pid})
+    local = info.kind == "local"
+    url = env.get(f"NIKA_{pid.upper()}_BASE_URL")
+    if not url:
+        if local:
+            root = (info.base_url or "").rstrip("/")
+            url = root + (OLLAMA_OPENAI_PATH if pid == "ollama" else LOCAL_OPENAI_PATH)
+        else:
+            url = CLOUD_ENDPOINTS[pid]
+    key_vars = tuple(info.env_vars)
+    key = next((env[v] for v in (f"NIKA_{pid.upper()}_API_KEY", *key_vars) if env.get(v)), None)
+    return Endpoint(pid, url, key, key_vars, local)
 
 
 def make_provider(prefix: str, services: Any) -> Provider:
@@ -17,16 +59,11 @@ def make_provider(prefix: str, services: Any) -> Provider:
         from runtime.providers.mock import MockProvider
 
         return MockProvider(services.env)
-    from checker import contracts
+    ep = endpoint_for(prefix, services.env)
+    if ep.key:
+        services.remember_secret(ep.key)
+    from runtime.providers import wire
 
-    if prefix in contracts.providers():
-        raise TaskError(
-            NOT_BUILT,
-            f"the `{prefix}` provider is not available in this build of nika yet",
-            details={"provider": prefix},
-        )
-    raise TaskError(
-        "NIKA-PROVIDER-002",
-        f"`{prefix}` is not a model provider this build knows",
-        details={"provider": prefix},
-    )
+    kind = WIRES.get(prefix, "openai")
+    cls = {"openai": wire.OpenAIChat, "anthropic": wire.AnthropicMessages, "gemini": wire.GeminiGenerate}[kind]
+    return cls(ep, services)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from checker.expr import render_string
@@ -28,10 +29,35 @@ async def run_infer(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any
     max_tokens = materialise(verb.max_tokens, scope, "`max_tokens:`") if verb.max_tokens is not None else None
     provider, name = run.services.provider_for(model)
     request = Request(model, prompt, system, temperature, max_tokens, schema if isinstance(schema, dict) else None)
-    response = await provider.complete(name, request)
+    t0 = time.monotonic()
+    fields: list[tuple[str, Any]] = [
+        ("task", tid),
+        ("phase", "model_call"),
+        ("provider", provider.id or model.partition("/")[0]),
+        ("model", model),
+    ]
+    try:
+        response = await provider.complete(name, request)
+    except TaskError as err:
+        run.emit("verb_invoked", [*fields, ("duration_ms", _since(t0)), ("error_code", err.code)])
+        raise
+    run.emit(
+        "verb_invoked",
+        [
+            *fields,
+            ("duration_ms", _since(t0)),
+            ("tokens_in", response.tokens_in),
+            ("tokens_out", response.tokens_out),
+            ("finish_reason", response.finish_reason),
+        ],
+    )
     if request.schema is not None:
         validate_output(response.value, request.schema)
     return response.value
+
+
+def _since(t0: float) -> float:
+    return round((time.monotonic() - t0) * 1000, 3)
 
 
 def validate_output(value: Any, schema: dict[str, Any]) -> None:

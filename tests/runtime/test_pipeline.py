@@ -341,11 +341,12 @@ def test_mock_echo_and_schema_zero_values(run):
             infer: { model: openai/gpt-4o, prompt: "x" }
         outputs:
           echo: "${{ tasks.echo.output }}"
-        """
+        """,
+        engine_env={},
     )
     assert result.tasks["echo"].output == "verbatim text"
     assert result.tasks["shaped"].output == {"name": "", "n": 0, "ok": False, "tags": [], "inner": {"a": 0}}
-    assert result.tasks["remote"].error["code"] == "NIKA-IMPL-002"
+    assert result.tasks["remote"].error["code"] == "NIKA-INFER-001"  # no key in the engine env
     assert result.outputs == {"echo": "verbatim text"}
 
 

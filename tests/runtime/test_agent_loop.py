@@ -1,0 +1,292 @@
+"""The agent loop: one test per stop reason, each against the fake OpenAI-wire server on loopback,
+asserting the reason, the code, and how many model calls the server received (never one more
+after a budget ran out)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from fake_llm import Reply, openai, serve
+
+from runtime.agent import AgentLoop, Ledger, Stop, StopReason, compose_system, fingerprint
+
+KEY = "sk-test-0123456789abcdef"
+OK_SCHEMA = "schema: { type: object, required: [ok], properties: { ok: { type: boolean } } }"
+DRAFT = "nika: v1\nworkflow: {{ id: d{n} }}\nmodel: mock/echo\ntasks:\n  a:\n    infer: {{ prompt: hi }}\n"
+
+
+def env(url: str, **more: str) -> dict[str, str]:
+    return {"NIKA_OPENAI_BASE_URL": url + "/v1/chat/completions", "NIKA_OPENAI_API_KEY": KEY, **more}
+
+
+def wf(agent: str, task_extra: str = "") -> str:
+    """A one-task workflow; ``agent`` holds the agent's fields, one per line."""
+    fields = "\n".join("      " + line.strip() for line in agent.strip().splitlines())
+    extra = f"    {task_extra}\n" if task_extra else ""
+    return (
+        "nika: v1\nworkflow: { id: agent-test }\nmodel: openai/gpt-test\ntasks:\n  loop:\n"
+        f"{extra}    agent:\n{fields}\n"
+    )
+
+
+def compose(n: int) -> tuple[str, dict[str, str]]:
+    return ("nika_compose", {"workflow_yaml": DRAFT.format(n=n)})
+
+
+def rec(result):
+    return result.tasks["loop"]
+
+
+def test_done_result_becomes_output(run):
+    with serve([openai(calls=[("nika_done", {"result": {"status": "ok"}})])]) as fake:
+        result = run(
+            wf(
+                '      prompt: "go"\n      tools: ["nika:done"]\n'
+                "      schema: { type: object, required: [status], properties: { status: { type: string } } }"
+            ),
+            engine_env=env(fake.url),
+        )
+    assert rec(result).status == "success"
+    assert rec(result).output == {"status": "ok"}
+    assert rec(result).agent["stop_reason"] == "done"
+    assert fake.count == 1
+    sent = fake.seen[0]
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert [t["function"]["name"] for t in sent.body["tools"]] == ["nika_done"]
+
+
+def test_final_message_without_tool_calls(run):
+    with serve([openai("the answer")]) as fake:
+        result = run(wf('      prompt: "go"'), engine_env=env(fake.url))
+    assert rec(result).output == "the answer"
+    assert rec(result).agent == {
+        "stop_reason": "final-message",
+        "turns": 1,
+        "max_turns": 10,
+        "tokens_in": 10,
+        "tokens_out": 5,
+        "max_tokens_total": 120000,
+        "tool_calls": 0,
+        "failed_tool_calls": 0,
+        "duplicates_refused": 0,
+    }
+    assert "tools" not in fake.seen[0].body  # default-deny: no tools offered
+
+
+def test_max_turns_fails_with_partial_output_and_no_extra_call(run):
+    replies = [openai(f"step {i}", calls=[compose(i)]) for i in range(5)]
+    with serve(replies) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_turns: 2'), engine_env=env(fake.url)
+        )
+    r = rec(result)
+    assert r.status == "failure"
+    assert r.error["code"] == "NIKA-AGENT-001"
+    assert r.error["category"] == "budget_error"
+    assert r.error["details"]["partial_output"] == "step 1"
+    assert r.error["details"]["stop_reason"] == "max-turns"
+    assert r.agent["turns"] == 2
+    assert fake.count == 2
+    # the compose verdicts went back to the model as tool results
+    tool_msgs = [m for m in fake.seen[1].body["messages"] if m["role"] == "tool"]
+    assert json.loads(tool_msgs[0]["content"])["valid"] is True
+
+
+def test_token_budget_is_checked_before_the_next_call(run):
+    replies = [openai(calls=[compose(i)], tin=50, tout=20) for i in range(5)]
+    with serve(replies) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_tokens_total: 100'),
+            engine_env=env(fake.url),
+        )
+    r = rec(result)
+    assert r.error["code"] == "NIKA-AGENT-002"
+    assert r.agent["stop_reason"] == "token-budget"
+    assert fake.count == 2  # 70 tokens < 100 allowed a second call; 140 >= 100 allowed no third
+    assert fake.seen[1].body["max_tokens"] == 30  # the call may not spend more than what is left
+
+
+def test_cost_budget(run):
+    prices = json.dumps({"openai/gpt-test": {"input": 100_000, "output": 0}})  # $0.10 per input token
+    replies = [openai(calls=[compose(i)], tin=10) for i in range(5)]
+    with serve(replies) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]'),
+            engine_env=env(fake.url, NIKA_PRICES=prices, NIKA_AGENT_MAX_COST_USD="1.5"),
+        )
+    r = rec(result)
+    assert r.agent["stop_reason"] == "cost-budget"
+    assert r.error["code"] == "NIKA-AGENT-002"
+    assert fake.count == 2  # $1 spent < $1.5, $2 spent stops
+    assert r.agent["cost_usd"] == pytest.approx(2.0)
+
+
+def test_deadline_stops_the_loop_and_cuts_the_hanging_call(run):
+    slow = openai(calls=[compose(2)])
+    slow.delay_s = 1.5
+    with serve([openai(calls=[compose(1)]), slow, openai("late")]) as fake:
+        t0 = time.monotonic()
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]', task_extra='timeout: "400ms"'),
+            engine_env=env(fake.url),
+        )
+        took = time.monotonic() - t0
+        time.sleep(0.2)
+        assert fake.count == 2
+    r = rec(result)
+    assert r.error["code"] == "NIKA-TIMEOUT-001"
+    assert r.agent["stop_reason"] == "deadline"
+    assert took < 1.4
+
+
+def test_deadline_checked_before_a_call():
+    class FakeRun:
+        pass
+
+    loop = AgentLoop.__new__(AgentLoop)
+    loop.ledger = Ledger(10, 1000)
+    loop.deadline = time.monotonic() - 0.01
+    with pytest.raises(Stop) as stop:
+        loop.check_budgets()
+    assert stop.value.reason == StopReason.DEADLINE
+    assert stop.value.error is not None and stop.value.error.code == "NIKA-TIMEOUT-001"
+
+
+def test_failure_budget_three_failed_tool_calls(run):
+    bad = ("nika_compose", {"workflow_yaml": 7})
+    replies = [openai(calls=[bad]) for _ in range(5)]
+    with serve(replies) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.agent["stop_reason"] == "failure-budget"
+    assert r.agent["failed_tool_calls"] == 3
+    assert r.error["code"] == "NIKA-BUILTIN-001"  # the last tool error's own code
+    assert fake.count == 3
+    fed_back = next(m for m in fake.seen[1].body["messages"] if m["role"] == "tool")
+    assert "workflow_yaml" in json.loads(fed_back["content"])["error"]["message"]
+
+
+def test_executed_duplicate_refused_then_stops(run):
+    same = compose(1)
+    reordered = ("nika_compose", dict(reversed(list(same[1].items()))))
+    replies = [openai(calls=[same]), openai(calls=[reordered]), openai(calls=[same]), openai("x")]
+    with serve(replies) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.agent["stop_reason"] == "executed-duplicate"
+    assert r.agent["duplicates_refused"] == 2
+    assert r.agent["tool_calls"] == 1  # only the first call ran
+    assert r.error["code"] == "NIKA-AGENT-001"
+    assert fake.count == 3
+    refusal = [m for m in fake.seen[2].body["messages"] if m["role"] == "tool"][-1]
+    assert "already succeeded" in refusal["content"]
+
+
+def test_failed_calls_stay_retryable():
+    assert fingerprint("nika:x", {"a": 1, "b": 2}) == fingerprint("nika:x", {"b": 2, "a": 1})
+
+
+def test_proposal_lost_after_two_malformed_replies(run):
+    with serve([openai("not json"), openai("{still not"), openai('{"ok": true}')]) as fake:
+        result = run(
+            wf('prompt: "go"\n' + OK_SCHEMA),
+            engine_env=env(fake.url),
+        )
+    r = rec(result)
+    assert r.agent["stop_reason"] == "proposal-lost"
+    assert r.error["code"] == "NIKA-INFER-002"
+    assert fake.count == 2
+    assert "not JSON" in fake.seen[1].body["messages"][-1]["content"]  # the one short retry said why
+
+
+def test_one_malformed_reply_is_repaired(run):
+    with serve([openai("oops"), openai('```json\n{"ok": true}\n```')]) as fake:
+        result = run(
+            wf('prompt: "go"\n' + OK_SCHEMA),
+            engine_env=env(fake.url),
+        )
+    assert rec(result).output == {"ok": True}
+    assert fake.count == 2
+
+
+def test_provider_unreachable_after_bounded_retries(run):
+    with serve([Reply(503, {"error": "down"}, {"Retry-After": "0"})], repeat_last=True) as fake:
+        result = run(wf('      prompt: "go"'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.agent["stop_reason"] == "provider-unreachable"
+    assert r.error["code"] == "NIKA-PROVIDER-001"
+    assert r.error["transient"] is True
+    assert fake.count == 3  # one call and two retries, then the loop stops instead of looping blind
+
+
+def test_provider_error_names_the_key_variable_never_the_key(run, tmp_path: Path):
+    with serve([Reply(401, {"error": {"message": f"bad key {KEY}"}})]) as fake:
+        result = run(wf('      prompt: "go"'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.agent["stop_reason"] == "provider-error"
+    assert r.error["code"] == "NIKA-INFER-001"
+    assert "NIKA_OPENAI_API_KEY" in r.error["message"] and "OPENAI_API_KEY" in r.error["message"]
+    assert fake.count == 1
+    assert KEY not in json.dumps(result.report(), default=str)
+    trace = Path(result.trace).read_text()
+    assert KEY not in trace
+
+
+def test_security_tool_outside_the_whitelist_fails_at_once(run):
+    replies = [openai(calls=[("nika_write", {"path": "x", "content": "y"})]), openai("never")]
+    with serve(replies) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:*", "!nika:write"]', task_extra="on_error: { skip: true }"),
+            engine_env=env(fake.url),
+        )
+    r = rec(result)
+    assert r.status == "skipped"
+    assert r.error["code"] == "NIKA-SEC-002"
+    assert r.error["category"] == "security_error"
+    assert r.agent["stop_reason"] == "security"
+    assert fake.count == 1
+    offered = [t["function"]["name"] for t in fake.seen[0].body["tools"]]
+    assert "nika_write" not in offered and "nika_read" in offered
+
+
+def test_unknown_tool_is_a_security_error(run):
+    with serve([openai(calls=[("shell_exec", {"cmd": "rm -rf /"})])]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    assert rec(result).error["code"] == "NIKA-SEC-002"
+    assert fake.count == 1
+
+
+def test_trace_has_a_frame_per_model_and_tool_call(run):
+    with serve([openai(calls=[compose(1)]), openai("done")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    kinds = [(e["type"], e.get("phase")) for e in result.events if e.get("task") == "loop"]
+    assert kinds.count(("verb.invoked", "model_call")) == 2
+    assert ("tool.invoked", "agent") in kinds
+    model_call = next(e for e in result.events if e.get("phase") == "model_call")
+    assert model_call["provider"] == "openai" and model_call["tokens_in"] == 10
+    assert fake.count == 2
+
+
+def test_skills_section_injected_after_system(run, tmp_path: Path):
+    for name, body in (("a", "Do A.\n\n"), ("b", "")):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "SKILL.md").write_text(f"---\nname: skill-{name}\ndescription: about {name}\n---\n\n{body}")
+    with serve([openai("ok")]) as fake:
+        run(
+            wf('      prompt: "go"\n      system: "Be brief."\n      skills: ["a/SKILL.md", "b/SKILL.md"]'),
+            engine_env=env(fake.url),
+        )
+    system = fake.seen[0].body["messages"][0]
+    assert system == {
+        "role": "system",
+        "content": "Be brief.\n\n## Skills\n\n### skill-a\n\nabout a\n\nDo A.\n\n### skill-b\n\nabout b",
+    }
+
+
+def test_compose_system_without_authored_system(tmp_path: Path):
+    (tmp_path / "S.md").write_text("---\nname: n\ndescription: d\n---\nbody\n")
+    assert compose_system(None, ["S.md"], str(tmp_path)) == "## Skills\n\n### n\n\nd\n\nbody"

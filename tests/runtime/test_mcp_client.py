@@ -1,0 +1,188 @@
+"""The MCP client against a real MCP server built with the SDK's own server class, over stdio and
+over streamable HTTP on 127.0.0.1: calls, schema-checked arguments, tool errors, a server that
+crashes mid-call, agent whitelists over MCP tools, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from fake_llm import openai, serve
+
+SERVER = textwrap.dedent(
+    """
+    import os, sys
+    from mcp.server.mcpserver import MCPServer
+
+    srv = MCPServer("demo")
+
+    @srv.tool()
+    def add(a: int, b: int) -> int:
+        "Add two integers."
+        return a + b
+
+    @srv.tool()
+    def boom() -> str:
+        "Always fails."
+        raise ValueError("kaboom")
+
+    @srv.tool()
+    def crash() -> str:
+        "Exits mid-call."
+        os._exit(3)
+
+    @srv.tool()
+    def env_probe() -> str:
+        "What the server sees of the environment."
+        return os.environ.get("LEAKY_SECRET", "absent") + "|" + os.environ.get("ROOT", "unset")
+
+    @srv.tool()
+    def pid() -> int:
+        "The server's process id."
+        return os.getpid()
+
+    if sys.argv[1:2] == ["http"]:
+        srv.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        srv.run()
+    """
+)
+
+
+def declare(tmp_path: Path, servers: dict[str, dict]) -> None:
+    (tmp_path / "server.py").write_text(SERVER)
+    (tmp_path / ".nika").mkdir(exist_ok=True)
+    (tmp_path / ".nika" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+def stdio(tmp_path: Path) -> dict:
+    return {"command": sys.executable, "args": [str(tmp_path / "server.py")], "env": {"ROOT": "/data"}}
+
+
+def invoke_wf(tool: str, args: str = "{}", task_extra: str = "") -> str:
+    extra = f"    {task_extra}\n" if task_extra else ""
+    return (
+        "nika: v1\nworkflow: { id: mcp-test }\npermits: { tools: ['mcp:demo/*'] }\ntasks:\n  t:\n"
+        f"{extra}    invoke:\n      tool: {tool}\n      args: {args}\n"
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_stdio_call_result_and_shutdown(run, tmp_path: Path):
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    result = run(
+        "nika: v1\nworkflow: { id: m }\npermits: { tools: ['mcp:demo/*'] }\ntasks:\n"
+        "  a:\n    invoke: { tool: 'mcp:demo/add', args: { a: 2, b: 3 } }\n"
+        "  p:\n    invoke: { tool: 'mcp:demo/pid', args: {} }\n"
+        "  e:\n    invoke: { tool: 'mcp:demo/env_probe', args: {} }\n",
+        engine_env={"LEAKY_SECRET": "s3cret", "PATH": os.environ.get("PATH", "")},
+    )
+    assert result.tasks["a"].output == 5, result.tasks["a"].error
+    assert result.tasks["e"].output == "absent|/data"  # composed, never inherited
+    pid = result.tasks["p"].output
+    assert isinstance(pid, int)
+    deadline = time.monotonic() + 3
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid), "the MCP server outlived the run"
+
+
+def test_arguments_checked_against_the_input_schema(run, tmp_path: Path):
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    result = run(invoke_wf("mcp:demo/add", "{ a: 'two', b: 3 }"))
+    err = result.tasks["t"].error
+    assert err["code"] == "NIKA-MCP-002"
+    assert "input schema" in err["message"] and "a" in err["message"]
+
+
+def test_tool_error_and_unknown_tool_and_unknown_server(run, tmp_path: Path):
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    boom = run(invoke_wf("mcp:demo/boom"))
+    assert boom.tasks["t"].error["code"] == "NIKA-MCP-002"
+    assert "reported an error" in boom.tasks["t"].error["message"]
+    typo = run(invoke_wf("mcp:demo/ad"))
+    assert "did you mean `add`" in typo.tasks["t"].error["message"]
+    nowhere = run(invoke_wf("mcp:demo/add").replace("mcp:demo/add", "mcp:demoo/add").replace("demo/*", "*/*"))
+    assert nowhere.tasks["t"].error["code"] == "NIKA-MCP-001"
+
+
+def test_server_crash_mid_call_is_a_typed_failure(run, tmp_path: Path):
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    t0 = time.monotonic()
+    result = run(invoke_wf("mcp:demo/crash"))
+    assert result.tasks["t"].error["code"] == "NIKA-MCP-002"
+    assert time.monotonic() - t0 < 10
+
+
+def test_server_that_never_starts(run, tmp_path: Path):
+    declare(
+        tmp_path, {"demo": {"command": sys.executable, "args": ["-c", "print('garbage'); import sys; sys.exit(1)"]}}
+    )
+    result = run(invoke_wf("mcp:demo/add", "{ a: 1, b: 2 }"))
+    assert result.tasks["t"].error["code"] in ("NIKA-MCP-001", "NIKA-MCP-002")
+
+
+def test_agent_calls_mcp_tools_through_its_whitelist(run, tmp_path: Path):
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    replies = [openai(calls=[("mcp_demo_add", {"a": 20, "b": 22})]), openai("42 it is")]
+    with serve(replies) as fake:
+        result = run(
+            "nika: v1\nworkflow: { id: m }\nmodel: openai/x\npermits: { tools: ['mcp:demo/*'] }\ntasks:\n"
+            "  t:\n    agent:\n      prompt: add\n      tools: ['mcp:demo/*', '!mcp:demo/crash']\n",
+            engine_env={"NIKA_OPENAI_BASE_URL": fake.url, "NIKA_OPENAI_API_KEY": "k"},
+        )
+    assert result.tasks["t"].output == "42 it is", result.tasks["t"].error
+    offered = {t["function"]["name"] for t in fake.seen[0].body["tools"]}
+    assert "mcp_demo_add" in offered and "mcp_demo_crash" not in offered
+    add = next(t for t in fake.seen[0].body["tools"] if t["function"]["name"] == "mcp_demo_add")
+    assert add["function"]["parameters"]["required"] == ["a", "b"]
+    assert fake.seen[1].body["messages"][-1]["content"] == "42"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(tmp_path: Path):
+    (tmp_path / "server.py").write_text(SERVER)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "server.py"), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(5)
+
+
+def test_streamable_http(run, tmp_path: Path, http_server: str):
+    declare(tmp_path, {"demo": {"url": http_server}})
+    result = run(invoke_wf("mcp:demo/add", "{ a: 40, b: 2 }"))
+    assert result.tasks["t"].output == 42, result.tasks["t"].error
