@@ -6,7 +6,7 @@ import sys
 
 
 def main(n: int, waves: int = 40) -> None:
-    out = ["nika: v1", "workflow:", "  id: big", "tasks:"]
+    out = ["nika: v1", "workflow:", "  id: big", "permits:", "  exec: true", "tasks:"]
     per = max(1, n // waves)
     for i in range(n):
         out.append(f"  t{i}:")

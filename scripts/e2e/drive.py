@@ -199,7 +199,7 @@ def run(url: str, chromium: str, artifacts: Path) -> int:
             page.locator(".quick-input-widget", has_text="input `since`").wait_for(timeout=20_000)
             box.fill("v2.0.0")
             page.keyboard.press("Enter")
-            term = page.locator(".xterm-rows", has_text="not implemented yet").first
+            term = page.locator(".xterm-rows", has_text="trace:").first  # the end of nika run's report
             term.wait_for(timeout=30_000)
             text = " ".join(term.inner_text().split())
             s.say(f"Run Workflow terminal: {text!r}")
