@@ -431,7 +431,7 @@ class AgentLoop:
                 ("tokens_total", led.tokens),
                 ("max_turns", led.max_turns),
                 ("finish_reason", reply.finish_reason),
-                ("tool_calls", [c.name for c in reply.tool_calls]),
+                ("tool_calls", [self.by_wire.get(c.name, c.name) for c in reply.tool_calls]),
             ]
         if code is not None:
             fields.append(("error_code", code))

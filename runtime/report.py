@@ -96,6 +96,12 @@ def event_line(event: dict[str, Any]) -> str | None:
         took = f" ({dur:.0f} ms)" if isinstance(dur, int | float) else ""
         msg = f": {event.get('error_code')} {event.get('message')}" if status == "failure" else ""
         return f"  {MARK[status]:>9} {task}{took}{msg}"
+    if t == "verb.invoked" and event.get("phase") == "model_call" and event.get("max_turns") is not None:
+        return f"  … {task} turn {event.get('turn')}/{event.get('max_turns')} · {event.get('tokens_total')} tokens" + (
+            f" · calling {', '.join(event['tool_calls'])}" if event.get("tool_calls") else ""
+        )
+    if t == "agent.budget_checkpoint":
+        return f"  … {task} stopped: {event.get('stop_reason')} after {event.get('turns')} turns"
     if t == "task.retrying":
         return f"  retrying {task} (attempt {event.get('attempt')} failed: {event.get('error_code')})"
     return None
