@@ -23,8 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from checker import toolglob
 from checker.model import Permits
+from checker.tool_globs import tool_allowed
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
@@ -218,7 +218,7 @@ class Boundary:
                     f"no `permits:` block, so the workflow may not call `{tool}` ({', '.join(effects)})",
                 )
             globs = b._strings("tools")
-            if globs and not toolglob.allowed(globs, tool):  # the canonical tool globs (02 §Tool whitelist)
+            if globs and not tool_allowed(globs, tool):  # the canonical tool globs (02 §Tool whitelist)
                 raise self._deny(task, "tool", tool, f"`{tool}` is not among the tools `permits.tools` lists")
         self._say(task, "tool", tool, True, "permits.tools grants the tool")
 
