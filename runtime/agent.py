@@ -406,6 +406,15 @@ class AgentLoop:
                 self.check_budgets()
                 continue
             led.turns += 1
+            if not reply.usage_reported and self.run.services.is_priced(base.model):
+                self._model_event(base.model, reply, t0, "NIKA-AGENT-005")
+                raise Stop(
+                    StopReason.PROVIDER_ERROR,
+                    TaskError(
+                        "NIKA-AGENT-005",
+                        f"`{base.model}` is priced but reported no token usage, so no budget can count this turn",
+                    ),
+                )
             led.tokens_in += reply.tokens_in
             led.tokens_out += reply.tokens_out
             if reply.tokens_in == 0 and reply.tokens_out == 0 and reply.tokens:

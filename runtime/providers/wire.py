@@ -173,7 +173,17 @@ class WireProvider(Provider):
                     f"`{self.id}` was asked for JSON matching `schema:` and replied with text that is not JSON",
                     details={"provider": self.id},
                 ) from None
-        return Response(value, t_in + t_out, None, t_in, t_out, calls, text, None if finish is None else str(finish))
+        return Response(
+            value,
+            t_in + t_out,
+            None,
+            t_in,
+            t_out,
+            calls,
+            text,
+            None if finish is None else str(finish),
+            usage_reported=bool(t_in or t_out),
+        )
 
 
 def _unfence(text: str) -> str:

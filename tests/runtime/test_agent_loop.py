@@ -290,3 +290,11 @@ def test_skills_section_injected_after_system(run, tmp_path: Path):
 def test_compose_system_without_authored_system(tmp_path: Path):
     (tmp_path / "S.md").write_text("---\nname: n\ndescription: d\n---\nbody\n")
     assert compose_system(None, ["S.md"], str(tmp_path)) == "## Skills\n\n### n\n\nd\n\nbody"
+
+
+def test_priced_model_without_usage_fails_closed(run):
+    prices = json.dumps({"openai/gpt-test": {"input": 1, "output": 1}})
+    with serve([openai("x", tin=0, tout=0), openai("never")]) as fake:
+        result = run(wf('prompt: "go"'), engine_env=env(fake.url, NIKA_PRICES=prices))
+    assert rec(result).error["code"] == "NIKA-AGENT-005"
+    assert fake.count == 1
