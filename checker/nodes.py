@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from checker.source import Span
-from checker.values import KeyedEntries
+from checker.values import KeyedEntries, OffsetMapped
 
 
 @dataclass(slots=True, eq=False)
@@ -34,7 +34,7 @@ class Node:
 
 
 @dataclass(slots=True, eq=False)
-class Scalar(Node):
+class Scalar(OffsetMapped, Node):
     """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None)."""
 
     value: Any
@@ -48,27 +48,6 @@ class Scalar(Node):
 
     def to_python(self) -> Any:
         return self.value
-
-    @property
-    def is_string(self) -> bool:
-        return isinstance(self.value, str)
-
-    def offset_at(self, index: int) -> int:
-        """Source offset of character ``index`` of ``raw`` (clamped, best effort)."""
-        offs = self.offsets
-        if offs:
-            if index < len(offs):
-                return offs[max(index, 0)]
-            return offs[-1] + 1
-        return self.span.start
-
-    def sub_span(self, start: int, end: int) -> Span:
-        """The source span of ``raw[start:end]``; the whole scalar when it cannot be mapped."""
-        if not self.offsets:
-            return self.span
-        s = self.offset_at(start)
-        e = self.offset_at(end - 1) + 1 if end > start else s
-        return Span(s, max(e, s))
 
 
 @dataclass(slots=True, eq=False)

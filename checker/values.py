@@ -33,22 +33,14 @@ class Value:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class ScalarValue(Value):
-    """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None).
+class OffsetMapped:
+    """Character offsets inside a scalar's text mapped back to the source, shared by the YAML
+    layer's scalars and :class:`ScalarValue` (``offsets`` per character of ``raw``, or ``None``)."""
 
-    ``raw`` is the text as written, ``style`` how it was quoted (``""`` plain, ``'``, ``"``,
-    ``|``, ``>``) so a rule can tell ``"true"`` from ``true``; ``offsets`` maps each character of
-    ``raw`` to its source offset where that is exact (``None`` otherwise).
-    """
-
+    __slots__ = ()
+    span: Span
     value: Any
-    raw: str = ""
-    style: str = ""
-    offsets: range | tuple[int, ...] | None = None
-
-    def to_python(self) -> Any:
-        return self.value
+    offsets: range | tuple[int, ...] | None
 
     @property
     def is_string(self) -> bool:
@@ -70,6 +62,24 @@ class ScalarValue(Value):
         s = self.offset_at(start)
         e = self.offset_at(end - 1) + 1 if end > start else s
         return Span(s, max(e, s))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScalarValue(OffsetMapped, Value):
+    """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None).
+
+    ``raw`` is the text as written, ``style`` how it was quoted (``""`` plain, ``'``, ``"``,
+    ``|``, ``>``) so a rule can tell ``"true"`` from ``true``; ``offsets`` maps each character of
+    ``raw`` to its source offset where that is exact (``None`` otherwise).
+    """
+
+    value: Any
+    raw: str = ""
+    style: str = ""
+    offsets: range | tuple[int, ...] | None = None
+
+    def to_python(self) -> Any:
+        return self.value
 
 
 @dataclass(frozen=True, slots=True, eq=False)
