@@ -7,6 +7,9 @@ Measures, as medians over the rounds:
   time until the report arrives. Pull requests are answered without the push debounce, so this
   is the analysis time the user waits for once the debounce has fired.
 - completion latency: `textDocument/completion` inside `${{ tasks.` and on a task key position.
+- the yardstick: the time libyaml's C event parser (the one `nika check` reads) needs merely to
+  produce the event stream of the same text, measured in this process inside every round, so the
+  ratio compares two figures taken on the same machine under the same load.
 A plain JSON-RPC client over pipes, so the figures include the protocol round trip.
 """
 
@@ -77,6 +80,17 @@ class Client:
         self.p.wait(timeout=10)
 
 
+def scan_events(text: str) -> float:
+    """Seconds libyaml's C parser takes to turn ``text`` into its event stream (nothing built)."""
+    from _ruamel_yaml import CParser  # type: ignore[import-not-found]
+
+    t0 = time.perf_counter()
+    parser = CParser(text)
+    while parser.get_event() is not None:
+        pass
+    return time.perf_counter() - t0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=500)
@@ -95,8 +109,10 @@ def main() -> int:
     )
     c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})  # warm-up
     diag: list[float] = []
+    scan: list[float] = []
     for r in range(a.rounds):
         edited = text.replace('prompt: "start"', f'prompt: "start {r}"')
+        scan.append(scan_events(edited))
         t0 = time.perf_counter()
         c.send(
             "textDocument/didChange",
@@ -123,6 +139,10 @@ def main() -> int:
     print(
         f"didChange -> diagnostics (pull, no debounce): median {statistics.median(diag) * ms:.1f} ms "
         f"(min {min(diag) * ms:.1f}, max {max(diag) * ms:.1f})"
+    )
+    print(
+        f"C event parser alone, same text: median {statistics.median(scan) * ms:.1f} ms; "
+        f"diagnostics / scan = {statistics.median(diag) / statistics.median(scan):.1f}x"
     )
     print(
         f"completion in `${{{{ tasks.`: median {statistics.median(comp) * ms:.1f} ms "

@@ -111,6 +111,17 @@ def apply_changes(text: str, changes: Sequence[Any], encoding: str = UTF16) -> s
     return text
 
 
+class _Job:
+    """One analysis in progress: the text it reads and, once done, its snapshot."""
+
+    __slots__ = ("done", "entry", "result")
+
+    def __init__(self, entry: DocumentText) -> None:
+        self.entry = entry
+        self.done = threading.Event()
+        self.result: Snapshot | None = None
+
+
 class Documents:
     """Open documents keyed by URI; thread-safe, since analysis runs off the request loop."""
 
@@ -120,6 +131,7 @@ class Documents:
         self._cache: dict[str, Snapshot] = {}
         self._good: dict[str, Snapshot] = {}
         self._published: dict[str, int | None] = {}
+        self._jobs: dict[str, _Job] = {}
 
     # -- text ------------------------------------------------------------------------------
     def set(self, uri: str, text: str, version: int | None) -> None:
@@ -186,15 +198,35 @@ class Documents:
             return self._good.get(uri)
 
     def snapshot(self, uri: str) -> Snapshot | None:
-        """The analysis of the latest text of ``uri`` (computed once per version)."""
+        """The analysis of the latest text of ``uri`` (computed once per version).
+
+        Two threads asking for the same version (a pull request racing the debounced push)
+        share one analysis: the second waits for the first instead of computing it again.
+        """
         with self._lock:
             entry = self._text.get(uri)
+            if entry is None:
+                return None
             cached = self._cache.get(uri)
-        if entry is None:
-            return None
-        if cached is not None and cached.version == entry.version and cached.source.text == entry.text:
-            return cached
-        snap = analyze_source(uri, entry.source, entry.version)
+            if cached is not None and cached.version == entry.version and cached.source.text == entry.text:
+                return cached
+            job = self._jobs.get(uri)
+            owner = job is None or job.entry is not entry
+            if owner:
+                job = self._jobs[uri] = _Job(entry)
+        assert job is not None
+        if not owner:
+            job.done.wait()
+            if job.result is not None:
+                return job.result
+        try:
+            snap = analyze_source(uri, entry.source, entry.version)
+            job.result = snap
+        finally:
+            job.done.set()
+            with self._lock:
+                if self._jobs.get(uri) is job:
+                    del self._jobs[uri]
         with self._lock:
             if self._text.get(uri) is entry:
                 self._cache[uri] = snap
