@@ -1,11 +1,15 @@
-"""YAML text -> span-carrying node tree, with the Nika YAML profile enforced on the way.
+"""YAML text -> the span-carrying value tree, with the Nika YAML profile enforced on the way.
 
 We read ruamel.yaml's *event stream* (its C parser from ruamel.yaml.clib when importable, the
-pure-Python parser otherwise) and build :mod:`checker.nodes` ourselves: this keeps every key,
-value and item's exact span, resolves scalars with the YAML 1.2 core schema (``no``/``on``/``yes``
-stay strings, ``0755`` is a decimal integer) and judges the profile (NIKA-YAML-001..011) at the
-event level, before anything is composed. A syntax error is NIKA-PARSE-001 at the parser's
-position. The builder is iterative, so nesting depth can never exhaust the Python stack.
+pure-Python parser otherwise) and build the model's own :mod:`checker.values` from it, once:
+every key, value and item keeps its exact span, scalars are resolved with the YAML 1.2 core
+schema (``no``/``on``/``yes`` stay strings, ``0755`` is a decimal integer), and a string holding
+``${{ … }}`` islands becomes a :class:`~checker.values.TemplateValue` carrying its parsed
+template. The compiler then judges and types this tree without copying it. The profile
+(NIKA-YAML-001..011: anchors, aliases, tags, merge keys, key types, duplicates, caps) is judged
+here at the event level, so nothing YAML-specific (tags, anchors) needs to survive into the
+tree. A syntax error is NIKA-PARSE-001 at the parser's position. The builder is iterative, so
+nesting depth can never exhaust the Python stack.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from ruamel.yaml.error import YAMLError
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Label
 from checker.display import clip
-from checker.nodes import Entry, Mapping, Node, Scalar, Sequence
+from checker.expr import parse_template
+from checker.expr.template import has_island
 from checker.source import SourceText, Span
+from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value
 
 MAX_DOCUMENT_BYTES = 1_048_576
 MAX_SCALAR_BYTES = 65_536
@@ -46,13 +52,13 @@ _FALSES = {"false", "False", "FALSE"}
 
 @dataclass(frozen=True, slots=True)
 class ParsedYaml:
-    """The node tree (``None`` when the text could not be turned into one) and profile findings."""
+    """The value tree (``None`` when the text could not be turned into one) and profile findings."""
 
-    root: Node | None
+    root: Value | None
     diagnostics: tuple[Diagnostic, ...]
     fatal: bool
     # (repeated key, first occurrence) for every duplicate mapping key, in source order
-    duplicates: tuple[tuple[Scalar, Scalar], ...] = ()
+    duplicates: tuple[tuple[ScalarValue, ScalarValue], ...] = ()
 
 
 def resolve_plain(text: str) -> Any:
@@ -145,15 +151,15 @@ class _Frame:
         self.flow = flow
         self.depth = depth
         self.items: list[Any] = []
-        self.pending_key: Node | None = None
-        self.seen: dict[str, Node] | None = {} if is_map else None
+        self.pending_key: ScalarValue | None = None
+        self.seen: dict[str, ScalarValue] | None = {} if is_map else None
 
 
 class _Builder:
     def __init__(self, src: SourceText) -> None:
         self.src = src
         self.diags: list[Diagnostic] = []
-        self.duplicates: list[tuple[Scalar, Scalar]] = []
+        self.duplicates: list[tuple[ScalarValue, ScalarValue]] = []
 
     # -- profile findings -------------------------------------------------------------------
     def flag(self, code: str, span: Span, message: str, help: str, related: tuple[Label, ...] = ()) -> None:
@@ -188,7 +194,7 @@ class _Builder:
         return Span(i, i + len(needle))
 
     # -- building ---------------------------------------------------------------------------
-    def scalar(self, ev: Any) -> Scalar:
+    def scalar(self, ev: Any, is_key: bool) -> ScalarValue:
         start, end = ev.start_mark.index, ev.end_mark.index
         span = Span(start, end)
         raw: str = ev.value
@@ -224,7 +230,11 @@ class _Builder:
                 f"this scalar is {len(raw.encode('utf-8', 'surrogatepass'))} bytes, over the 65536-byte cap",
                 "Move large content into a file and read it with `nika:read`.",
             )
-        return Scalar(span, tag, ev.anchor, value, raw, style, self._offsets(raw, style, span))
+        offsets = self._offsets(raw, style, span)
+        # `"${{" in value` first: the cheap test rules out nearly every string before the exact one
+        if not is_key and value.__class__ is str and "${{" in value and has_island(value):
+            return TemplateValue(span, value, raw, style, offsets, parse_template(value))
+        return Literal(span, value, raw, style, offsets)
 
     def _offsets(self, raw: str, style: str, span: Span) -> range | tuple[int, ...] | None:
         n = len(raw)
@@ -265,11 +275,11 @@ class _Builder:
             line += 1
         return tuple(out[: len(raw)]) if len(out) >= len(raw) else None
 
-    def build(self, pure: bool = False) -> Node | None:
+    def build(self, pure: bool = False) -> Value | None:
         src = self.src
         parser = _make_parser(src.text, pure)
         stack: list[_Frame] = []
-        root: Node | None = None
+        root: Value | None = None
         documents = 0
         get_event = parser.get_event
         while True:
@@ -278,7 +288,7 @@ class _Builder:
                 break
             name = ev.__class__.__name__
             if name == "ScalarEvent":
-                node: Node | None = self.scalar(ev)
+                node: Value | None = self.scalar(ev, bool(stack) and stack[-1].is_map and stack[-1].pending_key is None)
             elif name == "AliasEvent":
                 span = Span(ev.start_mark.index, ev.end_mark.index)
                 self.flag(
@@ -288,7 +298,7 @@ class _Builder:
                     "Write the value out in full instead of referring to an anchor.",
                 )
                 # An opaque placeholder: the alias is already refused, nothing else should trip on it.
-                node = Scalar(span, None, None, f"*{ev.anchor}", f"*{ev.anchor}", "*", None)
+                node = Literal(span, f"*{ev.anchor}", f"*{ev.anchor}", "*", None)
             elif name in ("MappingStartEvent", "SequenceStartEvent"):
                 depth = len(stack) + 1
                 start = ev.start_mark.index
@@ -312,9 +322,9 @@ class _Builder:
                     if not fr.flow:
                         span = Span(fr.start, last_end)
                 if fr.is_map:
-                    node = Mapping(span, fr.tag, fr.anchor, tuple(fr.items), fr.flow)
+                    node = MapValue(span, tuple(fr.items), fr.flow)
                 else:
-                    node = Sequence(span, fr.tag, fr.anchor, tuple(fr.items), fr.flow)
+                    node = ListValue(span, tuple(fr.items), fr.flow)
             elif name == "DocumentStartEvent":
                 documents += 1
                 if documents > 1:
@@ -336,30 +346,31 @@ class _Builder:
             if not fr.is_map:
                 fr.items.append(node)
             elif fr.pending_key is None:
-                fr.pending_key = node
-                self._check_key(fr, node)
+                fr.pending_key = self._check_key(fr, node, ev.tag if name == "ScalarEvent" else None)
             else:
                 fr.items.append(Entry(fr.pending_key, node))
                 fr.pending_key = None
         return root
 
-    def _check_key(self, fr: _Frame, key: Node) -> None:
-        if not isinstance(key, Scalar):
+    def _check_key(self, fr: _Frame, key: Value, tag: str | None) -> ScalarValue:
+        """The profile's verdict on one mapping key; a collection key is refused and stands in
+        the tree as a null key at its span (no lookup can reach it)."""
+        if not isinstance(key, ScalarValue):
             self.flag(
                 "NIKA-YAML-007",
                 key.span,
                 "a mapping key must be a string, not a collection",
                 "Use a plain string as the key.",
             )
-            return
-        if key.style == "" and key.raw == "<<" and key.tag is None:
+            return Literal(key.span, None)
+        if key.style == "" and key.raw == "<<" and tag is None:
             self.flag(
                 "NIKA-YAML-003",
                 key.span,
                 "merge keys (`<<`) are not allowed in a Nika workflow",
                 "Write the merged fields out explicitly in this mapping.",
             )
-            return
+            return key
         if not isinstance(key.value, str):
             self.flag(
                 "NIKA-YAML-007",
@@ -367,12 +378,11 @@ class _Builder:
                 f"the key `{clip(key.raw)}` resolves to a non-string value",
                 f'Quote it (`"{clip(key.raw)}"`) so it is read as a string.',
             )
-            return
+            return key
         seen = fr.seen
         assert seen is not None
         first = seen.get(key.value)
         if first is not None:
-            assert isinstance(first, Scalar)
             self.duplicates.append((key, first))
             self.flag(
                 "NIKA-YAML-004",
@@ -383,6 +393,7 @@ class _Builder:
             )
         else:
             seen[key.value] = key
+        return key
 
 
 class _Stop(Exception):
@@ -534,18 +545,18 @@ class _Refusal(Exception):
         self.problem_mark = _Mark(index)
 
 
-def _holds_surrogate(root: Node) -> bool:
-    todo: list[Node] = [root]
+def _holds_surrogate(root: Value) -> bool:
+    todo: list[Value] = [root]
     while todo:
         node = todo.pop()
-        if isinstance(node, Scalar):
+        if isinstance(node, ScalarValue):
             if isinstance(node.value, str) and _SURROGATE_RE.search(node.value):
                 return True
-        elif isinstance(node, Mapping):
+        elif isinstance(node, MapValue):
             for e in node.entries:
                 todo.append(e.key)
                 todo.append(e.value)
-        elif isinstance(node, Sequence):
+        elif isinstance(node, ListValue):
             todo.extend(node.items)
     return False
 

@@ -10,9 +10,8 @@ from checker.compiler.builder import Builder, is_template_text, shown
 from checker.diagnostics import Edit, Fix
 from checker.grammar import DEFAULT_FINALLY_TIMEOUT_MS
 from checker.model import AfterEntry, Binding, Declassify, Duration, FinallyStep, OnError, Retry
-from checker.nodes import Mapping, Node, Scalar, Sequence, describe
 from checker.suggest import did_you_mean
-from checker.values import ListValue, MapValue, ScalarValue, Value
+from checker.values import ListValue, MapValue, ScalarValue, Value, describe
 from checker.vocab import PREDICATES, RESERVED_BINDINGS, OnErrorAction, Predicate, Where
 
 _PREDICATE_ALIASES = {
@@ -37,7 +36,7 @@ def predicate_guess(text: str) -> str | None:
     return _PREDICATE_ALIASES.get(text.lower()) or did_you_mean(text, PREDICATES)
 
 
-def with_block(b: Builder, node: Node | None, tid: str, in_fe: bool) -> tuple[Binding, ...]:
+def with_block(b: Builder, node: Value | None, tid: str, in_fe: bool) -> tuple[Binding, ...]:
     m = b.expect_mapping(node, "`with:`", task=tid)
     if m is None:
         return ()
@@ -55,10 +54,10 @@ def with_block(b: Builder, node: Node | None, tid: str, in_fe: bool) -> tuple[Bi
     return tuple(out)
 
 
-def after_block(b: Builder, node: Node | None, tid: str) -> tuple[AfterEntry, ...]:
+def after_block(b: Builder, node: Value | None, tid: str) -> tuple[AfterEntry, ...]:
     if node is None:
         return ()
-    if isinstance(node, Sequence):
+    if isinstance(node, ListValue):
         b.err(
             "NIKA-PARSE-019",
             node.span,
@@ -73,7 +72,7 @@ def after_block(b: Builder, node: Node | None, tid: str) -> tuple[AfterEntry, ..
     out = []
     for k, e in m.items():
         v = e.value
-        text = v.value if isinstance(v, Scalar) and isinstance(v.value, str) else None
+        text = v.value if isinstance(v, ScalarValue) and isinstance(v.value, str) else None
         pred: Predicate | None = Predicate(text) if text in PREDICATES else None
         if pred is None:
             guess = predicate_guess(str(shown(v)))
@@ -90,10 +89,10 @@ def after_block(b: Builder, node: Node | None, tid: str) -> tuple[AfterEntry, ..
     return tuple(out)
 
 
-def retry(b: Builder, node: Node | None, tid: str) -> Retry | None:
+def retry(b: Builder, node: Value | None, tid: str) -> Retry | None:
     if node is None:
         return None
-    if not isinstance(node, Mapping):
+    if not isinstance(node, MapValue):
         b.err(
             "NIKA-PARSE-011",
             node.span,
@@ -119,7 +118,7 @@ def retry(b: Builder, node: Node | None, tid: str) -> Retry | None:
 
     def get(name: str) -> object:
         v = node.get(name)
-        return v.value if isinstance(v, Scalar) else G.RETRY[name].default
+        return v.value if isinstance(v, ScalarValue) else G.RETRY[name].default
 
     return Retry(
         get("max_attempts"),  # type: ignore[arg-type]
@@ -133,11 +132,11 @@ def retry(b: Builder, node: Node | None, tid: str) -> Retry | None:
 
 
 def code_list(
-    b: Builder, node: Node | None, code: str, what: str, tid: str, allow_empty: bool
+    b: Builder, node: Value | None, code: str, what: str, tid: str, allow_empty: bool
 ) -> tuple[str, ...] | None:
     if node is None:
         return ()
-    if not isinstance(node, Sequence):
+    if not isinstance(node, ListValue):
         b.err(code, node.span, f"`{what}` must be a list of NIKA codes", task=tid)
         return None
     if not node.items and not allow_empty:
@@ -146,7 +145,7 @@ def code_list(
     out = []
     ok = True
     for item in node.items:
-        v = item.value if isinstance(item, Scalar) else None
+        v = item.value if isinstance(item, ScalarValue) else None
         if not (isinstance(v, str) and CODE_RE.match(v)):
             b.err(
                 code,
@@ -161,10 +160,10 @@ def code_list(
     return tuple(out) if ok else None
 
 
-def on_error(b: Builder, node: Node | None, tid: str, in_fe: bool = False) -> tuple[OnError | None, Value | None]:
+def on_error(b: Builder, node: Value | None, tid: str, in_fe: bool = False) -> tuple[OnError | None, Value | None]:
     if node is None:
         return None, None
-    if not isinstance(node, Mapping):
+    if not isinstance(node, MapValue):
         b.err(
             "NIKA-PARSE-012",
             node.span,
@@ -209,7 +208,7 @@ def on_error(b: Builder, node: Node | None, tid: str, in_fe: bool = False) -> tu
     action = actions[0]
     if action in ("skip", "fail_workflow"):
         v = node.get(action)
-        if not (isinstance(v, Scalar) and v.value is True):
+        if not (isinstance(v, ScalarValue) and v.value is True):
             assert v is not None
             b.err("NIKA-PARSE-012", v.span, f"`{action}:` must be `true`", task=tid)
             bad = True
@@ -222,11 +221,11 @@ def on_error(b: Builder, node: Node | None, tid: str, in_fe: bool = False) -> tu
     return OnError(OnErrorAction(action), recover, codes, node.span), value
 
 
-def when(b: Builder, when: Node | None, tid: str, where: Where, in_fe: bool = False) -> Value | None:
+def when(b: Builder, when: Value | None, tid: str, where: Where, in_fe: bool = False) -> Value | None:
     """A `when:` guard: a `${{ … }}` boolean expression or the literal true/false."""
     if when is None:
         return None
-    if isinstance(when, Scalar) and isinstance(when.value, (bool, str)):
+    if isinstance(when, ScalarValue) and isinstance(when.value, (bool, str)):
         if isinstance(when.value, str) and not is_template_text(when):
             b.err(
                 "NIKA-VAR-005",
@@ -246,11 +245,11 @@ def when(b: Builder, when: Node | None, tid: str, where: Where, in_fe: bool = Fa
 
 
 def on_finally(
-    b: Builder, node: Node | None, tid: str, envelope_model: Value | None
+    b: Builder, node: Value | None, tid: str, envelope_model: Value | None
 ) -> tuple[tuple[FinallyStep, ...], Value | None]:
     if node is None:
         return (), None
-    if not isinstance(node, Sequence):
+    if not isinstance(node, ListValue):
         b.err("NIKA-PARSE-019", node.span, "`on_finally:` must be a list of cleanup steps", task=tid)
         return (), None
     out = []
@@ -287,10 +286,12 @@ def on_finally(
         value = b.mapping(m, done)
         items.append(value)
         out.append(FinallyStep(value, verb, guard, timeout or Duration(DEFAULT_FINALLY_TIMEOUT_MS)))
+    if all(a is b_ for a, b_ in zip(items, node.items, strict=True)):
+        return tuple(out), node
     return tuple(out), ListValue(node.span, tuple(items), node.flow)
 
 
-def output_block(b: Builder, node: Node | None, tid: str) -> tuple[tuple[Binding, ...], MapValue | None]:
+def output_block(b: Builder, node: Value | None, tid: str) -> tuple[tuple[Binding, ...], MapValue | None]:
     m = b.expect_mapping(node, "`output:`", task=tid)
     if m is None:
         return (), None
@@ -305,7 +306,7 @@ def output_block(b: Builder, node: Node | None, tid: str) -> tuple[tuple[Binding
                 task=tid,
             )
         v = e.value
-        if not (isinstance(v, Scalar) and isinstance(v.value, str)):
+        if not (isinstance(v, ScalarValue) and isinstance(v.value, str)):
             b.err("NIKA-PARSE-019", v.span, f"output binding `{k}` must be a jq string, not {describe(v)}", task=tid)
             value = b.value(v)
         else:
@@ -314,10 +315,10 @@ def output_block(b: Builder, node: Node | None, tid: str) -> tuple[tuple[Binding
     return tuple(out), b.mapping(m, {x.name: x.value for x in out})
 
 
-def declassify(b: Builder, node: Node | None, tid: str) -> tuple[tuple[Declassify, ...], Value | None]:
+def declassify(b: Builder, node: Value | None, tid: str) -> tuple[tuple[Declassify, ...], Value | None]:
     if node is None:
         return (), None
-    if not isinstance(node, Sequence):
+    if not isinstance(node, ListValue):
         b.err(
             "NIKA-PARSE-019",
             node.span,

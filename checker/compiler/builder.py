@@ -13,31 +13,29 @@ from collections.abc import Callable
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.durations import parse_duration
-from checker.expr import has_island, parse_template
+from checker.expr import has_island
 from checker.grammar import Block, Field, Kind
 from checker.model import Duration, ExprSite
-from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
 from checker.source import SourceText, Span
 from checker.suggest import did_you_mean
-from checker.values import Entry as VEntry
-from checker.values import ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value
+from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value, describe, templates
 from checker.vocab import Where
 
 
-def shown(node: Node) -> str:
+def shown(node: Value) -> str:
     """How a value is quoted back in a message: the scalar as written, else a noun."""
-    return node.raw if isinstance(node, Scalar) else describe(node)
+    return node.raw if isinstance(node, ScalarValue) else describe(node)
 
 
-def is_template_text(node: Node | None) -> bool:
+def is_template_text(node: Value | None) -> bool:
     """A string scalar holding at least one ``${{`` island (the one template test)."""
-    return isinstance(node, Scalar) and isinstance(node.value, str) and has_island(node.value)
+    return isinstance(node, ScalarValue) and isinstance(node.value, str) and has_island(node.value)
 
 
 class Builder:
     """Findings, expression sites and node → value conversion for one document."""
 
-    def __init__(self, src: SourceText, duplicates: tuple[tuple[Scalar, Scalar], ...] = ()) -> None:
+    def __init__(self, src: SourceText, duplicates: tuple[tuple[ScalarValue, ScalarValue], ...] = ()) -> None:
         self.src = src
         self.diags: list[Diagnostic] = []
         self.sites: list[ExprSite] = []
@@ -67,7 +65,7 @@ class Builder:
     # -- shapes ------------------------------------------------------------------------------
     def closed(
         self,
-        node: Mapping,
+        node: MapValue,
         block: Block,
         what: str | None = None,
         *,
@@ -98,18 +96,18 @@ class Builder:
             )
 
     def expect_mapping(
-        self, node: Node | None, what: str, code: str = "NIKA-PARSE-019", task: str | None = None
-    ) -> Mapping | None:
+        self, node: Value | None, what: str, code: str = "NIKA-PARSE-019", task: str | None = None
+    ) -> MapValue | None:
         if node is None:
             return None
-        if isinstance(node, Mapping):
+        if isinstance(node, MapValue):
             return node
         self.err(code, node.span, f"{what} must be a mapping, not {describe(node)}", task=task)
         return None
 
     def exactly_one(
         self,
-        node: Mapping,
+        node: MapValue,
         e: Entry,
         pair: tuple[str, str],
         missing: tuple[str, str],
@@ -136,13 +134,13 @@ class Builder:
         return Span(start, end)
 
     # -- grammar-driven field checks ---------------------------------------------------------
-    def field_problem(self, f: Field, node: Node) -> str | None:
+    def field_problem(self, f: Field, node: Value) -> str | None:
         """Why ``node`` does not fit field ``f`` (``None`` when it fits or only the dedicated
         code can tell). A ``${{ … }}`` string fits wherever the field takes a template."""
         k = f.kind
         if f.template and is_template_text(node):
             return None
-        value = node.value if isinstance(node, Scalar) else None
+        value = node.value if isinstance(node, ScalarValue) else None
         if k is Kind.STRING or k is Kind.MODEL:
             ok = isinstance(value, str)
         elif k is Kind.TEXT:
@@ -165,39 +163,39 @@ class Builder:
                 ok = True
         elif k is Kind.ENUM:
             ok = isinstance(value, str) and value in f.values
-            if not ok and isinstance(node, Scalar):
+            if not ok and isinstance(node, ScalarValue):
                 return f"`{shown(node)}` is not a valid `{f.name}:`"
         elif k is Kind.STRINGS:
             return self._strings_problem(f, node)
         elif k is Kind.MAPPING:
-            ok = isinstance(node, Mapping)
+            ok = isinstance(node, MapValue)
         elif k is Kind.LIST:
-            ok = isinstance(node, Sequence)
+            ok = isinstance(node, ListValue)
         elif k is Kind.SCHEMA:
-            ok = isinstance(node, Mapping) or isinstance(value, bool)
+            ok = isinstance(node, MapValue) or isinstance(value, bool)
         else:  # DURATION, TYPE and ANY have dedicated checks
             return None
         if ok:
             return None
         return f"`{f.name}:` must be {f.expected()}, not {describe(node)}"
 
-    def _strings_problem(self, f: Field, node: Node) -> str | None:
-        if not isinstance(node, Sequence):
+    def _strings_problem(self, f: Field, node: Value) -> str | None:
+        if not isinstance(node, ListValue):
             return f"`{f.name}:` must be a list of strings, not {describe(node)}"
         for item in node.items:
-            if not (isinstance(item, Scalar) and isinstance(item.value, str)):
+            if not (isinstance(item, ScalarValue) and isinstance(item.value, str)):
                 return None  # reported per item by `check_field`
         return None
 
-    def check_field(self, block: Block, m: Mapping, name: str, task: str | None = None) -> bool:
+    def check_field(self, block: Block, m: MapValue, name: str, task: str | None = None) -> bool:
         """Judge ``m[name]`` against the grammar; report and return False when it does not fit."""
         node = m.get(name)
         if node is None:
             return True
         f = block[name]
         problem = self.field_problem(f, node)
-        if problem is None and f.kind is Kind.STRINGS and isinstance(node, Sequence):
-            bad = [i for i in node.items if not (isinstance(i, Scalar) and isinstance(i.value, str))]
+        if problem is None and f.kind is Kind.STRINGS and isinstance(node, ListValue):
+            bad = [i for i in node.items if not (isinstance(i, ScalarValue) and isinstance(i.value, str))]
             for item in bad:
                 self.err(
                     block.value_code,
@@ -210,7 +208,7 @@ class Builder:
         if problem is None:
             return True
         help = None
-        if f.kind is Kind.ENUM and isinstance(node, Scalar):
+        if f.kind is Kind.ENUM and isinstance(node, ScalarValue):
             guess = did_you_mean(str(node.raw), f.values)
             help = (f"Did you mean `{guess}`? " if guess else "") + f"Use one of {', '.join(f.values)}."
             fixes = (Fix(f"Replace with `{guess}`", (Edit(node.span, guess),)),) if guess else ()
@@ -221,7 +219,7 @@ class Builder:
         self.err(block.value_code, node.span, problem, help, task=task)
         return False
 
-    def check_fields(self, block: Block, m: Mapping, task: str | None = None, skip: tuple[str, ...] = ()) -> bool:
+    def check_fields(self, block: Block, m: MapValue, task: str | None = None, skip: tuple[str, ...] = ()) -> bool:
         """:meth:`check_field` for every present field of ``block`` that is not in ``skip``.
         Returns False when anything was reported."""
         ok = True
@@ -231,12 +229,12 @@ class Builder:
         return ok
 
     def duration(
-        self, node: Node | None, task: str | None, what: str = "timeout", code: str = "NIKA-PARSE-010"
+        self, node: Value | None, task: str | None, what: str = "timeout", code: str = "NIKA-PARSE-010"
     ) -> Duration | None:
         """A quoted Go duration (positive, at most 24h) as a :class:`Duration`."""
         if node is None:
             return None
-        if not (isinstance(node, Scalar) and isinstance(node.value, str)):
+        if not (isinstance(node, ScalarValue) and isinstance(node.value, str)):
             self.err(
                 code,
                 node.span,
@@ -259,52 +257,42 @@ class Builder:
         assert isinstance(v, ScalarValue)
         return Duration(ms, v)
 
-    # -- node → value ------------------------------------------------------------------------
-    def value(self, node: Node, where: Where | None = None, task: str | None = None, in_fe: bool = False) -> Value:
-        """The model value of ``node``. Every template string met is parsed once; when
-        ``where`` is given it is also recorded as an expression site of that position class."""
-        cls = node.__class__
-        if cls is Scalar:
-            return self._scalar(node, where, task, in_fe)  # type: ignore[arg-type]
-        if cls is Mapping:
-            key = self.key
-            value = self.value
-            return MapValue(
-                node.span,
-                tuple([VEntry(key(e.key), value(e.value, where, task, in_fe)) for e in node.entries]),  # type: ignore[attr-defined]
-                node.flow,  # type: ignore[attr-defined]
-            )
-        if cls is Sequence:
-            value = self.value
-            return ListValue(node.span, tuple([value(i, where, task, in_fe) for i in node.items]), node.flow)  # type: ignore[attr-defined]
-        return Literal(node.span, None)
-
-    def _scalar(self, node: Scalar, where: Where | None, task: str | None, in_fe: bool) -> ScalarValue:
-        v = node.value
-        # `"${{" in v` first: the cheap test rules out nearly every string before the exact one
-        if v.__class__ is str and "${{" in v and has_island(v):
-            tv = TemplateValue(node.span, v, node.raw, node.style, node.offsets, parse_template(v))
-            if where is not None:
-                self.sites.append(ExprSite(task, where, tv, in_fe))
-            return tv
-        return Literal(node.span, v, node.raw, node.style, node.offsets)
+    # -- values ----------------------------------------------------------------------------
+    def value(self, node: Value, where: Where | None = None, task: str | None = None, in_fe: bool = False) -> Value:
+        """``node`` as the model keeps it: the YAML layer already built the typed value (with
+        every template parsed), so this only records, when ``where`` is given, each template
+        inside it as an expression site of that position class, in source order."""
+        if where is not None:
+            if node.__class__ is TemplateValue:
+                self.sites.append(ExprSite(task, where, node, in_fe))  # type: ignore[arg-type]
+            elif node.__class__ is not Literal:
+                sites = self.sites
+                for tv in templates(node):
+                    sites.append(ExprSite(task, where, tv, in_fe))
+        return node
 
     @staticmethod
-    def key(node: Node) -> ScalarValue:
-        if node.__class__ is Scalar:
-            return Literal(node.span, node.value, node.raw, node.style, node.offsets)  # type: ignore[attr-defined]
-        return Literal(node.span, None, "", "")
+    def key(node: ScalarValue) -> ScalarValue:
+        return node
 
     def mapping(
-        self, node: Mapping, done: dict[str, Value], where: Where | None = None, task: str | None = None
+        self, node: MapValue, done: dict[str, Value], where: Where | None = None, task: str | None = None
     ) -> MapValue:
-        """``node`` as a :class:`MapValue`, reusing values already built for some keys (so a
-        model field and its entry in the enclosing mapping are the same object)."""
+        """``node`` with its other entries' sites recorded (under ``where``). The model fields
+        in ``done`` are the tree's own values, so a field and its entry in the enclosing mapping
+        are one object; a field the compiler had to rebuild replaces its entry."""
         entries = []
-        key = self.key
         index = node._index
+        same = True
         for e in node.entries:
             k = e.key_text
             v = done.get(k) if k is not None and index.get(k) is e else None  # type: ignore[arg-type]
-            entries.append(VEntry(key(e.key), v if v is not None else self.value(e.value, where, task)))
-        return MapValue(node.span, tuple(entries), node.flow)
+            if v is None:
+                self.value(e.value, where, task)
+                entries.append(e)
+            elif v is e.value:
+                entries.append(e)
+            else:
+                same = False
+                entries.append(Entry(e.key, v))
+        return node if same else MapValue(node.span, tuple(entries), node.flow)

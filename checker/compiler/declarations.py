@@ -8,20 +8,19 @@ import re
 from checker import grammar as G
 from checker.compiler.builder import Builder, shown
 from checker.model import Config, Const, Egress, Input, Permits, Policy, RunSettings, Secret, TypeDecl
-from checker.nodes import Mapping, Node, Scalar, Sequence, describe
-from checker.values import ListValue, MapValue, ScalarValue, Value
+from checker.values import ListValue, MapValue, ScalarValue, Value, describe
 
 PASCAL_RE = re.compile(r"^[A-Z][A-Za-z0-9]*\Z")
 
 
-def _section(b: Builder, root: Mapping, name: str) -> Mapping | None:
+def _section(b: Builder, root: MapValue, name: str) -> MapValue | None:
     node = root.get(name)
-    if node is None or (isinstance(node, Scalar) and node.value is None):
+    if node is None or (isinstance(node, ScalarValue) and node.value is None):
         return None
     return b.expect_mapping(node, f"`{name}:`")
 
 
-def types(b: Builder, root: Mapping) -> tuple[TypeDecl, ...]:
+def types(b: Builder, root: MapValue) -> tuple[TypeDecl, ...]:
     m = _section(b, root, "types")
     if m is None:
         return ()
@@ -38,7 +37,7 @@ def types(b: Builder, root: Mapping) -> tuple[TypeDecl, ...]:
     return tuple(out)
 
 
-def _io_entry(b: Builder, section: str, block: G.Block, name: str, node: Node, key: Node) -> MapValue | None:
+def _io_entry(b: Builder, section: str, block: G.Block, name: str, node: Value, key: Value) -> MapValue | None:
     m = b.expect_mapping(node, f"`{section}.{name}`")
     if m is None:
         return None
@@ -60,7 +59,7 @@ def _text(v: Value | None) -> str | None:
     return v.value if isinstance(v, ScalarValue) and isinstance(v.value, str) else None
 
 
-def inputs(b: Builder, root: Mapping) -> tuple[Input, ...]:
+def inputs(b: Builder, root: MapValue) -> tuple[Input, ...]:
     m = _section(b, root, "inputs")
     if m is None:
         return ()
@@ -77,7 +76,7 @@ def inputs(b: Builder, root: Mapping) -> tuple[Input, ...]:
     return tuple(out)
 
 
-def config(b: Builder, root: Mapping) -> tuple[Config, ...]:
+def config(b: Builder, root: MapValue) -> tuple[Config, ...]:
     m = _section(b, root, "config")
     if m is None:
         return ()
@@ -92,7 +91,7 @@ def config(b: Builder, root: Mapping) -> tuple[Config, ...]:
     return tuple(out)
 
 
-def const(b: Builder, root: Mapping) -> tuple[Const, ...]:
+def const(b: Builder, root: MapValue) -> tuple[Const, ...]:
     m = _section(b, root, "const")
     if m is None:
         return ()
@@ -101,7 +100,7 @@ def const(b: Builder, root: Mapping) -> tuple[Const, ...]:
         key = b.key(e.key)
         node = e.value
         v = b.value(node)
-        if isinstance(node, Mapping) and "type" in node and "value" in node:
+        if isinstance(node, MapValue) and "type" in node and "value" in node:
             b.closed(node, G.TYPED_CONST, f"`const.{name}`")
             b.check_fields(G.TYPED_CONST, node, skip=("type", "value"))
             assert isinstance(v, MapValue)
@@ -111,7 +110,7 @@ def const(b: Builder, root: Mapping) -> tuple[Const, ...]:
     return tuple(out)
 
 
-def secrets(b: Builder, root: Mapping) -> tuple[Secret, ...]:
+def secrets(b: Builder, root: MapValue) -> tuple[Secret, ...]:
     m = _section(b, root, "secrets")
     if m is None:
         return ()
@@ -128,8 +127,8 @@ def secrets(b: Builder, root: Mapping) -> tuple[Secret, ...]:
     return tuple(out)
 
 
-def _secret_fields(b: Builder, name: str, v: Node, key: Node) -> tuple[str | None, tuple[Egress, ...]] | None:
-    if not isinstance(v, Mapping):
+def _secret_fields(b: Builder, name: str, v: Value, key: Value) -> tuple[str | None, tuple[Egress, ...]] | None:
+    if not isinstance(v, MapValue):
         b.err(
             "NIKA-PARSE-014",
             v.span,
@@ -147,7 +146,7 @@ def _secret_fields(b: Builder, name: str, v: Node, key: Node) -> tuple[str | Non
             "Add `source: vault`, `source: env` or `source: file`.",
         )
         return None
-    sv = src.value if isinstance(src, Scalar) else None
+    sv = src.value if isinstance(src, ScalarValue) else None
     if sv not in G.SECRET_SOURCES:
         b.err(
             "NIKA-PARSE-014",
@@ -180,10 +179,10 @@ def _secret_fields(b: Builder, name: str, v: Node, key: Node) -> tuple[str | Non
     return str(sv), _egress(b, v.get("egress"))
 
 
-def _egress(b: Builder, eg: Node | None) -> tuple[Egress, ...]:
+def _egress(b: Builder, eg: Value | None) -> tuple[Egress, ...]:
     if eg is None:
         return ()
-    if not isinstance(eg, Sequence):
+    if not isinstance(eg, ListValue):
         b.err("NIKA-PARSE-019", eg.span, "`egress:` must be a list of `{to: …}` entries")
         return ()
     out = []
@@ -201,9 +200,9 @@ def _egress(b: Builder, eg: Node | None) -> tuple[Egress, ...]:
         to, host, hfs = im.get("to"), im.get("host"), im.get("host_from_self")
         out.append(
             Egress(
-                to.value if isinstance(to, Scalar) else None,
-                host.value if isinstance(host, Scalar) else None,
-                isinstance(hfs, Scalar) and hfs.value is True,
+                to.value if isinstance(to, ScalarValue) else None,
+                host.value if isinstance(host, ScalarValue) else None,
+                isinstance(hfs, ScalarValue) and hfs.value is True,
                 im.span,
             )
         )
@@ -216,7 +215,7 @@ def _strings(v: Value | None) -> tuple[ScalarValue, ...]:
     return tuple(i for i in v.items if isinstance(i, ScalarValue) and isinstance(i.value, str))
 
 
-def permits(b: Builder, node: Node | None) -> Permits | None:
+def permits(b: Builder, node: Value | None) -> Permits | None:
     if node is None:
         return None
     m = b.expect_mapping(node, "`permits:`")
@@ -231,7 +230,7 @@ def permits(b: Builder, node: Node | None) -> Permits | None:
         for k in sub.names:
             _string_list(b, sm.get(k), f"`permits.{key}.{k}`")
     ex = m.get("exec")
-    if ex is not None and not (isinstance(ex, Scalar) and isinstance(ex.value, bool)):
+    if ex is not None and not (isinstance(ex, ScalarValue) and isinstance(ex.value, bool)):
         _string_list(b, ex, "`permits.exec`", also="true, false or ")
     for key in ("tools", "env"):
         _string_list(b, m.get(key), f"`permits.{key}`")
@@ -256,18 +255,18 @@ def permits(b: Builder, node: Node | None) -> Permits | None:
     )
 
 
-def _string_list(b: Builder, node: Node | None, what: str, also: str = "") -> None:
+def _string_list(b: Builder, node: Value | None, what: str, also: str = "") -> None:
     if node is None:
         return
-    if not isinstance(node, Sequence):
+    if not isinstance(node, ListValue):
         b.err("NIKA-PARSE-019", node.span, f"{what} must be {also}a list of strings, not {describe(node)}")
         return
     for item in node.items:
-        if not (isinstance(item, Scalar) and isinstance(item.value, str)):
+        if not (isinstance(item, ScalarValue) and isinstance(item.value, str)):
             b.err("NIKA-PARSE-019", item.span, f"{what} entries must be strings, not {describe(item)}")
 
 
-def run(b: Builder, node: Node | None) -> RunSettings | None:
+def run(b: Builder, node: Value | None) -> RunSettings | None:
     if node is None:
         return None
     m = b.expect_mapping(node, "`run:`")
@@ -278,18 +277,18 @@ def run(b: Builder, node: Node | None) -> RunSettings | None:
     entropy: str | None = None
     seed: int | None = None
     if ent is not None:
-        if isinstance(ent, Scalar) and ent.value in G.ENTROPY_MODES:
+        if isinstance(ent, ScalarValue) and ent.value in G.ENTROPY_MODES:
             entropy = ent.value
-        elif isinstance(ent, Mapping) and "seeded" in ent:
+        elif isinstance(ent, MapValue) and "seeded" in ent:
             entropy = "seeded"
             b.closed(ent, G.SEEDED)
             if b.check_field(G.SEEDED, ent, "seeded"):
                 s = ent.get("seeded")
-                seed = s.value if isinstance(s, Scalar) else None
+                seed = s.value if isinstance(s, ScalarValue) else None
         else:
             b.err("NIKA-PARSE-019", ent.span, "`entropy:` must be none, ambient or `{seeded: N}`")
     clock: str | None = None
-    if b.check_field(G.RUN, m, "clock") and isinstance(clk := m.get("clock"), Scalar):
+    if b.check_field(G.RUN, m, "clock") and isinstance(clk := m.get("clock"), ScalarValue):
         clock = clk.value
     if entropy == "ambient" and clock == "virtual":
         b.err(
@@ -310,7 +309,7 @@ def run(b: Builder, node: Node | None) -> RunSettings | None:
     return RunSettings(v, entropy, seed, clock)
 
 
-def policy(b: Builder, node: Node | None) -> Policy | None:
+def policy(b: Builder, node: Value | None) -> Policy | None:
     if node is None:
         return None
     m = b.expect_mapping(node, "`policy:`")
@@ -318,7 +317,7 @@ def policy(b: Builder, node: Node | None) -> Policy | None:
         return None
     b.closed(m, G.POLICY)
     b.check_fields(G.POLICY, m)
-    subs: dict[str, Mapping] = {}
+    subs: dict[str, MapValue] = {}
     for fam, block in G.POLICY_SUB.items():
         sm = b.expect_mapping(m.get(fam), f"`policy.{fam}`")
         if sm is not None:

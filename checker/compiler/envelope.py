@@ -10,18 +10,17 @@ from checker.compiler import declarations, tasks
 from checker.compiler.builder import Builder, shown
 from checker.diagnostics import Edit, Fix
 from checker.model import Output, Workflow
-from checker.nodes import Entry, Mapping, Node, Scalar, describe
 from checker.source import Span
 from checker.suggest import did_you_mean
-from checker.values import MapValue, ScalarValue, Value
+from checker.values import Entry, MapValue, ScalarValue, Value, describe
 from checker.vocab import Where
 
 WORKFLOW_ID_RE = re.compile(r"^[a-z][a-z0-9-]*\Z")
 
 
-def workflow(b: Builder, root: Node) -> Workflow | None:
+def workflow(b: Builder, root: Value) -> Workflow | None:
     """Compile the whole document rooted at ``root``."""
-    if not isinstance(root, Mapping):
+    if not isinstance(root, MapValue):
         b.err(
             "NIKA-PARSE-019",
             root.span,
@@ -33,7 +32,7 @@ def workflow(b: Builder, root: Node) -> Workflow | None:
     wid = nika_and_workflow(b, root)
     description = None
     wf_node = root.get("workflow")
-    if isinstance(wf_node, Mapping) and isinstance(d := wf_node.get("description"), Scalar):
+    if isinstance(wf_node, MapValue) and isinstance(d := wf_node.get("description"), ScalarValue):
         description = d.value if isinstance(d.value, str) else None
     types = declarations.types(b, root)
     inputs = declarations.inputs(b, root)
@@ -55,7 +54,7 @@ def workflow(b: Builder, root: Node) -> Workflow | None:
         ("secrets", secrets),
     ):
         node = root.get(name)
-        if section and isinstance(node, Mapping):
+        if section and isinstance(node, MapValue):
             done[name] = b.mapping(node, {n.name: n.value for n in section})
     for name, obj in (("permits", permits), ("run", run), ("policy", policy)):
         if obj is not None:
@@ -63,7 +62,7 @@ def workflow(b: Builder, root: Node) -> Workflow | None:
     if model is not None:
         done["model"] = model
     tasks_node = root.get("tasks")
-    if task_map and isinstance(tasks_node, Mapping):
+    if task_map and isinstance(tasks_node, MapValue):
         done["tasks"] = b.mapping(tasks_node, {tid: t.value for tid, t in task_map.items()})
     if outputs_value is not None:
         done["outputs"] = outputs_value
@@ -85,7 +84,7 @@ def workflow(b: Builder, root: Node) -> Workflow | None:
     )
 
 
-def envelope_keys(b: Builder, root: Mapping) -> None:
+def envelope_keys(b: Builder, root: MapValue) -> None:
     def special(k: str, e: Entry) -> bool:
         if k == "vars":
             b.err(
@@ -131,7 +130,7 @@ def envelope_keys(b: Builder, root: Mapping) -> None:
     b.closed(root, G.ENVELOPE, special=special)
 
 
-def nika_and_workflow(b: Builder, root: Mapping) -> str | None:
+def nika_and_workflow(b: Builder, root: MapValue) -> str | None:
     head = Span(root.span.start, root.span.start)
     nika = root.entry("nika")
     if nika is None:
@@ -142,7 +141,7 @@ def nika_and_workflow(b: Builder, root: Mapping) -> str | None:
             "Add `nika: v1` as the first line.",
             fixes=(Fix("Insert `nika: v1`", (Edit(head, "nika: v1\n"),)),),
         )
-    elif not (isinstance(nika.value, Scalar) and nika.value.value == "v1"):
+    elif not (isinstance(nika.value, ScalarValue) and nika.value.value == "v1"):
         b.err(
             "NIKA-PARSE-003",
             nika.value.span,
@@ -160,7 +159,7 @@ def nika_and_workflow(b: Builder, root: Mapping) -> str | None:
         )
         return None
     v = wf.value
-    if isinstance(v, Scalar) and v.value is not None:
+    if isinstance(v, ScalarValue) and v.value is not None:
         indent = " " * (b.src.line_col(wf.key.span.start).column + 1)
         b.err(
             "NIKA-PARSE-020",
@@ -178,7 +177,7 @@ def nika_and_workflow(b: Builder, root: Mapping) -> str | None:
     if idn is None:
         b.err("NIKA-PARSE-002", wf.key.span, "`workflow:` has no `id:`", "Add `id: my-workflow` under `workflow:`.")
         return None
-    if not (isinstance(idn, Scalar) and isinstance(idn.value, str) and WORKFLOW_ID_RE.match(idn.value)):
+    if not (isinstance(idn, ScalarValue) and isinstance(idn.value, str) and WORKFLOW_ID_RE.match(idn.value)):
         raw = shown(idn)
         suggestion = re.sub(r"[^a-z0-9-]+", "-", str(raw).lower()).strip("-")
         if suggestion and not suggestion[0].isalpha():
@@ -194,23 +193,23 @@ def nika_and_workflow(b: Builder, root: Mapping) -> str | None:
         )
         return None
     desc = m.get("description")
-    if desc is not None and not (isinstance(desc, Scalar) and isinstance(desc.value, str)):
+    if desc is not None and not (isinstance(desc, ScalarValue) and isinstance(desc.value, str)):
         b.err("NIKA-PARSE-019", desc.span, "`workflow.description` must be a string")
     return idn.value
 
 
-def envelope_model(b: Builder, root: Mapping) -> Value | None:
+def envelope_model(b: Builder, root: MapValue) -> Value | None:
     """The envelope's default ``model:``; a templated one is an expression site like any other."""
     node = root.get("model")
     if node is None:
         return None
-    if not (isinstance(node, Scalar) and isinstance(node.value, str)):
+    if not (isinstance(node, ScalarValue) and isinstance(node.value, str)):
         b.err("NIKA-PARSE-019", node.span, f"`model:` must be a `<provider>/<name>` string, not {describe(node)}")
         return None
     return b.value(node, Where.ENVELOPE)
 
 
-def outputs(b: Builder, node: Node | None) -> tuple[tuple[Output, ...], MapValue | None]:
+def outputs(b: Builder, node: Value | None) -> tuple[tuple[Output, ...], MapValue | None]:
     if node is None:
         return (), None
     m = b.expect_mapping(node, "`outputs:`")
@@ -221,11 +220,11 @@ def outputs(b: Builder, node: Node | None) -> tuple[tuple[Output, ...], MapValue
     for k, e in m.items():
         v = e.value
         key = b.key(e.key)
-        if isinstance(v, Scalar) and isinstance(v.value, str):
+        if isinstance(v, ScalarValue) and isinstance(v.value, str):
             val = b.value(v, Where.OUTPUTS)
             done[k] = val
             out.append(Output(k, key, val))
-        elif isinstance(v, Mapping):
+        elif isinstance(v, MapValue):
             b.closed(v, G.OUTPUT, f"output `{k}`")
             val_node = v.get("value")
             if val_node is None:
@@ -235,9 +234,9 @@ def outputs(b: Builder, node: Node | None) -> tuple[tuple[Output, ...], MapValue
                     f"output `{k}` has no `value:`",
                     'Add `value: "${{ tasks.x.output }}"`.',
                 )
-            elif not (isinstance(val_node, Scalar) and isinstance(val_node.value, str)):
+            elif not (isinstance(val_node, ScalarValue) and isinstance(val_node.value, str)):
                 b.err("NIKA-PARSE-019", val_node.span, f"output `{k}` value must be a `${{{{ }}}}` string")
-            value = b.value(val_node, Where.OUTPUTS) if isinstance(val_node, Scalar) else None
+            value = b.value(val_node, Where.OUTPUTS) if isinstance(val_node, ScalarValue) else None
             whole = b.mapping(v, {"value": value} if value is not None else {})
             done[k] = whole
             out.append(

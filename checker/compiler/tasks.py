@@ -9,16 +9,15 @@ from checker.compiler import blocks, verbs
 from checker.compiler.builder import Builder
 from checker.diagnostics import Edit, Fix, Label
 from checker.model import Task, Verb
-from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
 from checker.source import Span
 from checker.suggest import did_you_mean
-from checker.values import Value
+from checker.values import Entry, ListValue, MapValue, ScalarValue, Value, describe
 from checker.vocab import Where
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")
 
 
-def tasks(b: Builder, root: Mapping, envelope_model: Value | None) -> dict[str, Task]:
+def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str, Task]:
     entry = root.entry("tasks")
     if entry is None:
         b.err(
@@ -29,7 +28,7 @@ def tasks(b: Builder, root: Mapping, envelope_model: Value | None) -> dict[str, 
         )
         return {}
     node = entry.value
-    if isinstance(node, Sequence):
+    if isinstance(node, ListValue):
         if not node.items:
             b.err(
                 "NIKA-PARSE-002",
@@ -45,7 +44,7 @@ def tasks(b: Builder, root: Mapping, envelope_model: Value | None) -> dict[str, 
                 "Turn each `- id: name` item into a `name:` key and drop the `id:` field.",
             )
         return {}
-    if (isinstance(node, Scalar) and node.value is None) or (isinstance(node, Mapping) and not node.entries):
+    if (isinstance(node, ScalarValue) and node.value is None) or (isinstance(node, MapValue) and not node.entries):
         b.err("NIKA-PARSE-002", entry.key.span, "`tasks:` is empty", "Declare at least one task keyed by its id.")
         return {}
     m = b.expect_mapping(node, "`tasks:`")
@@ -116,7 +115,7 @@ def _special(b: Builder, tid: str):  # type: ignore[no-untyped-def]
 
 def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task | None:
     node = e.value
-    if not isinstance(node, Mapping):
+    if not isinstance(node, MapValue):
         b.err(
             "NIKA-PARSE-019",
             node.span,
@@ -161,10 +160,10 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
     when = blocks.when(b, node.get("when"), tid, Where.WHEN, in_fe)
     for_each = _for_each(b, node.get("for_each"), tid)
     max_parallel = None
-    if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), Scalar):
+    if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), ScalarValue):
         max_parallel = mp.value
     fail_fast = True
-    if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), Scalar):
+    if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), ScalarValue):
         fail_fast = ff.value
     retry = blocks.retry(b, node.get("retry"), tid)
     on_error, on_error_value = blocks.on_error(b, node.get("on_error"), tid, in_fe)
@@ -172,7 +171,9 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
     on_finally, finally_value = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
     output, output_value = blocks.output_block(b, node.get("output"), tid)
     inert = node.get("inert")
-    if inert is not None and not (isinstance(inert, Scalar) and isinstance(inert.value, str) and inert.value.strip()):
+    if inert is not None and not (
+        isinstance(inert, ScalarValue) and isinstance(inert.value, str) and inert.value.strip()
+    ):
         b.err(
             "NIKA-PARSE-019",
             inert.span,
@@ -191,7 +192,7 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
     ):
         if v is not None:
             done[name] = v
-    if with_ and isinstance(wn := node.get("with"), Mapping):
+    if with_ and isinstance(wn := node.get("with"), MapValue):
         done["with"] = b.mapping(wn, {x.name: x.value for x in with_})
     if timeout is not None and timeout.value is not None:
         done["timeout"] = timeout.value
@@ -218,10 +219,10 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
     )
 
 
-def _for_each(b: Builder, node: Node | None, tid: str) -> Value | None:
+def _for_each(b: Builder, node: Value | None, tid: str) -> Value | None:
     if node is None:
         return None
-    if isinstance(node, Sequence) or (isinstance(node, Scalar) and isinstance(node.value, str)):
+    if isinstance(node, ListValue) or (isinstance(node, ScalarValue) and isinstance(node.value, str)):
         return b.value(node, Where.FOR_EACH, tid)
     b.err(
         "NIKA-PARSE-019",

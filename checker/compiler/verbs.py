@@ -6,8 +6,7 @@ from checker import grammar as G
 from checker.compiler.builder import Builder
 from checker.diagnostics import Edit, Fix
 from checker.model import Agent, Exec, Infer, Invoke, Verb
-from checker.nodes import Entry, Mapping, Node, Scalar, Sequence, describe
-from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
+from checker.values import Entry, ListValue, MapValue, ScalarValue, TemplateValue, Value, describe
 from checker.vocab import Where
 
 _EXAMPLES = {
@@ -23,7 +22,7 @@ def verb(
 ) -> Verb | None:
     """Compile one verb body; every template string in it is a site of position ``where``."""
     node = e.value
-    if not isinstance(node, Mapping):
+    if not isinstance(node, MapValue):
         b.err(
             "NIKA-PARSE-019",
             node.span,
@@ -45,25 +44,25 @@ def verb(
     return agent(b, node, value, e, tid, envelope_model)
 
 
-def _required(b: Builder, node: Mapping, field: str, e: Entry, tid: str, example: str) -> bool:
+def _required(b: Builder, node: MapValue, field: str, e: Entry, tid: str, example: str) -> bool:
     if field in node:
         return True
     b.err("NIKA-PARSE-018", e.key.span, f"`{e.key_text}:` is missing its required `{field}:`", example, task=tid)
     return False
 
 
-def _nested(b: Builder, v: Node | None, block: G.Block, tid: str) -> None:
+def _nested(b: Builder, v: Value | None, block: G.Block, tid: str) -> None:
     """Type-check the known fields of an open nested mapping (``thinking:``)."""
-    if isinstance(v, Mapping):
+    if isinstance(v, MapValue):
         b.check_fields(block, v, tid)
 
 
-def infer(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str, envelope_model: Value | None) -> Infer:
+def infer(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str, envelope_model: Value | None) -> Infer:
     _required(b, node, "prompt", e, tid, 'Add `prompt: "…"` with the text to send to the model.')
     b.check_fields(G.INFER, node, tid)
     _nested(b, node.get("thinking"), G.THINKING, tid)
     vision = node.get("vision")
-    if isinstance(vision, Sequence):
+    if isinstance(vision, ListValue):
         for item in vision.items:
             im = b.expect_mapping(item, "a `vision:` entry", task=tid)
             if im is not None:
@@ -83,7 +82,7 @@ def infer(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str, envelo
     )
 
 
-def exec_(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> Exec:
+def exec_(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> Exec:
     cmd = node.get("command")
     shell = node.get("shell")
     b.exactly_one(
@@ -102,7 +101,7 @@ def exec_(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> Exe
     )
     command: tuple[Value, ...] | None = None
     if cmd is not None:
-        if isinstance(cmd, Scalar):
+        if isinstance(cmd, ScalarValue):
             ce = node.entry("command")
             assert ce is not None
             runnable = isinstance(cmd.value, str) and cmd.value.strip() and shell is None
@@ -116,7 +115,7 @@ def exec_(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> Exe
                 if runnable
                 else (),
             )
-        elif isinstance(cmd, Sequence):
+        elif isinstance(cmd, ListValue):
             if not cmd.items:
                 b.err(
                     "NIKA-PARSE-019",
@@ -128,7 +127,7 @@ def exec_(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> Exe
             for item in cmd.items:
                 # Numbers are tolerated (they stringify); null, booleans and collections are not.
                 if not (
-                    isinstance(item, Scalar)
+                    isinstance(item, ScalarValue)
                     and isinstance(item.value, (int, float, str))
                     and not isinstance(item.value, bool)
                 ):
@@ -144,13 +143,15 @@ def exec_(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> Exe
             command = cv.items
         else:
             b.err("NIKA-PARSE-019", cmd.span, f"`command:` must be a list of strings, not {describe(cmd)}", task=tid)
-    if shell is not None and not (isinstance(shell, Scalar) and isinstance(shell.value, str) and shell.value.strip()):
+    if shell is not None and not (
+        isinstance(shell, ScalarValue) and isinstance(shell.value, str) and shell.value.strip()
+    ):
         b.err("NIKA-PARSE-019", shell.span, "`shell:` must be a non-empty command line string", task=tid)
     b.check_fields(G.EXEC, node, tid, skip=("command", "shell", "env"))
     env = node.get("env")
     if env is not None and (em := b.expect_mapping(env, "`exec.env`", task=tid)) is not None:
         for k, ee in em.items():
-            if not (isinstance(ee.value, Scalar) and isinstance(ee.value.value, str)):
+            if not (isinstance(ee.value, ScalarValue) and isinstance(ee.value.value, str)):
                 b.err(
                     "NIKA-PARSE-019",
                     ee.value.span,
@@ -194,7 +195,7 @@ def _enum(value: MapValue, f: G.Field) -> str:
     return str(f.default)
 
 
-def invoke(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> Invoke:
+def invoke(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> Invoke:
     tool_node = node.get("tool")
     wf = node.get("workflow")
     args = node.get("args")
@@ -211,11 +212,15 @@ def invoke(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> In
         tid,
     )
     if tool_node is not None:
-        if isinstance(tool_node, Scalar) and isinstance(tool_node.value, str):
+        if isinstance(tool_node, ScalarValue) and isinstance(tool_node.value, str):
             tool = tool_node.value
         else:
             b.err("NIKA-PARSE-019", tool_node.span, f"`tool:` must be a string, not {describe(tool_node)}", task=tid)
-    if args is not None and not isinstance(args, Mapping) and not (isinstance(args, Scalar) and args.value is None):
+    if (
+        args is not None
+        and not isinstance(args, MapValue)
+        and not (isinstance(args, ScalarValue) and args.value is None)
+    ):
         b.err(
             "NIKA-PARSE-019",
             args.span,
@@ -223,7 +228,7 @@ def invoke(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> In
             "Write e.g. `args: {path: ./notes.md}`.",
             task=tid,
         )
-    if wf is not None and not (isinstance(wf, Scalar) and isinstance(wf.value, str)):
+    if wf is not None and not (isinstance(wf, ScalarValue) and isinstance(wf.value, str)):
         b.err("NIKA-PARSE-019", wf.span, f"`workflow:` must be a path string, not {describe(wf)}", task=tid)
     tv = value.get("tool")
     av = value.get("args")
@@ -236,7 +241,7 @@ def invoke(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str) -> In
     )
 
 
-def agent(b: Builder, node: Mapping, value: MapValue, e: Entry, tid: str, envelope_model: Value | None) -> Agent:
+def agent(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str, envelope_model: Value | None) -> Agent:
     _required(b, node, "prompt", e, tid, 'Add `prompt: "…"` describing the job.')
     b.check_fields(G.AGENT, node, tid)
     lists: dict[str, tuple[ScalarValue, ...]] = {}

@@ -24,8 +24,8 @@ from jq_corpus import generated
 
 from checker.expr import has_island
 from checker.jq_syntax import jq_problem
-from checker.nodes import Mapping, Node, Scalar, Sequence
 from checker.source import SourceText
+from checker.values import ListValue, MapValue, ScalarValue, Value
 from checker.yaml_nodes import parse_yaml
 
 jq = pytest.importorskip("jq", reason="the `jq` package (libjq bindings) is not installed; install '.[test]'")
@@ -47,15 +47,15 @@ def libjq_error(program: str) -> str | None:
     return None
 
 
-def _nodes(root: Node) -> Iterator[Mapping]:
+def _nodes(root: Value) -> Iterator[MapValue]:
     todo = [root]
     while todo:
         node = todo.pop()
-        if isinstance(node, Mapping):
+        if isinstance(node, MapValue):
             yield node
             for e in node.entries:
                 todo += [e.key, e.value]
-        elif isinstance(node, Sequence):
+        elif isinstance(node, ListValue):
             todo += node.items
 
 
@@ -65,13 +65,13 @@ def _programs_in(text: str) -> Iterator[str]:
         return
     for m in _nodes(root):
         tool, args, output = m.get("tool"), m.get("args"), m.get("output")
-        if isinstance(tool, Scalar) and tool.value in JQ_ARGS and isinstance(args, Mapping):
+        if isinstance(tool, ScalarValue) and tool.value in JQ_ARGS and isinstance(args, MapValue):
             program = args.get(JQ_ARGS[str(tool.value)])
-            if isinstance(program, Scalar) and isinstance(program.value, str):
+            if isinstance(program, ScalarValue) and isinstance(program.value, str):
                 yield program.value
-        if isinstance(output, Mapping):
+        if isinstance(output, MapValue):
             for e in output.entries:
-                if isinstance(e.value, Scalar) and isinstance(e.value.value, str):
+                if isinstance(e.value, ScalarValue) and isinstance(e.value.value, str):
                     yield e.value.value
 
 

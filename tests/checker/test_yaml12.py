@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from checker import compile_text
-from checker.nodes import Mapping, Node, Scalar, Sequence
 from checker.source import SourceText
+from checker.values import ListValue, MapValue, ScalarValue, Value
 from checker.yaml_nodes import _Builder, parse_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,15 +59,15 @@ def test_tree_from_the_fallback_keeps_exact_values_and_spans() -> None:
     text = "a: { tool: nika:jq, n: 0755, b: no }\n"
     parsed = parse_yaml(SourceText(text, "x.yaml"))
     assert not parsed.fatal and parsed.diagnostics == ()
-    assert isinstance(parsed.root, Mapping)
+    assert isinstance(parsed.root, MapValue)
     inner = parsed.root.get("a")
-    assert isinstance(inner, Mapping)
+    assert isinstance(inner, MapValue)
     tool = inner.get("tool")
-    assert isinstance(tool, Scalar) and tool.value == "nika:jq"
+    assert isinstance(tool, ScalarValue) and tool.value == "nika:jq"
     assert text[tool.span.start : tool.span.end] == "nika:jq"
     n, b = inner.get("n"), inner.get("b")
-    assert isinstance(n, Scalar) and n.value == 755
-    assert isinstance(b, Scalar) and b.value == "no"
+    assert isinstance(n, ScalarValue) and n.value == 755
+    assert isinstance(b, ScalarValue) and b.value == "no"
 
 
 def test_profile_is_still_judged_on_the_fallback_path() -> None:
@@ -110,18 +110,18 @@ def test_surrogate_refusal_points_at_the_escape() -> None:
 # -- both parsers build the same tree wherever both read the text ------------------------------
 
 
-def _dump(node: Node | None) -> Any:
+def _dump(node: Value | None) -> Any:
     if node is None:
         return None
-    base = (type(node).__name__, node.span.start, node.span.end, node.tag, node.anchor)
-    if isinstance(node, Scalar):
+    base = (type(node).__name__, node.span.start, node.span.end)
+    if isinstance(node, ScalarValue):
         value = node.value
         if isinstance(value, float) and value != value:
             value = "nan"
         return (*base, repr(value), node.raw, node.style, tuple(node.offsets or ()))
-    if isinstance(node, Mapping):
+    if isinstance(node, MapValue):
         return (*base, node.flow, tuple((_dump(e.key), _dump(e.value)) for e in node.entries))
-    if isinstance(node, Sequence):
+    if isinstance(node, ListValue):
         return (*base, node.flow, tuple(_dump(i) for i in node.items))
     raise AssertionError(type(node))
 

@@ -16,10 +16,8 @@ from pathlib import Path
 import pytest
 
 from checker import compile_text, contracts
-from checker.compiler import to_value
-from checker.nodes import Mapping, Node, Scalar, Sequence
 from checker.source import SourceText
-from checker.values import ScalarValue
+from checker.values import ListValue, MapValue, ScalarValue, Value
 from checker.yaml_nodes import parse_yaml
 
 SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "nika-spec"
@@ -40,25 +38,25 @@ def is_tools_finding(code: str | None) -> bool:
     return code is not None and (code.startswith("NIKA-BUILTIN") or code in ("NIKA-INVOKE-001", "NIKA-PARSE-019"))
 
 
-def _mappings(root: Node) -> Iterator[Mapping]:
+def _mappings(root: Value) -> Iterator[MapValue]:
     todo = [root]
     while todo:
         node = todo.pop()
-        if isinstance(node, Mapping):
+        if isinstance(node, MapValue):
             yield node
             for e in node.entries:
                 todo += [e.key, e.value]
-        elif isinstance(node, Sequence):
+        elif isinstance(node, ListValue):
             todo += node.items
 
 
-def builtin_calls(text: str) -> Iterator[tuple[str, Scalar, Node | None]]:
+def builtin_calls(text: str) -> Iterator[tuple[str, ScalarValue, Value | None]]:
     parsed = parse_yaml(SourceText(text, "example.yaml"))
     if parsed.root is None:
         return
     for m in _mappings(parsed.root):
         tool = m.get("tool")
-        if isinstance(tool, Scalar) and isinstance(tool.value, str) and tool.value.startswith("nika:"):
+        if isinstance(tool, ScalarValue) and isinstance(tool.value, str) and tool.value.startswith("nika:"):
             yield tool.value, tool, m.get("args")
 
 
@@ -105,10 +103,10 @@ def test_every_builtin_call_in_the_spec_passes_its_contract() -> None:
             if (where, tool) in NOT_VALID:
                 continue
             seen += 1
-            tool_value = to_value(node)
+            tool_value = node
             assert isinstance(tool_value, ScalarValue)
             found = contracts.check_tool_ref(tool_value, task=None) or contracts.check_tool_args(
-                tool, to_value(args) if args is not None else None, task=None, anchor=node.span
+                tool, args if args is not None else None, task=None, anchor=node.span
             )
             refused += [f"{where}: {tool}: {d.code} {d.message}" for d in found]
     assert refused == []
