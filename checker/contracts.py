@@ -4,7 +4,7 @@ The facts live in ``checker/contracts/builtins.toml`` and ``checker/contracts/pr
 (the layout is documented at the top of each file). This module loads them lazily, once, into
 frozen dataclasses and offers the checks every consumer shares:
 
-* :func:`check_tool_args` judges an ``invoke: {tool: "nika:…", args: …}`` on the node tree:
+* :func:`check_tool_args` judges an ``invoke: {tool: "nika:…", args: …}`` on the value tree:
   shape, unknown and missing arguments, literal types and values, and the cross-argument rules.
 * :func:`check_model_ref` judges a literal ``model: <provider>/<name>``.
 * :func:`check_tool_ref` and :func:`check_standalone_invoke` judge the tool id itself.

@@ -1,7 +1,7 @@
-"""The compiled workflow: immutable, typed objects built once, free of YAML nodes.
+"""The compiled workflow: immutable, typed objects built once, free of YAML details.
 
 Every field holds a span-carrying :mod:`checker.values` value or a typed declaration, so a rule,
-the language server or the runtime can point back at the exact source without the node tree.
+the language server or the runtime can point back at the exact source.
 Strings holding ``${{ … }}`` islands are :class:`~checker.values.TemplateValue` objects carrying
 their parsed template, and the same objects are listed (with their position class) in
 :attr:`CompiledWorkflow.sites`; nothing downstream re-parses an expression. Defaults the spec
@@ -476,12 +476,12 @@ class CompiledWorkflow:
     """What ``compile`` returns: the model (when the text was a mapping), its expression sites,
     its graph (built once, ``None`` without a model) and every finding.
 
-    ``root`` is the YAML node tree the model was built from; only editor features that work on
-    the document's raw structure (outline, folding, completion context) read it.
+    ``root`` is the document's whole value tree (the model's fields are parts of it); editor
+    features that work on the document's raw structure (outline, folding) read it.
     """
 
     source: SourceText
-    root: Any
+    root: Value | None
     workflow: Workflow | None
     sites: tuple[ExprSite, ...]
     diagnostics: tuple[Diagnostic, ...]

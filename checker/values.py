@@ -1,9 +1,11 @@
 """Typed, span-carrying values: what the compiled model holds instead of YAML nodes.
 
-The compiler turns every node it keeps into one of these once. A value knows its source span,
-nothing about YAML (no tags, anchors, merge keys or duplicate entries), and a string holding
-``${{ … }}`` islands is a :class:`TemplateValue` that carries its parsed template, so neither
-a rule, the language server nor the runtime ever parses an expression again.
+The YAML layer (:mod:`checker.yaml_nodes`) builds this tree once, straight from the parser's
+events, and the compiler types it without copying it. A value knows its source span and
+nothing about YAML (the profile already judged tags, anchors and merge keys; a mapping keeps
+duplicate entries in source order, lookups see the first), and a string holding ``${{ … }}``
+islands is a :class:`TemplateValue` that carries its parsed template, so neither a rule, the
+language server nor the runtime ever parses an expression again.
 
 A runtime that builds values from data it computed (no source) uses :func:`from_python`, whose
 spans are empty.

@@ -1,7 +1,7 @@
 """The compiler's one reporter and the helpers every part of it shares.
 
-:class:`Builder` collects findings and expression sites while the node tree is turned into
-model values. It owns the generic, grammar-driven checks (unknown keys, closed values, scalar
+:class:`Builder` collects findings and expression sites while the value tree is typed into
+the model. It owns the generic, grammar-driven checks (unknown keys, closed values, scalar
 types and ranges, durations), so the dedicated code in the other modules only says what the
 grammar table cannot.
 """

@@ -131,7 +131,7 @@ def _section_detail(name: str, value: Value) -> str | None:
 
 
 class _Symbols:
-    """Builds :class:`lsp.DocumentSymbol` trees from the node tree of one snapshot."""
+    """Builds :class:`lsp.DocumentSymbol` trees from the value tree of one snapshot."""
 
     def __init__(self, snap: Snapshot, encoding: str) -> None:
         self.src = snap.source
