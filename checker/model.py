@@ -446,6 +446,8 @@ class ExprSite:
     value: TemplateValue
     in_for_each: bool = False
     template: Template = field(init=False, repr=False)  # ``value.template``, read by every rule
+    # :meth:`references`, computed on first use (several rules read every site's references)
+    _refs: tuple[tuple[Island, Ref, Span], ...] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         t = self.value.template
@@ -462,13 +464,19 @@ class ExprSite:
 
     def references(self) -> Iterator[tuple[Island, Ref, Span]]:
         """Every reference of every parsed island, with its source span."""
-        from checker.expr import references
+        refs = self._refs
+        if refs is None:
+            from checker.expr import references
 
-        for island in self.template.islands:
-            if island.expr is None:
-                continue
-            for ref in references(island.expr):
-                yield island, ref, self.span_of(island.expr_start + ref.start, island.expr_start + ref.end)
+            sub_span = self.value.sub_span
+            refs = tuple(
+                (island, ref, sub_span(island.expr_start + ref.start, island.expr_start + ref.end))
+                for island in self.template.islands
+                if island.expr is not None
+                for ref in references(island.expr)
+            )
+            object.__setattr__(self, "_refs", refs)
+        return iter(refs)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

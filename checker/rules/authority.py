@@ -25,7 +25,7 @@ from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.effects import Boundary, Denial
 from checker.model import Agent, Exec, Invoke, Permits, Task, Verb
 from checker.rules.context import RuleContext
-from checker.rules.flow import integrity, resolve_str
+from checker.rules.flow import arg_values, integrity, resolve_str
 from checker.rules.tools import grammar_problem
 from checker.source import Span
 from checker.values import ScalarValue, TemplateValue, Value, templates
@@ -83,8 +83,6 @@ def task_verbs(task: Task) -> Iterator[Verb]:
 
 def needs_of(task: Task) -> Iterator[NeedSite]:
     """Every grant ``task`` needs, read off the effect table."""
-    from checker.rules.flow import arg_values
-
     for verb in task_verbs(task):
         if isinstance(verb, Exec):
             key = verb.value.span

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from checker.codes import report
@@ -147,6 +148,10 @@ def _dead_help(producer: str, allowed: set[str]) -> str:
     return "Change the `after:` predicate (or the fields read) so the edge can pass."
 
 
+# A status comparison needs `==`, `!=` or `in`: islands without one are not walked at all.
+_COMPARES = re.compile(r"[=!]=|\bin\b")
+
+
 def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
     status_bindings = _status_bindings(ctx)
     for site in ctx.sites:
@@ -158,7 +163,7 @@ def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
             return ref.root == "with" and len(ref.path) == 1 and ref.path[0] in _b
 
         for island in site.template.islands:
-            if island.expr is None:
+            if island.expr is None or not _COMPARES.search(island.text):
                 continue
             for _ref, lit, start, end in status_comparisons(island.expr, is_status):
                 if lit in STATUSES:
