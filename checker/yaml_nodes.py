@@ -20,6 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Label
@@ -45,6 +54,7 @@ _HEX_RE = re.compile(r"0x[0-9a-fA-F]+\Z")
 _FLOAT_RE = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _INF_RE = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
 _NAN_RE = re.compile(r"\.(nan|NaN|NAN)\Z")
+_new_span = tuple.__new__  # Span(a, b) without the named tuple's Python-level constructor
 _NULLS = {"", "~", "null", "Null", "NULL"}
 _TRUES = {"true", "True", "TRUE"}
 _FALSES = {"false", "False", "FALSE"}
@@ -277,29 +287,55 @@ class _Builder:
 
     def build(self, pure: bool = False) -> Value | None:
         src = self.src
-        parser = _make_parser(src.text, pure)
+        text = src.text
+        parser = _make_parser(text, pure)
         stack: list[_Frame] = []
         root: Value | None = None
         documents = 0
         get_event = parser.get_event
+        scalar = self.scalar
+        new_span = _new_span
+        # The hot path, one short plain or quoted scalar without tag or anchor, is inlined:
+        # a 500-task workflow holds tens of thousands of them.
         while True:
             ev = get_event()
             if ev is None:
                 break
-            name = ev.__class__.__name__
-            if name == "ScalarEvent":
-                node: Value | None = self.scalar(ev, bool(stack) and stack[-1].is_map and stack[-1].pending_key is None)
-            elif name == "AliasEvent":
-                span = Span(ev.start_mark.index, ev.end_mark.index)
-                self.flag(
-                    "NIKA-YAML-002",
-                    span,
-                    f"alias `*{ev.anchor}` is not allowed in a Nika workflow",
-                    "Write the value out in full instead of referring to an anchor.",
-                )
-                # An opaque placeholder: the alias is already refused, nothing else should trip on it.
-                node = Literal(span, f"*{ev.anchor}", f"*{ev.anchor}", "*", None)
-            elif name in ("MappingStartEvent", "SequenceStartEvent"):
+            cls = ev.__class__
+            is_key = False
+            if cls is ScalarEvent:
+                fr = stack[-1] if stack else None
+                is_key = fr is not None and fr.is_map and fr.pending_key is None
+                raw = ev.value
+                style = ev.style
+                if ev.tag is None and ev.anchor is None and len(raw) < 4096 and "\n" not in raw:
+                    start = ev.start_mark.index
+                    end = ev.end_mark.index
+                    n = len(raw)
+                    if not style and ev.implicit[0]:
+                        value = resolve_plain(raw)
+                        if value.__class__ is float or (value.__class__ is str and "${{" in raw):
+                            node = scalar(ev, is_key)
+                        else:
+                            node = Literal(
+                                new_span(Span, (start, end)),
+                                value,
+                                raw,
+                                "",
+                                range(start, end) if end - start == n else None,
+                            )
+                    elif (style == '"' or style == "'") and not ("${{" in raw and not is_key and has_island(raw)):
+                        offsets = (
+                            range(start + 1, end - 1)
+                            if end - start == n + 2 and text[start + 1 : end - 1] == raw
+                            else None
+                        )
+                        node = Literal(new_span(Span, (start, end)), raw, raw, style, offsets)
+                    else:
+                        node = scalar(ev, is_key)
+                else:
+                    node = scalar(ev, is_key)
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 depth = len(stack) + 1
                 start = ev.start_mark.index
                 if depth > MAX_DEPTH:
@@ -310,22 +346,30 @@ class _Builder:
                         "Flatten the structure or move the data into a file read at run time.",
                     )
                     raise _Stop
-                self.check_node_meta(ev.anchor, ev.tag, Span(start, ev.end_mark.index))
-                stack.append(_Frame(name == "MappingStartEvent", start, ev.tag, ev.anchor, bool(ev.flow_style), depth))
+                if ev.anchor is not None or ev.tag is not None:
+                    self.check_node_meta(ev.anchor, ev.tag, Span(start, ev.end_mark.index))
+                stack.append(_Frame(cls is MappingStartEvent, start, ev.tag, ev.anchor, bool(ev.flow_style), depth))
                 continue
-            elif name in ("MappingEndEvent", "SequenceEndEvent"):
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 fr = stack.pop()
-                span = Span(fr.start, max(ev.end_mark.index, fr.start))
-                if fr.items:
-                    last = fr.items[-1]
-                    last_end = last.value.span.end if isinstance(last, Entry) else last.span.end
-                    if not fr.flow:
-                        span = Span(fr.start, last_end)
-                if fr.is_map:
-                    node = MapValue(span, tuple(fr.items), fr.flow)
-                else:
-                    node = ListValue(span, tuple(fr.items), fr.flow)
-            elif name == "DocumentStartEvent":
+                end = ev.end_mark.index
+                items = fr.items
+                if items and not fr.flow:
+                    last = items[-1]
+                    end = last.value.span.end if fr.is_map else last.span.end
+                span = new_span(Span, (fr.start, max(end, fr.start)))
+                node = MapValue(span, tuple(items), fr.flow) if fr.is_map else ListValue(span, tuple(items), fr.flow)
+            elif cls is AliasEvent:
+                span = Span(ev.start_mark.index, ev.end_mark.index)
+                self.flag(
+                    "NIKA-YAML-002",
+                    span,
+                    f"alias `*{ev.anchor}` is not allowed in a Nika workflow",
+                    "Write the value out in full instead of referring to an anchor.",
+                )
+                # An opaque placeholder: the alias is already refused, nothing else should trip on it.
+                node = Literal(span, f"*{ev.anchor}", f"*{ev.anchor}", "*", None)
+            elif cls is DocumentStartEvent:
                 documents += 1
                 if documents > 1:
                     at = ev.start_mark.index
@@ -346,7 +390,7 @@ class _Builder:
             if not fr.is_map:
                 fr.items.append(node)
             elif fr.pending_key is None:
-                fr.pending_key = self._check_key(fr, node, ev.tag if name == "ScalarEvent" else None)
+                fr.pending_key = self._check_key(fr, node, ev.tag if cls is ScalarEvent else None)
             else:
                 fr.items.append(Entry(fr.pending_key, node))
                 fr.pending_key = None
