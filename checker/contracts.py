@@ -20,7 +20,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -720,6 +720,14 @@ class _Scope:
             return f"`{key}` is `{_fmt(value)}` (the default)"
         return f"`{key}` is `{_fmt(value)}`"
 
+    def describe_when(self, when: tuple[tuple[str, tuple[Any, ...]], ...]) -> str:
+        """What the keys of a condition are set to, for a message."""
+        return " and ".join(self.describe_value(k) for k, _ in when)
+
+    def when_labels(self, when: tuple[tuple[str, tuple[Any, ...]], ...]) -> tuple[Label, ...]:
+        """A label on each key of a condition that is given."""
+        return tuple(Label(_value_span(self, k), f"`{k}` is set here") for k, _ in when if self.present(k))
+
 
 def check_tool_args(
     tool_id: str,
@@ -1015,47 +1023,44 @@ def _apply_rule(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
 
 
 def _rule_exactly_one(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
-    present = [a for a in rule.args if scope.present(a)]
-    if not present:
-        ctx.add(
-            rule.code,
-            scope.anchor,
-            f"{scope.owner} needs one of {_either(rule.args)}, and none is given",
-            rule.help or f"Add one of {_either(rule.args)}.",
+    if _require_any(rule, scope, ctx, f"one of {_either(rule.args)}"):
+        _allow_one(
+            rule,
+            scope,
+            ctx,
+            lambda first, other: f"takes only one of {_either(rule.args)}, but `{first}` and `{other}` are both set",
         )
-    elif len(present) > 1:
-        first = present[0]
-        for other in present[1:]:
-            ctx.add(
-                rule.code,
-                _key_span(scope, other),
-                f"{scope.owner} takes only one of {_either(rule.args)}, but `{first}` and `{other}` are both set",
-                rule.help or f"Keep `{first}` or `{other}`, not both.",
-                (Label(_key_span(scope, first), f"`{first}` is set here"),),
-            )
 
 
 def _rule_at_most_one(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
-    present = [a for a in rule.args if scope.present(a)]
-    if len(present) > 1:
-        first = present[0]
-        for other in present[1:]:
-            ctx.add(
-                rule.code,
-                _key_span(scope, other),
-                f"{scope.owner} takes at most one of {_either(rule.args)}; `{first}` is already set",
-                rule.help or f"Keep `{first}` or `{other}`, not both.",
-                (Label(_key_span(scope, first), f"`{first}` is set here"),),
-            )
+    _allow_one(
+        rule, scope, ctx, lambda first, _: f"takes at most one of {_either(rule.args)}; `{first}` is already set"
+    )
 
 
 def _rule_at_least_one(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
-    if not any(scope.present(a) for a in rule.args):
+    _require_any(rule, scope, ctx, _either(rule.args))
+
+
+def _require_any(rule: Rule, scope: _Scope, ctx: _Ctx, what: str) -> bool:
+    """One of ``rule.args`` must be given (``what`` names them); whether one is."""
+    if any(scope.present(a) for a in rule.args):
+        return True
+    ctx.add(rule.code, scope.anchor, f"{scope.owner} needs {what}, and none is given", rule.help or f"Add {what}.")
+    return False
+
+
+def _allow_one(rule: Rule, scope: _Scope, ctx: _Ctx, conflict: Callable[[str, str], str]) -> None:
+    """At most one of ``rule.args``: each one after the first is reported, ``conflict(first, other)``."""
+    present = [a for a in rule.args if scope.present(a)]
+    for other in present[1:]:
+        first = present[0]
         ctx.add(
             rule.code,
-            scope.anchor,
-            f"{scope.owner} needs {_either(rule.args)}, and none is given",
-            rule.help or f"Add {_either(rule.args)}.",
+            _key_span(scope, other),
+            f"{scope.owner} {conflict(first, other)}",
+            rule.help or f"Keep `{first}` or `{other}`, not both.",
+            (Label(_key_span(scope, first), f"`{first}` is set here"),),
         )
 
 
@@ -1080,14 +1085,12 @@ def _rule_requires(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
             )
         return
     if scope.holds(rule.when) is False:
-        related = tuple(Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k))
         ctx.add(
             rule.code,
             _key_span(scope, arg),
-            f"{own} of {scope.owner} needs {_when_text(rule.when)}, but "
-            + " and ".join(scope.describe_value(k) for k, _ in rule.when),
+            f"{own} of {scope.owner} needs {_when_text(rule.when)}, but {scope.describe_when(rule.when)}",
             rule.help or f"Set {_when_text(rule.when)} or remove `{arg}`.",
-            related,
+            scope.when_labels(rule.when),
         )
 
 
@@ -1110,13 +1113,12 @@ def _rule_forbidden_when(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
     arg = rule.arg or ""
     if not scope.present(arg) or scope.holds(rule.when) is not True:
         return
-    related = tuple(Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k))
     ctx.add(
         rule.code,
         _key_span(scope, arg),
-        f"`{arg}` of {scope.owner} is not allowed when " + " and ".join(scope.describe_value(k) for k, _ in rule.when),
+        f"`{arg}` of {scope.owner} is not allowed when {scope.describe_when(rule.when)}",
         rule.help or f"Remove `{arg}`.",
-        related,
+        scope.when_labels(rule.when),
     )
 
 
