@@ -19,7 +19,7 @@ from checker import typesys
 from checker.codes import report
 from checker.diagnostics import Diagnostic
 from checker.model import Invoke, Task, Workflow
-from checker.rules.context import RuleContext
+from checker.rules.context import RuleContext, task_verbs
 from checker.suggest import did_you_mean
 from checker.values import MapValue, ScalarValue, TemplateValue, Value, templates
 
@@ -70,7 +70,7 @@ def _compile_child(path: str) -> _Child | None:
 
 def _calls(wf: Workflow) -> Iterator[tuple[Task, Invoke]]:
     for task in wf.tasks.values():
-        for verb in (task.verb, *(s.verb for s in task.on_finally)):
+        for verb in task_verbs(task):
             if isinstance(verb, Invoke) and verb.workflow is not None:
                 yield task, verb
 
