@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from checker.values import Value
 
 PRIMITIVES = ("null", "bool", "integer", "number", "string", "bytes", "uri", "path", "duration", "timestamp")
+CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
 STRING_NEWTYPES = frozenset({"uri", "path", "duration", "timestamp"})
 
 

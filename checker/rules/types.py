@@ -16,10 +16,9 @@ from checker.model import Agent, Exec, ExprSite, Infer, Task
 from checker.rules.context import RuleContext
 from checker.source import Span
 from checker.suggest import did_you_mean
-from checker.typesys import PRIMITIVES
+from checker.typesys import CONSTRUCTORS, PRIMITIVES
 from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, describe
 
-CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
 DEAD_NAMES = {
     "boolean": "bool",
     "float": "number",
