@@ -4,24 +4,23 @@ The facts live in ``checker/contracts/builtins.toml`` and ``checker/contracts/pr
 (the layout is documented at the top of each file). This module loads them lazily, once, into
 frozen dataclasses and offers the checks every consumer shares:
 
-* :func:`check_tool_args` judges an ``invoke: {tool: "nika:…", args: …}`` on the value tree:
+* :func:`check_tool_args` judges an ``invoke: {tool: "nika:…", args: …}`` on the model's values:
   shape, unknown and missing arguments, literal types and values, and the cross-argument rules.
 * :func:`check_model_ref` judges a literal ``model: <provider>/<name>``.
 * :func:`check_tool_ref` and :func:`check_standalone_invoke` judge the tool id itself.
 * :meth:`ToolContract.snippet` and :meth:`ToolContract.markdown` feed completion and hover.
 
-Everything here is pure: nodes in, findings out. A value written as a ``${{ … }}`` template is
+Everything here is pure: values in, findings out. A value written as a ``${{ … }}`` template is
 only known at run time, so every check on it stays silent.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -31,13 +30,8 @@ from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.durations import parse_duration
 from checker.expr.template import has_island
 from checker.source import Span
-
-# The contracts judge model values; the names keep the shape vocabulary of the YAML layer.
-from checker.values import Entry, describe
-from checker.values import ListValue as Sequence
-from checker.values import MapValue as Mapping
-from checker.values import ScalarValue as Scalar
-from checker.values import Value as Node
+from checker.suggest import did_you_mean
+from checker.values import Entry, ListValue, MapValue, ScalarValue, Value, describe
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "contracts")
 
@@ -548,9 +542,9 @@ def retired_tools() -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def is_dynamic(node: Node | None) -> bool:
+def is_dynamic(value: Value | None) -> bool:
     """True for a string holding a ``${{ … }}`` template: its value is only known at run time."""
-    return isinstance(node, Scalar) and isinstance(node.value, str) and has_island(node.value)
+    return isinstance(value, ScalarValue) and isinstance(value.value, str) and has_island(value.value)
 
 
 def _fmt(v: Any) -> str:
@@ -611,30 +605,16 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _suggest(word: str, candidates: Iterable[str], aliases: dict[str, str] | None = None) -> str | None:
-    if aliases and word in aliases:
-        return aliases[word]
-    cands = list(candidates)
-    lowered = {c.lower(): c for c in cands}
-    if word.lower() in lowered:
-        return lowered[word.lower()]
-    norm = word.replace("-", "_").lower()
-    if norm in lowered:
-        return lowered[norm]
-    hit = difflib.get_close_matches(word, cands, n=1, cutoff=0.6)
-    return hit[0] if hit else None
-
-
-def _matches(t: str, node: Node) -> bool:
+def _matches(t: str, value: Value) -> bool:
     if t == "any":
         return True
-    if isinstance(node, Mapping):
+    if isinstance(value, MapValue):
         return t == "object"
-    if isinstance(node, Sequence):
+    if isinstance(value, ListValue):
         return t == "array"
-    if not isinstance(node, Scalar):
+    if not isinstance(value, ScalarValue):
         return False
-    v = node.value
+    v = value.value
     if t in ("string", "enum", "duration"):
         return isinstance(v, str)
     if t == "integer":
@@ -685,7 +665,7 @@ class _Scope:
     """One mapping being judged against a set of field contracts."""
 
     specs: tuple[ArgSpec, ...]
-    mapping: Mapping | None
+    mapping: MapValue | None
     anchor: Span
     path: str  # "" for the top level, "traverse", "multipart[0]", …
     owner: str  # how to name the container in messages: "`nika:fetch`", "`traverse`", …
@@ -705,8 +685,8 @@ class _Scope:
     def dotted(self, name: str) -> str:
         return f"{self.path}.{name}" if self.path else name
 
-    def literal(self, name: str) -> tuple[str, Any, Node | None]:
-        """``("absent"|"default"|"dynamic"|"literal"|"complex", value, node)`` of a field."""
+    def literal(self, name: str) -> tuple[str, Any, Value | None]:
+        """``("absent"|"default"|"dynamic"|"literal"|"complex", value, written value)`` of a field."""
         e = self.entry(name)
         if e is None:
             s = self.spec(name)
@@ -716,7 +696,7 @@ class _Scope:
         v = e.value
         if is_dynamic(v):
             return "dynamic", None, v
-        if isinstance(v, Scalar):
+        if isinstance(v, ScalarValue):
             return "literal", v.value, v
         return "complex", None, v
 
@@ -740,24 +720,32 @@ class _Scope:
             return f"`{key}` is `{_fmt(value)}` (the default)"
         return f"`{key}` is `{_fmt(value)}`"
 
+    def describe_when(self, when: tuple[tuple[str, tuple[Any, ...]], ...]) -> str:
+        """What the keys of a condition are set to, for a message."""
+        return " and ".join(self.describe_value(k) for k, _ in when)
+
+    def when_labels(self, when: tuple[tuple[str, tuple[Any, ...]], ...]) -> tuple[Label, ...]:
+        """A label on each key of a condition that is given."""
+        return tuple(Label(_value_span(self, k), f"`{k}` is set here") for k, _ in when if self.present(k))
+
 
 def check_tool_args(
     tool_id: str,
-    args: Node | None,
+    args: Value | None,
     *,
     task: str | None,
     anchor: Span,
 ) -> list[Diagnostic]:
     """Judge the ``args:`` of an ``invoke:`` against the tool's contract.
 
-    ``args`` is the value node of ``args:`` (``None`` when the key is absent). ``anchor`` is
-    where findings that have no node of their own are placed (a missing argument, a rule that
+    ``args`` is the value of ``args:`` (``None`` when the key is absent). ``anchor`` is
+    where findings that have no value of their own are placed (a missing argument, a rule that
     needs something added): the ``args:`` key when present, else the ``tool:`` value. Tools
     that are not builtins only get the shape check.
     """
     out: list[Diagnostic] = []
     c = contract(tool_id)
-    if args is not None and not isinstance(args, Mapping):
+    if args is not None and not isinstance(args, MapValue):
         out.append(
             report(
                 SHAPE_CODE,
@@ -801,7 +789,7 @@ def _check_mapping(scope: _Scope, open_: bool, rules: tuple[Rule, ...], ctx: _Ct
             if spec is None:
                 if open_:
                     continue
-                hit = _suggest(name, known, aliases)
+                hit = aliases.get(name) or did_you_mean(name, known)
                 where = f"{scope.owner} has no argument" if top else f"{scope.owner} has no field"
                 listing = ", ".join(f"`{k}`" for k in known) or "nothing"
                 if hit and not scope.present(hit):
@@ -849,39 +837,39 @@ def _rule_names(rule: Rule) -> set[str]:
     return names | {x for x in (rule.arg, rule.of, rule.target) if x}
 
 
-def _check_value(spec: ArgSpec, node: Node, path: str, key_span: Span, ctx: _Ctx) -> None:
-    if is_dynamic(node):
+def _check_value(spec: ArgSpec, value: Value, path: str, key_span: Span, ctx: _Ctx) -> None:
+    if is_dynamic(value):
         return
     tool = ctx.tool.id
     code = spec.code
-    if not any(_matches(t, node) for t in spec.types):
+    if not any(_matches(t, value) for t in spec.types):
         ctx.add(
             code,
-            node.span,
-            f"`{path}` of `{tool}` must be {_expected(spec.types)}, not {describe(node)}",
+            value.span,
+            f"`{path}` of `{tool}` must be {_expected(spec.types)}, not {describe(value)}",
             f"Give `{path}` {_expected(spec.types)}.",
         )
         return
-    if isinstance(node, Scalar):
-        _check_scalar(spec, node, path, ctx)
-    elif isinstance(node, Sequence):
-        _check_sequence(spec, node, path, ctx)
-    elif isinstance(node, Mapping):
-        _check_object(spec, node, path, key_span, ctx)
+    if isinstance(value, ScalarValue):
+        _check_scalar(spec, value, path, ctx)
+    elif isinstance(value, ListValue):
+        _check_sequence(spec, value, path, ctx)
+    elif isinstance(value, MapValue):
+        _check_object(spec, value, path, key_span, ctx)
 
 
-def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
+def _check_scalar(spec: ArgSpec, value: ScalarValue, path: str, ctx: _Ctx) -> None:
     tool = ctx.tool.id
-    v = node.value
+    v = value.value
     code = spec.code
     if spec.values and not any(_same(v, x) for x in spec.values):
         choices = [str(x) for x in spec.values]
-        hit = _suggest(v, choices) if isinstance(v, str) else None
+        hit = did_you_mean(v, choices) if isinstance(v, str) else None
         listing = ", ".join(f"`{_fmt(x)}`" for x in spec.values)
-        fixes = (Fix(f"Replace with `{hit}`", (Edit(node.span, hit),), "maybe-incorrect"),) if hit else ()
+        fixes = (Fix(f"Replace with `{hit}`", (Edit(value.span, hit),), "maybe-incorrect"),) if hit else ()
         ctx.add(
             code,
-            node.span,
+            value.span,
             f"`{_fmt(v)}` is not an accepted value of `{path}` in `{tool}`",
             f"Use `{hit}`." if hit else f"Use one of {listing}.",
             fixes=fixes,
@@ -891,7 +879,7 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
         if spec.template and not has_island(v):
             ctx.add(
                 code,
-                node.span,
+                value.span,
                 f"`{path}` of `{tool}` is a plain string, not an expression",
                 f'Write it as an expression, e.g. `{path}: "${{{{ tasks.x.output.ok }}}}"`.',
             )
@@ -899,7 +887,7 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
         if "duration" in spec.types and not spec.values and parse_duration(v, positive=False, max_ms=None)[0] is None:
             ctx.add(
                 code,
-                node.span,
+                value.span,
                 f"`{v}` is not a duration (`{path}` of `{tool}`): {parse_duration(v, positive=False, max_ms=None)[1]}",
                 "Write a Go duration such as `500ms`, `30s`, `5m` or `1h30m`.",
             )
@@ -907,7 +895,7 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
         if spec.pattern is not None and not re.fullmatch(spec.pattern, v):
             ctx.add(
                 code,
-                node.span,
+                value.span,
                 f"`{v}` does not have the form `{path}` of `{tool}` needs (`{spec.pattern}`)",
                 f"Change `{path}` so it matches `{spec.pattern}`.",
             )
@@ -916,14 +904,14 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
         if spec.min_length is not None and n < spec.min_length:
             ctx.add(
                 code,
-                node.span,
+                value.span,
                 f"`{path}` of `{tool}` is too short ({n} characters, at least {spec.min_length})",
                 f"Give `{path}` at least {spec.min_length} character(s).",
             )
         elif spec.max_length is not None and n > spec.max_length:
             ctx.add(
                 code,
-                node.span,
+                value.span,
                 f"`{path}` of `{tool}` is too long ({n} characters, at most {spec.max_length})",
                 f"Shorten `{path}`, or split the work across several tasks with `for_each:`.",
             )
@@ -933,66 +921,66 @@ def _check_scalar(spec: ArgSpec, node: Scalar, path: str, ctx: _Ctx) -> None:
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             ctx.add(
                 code,
-                node.span,
+                value.span,
                 f"`{path}: {_num(v)}` is out of range for `{tool}` ({_range_text(spec)})",
                 f"Pick a value in {_range_text(spec)}.",
             )
 
 
-def _check_sequence(spec: ArgSpec, node: Sequence, path: str, ctx: _Ctx) -> None:
+def _check_sequence(spec: ArgSpec, value: ListValue, path: str, ctx: _Ctx) -> None:
     tool = ctx.tool.id
-    n = len(node.items)
+    n = len(value.items)
     if spec.min_items is not None and n < spec.min_items:
         ctx.add(
             spec.code,
-            node.span,
+            value.span,
             f"`{path}` of `{tool}` has {n} item(s), at least {spec.min_items} needed",
             f"Add items to `{path}`.",
         )
     elif spec.max_items is not None and n > spec.max_items:
         ctx.add(
             spec.code,
-            node.span,
+            value.span,
             f"`{path}` of `{tool}` has {n} items, at most {spec.max_items} allowed",
             f"Trim `{path}` to {spec.max_items} items, or split the work.",
         )
     if spec.items is not None:
-        for i, item in enumerate(node.items):
+        for i, item in enumerate(value.items):
             _check_value(spec.items, item, f"{path}[{i}]", item.span, ctx)
     for rule in spec.rules:
         if rule.kind == "last":
-            _rule_last(rule, node, path, ctx)
+            _rule_last(rule, value, path, ctx)
 
 
-def _check_object(spec: ArgSpec, node: Mapping, path: str, key_span: Span, ctx: _Ctx) -> None:
+def _check_object(spec: ArgSpec, value: MapValue, path: str, key_span: Span, ctx: _Ctx) -> None:
     if spec.single_key:
-        _check_op_map(spec, node, path, ctx)
+        _check_op_map(spec, value, path, ctx)
         return
     if spec.fields or spec.rules:
-        scope = _Scope(spec.fields, node, key_span, path, f"`{path}` of `{ctx.tool.id}`")
+        scope = _Scope(spec.fields, value, key_span, path, f"`{path}` of `{ctx.tool.id}`")
         _check_mapping(scope, spec.open or not spec.fields, spec.rules, ctx, top=False)
     if spec.entries is not None:
-        for name, e in node.items():
+        for name, e in value.items():
             _check_value(spec.entries, e.value, f"{path}.{name}", e.key.span, ctx)
 
 
-def _check_op_map(spec: ArgSpec, node: Mapping, path: str, ctx: _Ctx) -> None:
+def _check_op_map(spec: ArgSpec, value: MapValue, path: str, ctx: _Ctx) -> None:
     """A one-key map naming an operation (``- grain: {intensity: 32}``)."""
     tool = ctx.tool.id
     names = [f.name for f in spec.fields]
-    if len(node.entries) != 1:
+    if len(value.entries) != 1:
         ctx.add(
             spec.code,
-            node.span,
-            f"`{path}` of `{tool}` must name exactly one operation, found {len(node.entries)}",
+            value.span,
+            f"`{path}` of `{tool}` must name exactly one operation, found {len(value.entries)}",
             "Split it so each list item is a single `op: {…}` mapping.",
         )
         return
-    e = node.entries[0]
+    e = value.entries[0]
     name = e.key_text
     op = spec.get_field(name) if name is not None else None
     if op is None:
-        hit = _suggest(name, names) if name is not None else None
+        hit = did_you_mean(name, names) if name is not None else None
         ctx.add(
             spec.code,
             e.key.span,
@@ -1035,47 +1023,44 @@ def _apply_rule(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
 
 
 def _rule_exactly_one(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
-    present = [a for a in rule.args if scope.present(a)]
-    if not present:
-        ctx.add(
-            rule.code,
-            scope.anchor,
-            f"{scope.owner} needs one of {_either(rule.args)}, and none is given",
-            rule.help or f"Add one of {_either(rule.args)}.",
+    if _require_any(rule, scope, ctx, f"one of {_either(rule.args)}"):
+        _allow_one(
+            rule,
+            scope,
+            ctx,
+            lambda first, other: f"takes only one of {_either(rule.args)}, but `{first}` and `{other}` are both set",
         )
-    elif len(present) > 1:
-        first = present[0]
-        for other in present[1:]:
-            ctx.add(
-                rule.code,
-                _key_span(scope, other),
-                f"{scope.owner} takes only one of {_either(rule.args)}, but `{first}` and `{other}` are both set",
-                rule.help or f"Keep `{first}` or `{other}`, not both.",
-                (Label(_key_span(scope, first), f"`{first}` is set here"),),
-            )
 
 
 def _rule_at_most_one(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
-    present = [a for a in rule.args if scope.present(a)]
-    if len(present) > 1:
-        first = present[0]
-        for other in present[1:]:
-            ctx.add(
-                rule.code,
-                _key_span(scope, other),
-                f"{scope.owner} takes at most one of {_either(rule.args)}; `{first}` is already set",
-                rule.help or f"Keep `{first}` or `{other}`, not both.",
-                (Label(_key_span(scope, first), f"`{first}` is set here"),),
-            )
+    _allow_one(
+        rule, scope, ctx, lambda first, _: f"takes at most one of {_either(rule.args)}; `{first}` is already set"
+    )
 
 
 def _rule_at_least_one(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
-    if not any(scope.present(a) for a in rule.args):
+    _require_any(rule, scope, ctx, _either(rule.args))
+
+
+def _require_any(rule: Rule, scope: _Scope, ctx: _Ctx, what: str) -> bool:
+    """One of ``rule.args`` must be given (``what`` names them); whether one is."""
+    if any(scope.present(a) for a in rule.args):
+        return True
+    ctx.add(rule.code, scope.anchor, f"{scope.owner} needs {what}, and none is given", rule.help or f"Add {what}.")
+    return False
+
+
+def _allow_one(rule: Rule, scope: _Scope, ctx: _Ctx, conflict: Callable[[str, str], str]) -> None:
+    """At most one of ``rule.args``: each one after the first is reported, ``conflict(first, other)``."""
+    present = [a for a in rule.args if scope.present(a)]
+    for other in present[1:]:
+        first = present[0]
         ctx.add(
             rule.code,
-            scope.anchor,
-            f"{scope.owner} needs {_either(rule.args)}, and none is given",
-            rule.help or f"Add {_either(rule.args)}.",
+            _key_span(scope, other),
+            f"{scope.owner} {conflict(first, other)}",
+            rule.help or f"Keep `{first}` or `{other}`, not both.",
+            (Label(_key_span(scope, first), f"`{first}` is set here"),),
         )
 
 
@@ -1100,14 +1085,12 @@ def _rule_requires(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
             )
         return
     if scope.holds(rule.when) is False:
-        related = tuple(Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k))
         ctx.add(
             rule.code,
             _key_span(scope, arg),
-            f"{own} of {scope.owner} needs {_when_text(rule.when)}, but "
-            + " and ".join(scope.describe_value(k) for k, _ in rule.when),
+            f"{own} of {scope.owner} needs {_when_text(rule.when)}, but {scope.describe_when(rule.when)}",
             rule.help or f"Set {_when_text(rule.when)} or remove `{arg}`.",
-            related,
+            scope.when_labels(rule.when),
         )
 
 
@@ -1130,13 +1113,12 @@ def _rule_forbidden_when(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
     arg = rule.arg or ""
     if not scope.present(arg) or scope.holds(rule.when) is not True:
         return
-    related = tuple(Label(_value_span(scope, k), f"`{k}` is set here") for k, _ in rule.when if scope.present(k))
     ctx.add(
         rule.code,
         _key_span(scope, arg),
-        f"`{arg}` of {scope.owner} is not allowed when " + " and ".join(scope.describe_value(k) for k, _ in rule.when),
+        f"`{arg}` of {scope.owner} is not allowed when {scope.describe_when(rule.when)}",
         rule.help or f"Remove `{arg}`.",
-        related,
+        scope.when_labels(rule.when),
     )
 
 
@@ -1175,19 +1157,19 @@ def _rule_member_of(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
     arg, of = rule.arg or "", rule.of or ""
     if rule.when and scope.holds(rule.when) is not True:
         return
-    state, value, node = scope.literal(arg)
-    if state != "literal" or node is None:
+    state, value, written = scope.literal(arg)
+    if state != "literal" or written is None:
         return
     pool = scope.entry(of)
-    if pool is None or not isinstance(pool.value, Sequence):
+    if pool is None or not isinstance(pool.value, ListValue):
         return
     items = pool.value.items
-    if any(not isinstance(i, Scalar) or is_dynamic(i) for i in items):
+    if any(not isinstance(i, ScalarValue) or is_dynamic(i) for i in items):
         return
-    if not any(_same(value, i.value) for i in items if isinstance(i, Scalar)):
+    if not any(_same(value, i.value) for i in items if isinstance(i, ScalarValue)):
         ctx.add(
             rule.code,
-            node.span,
+            written.span,
             f"`{arg}: {_fmt(value)}` of {scope.owner} is not one of its `{of}`",
             rule.help or f"Make `{arg}` one of the `{of}` values.",
             (Label(pool.value.span, f"the `{of}` are listed here"),),
@@ -1199,7 +1181,7 @@ def _rule_excludes_key(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
     if not scope.present(arg):
         return
     t = scope.entry(target)
-    if t is None or not isinstance(t.value, Mapping):
+    if t is None or not isinstance(t.value, MapValue):
         return
     for e in t.value.entries:
         k = e.key_text
@@ -1213,10 +1195,10 @@ def _rule_excludes_key(rule: Rule, scope: _Scope, ctx: _Ctx) -> None:
             )
 
 
-def _rule_last(rule: Rule, node: Sequence, path: str, ctx: _Ctx) -> None:
-    items = node.items
+def _rule_last(rule: Rule, value: ListValue, path: str, ctx: _Ctx) -> None:
+    items = value.items
     for i, item in enumerate(items[:-1]):
-        if isinstance(item, Mapping) and len(item.entries) == 1:
+        if isinstance(item, MapValue) and len(item.entries) == 1:
             name = item.entries[0].key_text
             if name in rule.keys:
                 ctx.add(
@@ -1246,7 +1228,7 @@ _RULES = {
 # ---------------------------------------------------------------------------------------------
 
 
-def check_tool_ref(value: Scalar, *, task: str | None) -> list[Diagnostic]:
+def check_tool_ref(value: ScalarValue, *, task: str | None) -> list[Diagnostic]:
     """A literal ``nika:…`` tool id that is not one of the builtins → NIKA-INVOKE-001.
 
     Ids in other namespaces are left to the tool-id grammar; templates are left alone. A
@@ -1260,7 +1242,7 @@ def check_tool_ref(value: Scalar, *, task: str | None) -> list[Diagnostic]:
     if v in retired:
         help = f"Use {retired[v]} instead."
     else:
-        hit = _suggest(v, list(tool_ids()))
+        hit = did_you_mean(v, list(tool_ids()))
         help = f"Did you mean `{hit}`?" if hit else "Use one of the builtins listed by `nika catalog`."
         if hit:
             target = value.sub_span(0, len(value.raw)) if value.offsets else value.span
@@ -1301,7 +1283,7 @@ def _hint_provider(name: str) -> Provider | None:
     return None
 
 
-def check_model_ref(value: Scalar, *, task: str | None) -> list[Diagnostic]:
+def check_model_ref(value: ScalarValue, *, task: str | None) -> list[Diagnostic]:
     """A literal ``model:`` must be ``<provider>/<name>`` with one of the 17 provider ids.
 
     Only the first ``/`` splits; the name after it is passed through as written. A template
@@ -1340,7 +1322,7 @@ def check_model_ref(value: Scalar, *, task: str | None) -> list[Diagnostic]:
                 f"Add the model name after `{prefix}/`.",
             )
         return []
-    hit = _suggest(prefix, list(provs))
+    hit = did_you_mean(prefix, list(provs))
     if hit:
         help = f"Did you mean `{hit}/{name}`?"
     else:

@@ -16,10 +16,16 @@ Malformed expressions are the type rule's business (NIKA-TYPE-001/002); here the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from checker.model import TypeDecl
+    from checker.values import Value
 
 PRIMITIVES = ("null", "bool", "integer", "number", "string", "bytes", "uri", "path", "duration", "timestamp")
+CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
 STRING_NEWTYPES = frozenset({"uri", "path", "duration", "timestamp"})
 
 
@@ -144,6 +150,17 @@ def _parse(e: Any, named: dict[str, Any], seen: tuple[str, ...]) -> Type:
                 fields.append((str(name), Field(_parse(ft, named, seen))))
         return Obj(tuple(sorted(fields)), e.get("additional") is True)
     return UNKNOWN
+
+
+def named_types(decls: Iterable[TypeDecl]) -> dict[str, Any]:
+    """The ``types:`` declarations of a workflow as the name table :func:`parse` resolves against."""
+    return {d.name: d.value.to_python() for d in decls}
+
+
+def declared(expr: Value, decls: Iterable[TypeDecl] = ()) -> Type:
+    """The normalised type of a TypeExpr as the file writes it, its names resolved against the
+    workflow's ``types:`` declarations."""
+    return parse(expr.to_python(), named_types(decls))
 
 
 def _number(x: Any) -> float | None:
@@ -353,9 +370,19 @@ def _sub_obj(a: Obj, b: Obj, *, gradual: bool) -> bool:
 # -- values ----------------------------------------------------------------------------------
 
 
+def value_fits(value: Any, expr: Value, decls: Iterable[TypeDecl] = ()) -> bool | None:
+    """Whether a concrete value fits a TypeExpr as the file writes it (see :func:`fits`).
+
+    The one fit predicate: the checker judges `default:`/`value:` literals and child-workflow
+    arguments with it, the runtime judges `--var` values, child-workflow arguments, the
+    `returns:` of `exec:`/`invoke:` and typed workflow outputs."""
+    return fits(value, declared(expr, decls))
+
+
 def fits(value: Any, t: Type) -> bool | None:
-    """Whether a concrete value (plain data) inhabits ``t``; ``None`` when that cannot be told
-    (an ``Unknown`` part, a pattern Python cannot compile)."""
+    """Whether a concrete value inhabits ``t``; ``None`` when that cannot be told (an ``Unknown``
+    part, a pattern Python cannot compile). Plain data, plus what run-time values hold besides:
+    tuples are arrays, ``bytes`` are the octets of a ``bytes`` value."""
     if t is UNKNOWN:
         return None
     if t is NEVER:
@@ -375,7 +402,7 @@ def fits(value: Any, t: Type) -> bool | None:
     if isinstance(t, Enum):
         return isinstance(value, str) and value in t.values
     if isinstance(t, (Arr, MapOf)):
-        items = value if isinstance(t, Arr) and isinstance(value, list) else None
+        items = list(value) if isinstance(t, Arr) and isinstance(value, list | tuple) else None
         if isinstance(t, MapOf) and isinstance(value, dict):
             items = list(value.values())
         if items is None:
@@ -410,7 +437,9 @@ def _fits_prim(value: Any, name: str) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if name == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return isinstance(value, str)  # string, bytes and the string newtypes
+    if name == "bytes":
+        return isinstance(value, str | bytes | bytearray)  # base64 text at a boundary, or the octets
+    return isinstance(value, str)  # string and the string newtypes
 
 
 def _pattern_fits(value: str, pattern: str) -> bool | None:

@@ -52,19 +52,18 @@ def parse_vars(pairs: list[str]) -> dict[str, Any]:
 def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> dict[str, Any]:
     """The ``inputs`` scope: supplied values (checked against their types), then defaults;
     a declared optional input with neither reads as ``null``."""
-    from checker.rules.types import value_fits
+    from checker.typesys import value_fits
 
     declared = {i.name: i for i in wf.inputs}
     unknown = sorted(set(given) - set(declared))
     if unknown:
         names = ", ".join(f"`{n}`" for n in sorted(declared)) or "none"
         raise InputError(f"{what}: unknown input {', '.join(f'`{u}`' for u in unknown)}; declared inputs: {names}")
-    named = {t.name: t.value for t in wf.types}
     out: dict[str, Any] = {}
     for name, decl in declared.items():
         if name in given:
             value = given[name]
-            if decl.type is not None and value_fits(value, decl.type, named) is False:
+            if decl.type is not None and value_fits(value, decl.type, wf.types) is False:
                 shown = json.dumps(value)
                 if len(shown) > 60:
                     shown = shown[:57] + "..."

@@ -581,10 +581,9 @@ class Run:
         (On ``infer:``/``agent:`` the contract is the provider's structured-output lane.)"""
         if task.returns is None or not isinstance(task.verb, Exec | Invoke):
             return
-        from checker.rules.types import value_fits
+        from checker.typesys import value_fits
 
-        named = {t.name: t.value for t in self.wf.types}
-        if value_fits(plain(raw), task.returns, named) is False:
+        if value_fits(raw, task.returns, self.wf.types) is False:
             raise TaskError(
                 "NIKA-TYPE-101",
                 f"the output of `{task.id}` does not fit its `returns:` type {json.dumps(task.returns.to_python())}",
@@ -693,11 +692,10 @@ class Run:
     # -- workflow outputs --------------------------------------------------------------------
 
     def _outputs(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        from checker.rules.types import value_fits
+        from checker.typesys import value_fits
 
         out: dict[str, Any] = {}
         scope = {**self._base, "tasks": self._task_views}
-        named = {t.name: t.value for t in self.wf.types}
         for o in self.wf.outputs:
             try:
                 value = materialise(o.value, scope, f"output `{o.name}`")
@@ -705,7 +703,7 @@ class Run:
                 if self.cancelled:
                     continue
                 return out, err.record(None, None) | {"output": o.name}
-            if o.type is not None and value_fits(value, o.type, named) is False:
+            if o.type is not None and value_fits(value, o.type, self.wf.types) is False:
                 err = TaskError(
                     "NIKA-VAR-009",
                     f"workflow output `{o.name}` does not fit its declared type",

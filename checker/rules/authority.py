@@ -23,8 +23,8 @@ from checker import effects
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.effects import Boundary, Denial
-from checker.model import Agent, Exec, Invoke, Permits, Task, Verb
-from checker.rules.context import RuleContext
+from checker.model import Agent, Exec, Invoke, Permits, Task
+from checker.rules.context import RuleContext, task_verbs
 from checker.rules.flow import arg_values, integrity, resolve_str
 from checker.rules.tools import grammar_problem
 from checker.source import Span
@@ -71,14 +71,6 @@ class NeedSite:
     tool: str | None = None
     kind: str = ""  # path | glob | dir | url | program | tool | shell
     arg: str = ""
-
-
-def task_verbs(task: Task) -> Iterator[Verb]:
-    if task.verb is not None:
-        yield task.verb
-    for step in task.on_finally:
-        if step.verb is not None:
-            yield step.verb
 
 
 def needs_of(task: Task) -> Iterator[NeedSite]:

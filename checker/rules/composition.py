@@ -19,7 +19,7 @@ from checker import typesys
 from checker.codes import report
 from checker.diagnostics import Diagnostic
 from checker.model import Invoke, Task, Workflow
-from checker.rules.context import RuleContext
+from checker.rules.context import RuleContext, task_verbs
 from checker.suggest import did_you_mean
 from checker.values import MapValue, ScalarValue, TemplateValue, Value, templates
 
@@ -70,7 +70,7 @@ def _compile_child(path: str) -> _Child | None:
 
 def _calls(wf: Workflow) -> Iterator[tuple[Task, Invoke]]:
     for task in wf.tasks.values():
-        for verb in (task.verb, *(s.verb for s in task.on_finally)):
+        for verb in task_verbs(task):
             if isinstance(verb, Invoke) and verb.workflow is not None:
                 yield task, verb
 
@@ -214,7 +214,7 @@ def _denied(bound: object, n: object) -> bool:
 
 def _typed_call(ctx: RuleContext, task: Task, call: Invoke, rel: str, child: Workflow) -> Iterator[Diagnostic]:
     """Law 2: the parent's `args:` fit the child's `inputs:`; the child's outputs fit `returns:`."""
-    named_child = {t.name: t.value.to_python() for t in child.types}
+    named_child = typesys.named_types(child.types)
     inputs = {i.name: i for i in child.inputs}
     args = call.args
     anchor = call.value.entry("args")
@@ -268,8 +268,7 @@ def _returns_fit(
         t = typesys.parse(out.type.to_python(), named_child) if out.type is not None else typesys.UNKNOWN
         fields.append((out.name, typesys.Field(t)))
     produced = typesys.normalize(typesys.Obj(tuple(sorted(fields))))
-    named = {t.name: t.value.to_python() for t in ctx.workflow.types}
-    wanted = typesys.parse(task.returns.to_python(), named)
+    wanted = typesys.declared(task.returns, ctx.workflow.types)
     if not typesys.assignable(produced, wanted):
         yield report(
             "NIKA-COMP-004",

@@ -8,8 +8,17 @@ from dataclasses import dataclass
 from checker.expr import Island
 from checker.expr.refs import Ref
 from checker.graph import Graph
-from checker.model import ExprSite, Workflow
+from checker.model import ExprSite, Task, Verb, Workflow
 from checker.source import SourceText, Span
+
+
+def task_verbs(task: Task) -> Iterator[Verb]:
+    """A task's verb, then the verbs of its ``on_finally:`` steps."""
+    if task.verb is not None:
+        yield task.verb
+    for step in task.on_finally:
+        if step.verb is not None:
+            yield step.verb
 
 
 @dataclass(frozen=True)
@@ -26,3 +35,9 @@ class RuleContext:
             if where is None or site.where in where:
                 for island, ref, span in site.references():
                     yield site, island, ref, span
+
+    def verbs(self) -> Iterator[tuple[str, Verb]]:
+        """Every verb of the workflow with its task's id (:func:`task_verbs` of each task)."""
+        for task in self.workflow.tasks.values():
+            for verb in task_verbs(task):
+                yield task.id, verb

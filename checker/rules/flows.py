@@ -21,7 +21,7 @@ from checker.diagnostics import Diagnostic, Label
 from checker.model import Agent, Exec, Invoke, Task
 from checker.rules.authority import boundary_of, needs_of
 from checker.rules.context import RuleContext
-from checker.rules.policy import path_between
+from checker.rules.policy import path_witness
 from checker.tool_globs import canonical_path, match_tool
 from checker.values import TemplateValue
 from checker.vocab import EdgeRole
@@ -132,8 +132,7 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
         if tid not in tainted or gated[tid] or not _egress(task, bool(escaping)):
             continue
         src = tainted[tid]
-        chain = path_between(ctx, src, tid)
-        names = " → ".join([src, *(e.consumer for e in chain)])
+        names, edges = path_witness(ctx, src, tid)
         yield report(
             "NIKA-SEC-009",
             task.key.span,
@@ -143,7 +142,7 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
             "the outside source, or the way out.",
             related=(
                 Label(wf.tasks[src].key.span, f"`{src}` brings outside content in"),
-                *(Label(e.span, f"`{e.producer}` → `{e.consumer}`") for e in chain),
+                *edges,
                 Label(wf.permits.span, "the boundary that grants all three legs"),
             ),
             task=tid,

@@ -20,8 +20,8 @@ from checker.codes import report
 from checker.diagnostics import Diagnostic, Label
 from checker.graph import Edge
 from checker.model import Agent, Exec, Infer, Invoke, Task
-from checker.rules.authority import needs_of, task_verbs
-from checker.rules.context import RuleContext
+from checker.rules.authority import needs_of
+from checker.rules.context import RuleContext, task_verbs
 from checker.values import ScalarValue, TemplateValue
 
 GATE_TOOL = "nika:prompt"
@@ -75,6 +75,14 @@ def path_between(ctx: RuleContext, src: str, dst: str) -> list[Edge]:
     return chain[::-1]
 
 
+def path_witness(ctx: RuleContext, src: str, dst: str) -> tuple[str, tuple[Label, ...]]:
+    """The chain from ``src`` to ``dst`` as a message names it (``a → b → c``), with a label on
+    each of its edges."""
+    chain = path_between(ctx, src, dst)
+    names = " → ".join([src, *(e.consumer for e in chain)])
+    return names, tuple(Label(e.span, f"`{e.producer}` → `{e.consumer}`") for e in chain)
+
+
 def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     pol = wf.policy
@@ -111,8 +119,7 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
             for src in sorted(ctx.graph.upstream(tid), key=lambda x: order.get(x, 0)):
                 if src not in wf.tasks or cls not in classes[src]:
                     continue
-                chain = path_between(ctx, src, tid)
-                names = " → ".join([src, *(e.consumer for e in chain)])
+                names, edges = path_witness(ctx, src, tid)
                 yield report(
                     "NIKA-POLICY-001",
                     task.key.span,
@@ -122,7 +129,7 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
                     related=(
                         Label(rule.span, "the rule"),
                         Label(wf.tasks[src].key.span, f"`{src}` carries the `{cls}` effect"),
-                        *(Label(e.span, f"`{e.producer}` → `{e.consumer}`") for e in chain),
+                        *edges,
                     ),
                     task=tid,
                 )

@@ -17,8 +17,8 @@ from checker import effects
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Label
 from checker.model import Agent, Egress, Exec, Infer, Invoke, Secret, Task, Verb
-from checker.rules.authority import boundary_of, task_verbs
-from checker.rules.context import RuleContext
+from checker.rules.authority import boundary_of
+from checker.rules.context import RuleContext, task_verbs
 from checker.rules.flow import SecretFlow, Witness, arg_values, template_refs
 from checker.values import ScalarValue, TemplateValue, Value
 

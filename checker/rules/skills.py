@@ -14,27 +14,26 @@ from checker.values import TemplateValue
 
 
 def check_skills(ctx: RuleContext) -> Iterator[Diagnostic]:
-    for task in ctx.workflow.tasks.values():
-        for verb in (task.verb, *(s.verb for s in task.on_finally)):
-            if not isinstance(verb, Agent):
+    for tid, verb in ctx.verbs():
+        if not isinstance(verb, Agent):
+            continue
+        for item in verb.skills:
+            path = item.value
+            if isinstance(item, TemplateValue) or skills.GLOB_CHARS & set(path):
+                yield report(
+                    "NIKA-PARSE-019",
+                    item.span,
+                    f"`{path}` is not a static skill path",
+                    "Name each SKILL.md file literally; globs and `${{ }}` are not allowed in `skills:`.",
+                    task=tid,
+                )
                 continue
-            for item in verb.skills:
-                path = item.value
-                if isinstance(item, TemplateValue) or skills.GLOB_CHARS & set(path):
-                    yield report(
-                        "NIKA-PARSE-019",
-                        item.span,
-                        f"`{path}` is not a static skill path",
-                        "Name each SKILL.md file literally; globs and `${{ }}` are not allowed in `skills:`.",
-                        task=task.id,
-                    )
-                    continue
-                found = skills.load(path, ctx.base_dir)
-                if isinstance(found, tuple):
-                    code, why = found
-                    help = (
-                        "Fix the path (it resolves from the working directory) or add the file."
-                        if code == "NIKA-AGENT-003"
-                        else "Open the file with `---`, a `name:` and a `description:`, then `---` and the body."
-                    )
-                    yield report(code, item.span, f"skill `{path}`: {why}", help, task=task.id)
+            found = skills.load(path, ctx.base_dir)
+            if isinstance(found, tuple):
+                code, why = found
+                help = (
+                    "Fix the path (it resolves from the working directory) or add the file."
+                    if code == "NIKA-AGENT-003"
+                    else "Open the file with `---`, a `name:` and a `description:`, then `---` and the body."
+                )
+                yield report(code, item.span, f"skill `{path}`: {why}", help, task=tid)

@@ -11,20 +11,11 @@ from checker import contracts
 from checker.codes import report
 from checker.diagnostics import Diagnostic
 from checker.expr import has_island
-from checker.model import Agent, Infer, Invoke, Verb
+from checker.model import Agent, Infer, Invoke
 from checker.rules.context import RuleContext
 from checker.values import ScalarValue, Value
 
 MCP_RE = re.compile(r"^mcp:[a-z][a-z0-9-]*/[A-Za-z0-9_/-]+\Z")
-
-
-def _verbs(ctx: RuleContext) -> Iterator[tuple[str, Verb]]:
-    for task in ctx.workflow.tasks.values():
-        if task.verb is not None:
-            yield task.id, task.verb
-        for step in task.on_finally:
-            if step.verb is not None:
-                yield task.id, step.verb
 
 
 def grammar_problem(tool: str) -> tuple[str, str] | None:
@@ -58,7 +49,7 @@ def _tool_id_findings(node: ScalarValue, tool: str, tid: str) -> list[Diagnostic
 
 
 def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
-    for tid, verb in _verbs(ctx):
+    for tid, verb in ctx.verbs():
         if not isinstance(verb, Invoke) or verb.tool is None or not isinstance(verb.tool_value, ScalarValue):
             continue
         tool = verb.tool
@@ -85,7 +76,7 @@ def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def check_agent_tools(ctx: RuleContext) -> Iterator[Diagnostic]:
-    for tid, verb in _verbs(ctx):
+    for tid, verb in ctx.verbs():
         if not isinstance(verb, Agent):
             continue
         for item in verb.tools:
@@ -111,7 +102,7 @@ def check_models(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     if isinstance(wf.model, ScalarValue) and isinstance(wf.model.value, str):
         yield from contracts.check_model_ref(wf.model, task=None)
-    for tid, verb in _verbs(ctx):
+    for tid, verb in ctx.verbs():
         if isinstance(verb, (Infer, Agent)):
             m: Value | None = verb.model
             if isinstance(m, ScalarValue) and isinstance(m.value, str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from checker import typesys
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.display import clip
@@ -15,10 +16,9 @@ from checker.model import Agent, Exec, ExprSite, Infer, Task
 from checker.rules.context import RuleContext
 from checker.source import Span
 from checker.suggest import did_you_mean
-from checker.values import ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value, describe
+from checker.typesys import CONSTRUCTORS, PRIMITIVES
+from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, describe
 
-PRIMITIVES = ("null", "bool", "integer", "number", "string", "bytes", "uri", "path", "duration", "timestamp")
-CONSTRUCTORS = ("array", "map", "object", "union", "enum", "integer", "number", "string")
 DEAD_NAMES = {
     "boolean": "bool",
     "float": "number",
@@ -332,40 +332,28 @@ def check_contracts(ctx: RuleContext) -> Iterator[Diagnostic]:
             yield from _decode_fit(task, verb, ctx)
 
 
-def _shape(node: Value, named: dict[str, Value], depth: int = 0) -> str:
+def _shape(t: typesys.Type) -> str:
     """Coarse shape of a type: object, array, map, bytes, text, number, bool, null, any."""
-    if depth > 20:
-        return "any"
-    if isinstance(node, ScalarValue):
-        v = node.value
-        if v is None or v == "null":
-            return "null"
-        if v in ("string", "uri", "path", "duration", "timestamp"):
-            return "text"
-        if v in ("integer", "number"):
-            return "number"
-        if v == "bool":
-            return "bool"
-        if v == "bytes":
-            return "bytes"
-        if isinstance(v, str) and v in named:
-            return _shape(named[v], named, depth + 1)
-        return "any"
-    if isinstance(node, MapValue):
-        for k in ("object", "array", "map"):
-            if k in node:
-                return k
-        if "enum" in node or "string" in node:
-            return "text"
-        if "integer" in node or "number" in node:
-            return "number"
-    return "any"
+    if isinstance(t, typesys.Prim):
+        return {"null": "null", "bool": "bool", "integer": "number", "number": "number", "bytes": "bytes"}.get(
+            t.name, "text"
+        )
+    if isinstance(t, typesys.Num):
+        return "number"
+    if isinstance(t, typesys.Str | typesys.Enum):
+        return "text"
+    if isinstance(t, typesys.Arr):
+        return "array"
+    if isinstance(t, typesys.MapOf):
+        return "map"
+    if isinstance(t, typesys.Obj):
+        return "object"
+    return "any"  # a union, or a type that cannot be told
 
 
 def _decode_fit(task: Task, verb: Exec, ctx: RuleContext) -> Iterator[Diagnostic]:
     assert task.returns is not None
-    named = {n.name: n.value for n in ctx.workflow.types}
-    shape = _shape(task.returns, named)
+    shape = _shape(typesys.declared(task.returns, ctx.workflow.types))
     if verb.capture == "structured":
         return
     decode = verb.decode or "text"
@@ -387,86 +375,8 @@ def _decode_fit(task: Task, verb: Exec, ctx: RuleContext) -> Iterator[Diagnostic
     )
 
 
-def _fits(value: Any, t: Value, named: dict[str, Value], depth: int = 0) -> bool | None:
-    """Whether a literal fits a type; ``None`` when we cannot tell statically."""
-    if depth > 20:
-        return None
-    if isinstance(t, ScalarValue):
-        name = t.value
-        if name is None or name == "null":
-            return value is None
-        if name == "bool":
-            return isinstance(value, bool)
-        if name == "integer":
-            return isinstance(value, int) and not isinstance(value, bool)
-        if name == "number":
-            return isinstance(value, (int, float)) and not isinstance(value, bool)
-        if name in ("string", "uri", "path", "duration", "timestamp"):
-            return isinstance(value, str)
-        if isinstance(name, str) and name in named:
-            return _fits(value, named[name], named, depth + 1)
-        return None
-    if not isinstance(t, MapValue):
-        return None
-    if "enum" in t:
-        vals = t.get("enum")
-        if isinstance(vals, ListValue):
-            return isinstance(value, str) and value in [i.value for i in vals.items if isinstance(i, ScalarValue)]
-        return None
-    if "union" in t:
-        members = t.get("union")
-        if not isinstance(members, ListValue):
-            return None
-        results = [_fits(value, m, named, depth + 1) for m in members.items]
-        if any(r is True for r in results):
-            return True
-        return None if any(r is None for r in results) else False
-    for k in ("integer", "number"):
-        if k in t:
-            if not _fits(value, Literal(t.span, k, k, ""), named):
-                return False
-            b = t.get(k)
-            if isinstance(b, MapValue):
-                lo = b.get("min")
-                hi = b.get("max")
-                if isinstance(lo, ScalarValue) and isinstance(lo.value, (int, float)) and value < lo.value:
-                    return False
-                if isinstance(hi, ScalarValue) and isinstance(hi.value, (int, float)) and value > hi.value:
-                    return False
-            return True
-    if "string" in t:
-        if not isinstance(value, str):
-            return False
-        b = t.get("string")
-        if isinstance(b, MapValue):
-            lo = b.get("min_len")
-            hi = b.get("max_len")
-            if isinstance(lo, ScalarValue) and isinstance(lo.value, int) and len(value) < lo.value:
-                return False
-            if isinstance(hi, ScalarValue) and isinstance(hi.value, int) and len(value) > hi.value:
-                return False
-        return True
-    if "array" in t:
-        if not isinstance(value, list):
-            return False
-        results = [_fits(v, t.get("array"), named, depth + 1) for v in value]  # type: ignore[arg-type]
-        return False if False in results else (None if None in results else True)
-    if "map" in t or "object" in t:
-        return isinstance(value, dict) or False
-    return None
-
-
-def value_fits(value: Any, t: Value, named: dict[str, Value]) -> bool | None:
-    """Whether plain data fits a TypeExpr (``None`` when the type cannot be judged on a value).
-
-    The one fit predicate: the checker judges `default:` literals with it, the runtime judges
-    `--var` values, child-workflow arguments and typed workflow outputs."""
-    return _fits(value, t, named)
-
-
 def check_defaults(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
-    named = {n.name: n.value for n in wf.types}
     items: list[tuple[str, Value, Value]] = []
     for section in ("inputs", "config"):
         for n in getattr(wf, section):
@@ -478,7 +388,7 @@ def check_defaults(ctx: RuleContext) -> Iterator[Diagnostic]:
     for name, t, v in items:
         if isinstance(v, TemplateValue):
             continue
-        if _fits(v.to_python(), t, named) is False:
+        if typesys.value_fits(v.to_python(), t, wf.types) is False:
             yield report(
                 "NIKA-DEFAULT-001",
                 v.span,

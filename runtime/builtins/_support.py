@@ -19,6 +19,7 @@ import functools
 import json
 import math
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -169,6 +170,19 @@ def non_json_at(value: Any, path: str = "") -> str | None:
                 return found
         return None
     return path
+
+
+def content_octets(content: Any, tool: str, as_json: Callable[[Any], str]) -> bytes:
+    """A ``content:`` argument as octets: text as UTF-8, bytes as they are, any other JSON value
+    as ``as_json`` writes it; anything else is an argument error of ``tool``."""
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    if isinstance(content, (bytes, bytearray)):
+        return bytes(content)
+    bad = non_json_at(content)
+    if bad is not None:
+        raise TaskError(ARG_CODE, f"`content:` of `{tool}` is not text, bytes or a JSON value (at `{bad or '/'}`)")
+    return as_json(content).encode("utf-8")
 
 
 def pointer_escape(key: str) -> str:

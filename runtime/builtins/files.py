@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.builtins import BuiltinContext, builtin
-from runtime.builtins._support import ARG_CODE, arg, describe, need, non_json_at, render
+from runtime.builtins._support import ARG_CODE, arg, content_octets, describe, need, render
 from runtime.errors import TaskError
 
 READ, WRITE, EDIT, GLOB, GREP = "nika:read", "nika:write", "nika:edit", "nika:glob", "nika:grep"
@@ -76,7 +76,7 @@ async def write(args: dict[str, Any], ctx: BuiltinContext) -> str:
     path = need(args, WRITE, "path", str)
     if "content" not in args:
         raise TaskError(ARG_CODE, f"`{WRITE}` needs `content:`")
-    data = _content_bytes(args["content"])
+    data = content_octets(args["content"], WRITE, _readable_json)
     overwrite, create_dirs = arg(args, WRITE, "overwrite"), arg(args, WRITE, "create_dirs")
     target = ctx.resolve_write(path)
     parent = target.parent
@@ -104,16 +104,9 @@ async def write(args: dict[str, Any], ctx: BuiltinContext) -> str:
     return path
 
 
-def _content_bytes(content: Any) -> bytes:
-    if isinstance(content, str):
-        return content.encode("utf-8")
-    if isinstance(content, (bytes, bytearray)):
-        return bytes(content)
-    bad = non_json_at(content)
-    if bad is not None:
-        raise TaskError(ARG_CODE, f"`content:` of `{WRITE}` is not text, bytes or a JSON value (at `{bad or '/'}`)")
-    # Structured content lands as readable JSON: two-space indent, keys in their order, a final newline.
-    return (json.dumps(content, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+def _readable_json(content: Any) -> str:
+    """Structured content lands as readable JSON: two-space indent, keys in their order, a final newline."""
+    return json.dumps(content, ensure_ascii=False, indent=2) + "\n"
 
 
 def _current_umask() -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import uuid as uuidlib
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -22,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from checker.durations import parse_duration
 from runtime.builtins import BuiltinContext, builtin
-from runtime.builtins._support import ARG_CODE, arg, clock, describe, entropy, non_json_at
+from runtime.builtins._support import ARG_CODE, arg, clock, content_octets, describe, entropy, render
 from runtime.errors import TaskError
 
 UUID, DATE, HASH = "nika:uuid", "nika:date", "nika:hash"
@@ -161,7 +160,7 @@ async def hash_(args: dict[str, Any], ctx: BuiltinContext) -> str:
     """
     if "content" not in args:
         raise TaskError(ARG_CODE, f"`{HASH}` needs `content:`")
-    data = _hash_input(args["content"])
+    data = content_octets(args["content"], HASH, render)  # JSON as canonical compact JSON
     algo = arg(args, HASH, "algo")
     if algo == "blake3":
         from blake3 import blake3
@@ -177,14 +176,3 @@ async def hash_(args: dict[str, Any], ctx: BuiltinContext) -> str:
     if encoding == "base64":
         return base64.b64encode(digest).decode("ascii")
     raise TaskError(ARG_CODE, f"`encoding:` of `{HASH}` must be hex or base64, not {describe(encoding)}")
-
-
-def _hash_input(content: Any) -> bytes:
-    if isinstance(content, str):
-        return content.encode("utf-8")
-    if isinstance(content, (bytes, bytearray)):
-        return bytes(content)
-    bad = non_json_at(content)
-    if bad is not None:
-        raise TaskError(ARG_CODE, f"`content:` of `{HASH}` is not text, bytes or a JSON value (at `{bad or '/'}`)")
-    return json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")

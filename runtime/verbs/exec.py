@@ -224,30 +224,21 @@ async def _read_capped(stream: asyncio.StreamReader | None, name: str, cap: int)
 async def run_process(call: ExecCall) -> Any:
     """Run the process and return the task's raw output per ``capture``/``decode``."""
     combined = call.capture == "combined"
+    if call.argv is not None:
+        argv = call.argv
+    else:
+        assert call.shell is not None
+        argv = ["/bin/sh", "-c", call.shell]
     try:
-        if call.argv is not None:
-            proc = await asyncio.create_subprocess_exec(
-                *call.argv,
-                stdin=asyncio.subprocess.PIPE if call.stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT if combined else asyncio.subprocess.PIPE,
-                cwd=call.cwd,
-                env=call.env,
-                start_new_session=True,
-            )
-        else:
-            assert call.shell is not None
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/sh",
-                "-c",
-                call.shell,
-                stdin=asyncio.subprocess.PIPE if call.stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT if combined else asyncio.subprocess.PIPE,
-                cwd=call.cwd,
-                env=call.env,
-                start_new_session=True,
-            )
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if call.stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if combined else asyncio.subprocess.PIPE,
+            cwd=call.cwd,
+            env=call.env,
+            start_new_session=True,
+        )
     except FileNotFoundError as exc:
         what = call.cwd if exc.filename == call.cwd else call.program
         raise TaskError(

@@ -121,3 +121,14 @@ def test_corpus_relations(corpus: tuple[dict[int, dict[str, Any]], list[dict[str
         if judge(parsed[p["a"]], parsed[p["b"]]) != p[relation]
     ]
     assert len(pairs) >= 4000 and wrong == []
+
+
+def test_fits_plain_and_run_time_values() -> None:
+    assert T.fits(b"\x00", t("bytes")) and T.fits("aGk=", t("bytes")) and T.fits(3, t("bytes")) is False
+    assert T.fits((1, 2), t({"array": "integer"})) and T.fits(("x",), t({"array": "integer"})) is False
+    assert T.fits("abc", t({"string": {"pattern": "^[A-Z]+$"}})) is False
+    assert T.fits({"x": 1}, t({"object": {"x": "integer", "y": {"optional": "integer"}}})) is True
+    assert T.fits({"x": 1, "z": 0}, t({"object": {"x": "integer"}})) is False
+    assert T.fits({"a": "high"}, t({"map": "integer"})) is False
+    assert T.fits(1, t("NotDeclared")) is None
+    assert T.fits("x", t({"union": ["integer", "NotDeclared"]})) is None

@@ -249,6 +249,17 @@ def test_unknown_arg_with_difflib_suggestion():
     assert "`create_dirs`" in d.help
 
 
+def test_argument_suggestions_use_the_one_did_you_mean():
+    """The contracts guess with checker.suggest.did_you_mean (its cutoffs, 0.75 then 0.7 on the
+    lower-cased `-`→`_` form); their own helper once guessed at 0.6, e.g. `url` for `ulr`."""
+    found = Invoke('tool: nika:fetch\nargs: {ulr: "https://example.com"}\n').check()
+    unknown = [d for d in found if "no argument `ulr`" in d.message]
+    assert len(unknown) == 1 and not unknown[0].fixes and "`url`" in unknown[0].help  # the listing
+    assert any("missing its required argument `url`" in d.message for d in found)
+    d = one(Invoke('tool: nika:fetch\nargs: {URL: "https://example.com"}\n'))
+    assert d.fixes[0].edits[0].new_text == "url" and d.fixes[0].applicability == "safe"
+
+
 def test_unknown_arg_without_suggestion_lists_the_arguments():
     d = one(Invoke("tool: nika:uuid\nargs: {zzz: 1}\n"))
     assert d.text == "zzz"

@@ -400,3 +400,32 @@ def test_returns_is_checked_on_exec_output(run):
     )
     assert result.tasks["ok"].status == "success"
     assert result.tasks["bad"].error["code"] == "NIKA-TYPE-101"
+
+
+def test_returns_judges_the_run_time_value_itself(run, monkeypatch):
+    """The one fit predicate (checker.typesys) reads run-time data as it is: the octets of
+    `decode: bytes` fit `bytes`, a tool's tuple fits an array, and an object type is closed."""
+
+    async def pair(args, ctx):
+        return (1, 2)
+
+    monkeypatch.setitem(builtins.REGISTRY, "nika:log", pair)
+    result = run(
+        """\
+        nika: v1
+        workflow: { id: ret }
+        permits: { exec: ["printf"] }
+        tasks:
+          octets:
+            exec: { command: ["printf", "hi"], decode: bytes }
+            returns: bytes
+          tupled:
+            invoke: { tool: "nika:log", args: { message: "x" } }
+            returns: { array: integer }
+          extra:
+            exec: { command: ["printf", '{"n": 1, "m": 2}'], decode: json }
+            returns: { object: { n: integer } }
+        """
+    )
+    assert statuses(result) == {"octets": "success", "tupled": "success", "extra": "failure"}
+    assert result.tasks["extra"].error["code"] == "NIKA-TYPE-101"

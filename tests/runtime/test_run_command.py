@@ -200,3 +200,20 @@ def test_the_runtime_raises_no_code_the_checker_owns(tmp_path):
         for tid, rec in rep["tasks"].items():
             if rec["error"]:
                 assert lookup(rec["error"]["code"]).phase != "check", (case.name, tid, rec["error"]["code"])
+
+
+def test_vars_are_judged_by_the_full_type(tmp_path):
+    """`--var` values meet the same fit predicate as the checker's defaults: object fields and
+    string patterns count (they were once let through)."""
+    p = tmp_path / "typed.nika.yaml"
+    p.write_text(
+        "nika: v1\nworkflow: { id: typed }\ntypes:\n  Point: { object: { x: integer, y: integer } }\n"
+        "inputs:\n  p: { type: Point, required: true }\n"
+        '  code: { type: { string: { pattern: "^[A-Z]{3}$" } }, default: ABC }\n'
+        'tasks:\n  t: { infer: { model: mock/echo, prompt: "x" } }\n'
+    )
+    for bad in (['p={"x": 1}'], ['p={"x": 1, "y": 2, "z": 3}'], ['p={"x": 1, "y": 2}', "code=abc"]):
+        code, rep, _ = nika_run(p, var_pairs=bad)
+        assert code == 2 and rep["workflow_state"] == "refused", bad
+    code, rep, _ = nika_run(p, var_pairs=['p={"x": 1, "y": 2}', "code=XYZ"])
+    assert code == 0 and rep["workflow_state"] == "success"
