@@ -48,6 +48,7 @@ from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Valu
 
 __all__ = [
     "CERTIFICATE_VERSION",
+    "GRADES",
     "PRICES_ENV",
     "Certificate",
     "Cost",
@@ -76,6 +77,7 @@ FREE_PROVIDERS = frozenset({"mock"})
 #: effect planes that reach outside the run (reads stay inside)
 OUTWARD_PLANES = frozenset({"exec", "fs.write", "net"})
 HUMAN_GATE = "nika:prompt"
+#: the risk grades, mildest first
 GRADES = ("low", "supervised", "high", "unbounded")
 
 _ESCAPE_CODES = frozenset({"NIKA-SEC-004", "NIKA-AUTH-006", "NIKA-AUTH-008"})
@@ -280,8 +282,10 @@ class Spend:
     """One part of a task that may spend money: its verb, or one ``on_finally`` step.
 
     ``status`` is ``ceiling`` (``usd`` is the worst case), ``unbounded`` (priced, but no token
-    cap or no static item count) or ``unpriced`` (no price is known). ``capped`` and ``runs``
-    hold whatever the price: a token cap exists, and how many times the part runs at most."""
+    cap or no static item count) or ``unpriced`` (no price is known). ``tokens`` is the cap of one
+    run (``max_tokens``, or an agent's ``max_tokens_total``); ``items`` is ``None`` when only the
+    run knows how many ``for_each`` items there are; ``capped`` holds whatever the price: the
+    spend has a limit (a token cap, or a free model)."""
 
     task: str
     part: str | None
@@ -295,10 +299,6 @@ class Spend:
     turns: int | None
     capped: bool
     reason: str | None
-
-    @property
-    def runs(self) -> int | None:
-        return None if self.items is None else self.attempts * self.items
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -899,7 +899,7 @@ def _risk(wf: Workflow, graph: Graph, cost: Cost, term: Termination, fx: Effects
             continue
         if not s.capped:
             field_name = "max_tokens" if s.kind == "infer" else "max_tokens_total"
-            unbounded.append(f"`{s.task}` has no `{field_name}` cap")
+            unbounded.append(f"`{s.task}` has no `{field_name}` known before the run")
         elif s.items is None:
             unbounded.append(f"`{s.task}` calls a model once per item of a list only the run knows")
     if unbounded:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from checker.certificate import (
+    GRADES,
     Certificate,
     PriceTable,
     certify,
@@ -236,7 +237,7 @@ def test_an_effect_after_a_human_gate_is_supervised() -> None:
         '  ship:\n    after: { ask: success }\n    timeout: "1m"\n    exec: { command: ["deploy"] }\n',
         head='permits:\n  tools: ["nika:prompt"]\n  exec: ["deploy"]\n',
     )
-    assert cert.risk.grade == "supervised", cert.risk.reasons
+    assert cert.risk.grade == "supervised" and cert.risk.grade in GRADES, cert.risk.reasons
     assert "after a human gate" in cert.risk.reasons[0]
 
 
