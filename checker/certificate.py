@@ -39,8 +39,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from checker.graph import Graph
 from checker.model import Agent, CompiledWorkflow, Exec, Infer, Invoke, Task, Verb, Workflow
@@ -86,8 +86,7 @@ _ESCAPE_CODES = frozenset({"NIKA-SEC-004", "NIKA-AUTH-006", "NIKA-AUTH-008"})
 # -- prices ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Price:
+class Price(NamedTuple):
     """USD per million tokens."""
 
     input_per_million: float
@@ -98,12 +97,11 @@ class Price:
         return self.input_per_million == 0 and self.output_per_million == 0
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTable:
+class PriceTable(NamedTuple):
     """Prices by ``provider/model``; ``source`` names where they came from (``None``: no table),
     ``error`` says why (part of) a given table could not be used."""
 
-    prices: Mapping[str, Price] = field(default_factory=dict)
+    prices: Mapping[str, Price] = MappingProxyType({})
     source: str | None = None
     error: str | None = None
 
@@ -259,8 +257,7 @@ def _text(v: Value | None) -> str | None:
 # -- the parts -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     tasks: int
     waves: tuple[tuple[str, ...], ...]
     width: int
@@ -277,8 +274,7 @@ class Plan:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Spend:
+class Spend(NamedTuple):
     """One part of a task that may spend money: its verb, or one ``on_finally`` step.
 
     ``status`` is ``ceiling`` (``usd`` is the worst case), ``unbounded`` (priced, but no token
@@ -320,8 +316,7 @@ def _round(usd: float | None) -> float | None:
     return None if usd is None else round(usd, 10)
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
+class Cost(NamedTuple):
     """``kind``: ``none`` (nothing spends), ``ceiling`` (``usd`` bounds the spend), ``floor`` (some
     priced part is unbounded: the worst case is at least ``usd``), ``unknown`` (some part is
     unpriced; ``bounded_usd`` is what the priced, bounded parts can spend at most)."""
@@ -385,8 +380,7 @@ def _names(ids: list[str], limit: int = 3) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-@dataclass(frozen=True, slots=True)
-class Resources:
+class Resources(NamedTuple):
     """Worst-case counts (``None`` when only the run knows): task runs (attempts × items, plus
     each cleanup step), model calls (an agent counts its turn budget) and process/tool calls
     (unknown as soon as an agent holds tools: one turn may call several)."""
@@ -399,8 +393,7 @@ class Resources:
         return {"task_runs": self.task_runs, "model_calls": self.model_calls, "effect_calls": self.effect_calls}
 
 
-@dataclass(frozen=True, slots=True)
-class Loop:
+class Loop(NamedTuple):
     """One repetition the run bounds: ``for_each`` items, retry attempts or agent turns."""
 
     task: str
@@ -411,8 +404,7 @@ class Loop:
         return {"task": self.task, "kind": self.kind, "bound": self.bound}
 
 
-@dataclass(frozen=True, slots=True)
-class Termination:
+class Termination(NamedTuple):
     """``verdict``: ``bounded`` (every repetition has a bound the check knows), ``run-time``
     (some bound is fixed when the run starts: still finite) or ``cyclic`` (no run: a cycle)."""
 
@@ -433,8 +425,7 @@ class Termination:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Effects:
+class Effects(NamedTuple):
     """``needed`` and ``granted`` share the shape of a ``permits:`` block (planes with what is
     known at check); ``dynamic`` lists the targets only the run knows; ``escapes`` counts the
     findings that report a need outside the grant (NIKA-SEC-004, NIKA-AUTH-006, NIKA-AUTH-008)."""
@@ -456,8 +447,7 @@ class Effects:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Risk:
+class Risk(NamedTuple):
     grade: str
     reasons: tuple[str, ...]
 
@@ -465,8 +455,7 @@ class Risk:
         return {"grade": self.grade, "reasons": list(self.reasons)}
 
 
-@dataclass(frozen=True, slots=True)
-class Certificate:
+class Certificate(NamedTuple):
     workflow: str | None
     plan: Plan
     cost: Cost
