@@ -100,7 +100,8 @@ def test_full_output_shows_the_certificate_only_when_asked(
     assert out.index("NIKA-PARSE-001") < out.index(f"certificate · {files['broken']}") < out.index("Found 1 error")
 
 
-def test_concise_output_takes_the_flag_too(files: dict[str, Path]) -> None:
+def test_concise_output_takes_the_flag_too(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NIKA_PRICES", raising=False)
     proc = nika_here("check", "--output-format", "concise", "--certificate", str(files["priced"]))
     assert proc.returncode == 0
     assert "certificate · " in proc.stdout and "unknown: no price for `draft`, `review`" in proc.stdout
