@@ -86,5 +86,5 @@ def check_paths(paths: list[str]) -> list[FileReport]:
         if compiled is None:
             out.append(FileReport(path, None, (), why))
         else:
-            out.append(FileReport(path, compiled.source, compiled.diagnostics))
+            out.append(FileReport(path, compiled.source, compiled.diagnostics, compiled=compiled))
     return out

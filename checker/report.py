@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from checker.diagnostics import Diagnostic, Severity
 from checker.source import SourceText
+
+if TYPE_CHECKING:
+    from checker.model import CompiledWorkflow
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +28,8 @@ class FileReport:
     # findings silenced by a `# nika: ignore[…]` comment, with the reason written there
     suppressed: tuple[tuple[Diagnostic, str], ...] = ()
     strict: bool = False  # configuration `strict = true`: warnings fail too
+    # what the findings were computed from (the certificate reads it); None for an unread file
+    compiled: CompiledWorkflow | None = field(default=None, compare=False, repr=False)
 
     @property
     def clean(self) -> bool:

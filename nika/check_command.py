@@ -26,6 +26,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.paths:
         print("nika check: give at least one PATH (a file, a directory, or - for stdin)", file=sys.stderr)
         return 1
+    if getattr(args, "certificate", False) and args.output_format not in ("full", "concise", "json"):
+        print(
+            f"nika check: --certificate prints with the full or concise format; {args.output_format} has no place "
+            "for it (json always carries the certificate)",
+            file=sys.stderr,
+        )
+        return 1
     try:
         if args.fix or args.diff:
             return _fix(args)
@@ -56,7 +63,13 @@ def _render(run: CheckRun, args: argparse.Namespace, stream: object = None) -> i
 
     out = stream or sys.stdout
     color = args.color == "always" or (args.color == "auto" and out.isatty() and "NO_COLOR" not in os.environ)  # type: ignore[attr-defined]
-    text = render(run, args.output_format, color=color)
+    certificate = args.output_format == "json" or bool(getattr(args, "certificate", False))
+    prices = None
+    if certificate:  # only then load the certificate code (the plain check's cold start stays as it was)
+        from checker.certificate import prices_from_env
+
+        prices = prices_from_env(os.environ)
+    text = render(run, args.output_format, color=color, certificate=certificate, prices=prices)
     try:
         if out is sys.stdout:
             _write(text, machine=args.output_format in ("json", "sarif"))
@@ -173,7 +186,7 @@ def _fix(args: argparse.Namespace) -> int:
             reports.append(
                 FileReport(path, None, (), why)
                 if compiled is None
-                else FileReport(path, compiled.source, compiled.diagnostics)
+                else FileReport(path, compiled.source, compiled.diagnostics, compiled=compiled)
             )
             continue
         new, count, refusal = fix_text(text, shown, base, unsafe=args.unsafe_fixes, native_strict=args.native_strict)
@@ -190,7 +203,7 @@ def _fix(args: argparse.Namespace) -> int:
             with open(path, "w", encoding="utf-8", newline="") as fh:
                 fh.write(new)
         compiled_new = compile_text(new, shown, base)
-        reports.append(FileReport(path, compiled_new.source, compiled_new.diagnostics))
+        reports.append(FileReport(path, compiled_new.source, compiled_new.diagnostics, compiled=compiled_new))
     run = CheckRun(tuple(_finalize(reports, args)))
     if args.diff:
         try:

@@ -52,6 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of applying them")
     c.add_argument("--show-settings", metavar="FILE", help="print the configuration that applies to FILE and exit")
     c.add_argument("--allow-empty", action="store_true", help="exit 0 when the paths hold no workflow file")
+    c.add_argument(
+        "--certificate",
+        action="store_true",
+        help=(
+            "after each file's findings, print its certificate: plan (waves, width, critical path), cost ceiling, "
+            "termination, effects needed vs granted, risk grade (full/concise; json always carries it; prices "
+            "from NIKA_PRICES)"
+        ),
+    )
 
     e = sub.add_parser("explain", help="explain a NIKA code or lint rule")
     e.add_argument("code", nargs="?", help="e.g. NIKA-DAG-001 (or DAG-001), native-first/001")

@@ -261,9 +261,9 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
 
 
 def _register_features() -> None:
-    from nika_lsp.features import actions, completion, graph, hover, navigation, outline
+    from nika_lsp.features import actions, certificate, completion, graph, hover, navigation, outline
 
-    for module in (hover, completion, navigation, outline, actions, graph):
+    for module in (hover, completion, navigation, outline, actions, graph, certificate):
         module.register(server)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from checker.certificate import PriceTable
     from checker.report import CheckRun
 
 FORMATS = ("full", "concise", "json", "sarif", "github")
@@ -14,24 +15,28 @@ GRAPH_FORMATS = ("mermaid", "dot", "json")
 __all__ = ["FORMATS", "GRAPH_FORMATS", "render"]
 
 
-def render(run: CheckRun, fmt: str, *, color: bool = False) -> str:
+def render(
+    run: CheckRun, fmt: str, *, color: bool = False, certificate: bool = False, prices: PriceTable | None = None
+) -> str:
     """Render ``run`` in format ``fmt`` (one of ``FORMATS``).
 
     Only the module of the chosen format is imported, so the CLI pays for nothing else.
-    ``color`` adds ANSI styling and only affects the text formats.
+    ``color`` adds ANSI styling and only affects the text formats. ``certificate`` adds each
+    file's certificate to the text formats (``json`` always carries it); ``prices`` is the price
+    table the certificate's cost reads (none: every model is unpriced).
     """
     if fmt == "full":
         from nika.output.text import render_full
 
-        return render_full(run, color=color)
+        return render_full(run, color=color, certificate=certificate, prices=prices)
     if fmt == "concise":
         from nika.output.text import render_concise
 
-        return render_concise(run, color=color)
+        return render_concise(run, color=color, certificate=certificate, prices=prices)
     if fmt == "json":
         from nika.output.json_report import render as render_json
 
-        return render_json(run)
+        return render_json(run, prices=prices)
     if fmt == "sarif":
         from nika.output.sarif import render as render_sarif
 

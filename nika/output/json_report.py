@@ -1,7 +1,9 @@
 """The ``json`` format of ``nika check``: a stable, versioned report for other programs.
 
 The shape is a public contract (external tools score against it); change it only together with
-``REPORT_VERSION``. Lines and columns are 1-based, columns count code points, and ``offset`` is
+``REPORT_VERSION``. New keys may be added without a bump (readers ignore keys they do not know):
+each file report carries ``certificate``, the :mod:`checker.certificate` document (``null`` when
+the file holds no workflow). Lines and columns are 1-based, columns count code points, and ``offset`` is
 the 0-based UTF-8 byte offset of the same position.
 """
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
+    from checker.certificate import PriceTable
     from checker.diagnostics import Diagnostic
     from checker.report import CheckRun, FileReport
     from checker.source import SourceText, Span
@@ -54,26 +57,41 @@ def _finding(source: SourceText, d: Diagnostic) -> dict[str, Any]:
     }
 
 
-def _file(report: FileReport) -> dict[str, Any]:
+def _certificate(report: FileReport, prices: PriceTable | None) -> dict[str, Any] | None:
+    """The file's certificate (:mod:`checker.certificate`), ``None`` without a workflow model."""
+    compiled = report.compiled
+    if compiled is None or compiled.workflow is None:
+        return None
+    from checker.certificate import CERTIFICATE_VERSION, certify
+
+    try:
+        cert = certify(compiled, prices)
+    except Exception as exc:  # a bug here must not cost the findings their report
+        return {"certificate_version": CERTIFICATE_VERSION, "error": f"internal error: {exc!r}"}
+    return cert.to_json() if cert is not None else None
+
+
+def _file(report: FileReport, prices: PriceTable | None = None) -> dict[str, Any]:
     if report.error is not None:
-        return {"path": report.path, "clean": False, "error": report.error, "findings": []}
+        return {"path": report.path, "clean": False, "error": report.error, "findings": [], "certificate": None}
     source = source_of(report)
     return {
         "path": report.path,
         "clean": report.clean,
         "findings": [_finding(source, d) for d in sorted_findings(report)],
+        "certificate": _certificate(report, prices),
     }
 
 
-def report_dict(run: CheckRun) -> dict[str, Any]:
-    """The report as plain data, keys in contract order."""
+def report_dict(run: CheckRun, prices: PriceTable | None = None) -> dict[str, Any]:
+    """The report as plain data, keys in contract order; ``prices`` feeds each certificate."""
     return {
         "report_version": REPORT_VERSION,
         "clean": run.clean,
-        "reports": [_file(r) for r in run.reports],
+        "reports": [_file(r, prices) for r in run.reports],
     }
 
 
-def render(run: CheckRun) -> str:
+def render(run: CheckRun, prices: PriceTable | None = None) -> str:
     """The report as one line of JSON followed by a newline."""
-    return json.dumps(report_dict(run), ensure_ascii=False, indent=None) + "\n"
+    return json.dumps(report_dict(run, prices), ensure_ascii=False, indent=None) + "\n"

@@ -9,6 +9,7 @@ from checker.diagnostics import Severity
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
+    from checker.certificate import PriceTable
     from checker.diagnostics import Diagnostic
     from checker.report import CheckRun, FileReport
     from checker.source import SourceText
@@ -273,11 +274,14 @@ def _folded_line(path: str, source: SourceText, d: Diagnostic, n: int, paint: _P
     return paint(f"{path}:{line}: ... {n} more {_ident(d).rstrip(':')} {what} on this line (folded)", _BOLD)
 
 
-def render_full(run: CheckRun, *, color: bool = False) -> str:
+def render_full(
+    run: CheckRun, *, color: bool = False, certificate: bool = False, prices: PriceTable | None = None
+) -> str:
     """Every finding with its source line, carets, notes, help and docs link, then a summary.
 
     Repeats of one finding on one line are folded after :data:`FOLD_AFTER` (the summary says how
-    many); the machine formats keep them all.
+    many); the machine formats keep them all. ``certificate`` adds each file's certificate after
+    its findings.
     """
     paint = _Paint(color)
     blocks: list[str] = []
@@ -292,15 +296,32 @@ def render_full(run: CheckRun, *, color: bool = False) -> str:
             if more:
                 folded += more
                 blocks.append(_folded_line(report.path, source, d, more, paint))
+        if certificate:
+            blocks.append(_certificate_block(report, paint, prices))
     blocks.append(paint(summary(run, folded), _BOLD))
     return "\n\n".join(blocks) + "\n"
+
+
+def _certificate_block(report: FileReport, paint: _Paint, prices: PriceTable | None) -> str:
+    from checker.certificate import certify
+    from nika.output.certificate_text import certificate_lines
+
+    compiled = report.compiled
+    cert = certify(compiled, prices) if compiled is not None else None
+    if cert is None:
+        return paint(f"certificate · {report.path}", _BOLD) + "\n  none: the file holds no workflow to certify"
+    head, *rest = certificate_lines(cert, report.path)
+    return "\n".join([paint(head, _BOLD), *rest])
 
 
 # --- concise ------------------------------------------------------------------------------
 
 
-def render_concise(run: CheckRun, *, color: bool = False) -> str:
-    """One line per finding (message plus repair), unreadable files, then a summary (repeats folded)."""
+def render_concise(
+    run: CheckRun, *, color: bool = False, certificate: bool = False, prices: PriceTable | None = None
+) -> str:
+    """One line per finding (message plus repair), unreadable files, then a summary (repeats folded);
+    ``certificate`` adds each file's certificate after its findings."""
     paint = _Paint(color)
     lines: list[str] = []
     folded = 0
@@ -314,5 +335,7 @@ def render_concise(run: CheckRun, *, color: bool = False) -> str:
             if more:
                 folded += more
                 lines.append(_folded_line(report.path, source, d, more, paint))
+        if certificate:
+            lines.append(_certificate_block(report, paint, prices))
     lines.append(paint(summary(run, folded), _BOLD))
     return "\n".join(lines) + "\n"

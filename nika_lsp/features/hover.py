@@ -2,7 +2,8 @@
 
 Covered:
 
-* keys: envelope fields, task fields, verb body fields and the ``retry``/``on_error``/
+* keys: envelope fields (on ``workflow:``, the workflow's certificate follows, see
+  :mod:`nika_lsp.features.certificate`), task fields, verb body fields and the ``retry``/``on_error``/
   ``on_finally``/``permits``/``run``/``policy``/declaration fields (docs from
   :mod:`checker.grammar`), a builtin's argument keys inside ``args:`` (type, required,
   default, doc), task ids (under ``tasks:`` and as ``after:`` keys), declared names under
@@ -71,6 +72,7 @@ class Card:
     markdown: str
     start: int
     end: int
+    topic: str | None = None  # "workflow": the envelope's `workflow:` key (the certificate joins the card)
 
 
 def register(server: NikaLanguageServer) -> None:
@@ -103,8 +105,13 @@ def hover_at(snap: Snapshot, pos: lsp.Position, encoding: str, model: ModelView 
     card = card_at(snap.lines, line_no, offset - start, model)
     if card is None:
         return None
+    markdown = card.markdown
+    if card.topic == "workflow":
+        from nika_lsp.features.certificate import certificate_markdown, certificate_of
+
+        markdown += "\n\n---\n\n" + certificate_markdown(certificate_of(snap))
     rng = lsp.Range(start=position(src, start + card.start, encoding), end=position(src, start + card.end, encoding))
-    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=card.markdown), range=rng)
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown), range=rng)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,6 +147,8 @@ def card_at(lines: Sequence[str], line_no: int, col: int, model: ModelView | Non
     if is_key and ctx.kind in ("key", "item"):
         path = ctx.path if ctx.kind == "key" else (*ctx.path, ctx.key or "")
         text = _key_card(lines, ctx, path, word, model)
+        if text and path == () and word == "workflow":
+            return Card(text, lo, hi, topic="workflow")
     elif ctx.kind in ("value", "item"):
         text = _value_card(ctx, word)
     return Card(text, lo, hi) if text else None

@@ -23,7 +23,7 @@ from pytest_lsp import client_capabilities
 
 from nika_lsp.convert import offset_of
 from nika_lsp.documents import Documents, Snapshot
-from nika_lsp.features import actions, completion, diagnostics, graph, hover, navigation, outline
+from nika_lsp.features import actions, certificate, completion, diagnostics, graph, hover, navigation, outline
 from nika_lsp.features.context import view_of
 
 _ids = itertools.count()
@@ -152,3 +152,6 @@ class Editor:
 
     def graph(self, uri: str) -> dict[str, object]:
         return graph.graph_document(self.snap(uri), self.encoding)
+
+    def code_lenses(self, uri: str) -> list[lsp.CodeLens]:
+        return certificate.code_lenses(self.snap(uri), self.encoding)

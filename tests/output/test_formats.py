@@ -145,12 +145,14 @@ def test_json_contract() -> None:
 
     first, clean, gone = data["reports"]
     assert first["path"] == PATH and first["clean"] is False
-    assert clean == {"path": "examples/clean.nika.yaml", "clean": True, "findings": []}
+    # `certificate` (added last) is null here: these reports carry no compiled workflow
+    assert clean == {"path": "examples/clean.nika.yaml", "clean": True, "findings": [], "certificate": None}
     assert gone == {
         "path": "examples/gone.nika.yaml",
         "clean": False,
         "error": "No such file or directory",
         "findings": [],
+        "certificate": None,
     }
 
     warning, error, hint = first["findings"]  # sorted by start offset
