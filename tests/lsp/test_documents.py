@@ -179,3 +179,95 @@ async def test_the_server_keeps_nothing_after_did_close(monkeypatch: pytest.Monk
     models = [o for o in gc.get_objects() if isinstance(o, CompiledWorkflow) and o.source.path == uri_to_path(uri)]
     assert not models, "a compiled model of the closed document is still referenced"
     assert published and published[-1].uri == uri and published[-1].diagnostics == []
+
+
+# -- many edits: the snapshot always equals a from-scratch check -----------------------------
+
+
+def _big_workflow(n: int) -> str:
+    lines = ["nika: v1", "workflow:", "  id: many", "model: mock/echo", "tasks:"]
+    for i in range(n):
+        lines.append(f"  t{i}:")
+        if i:
+            lines.append(f"    with: {{ prev: ${{{{ tasks.t{i - 1}.output }}}} }}")
+        lines.append(
+            f'    infer: {{ prompt: "step {i} é ${{{{ with.prev }}}}" }}' if i else '    infer: { prompt: "go" }'
+        )
+    return "\n".join(lines) + "\n"
+
+
+def test_random_line_edits_give_what_a_fresh_check_gives() -> None:
+    """Ranged edits (UTF-16 positions, as VS Code sends them) at random lines: after each, the
+    server's analysis is exactly what `nika check` computes from the resulting text."""
+    import random
+
+    from checker.engine import compile_text
+    from nika_lsp.documents import analyze_source
+
+    rng = random.Random(7)
+    uri = "untitled:many.nika.yaml"
+    text = _big_workflow(40)
+    docs = Documents()
+    docs.set(uri, text, 1)
+    edits = ["x", "${{ tasks.t3.outptu }}", "", "'", ": {", "status == 'failed'", "  ", "é"]
+    for version in range(2, 40):
+        lines = text.split("\n")
+        line = rng.randrange(len(lines) - 1)
+        col = rng.randrange(len(lines[line]) + 1)
+        cut = rng.randrange(0, 3)
+        new = rng.choice(edits)
+        end_col = min(len(lines[line]), col + cut)
+        utf16 = lambda s: len(s.encode("utf-16-le")) // 2  # noqa: E731
+        change = lsp.TextDocumentContentChangePartial(
+            range=lsp.Range(
+                start=lsp.Position(line=line, character=utf16(lines[line][:col])),
+                end=lsp.Position(line=line, character=utf16(lines[line][:end_col])),
+            ),
+            text=new,
+        )
+        lines[line] = lines[line][:col] + new + lines[line][end_col:]
+        text = "\n".join(lines)
+        assert docs.change(uri, version, [change])
+        snap = docs.snapshot(uri)
+        assert snap is not None and snap.source.text == text
+        fresh = compile_text(text, uri)
+        assert [d.sort_key() for d in snap.compiled.diagnostics] == [d.sort_key() for d in fresh.diagnostics]
+        assert [(d.code, d.rule, d.message) for d in snap.compiled.diagnostics] == [
+            (d.code, d.rule, d.message)
+            for d in analyze_source(uri, SourceText(text, uri), version).compiled.diagnostics
+        ]
+
+
+def test_two_threads_asking_for_one_version_share_one_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import nika_lsp.documents as documents
+
+    calls = []
+    started = threading.Event()
+    release = threading.Event()
+    real = documents.analyze_source
+
+    def slow(uri: str, src: SourceText, version: int | None) -> Any:
+        calls.append(version)
+        started.set()
+        release.wait(5)
+        return real(uri, src, version)
+
+    monkeypatch.setattr(documents, "analyze_source", slow)
+    docs = Documents()
+    uri = "untitled:a.nika.yaml"
+    docs.set(uri, _big_workflow(3), 1)
+    out: list[Any] = []
+    first = threading.Thread(target=lambda: out.append(docs.snapshot(uri)))
+    first.start()
+    assert started.wait(5)
+    second = threading.Thread(target=lambda: out.append(docs.snapshot(uri)))
+    second.start()
+    second.join(0.3)  # it is waiting for the first analysis, not computing its own
+    assert second.is_alive()
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert calls == [1]
+    assert len(out) == 2 and out[0] is out[1]
