@@ -401,7 +401,7 @@ def decode_source(data: bytes, path: str) -> tuple[SourceText, list[Diagnostic]]
         escaped = data.decode("utf-8", errors="surrogateescape")
         repaired = tuple(m.start() for m in _ESCAPED_RE.finditer(escaped))
         text = _ESCAPED_RE.sub("\ufffd", escaped)
-        src = SourceText(text, path, repaired)
+        src = SourceText(text, path, repaired, bytes(ord(escaped[i]) - 0xDC00 for i in repaired))
         at = repaired[0]
         d = report(
             "NIKA-PARSE-001",
