@@ -421,6 +421,13 @@ def _hex_escape(err: _Error) -> Explained | None:
     )
 
 
+def _surrogate(err: _Error) -> Explained | None:
+    return Explained(
+        "a `\\u` escape names a UTF-16 surrogate, which is not a character",
+        "Write the character itself, or its whole code point as one `\\UXXXXXXXX` escape.",
+    )
+
+
 def _tab(err: _Error) -> Explained | None:
     return Explained("a tab character in the indentation", TAB_HELP)
 
@@ -523,6 +530,7 @@ _TABLE: tuple[tuple[re.Pattern[str], _Handler], ...] = tuple(
         (r"cannot start any token", _cannot_start),
         (r"unknown escape character", _escape),
         (r"(hexdecimal|hexadecimal|escape sequence of)", _hex_escape),
+        (r"escape names a surrogate", _surrogate),
         (r"alphabetic or numeric character.*(anchor|alias)", _anchor),
         (r"(did not find expected node content|expected the node content)", _node_content),
         (r"sequence entries are not allowed", _sequence_entry),

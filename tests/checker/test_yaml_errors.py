@@ -107,6 +107,7 @@ COMMON = {
     "block scalar indicator": ("a: |x\n  t\n", "next line"),
     "malformed tag": ("a: !<x y\n", "tag"),
     "control character": ('a: "x\x07"\n', "escape `\\x07`"),
+    "surrogate escape": ('a: "\\ud83d"\n', "whole code point"),
 }
 
 
