@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from checker.diagnostics import Severity
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from checker.diagnostics import Diagnostic
     from checker.report import CheckRun, FileReport
     from checker.source import SourceText
