@@ -126,15 +126,19 @@ def _indent_of(text: str, offset: int) -> str | None:
     return lead if lead.strip(" ") == "" else None
 
 
-def hoist_into_with(text: str, task: object, ref_span: Span, name: str) -> Fix | None:
+def hoist_into_with(
+    text: str, task: object, ref_span: Span, name: str, *, bound: str | None = None, applicability: str = SAFE
+) -> Fix | None:
     """Bind the ``tasks.…`` reference at ``ref_span`` as ``with.<name>`` of ``task`` and read that.
 
-    Returns ``None`` whenever a clean, minimal edit is not certain (flow-style task, odd layout).
+    ``bound`` replaces the reference's own text as the bound expression (a misspelled task or
+    field, corrected). Returns ``None`` whenever a clean, minimal edit is not certain
+    (flow-style task, odd layout).
     """
     from checker.model import Task
 
     assert isinstance(task, Task)
-    expr = text[ref_span.start : ref_span.end]
+    expr = bound if bound is not None else text[ref_span.start : ref_span.end]
     if not expr.startswith("tasks.") or any(c in expr for c in '"\\\n'):
         return None
     value = f'"${{{{ {expr} }}}}"'
@@ -165,4 +169,4 @@ def hoist_into_with(text: str, task: object, ref_span: Span, name: str) -> Fix |
                 return None
             prefix = "" if end > 0 and text[end - 1] == "\n" else "\n"
             insert = Edit(Span(end, end), f"{prefix}{indent}{name}: {value}\n")
-    return Fix(f"Bind `{expr}` as `with.{name}` and read that", (insert, Edit(ref_span, f"with.{name}")))
+    return Fix(f"Bind `{expr}` as `with.{name}` and read that", (insert, Edit(ref_span, f"with.{name}")), applicability)

@@ -44,13 +44,24 @@ class LineCol:
 class SourceText:
     """The decoded text of one document plus the index that turns offsets into lines and columns."""
 
-    __slots__ = ("__dict__", "path", "repaired", "text")
+    __slots__ = ("__dict__", "path", "repaired", "repaired_bytes", "text")
 
-    def __init__(self, text: str, path: str = "<stdin>", repaired: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, text: str, path: str = "<stdin>", repaired: tuple[int, ...] = (), repaired_bytes: bytes = b""
+    ) -> None:
         self.text = text
         self.path = path
-        # Sorted offsets of U+FFFD characters that each replace one invalid byte of the file.
+        # Sorted offsets of U+FFFD characters that each replace one invalid byte of the file,
+        # and those bytes (same order, when known), so a display can show them as `\xNN`.
         self.repaired = repaired
+        self.repaired_bytes = repaired_bytes
+
+    def replaced_byte(self, offset: int) -> int | None:
+        """The invalid byte of the file that the U+FFFD at ``offset`` stands for, if known."""
+        i = bisect.bisect_left(self.repaired, offset)
+        if i < len(self.repaired) and self.repaired[i] == offset and i < len(self.repaired_bytes):
+            return self.repaired_bytes[i]
+        return None
 
     @cached_property
     def line_starts(self) -> list[int]:

@@ -456,7 +456,7 @@ def decode_source(data: bytes, path: str) -> tuple[SourceText, list[Diagnostic]]
         escaped = data.decode("utf-8", errors="surrogateescape")
         repaired = tuple(m.start() for m in _ESCAPED_RE.finditer(escaped))
         text = _ESCAPED_RE.sub("\ufffd", escaped)
-        src = SourceText(text, path, repaired)
+        src = SourceText(text, path, repaired, bytes(ord(escaped[i]) - 0xDC00 for i in repaired))
         at = repaired[0]
         d = report(
             "NIKA-PARSE-001",
@@ -620,32 +620,40 @@ _MODELINE_RE = re.compile(r"^\s*(\$schema=|yaml-language-server:)", re.M)
 
 
 def _syntax_error(src: SourceText, exc: Exception) -> Diagnostic:
+    from checker.yaml_errors import explain, explain_character
+
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     at = mark.index if mark is not None and mark.index is not None else 0
-    if mark is None and isinstance(getattr(exc, "position", None), int):  # the reader's errors (control characters)
+    reader = mark is None and isinstance(getattr(exc, "position", None), int)
+    if reader:  # the reader's errors (control characters)
         at = exc.position  # type: ignore[attr-defined]
     at = max(0, min(at, len(src.text)))
     problem = str(getattr(exc, "problem", None) or exc).strip().splitlines()[0]
-    context = getattr(exc, "context", None)
-    message = f"YAML syntax error: {problem}"
-    if context:
-        message += f" ({context})"
-    help = "Fix the YAML syntax at this position."
     span = Span(at, min(at + 1, len(src.text)))
     first = _first_content_line(src)
     line_text = src.line_text(first)
     if _MODELINE_RE.match(line_text):
         span = Span(src.line_starts[first], src.line_end(first))
         message = "this line is an editor schema modeline that lost its `# ` comment prefix"
-        help = "Restore it as `# yaml-language-server: $schema=…`, or delete the line."
-    elif _unquoted_island_in_flow(src, at):
+        return report(
+            "NIKA-PARSE-001", span, message, "Restore it as `# yaml-language-server: $schema=…`, or delete the line."
+        )
+    if _unquoted_island_in_flow(src, at):
+        context = getattr(exc, "context", None)
         help = (
             "Quote the `${{ … }}` value: inside a `{ … }` flow mapping an unquoted `${{` opens a nested "
             'mapping (write `key: "${{ … }}"`).'
         )
-    elif "\t" in src.line_text(src.line_index(at)):
-        help = "YAML indentation must use spaces, not tabs."
-    return report("NIKA-PARSE-001", span, message, help)
+        return report(
+            "NIKA-PARSE-001", span, f"YAML syntax error: {problem}" + (f" ({context})" if context else ""), help
+        )
+    if reader:
+        said = explain_character(src, at, problem)
+    else:
+        cmark = getattr(exc, "context_mark", None)
+        cat = getattr(cmark, "index", None)
+        said = explain(src, problem, getattr(exc, "context", None), at, cat if isinstance(cat, int) else None)
+    return report("NIKA-PARSE-001", span, f"YAML syntax error: {said.message}", said.help, related=said.related)
 
 
 def _first_content_line(src: SourceText) -> int:

@@ -173,10 +173,18 @@ class NikaLanguageServer(LanguageServer):
         if snap is None or self.docs.version(uri) != version:
             return  # superseded by a newer edit, or closed meanwhile
         if self.pull_diagnostics:
-            with contextlib.suppress(Exception):
-                self.workspace_diagnostic_refresh(None)
+            self._refresh_diagnostics()  # a client that pulls asks again on its own after an edit
             return
         self.publish(snap)
+
+    def _refresh_diagnostics(self) -> None:
+        """Ask the client to pull diagnostics again, only when it declared ``refreshSupport``."""
+        ws = self.client_capabilities.workspace
+        if not (ws and ws.diagnostics and ws.diagnostics.refresh_support):
+            return
+        with contextlib.suppress(Exception):
+            future = self.workspace_diagnostic_refresh(None)
+            future.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
 
     def publish(self, snap: Snapshot) -> None:
         if not self.docs.should_publish(snap):

@@ -187,8 +187,14 @@ def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) 
             )
 
 
-def _hoist_fix(ctx: RuleContext, site: ExprSite, target: str, span: Span) -> tuple[Fix, ...]:
-    """The VAR-021 repair as an edit: bind the read in `with:` and read `with.<name>` instead."""
+def _hoist_fix(
+    ctx: RuleContext, site: ExprSite, target: str, span: Span, bound: str | None = None, applicability: str = "safe"
+) -> tuple[Fix, ...]:
+    """The VAR-021 repair as an edit: bind the read in `with:` and read `with.<name>` instead.
+
+    ``bound`` is the expression to bind when it differs from the text at ``span`` (a misspelled
+    task or field, corrected to its unique did-you-mean).
+    """
     from checker.fixes import hoist_into_with
 
     task = ctx.workflow.tasks.get(site.task or "")
@@ -196,18 +202,48 @@ def _hoist_fix(ctx: RuleContext, site: ExprSite, target: str, span: Span) -> tup
         return ()
     if task.id in ctx.graph.upstream(target):  # the new edge would close a cycle
         return ()
-    expr = ctx.source.text[span.start : span.end]
+    expr = bound if bound is not None else ctx.source.text[span.start : span.end]
     for b in task.with_:  # already bound: read the binding
         raw = getattr(b.value, "raw", None)
         if isinstance(raw, str) and raw.replace(" ", "") == f"${{{{{expr}}}}}".replace(" ", ""):
-            return (Fix(f"Read `with.{b.name}`", (Edit(span, f"with.{b.name}"),)),)
+            return (Fix(f"Read `with.{b.name}`", (Edit(span, f"with.{b.name}"),), applicability),)
     taken = {b.name for b in task.with_}
     name = target if target not in TASK_FIELDS else f"{target}_value"
     n = 2
     while name in taken:
         name, n = f"{target}_{n}", n + 1
-    fix = hoist_into_with(ctx.source.text, task, span, name)
+    fix = hoist_into_with(ctx.source.text, task, span, name, bound=bound, applicability=applicability)
     return (fix,) if fix else ()
+
+
+def _corrected_read(ctx: RuleContext, ref: Ref, span: Span, name: str) -> tuple[str, str | None] | None:
+    """``(shown, bound)`` for a `tasks.*` read that must be bound in `with:` under task ``name``.
+
+    ``shown`` is the read with the task and field corrected (for the help), ``bound`` the same
+    when it differs from the source text (for the fix), else ``None``. ``None`` overall when
+    the field is misspelled beyond a unique guess: binding it would only move the error.
+    """
+    path = ref.path
+    target = path[0]
+    fld = path[1] if len(path) > 1 and isinstance(path[1], str) else None
+    fixed_fld = fld
+    if fld is not None:
+        producer = ctx.workflow.tasks[name]
+        choices = TASK_FIELDS | {b.name for b in producer.output}
+        if fld not in choices:
+            fixed_fld = did_you_mean(fld, sorted(choices))
+            if fixed_fld is None:
+                return None
+    written = f"tasks.{target}" + (f".{fld}" if fld is not None else "")
+    wanted = f"tasks.{name}" + (f".{fixed_fld}" if fixed_fld is not None else ".output")
+    text = ctx.source.text[span.start : span.end]
+    if fld is None:
+        return wanted, None  # a bare `tasks.x`: shown, not rewritten
+    if written == wanted:
+        return wanted, None
+    if not text.startswith(written):  # bracket notation or spacing: no safe textual rewrite
+        return wanted, None
+    return wanted, wanted + text[len(written) :]
 
 
 def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterator[Diagnostic]:
@@ -225,10 +261,18 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterat
     target = path[0]
     if site.where not in TASKS_ALLOWED:
         known = target in wf.tasks
-        guess = None if known else did_you_mean(target, list(wf.tasks))
-        if known or guess:
-            name = target if known else guess
-            repair = f"Bind it in `with:` (`{name}: ${{{{ tasks.{name}.output }}}}`) and read `with.{name}` here."
+        name = target if known else did_you_mean(target, list(wf.tasks))
+        corrected = _corrected_read(ctx, ref, span, name) if name is not None else None
+        fixes: tuple[Fix, ...] = ()
+        if name is not None and corrected is not None:
+            shown, bound = corrected
+            repair = f"Bind it in `with:` (`{name}: ${{{{ {shown} }}}}`) and read `with.{name}` here."
+            if bound is not None or known:  # a guessed task changes what the task waits for: review it
+                fixes = _hoist_fix(ctx, site, name, span, bound, "safe" if known else "maybe-incorrect")
+        elif name is not None:
+            repair = (
+                f"Read a field of `{name}` (`output`, `status`, …), bound in `with:`; only `with.*` is readable here."
+            )
         else:  # binding a task that does not exist would only trade this finding for NIKA-DAG-002
             repair = "Name a task declared under `tasks:`, bound in `with:`; only `with.*` is readable here."
         yield report(
@@ -237,7 +281,7 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterat
             f"`tasks.{target}` cannot be read in {_WHERE_TEXT.get(site.where, 'this position')}",
             repair,
             task=site.task,
-            fixes=_hoist_fix(ctx, site, target, span) if known else (),
+            fixes=fixes,
         )
         return
     if site.where == "finally" and target != site.task:

@@ -118,6 +118,30 @@ def _rule(rule_id: str, d: Diagnostic, info: CodeInfo | LintInfo | None) -> dict
     return rule
 
 
+def _fixes(d: Diagnostic, uri: str, source: SourceText) -> list[dict[str, Any]]:
+    """The finding's fixes as SARIF ``fix`` objects: a fix without edits has no SARIF form (an
+    ``artifactChange`` needs a replacement) and a repeated fix is listed once (``fixes`` is a set)."""
+    out: list[dict[str, Any]] = []
+    for fix in d.fixes:
+        if not fix.edits:
+            continue
+        entry = {
+            "description": {"text": fix.title},
+            "artifactChanges": [
+                {
+                    "artifactLocation": {"uri": uri},
+                    "replacements": [
+                        {"deletedRegion": _region(source, e.span), "insertedContent": {"text": e.new_text}}
+                        for e in fix.edits
+                    ],
+                }
+            ],
+        }
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
 def _result(d: Diagnostic, rule_id: str, index: int, uri: str, source: SourceText) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": rule_id,
@@ -131,25 +155,9 @@ def _result(d: Diagnostic, rule_id: str, index: int, uri: str, source: SourceTex
             {"id": i, **_location(uri, source, lb.span), "message": {"text": lb.message}}
             for i, lb in enumerate(d.related)
         ]
-    if d.fixes:
-        result["fixes"] = [
-            {
-                "description": {"text": fix.title},
-                "artifactChanges": [
-                    {
-                        "artifactLocation": {"uri": uri},
-                        "replacements": [
-                            {
-                                "deletedRegion": _region(source, e.span),
-                                "insertedContent": {"text": e.new_text},
-                            }
-                            for e in fix.edits
-                        ],
-                    }
-                ],
-            }
-            for fix in d.fixes
-        ]
+    fixes = _fixes(d, uri, source)
+    if fixes:
+        result["fixes"] = fixes
     props: dict[str, Any] = {"category": d.category}
     if d.task:
         props["task"] = d.task

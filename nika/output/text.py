@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from checker.diagnostics import Severity
@@ -14,13 +15,24 @@ if TYPE_CHECKING:
     from checker.report import CheckRun, FileReport
     from checker.source import SourceText
 
-__all__ = ["FOLD_AFTER", "MAX_SHOWN", "TAB_WIDTH", "display_columns", "render_concise", "render_full", "summary"]
+__all__ = [
+    "FOLD_AFTER",
+    "MAX_SHOWN",
+    "MAX_SHOWN_BINARY",
+    "TAB_WIDTH",
+    "display_columns",
+    "render_concise",
+    "render_full",
+    "summary",
+]
 
 TAB_WIDTH = 4
 # At most this many findings with the same code on the same line are shown; the rest are folded.
 FOLD_AFTER = 3
 # A source line longer than this (in code points) is shown as a window around the finding.
 MAX_SHOWN = 240
+# A line that is mostly binary (control characters, bytes that were not UTF-8) gets this window.
+MAX_SHOWN_BINARY = 32
 _ELLIPSIS = "…"
 
 _RESET = "\x1b[0m"
@@ -61,31 +73,55 @@ def _char_width(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
-def display_columns(line: str) -> tuple[str, list[int]]:
+def _escaped(ch: str) -> str | None:
+    """How a character that must not reach the terminal is shown (``\\x1b``), else ``None``."""
+    o = ord(ch)
+    if o < 0x20 or 0x7F <= o <= 0x9F:  # C0 and C1 controls, DEL
+        return f"\\x{o:02x}"
+    if ch in "\u2028\u2029" or 0xD800 <= o <= 0xDFFF:  # line/paragraph separators, lone surrogates
+        return f"\\u{o:04x}"
+    return None
+
+
+def display_columns(line: str, replaced: Mapping[int, int] | None = None) -> tuple[str, list[int]]:
     """Lay out one source line for the terminal.
 
     Returns the printable text (tabs expanded to stops of ``TAB_WIDTH``, other control
-    characters shown as U+FFFD so the source cannot drive the terminal) and, for every
-    code-point index ``0..len(line)``, the display column where that character starts.
-    Wide (East Asian, emoji) characters count two columns, combining marks zero.
+    characters escaped as ``\\xNN`` so the source can neither drive the terminal nor vanish)
+    and, for every code-point index ``0..len(line)``, the display column where that character
+    starts. Wide (East Asian, emoji) characters count two columns, combining marks zero.
+    ``replaced`` maps indexes of U+FFFD characters that stand for an invalid byte of the file
+    to that byte, shown as ``\\xNN`` too.
     """
     out: list[str] = []
     cols: list[int] = []
     col = 0
-    for ch in line:
+    for i, ch in enumerate(line):
         cols.append(col)
-        if ch == "\t":
+        if replaced and i in replaced:
+            esc = f"\\x{replaced[i]:02x}"
+            out.append(esc)
+            col += len(esc)
+        elif ch == "\t":
             step = TAB_WIDTH - col % TAB_WIDTH
             out.append(" " * step)
             col += step
-        elif ch < " " or ch == "\x7f":
-            out.append("\ufffd")
-            col += 1
+        elif (esc := _escaped(ch)) is not None:
+            out.append(esc)
+            col += len(esc)
         else:
             out.append(ch)
             col += _char_width(ch)
     cols.append(col)
     return "".join(out), cols
+
+
+def _binary(line: str) -> bool:
+    """Mostly not text: at least a quarter control characters or replaced bytes (U+FFFD)."""
+    if len(line) < 8:
+        return False
+    odd = sum(1 for ch in line if (ch != "\t" and _escaped(ch) is not None) or ch == "\ufffd")
+    return odd * 4 >= len(line)
 
 
 # --- summary ------------------------------------------------------------------------------
@@ -178,7 +214,8 @@ def _snippet(source: SourceText, d: Diagnostic, paint: _Paint) -> tuple[list[str
     """The gutter + source line + caret line of the primary span, and the gutter width.
 
     A line longer than :data:`MAX_SHOWN` code points is shown as a window around the span,
-    with ``…`` where it was cut, so each finding costs the same however long its line is.
+    with ``…`` where it was cut, so each finding costs the same however long its line is; a
+    binary line (see :func:`_binary`) gets a window of :data:`MAX_SHOWN_BINARY`.
     """
     start = source.line_col(d.span.start)
     end = source.line_col(max(d.span.end, d.span.start))
@@ -199,12 +236,21 @@ def _snippet(source: SourceText, d: Diagnostic, paint: _Paint) -> tuple[list[str
         last = line_len
         more = f" ... continues to line {end_line}"
     lo, hi = 0, line_len
-    if line_len > MAX_SHOWN:
-        lo = max(0, first - MAX_SHOWN // 4)
-        hi = min(line_len, lo + MAX_SHOWN)
-        lo = max(0, min(lo, hi - MAX_SHOWN))
+    cap = MAX_SHOWN
+    if line_len > MAX_SHOWN_BINARY and _binary(source.text[line_start : line_start + min(line_len, 4 * MAX_SHOWN)]):
+        cap = MAX_SHOWN_BINARY
+    if line_len > cap:
+        lo = max(0, first - cap // 4)
+        hi = min(line_len, lo + cap)
+        lo = max(0, min(lo, hi - cap))
     line = source.text[line_start + lo : line_start + hi]
-    shown, cols = display_columns(line)
+    replaced = None
+    if source.repaired_bytes and "\ufffd" in line:
+        base = line_start + lo
+        replaced = {
+            i: b for i, ch in enumerate(line) if ch == "\ufffd" and (b := source.replaced_byte(base + i)) is not None
+        }
+    shown, cols = display_columns(line, replaced)
     lead = 0
     if lo > 0:
         shown, lead = _ELLIPSIS + shown, 1

@@ -305,10 +305,30 @@ def test_full_carets_line_up_with_tabs_and_wide_characters() -> None:
 
 def test_display_columns() -> None:
     shown, cols = text.display_columns("a\tb🍰c\x1b")
-    assert shown == "a   b🍰c\ufffd"
-    assert cols == [0, 1, 4, 5, 7, 8, 9]
+    assert shown == "a   b🍰c\\x1b"  # a control character is escaped: it neither drives the terminal nor vanishes
+    assert cols == [0, 1, 4, 5, 7, 8, 12]
+    shown, cols = text.display_columns("x\ufffd\ufffdy", {1: 0x80})
+    assert shown == "x\\x80\ufffdy"  # a replaced byte whose value is known is shown as that byte
+    assert cols == [0, 1, 5, 6, 7]
     _, cols = text.display_columns("e\u0301x")  # combining accent takes no column
     assert cols == [0, 1, 1, 2]
+
+
+def test_binary_lines_are_escaped_and_capped() -> None:
+    from checker.engine import compile_bytes
+
+    data = b"nika: v1\n" + bytes(range(0x80, 0x100)) * 8 + b"\n"
+    compiled = compile_bytes(data, "bin.nika.yaml")
+    out = render(CheckRun((FileReport("bin.nika.yaml", compiled.source, compiled.diagnostics),)), "full")
+    source_line = out.splitlines()[2]
+    assert source_line.startswith("2 | \\x80\\x81\\x82") and source_line.endswith("…")
+    assert "\ufffd" not in out
+    assert len(source_line) <= len("2 | ") + 4 * text.MAX_SHOWN_BINARY + 2
+    elf = b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + b"\x02\x00>\x00" + bytes(range(0xC0, 0x100)) * 20
+    compiled = compile_bytes(elf, "a.out")
+    out = render(CheckRun((FileReport("a.out", compiled.source, compiled.diagnostics),)), "full")
+    assert "\\x02\\x00>\\x00\\xc0\\xc1" in out and "\ufffd" not in out
+    assert max(len(line) for line in out.splitlines()[:4]) < 4 * text.MAX_SHOWN_BINARY + 16
 
 
 def test_full_without_and_with_color() -> None:
