@@ -139,3 +139,18 @@ def test_readme_mentions_every_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for command in ("check", "explain", "graph", "lsp", "schema", "run"):
         assert f"`nika {command}" in readme, command
+
+
+def test_another_kind_of_yaml_is_one_finding() -> None:
+    """A CI config saved as `.nika.yaml`: one PARSE-002 saying what the file is not, not three
+    missing blocks plus an unknown field per key."""
+    text = "name: CI\non:\n  push: {}\njobs:\n  build:\n    runs-on: ubuntu-latest\n"
+    found = compile_text(text).diagnostics
+    assert [(d.code, d.span.start) for d in found] == [("NIKA-PARSE-002", 0)]
+    assert "not a Nika workflow" in found[0].message
+
+
+def test_a_workflow_missing_only_some_blocks_still_names_each() -> None:
+    found = compile_text("nika: v1\ntasks:\n  a:\n    infer: { prompt: x, model: mock/echo }\n").diagnostics
+    assert [d.code for d in found if d.is_error] == ["NIKA-PARSE-002"]
+    assert "`workflow:`" in found[0].message

@@ -28,6 +28,17 @@ def workflow(b: Builder, root: Value) -> Workflow | None:
             "Start the file with `nika: v1`, `workflow: {id: …}` and `tasks:`.",
         )
         return None
+    if not any(k in root for k in ("nika", "workflow", "tasks")):
+        # Some other YAML document (a CI config, a compose file): one finding says so, instead
+        # of three missing blocks and an unknown field per key.
+        b.err(
+            "NIKA-PARSE-002",
+            Span(root.span.start, root.span.start),
+            "this is not a Nika workflow: it has none of `nika:`, `workflow:` and `tasks:`",
+            "Start the file with `nika: v1`, `workflow: {id: …}` and `tasks:`; "
+            "if it is another kind of YAML, name it without the `.nika.yaml` suffix.",
+        )
+        return None
     envelope_keys(b, root)
     wid = nika_and_workflow(b, root)
     description = None
