@@ -13,11 +13,11 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass
 from functools import cache
 
 from checker.diagnostics import Diagnostic, Fix, Label, Severity
 from checker.display import clip
+from checker.records import record
 from checker.source import Span
 
 CATEGORIES = (
@@ -43,7 +43,7 @@ _CODES_TOML = os.path.join(os.path.dirname(__file__), "codes.toml")
 CODE_RE = re.compile(r"^NIKA-[A-Z]{2,9}(-[A-Z][A-Z0-9_]{1,15})?-[0-9]{3}$")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CodeInfo:
     """One registry row."""
 
@@ -65,7 +65,7 @@ def namespace_of(code: str) -> str:
     return "-".join(parts[:2])
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LintInfo:
     """One lint-rule row: a warning with a stable rule id and no NIKA code."""
 

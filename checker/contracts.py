@@ -21,7 +21,6 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -29,6 +28,7 @@ from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.durations import parse_duration
 from checker.expr.template import has_island
+from checker.records import record
 from checker.source import Span
 from checker.suggest import did_you_mean
 from checker.values import Entry, ListValue, MapValue, ScalarValue, Value, describe
@@ -75,7 +75,7 @@ _TYPE_NOUN = {
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rule:
     """One cross-argument rule (the kinds are listed in ``builtins.toml``)."""
 
@@ -126,7 +126,7 @@ class Rule:
         return k
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ArgSpec:
     """The contract of one argument (or one nested field, map value or list item)."""
 
@@ -193,7 +193,7 @@ class ArgSpec:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolContract:
     """Everything the project knows statically about one builtin."""
 
@@ -269,7 +269,7 @@ class ToolContract:
         return "\n".join(out)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Provider:
     """One model provider prefix."""
 
@@ -286,7 +286,7 @@ class Provider:
         return self.kind == "local"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExtractMode:
     """One ``mode:`` of ``nika:fetch``."""
 
@@ -642,7 +642,7 @@ def _expected(types: tuple[str, ...]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Ctx:
     tool: ToolContract
     task: str | None
@@ -660,7 +660,7 @@ class _Ctx:
         self.out.append(report(code, span, message, help, related=related, fixes=fixes, task=self.task))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Scope:
     """One mapping being judged against a set of field contracts."""
 

@@ -8,9 +8,10 @@ expressed as text edits. Nothing here knows about the language server or the ter
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
+from checker.records import record
 from checker.source import Span
 
 
@@ -28,7 +29,7 @@ class Severity(str, Enum):  # noqa: UP042 - a str so it serialises as its value
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2, Severity.HINT: 3}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Label:
     """A secondary place that explains a finding ("first defined here", "edge b -> a")."""
 
@@ -36,7 +37,7 @@ class Label:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edit:
     """Replace the text in ``span`` with ``new_text``."""
 
@@ -44,7 +45,7 @@ class Edit:
     new_text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fix:
     """A machine-applicable repair. ``safe`` fixes may be applied without review."""
 
@@ -56,7 +57,7 @@ class Fix:
 DOCS_BASE = "https://nika.sh/errors/"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Diagnostic:
     """One finding about one document."""
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import Any
 
+from checker.records import record
 from checker.tool_globs import ToolRule, canonical_path, match_path, parse_tool_rules, tool_verdict
 
 __all__ = [
@@ -58,7 +59,7 @@ def _table() -> dict[str, Any]:
         return tomllib.load(f)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Target:
     """One argument naming where an effect lands."""
 
@@ -72,7 +73,7 @@ class Target:
         return tuple(self.arg.split("."))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolEffects:
     """What one tool id needs and what its result is."""
 
@@ -127,7 +128,7 @@ def verb_needs(verb: str) -> tuple[str, ...]:
 # -- concrete requirements (the runtime's entry point) ------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Need:
     """One grant a call needs: its plane and, when an argument names the target, the value."""
 
@@ -346,7 +347,7 @@ def code_bearing(url: str) -> tuple[str, str] | None:
 # -- the boundary -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Denial:
     """Why a need does not fit: the plane, the value as given and canonical, and a reason."""
 
@@ -357,7 +358,7 @@ class Denial:
     rule: ToolRule | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Boundary:
     """A ``permits:`` block as plain data. ``declared`` is False for an absent block (zero
     authority). ``exec`` is ``False``, ``True`` or the program names."""

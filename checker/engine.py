@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from checker.codes import report
 from checker.compiler import compile_tree
 from checker.diagnostics import Diagnostic
 from checker.display import clip
 from checker.model import CompiledWorkflow
+from checker.records import replace
 from checker.source import SourceText, Span
 from checker.yaml_nodes import decode_source, parse_yaml
 
@@ -82,7 +81,7 @@ def _internal(where: str, exc: Exception) -> Diagnostic:
         f"internal error in {where} ({type(exc).__name__}: {detail}); this file was not fully checked",
         "This is a bug in nika: please report it with the workflow (`nika check --debug` shows the traceback).",
     )
-    return dataclasses.replace(d, trace="".join(traceback.format_exception(exc)))
+    return replace(d, trace="".join(traceback.format_exception(exc)))
 
 
 def _finish(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:

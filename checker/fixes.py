@@ -7,10 +7,10 @@ quoting and layout outside the edited spans survive byte for byte.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 
 from checker.diagnostics import Diagnostic, Edit, Fix
+from checker.records import record
 from checker.source import Span
 from checker.values import Entry, MapValue
 
@@ -57,7 +57,7 @@ def remove_map_entry(text: str, mapping: MapValue, entry: Entry) -> Edit | None:
 # -- applying fixes -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Applied:
     """The outcome of one fixing pass over one document."""
 

@@ -15,10 +15,11 @@ source/`key`/`path` pairing) stays with the compiler's dedicated code and the ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import Any, Final
+
+from checker.records import record
 
 
 class Kind(StrEnum):
@@ -48,7 +49,7 @@ SCALAR_KINDS: Final = frozenset(
 _MISSING: Final = object()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Field:
     """One field of a block."""
 
@@ -95,7 +96,7 @@ class Field:
         }[k]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Block:
     """A closed set of fields (``additionalProperties: false``)."""
 

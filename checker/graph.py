@@ -8,10 +8,11 @@ they are not scheduling edges. The precedence graph (data ∪ control) must be a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 
 from checker.model import ExprSite, Workflow
+from checker.records import record
 from checker.source import Span
 from checker.vocab import ALL_STATES, OBSERVATION_FIELDS, EdgeRole, Predicate, Status, Where
 
@@ -39,7 +40,7 @@ def pass_set(kind: str, predicate: str | None = None) -> frozenset[str]:
     return VALUE_PASS
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edge:
     """``producer -> consumer``; ``label`` is the field read (data edges) or the predicate (control)."""
 
@@ -59,7 +60,7 @@ class Edge:
         return pass_set(self.kind, self.label)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Graph:
     """Nodes in declaration order plus every edge (scheduling and recovery)."""
 

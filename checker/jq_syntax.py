@@ -10,7 +10,8 @@ microseconds and needs no native library; the runtime's real jq engine remains t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from checker.records import record
 
 _BINARY = {
     "|",
@@ -50,7 +51,7 @@ _KEYWORDS = frozenset(
 _MULTI_OPS = ("//=", "|=", "+=", "-=", "*=", "/=", "%=", "//", "==", "!=", "<=", ">=", "?//", "..")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class JqProblem:
     message: str
     start: int

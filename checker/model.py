@@ -16,11 +16,12 @@ Model objects compare by identity (``eq=False``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from checker.diagnostics import Diagnostic
 from checker.grammar import DEFAULT_FINALLY_TIMEOUT_MS, DEFAULT_MAX_TURNS, VERBS
+from checker.records import record
 from checker.source import SourceText, Span
 from checker.values import NO_SPAN, ListValue, MapValue, ScalarValue, TemplateValue, Value
 from checker.vocab import PREDICATES, RESERVED_BINDINGS, STATUSES, TASK_FIELDS, OnErrorAction, Predicate, Where
@@ -69,7 +70,7 @@ __all__ = [
 # -- declarations (01) -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Named:
     """What every name-keyed envelope entry shares: its name, its key and its whole value."""
 
@@ -78,12 +79,12 @@ class Named:
     value: Value
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class TypeDecl(Named):
     """A named type under ``types:`` (09); ``value`` is its TypeExpr."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Input(Named):
     """An ``inputs:`` entry (01 §inputs): supplied per run."""
 
@@ -93,7 +94,7 @@ class Input(Named):
     description: str | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Config(Named):
     """A ``config:`` entry (01 §config): supplied by the deployment."""
 
@@ -102,7 +103,7 @@ class Config(Named):
     description: str | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Const(Named):
     """A ``const:`` entry (01 §const): a bare literal, or ``{type, value}`` (then ``type`` is set)."""
 
@@ -110,7 +111,7 @@ class Const(Named):
     literal: Value | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Egress:
     """One ``egress:`` grant of a secret (01 §secrets)."""
 
@@ -120,7 +121,7 @@ class Egress:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Secret(Named):
     """A ``secrets:`` entry (01 §secrets): a store reference, never a value."""
 
@@ -130,7 +131,7 @@ class Secret(Named):
     egress: tuple[Egress, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Permits:
     """``permits:`` (01 §permits, 10): the authority the workflow asks for. Each list keeps the
     values as written (with spans); ``exec`` is ``True``/``False``, a program list or ``None``."""
@@ -148,7 +149,7 @@ class Permits:
         return self.value.span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class RunSettings:
     """``run:`` (01 §run, NEP-0010): ``entropy`` is none | ambient | seeded (then ``seed``)."""
 
@@ -158,7 +159,7 @@ class RunSettings:
     clock: str | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Policy:
     """``policy:`` (01 §policy): organisation rules, judged at check time."""
 
@@ -175,7 +176,7 @@ class Policy:
 # -- task blocks (03, 05) --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Binding:
     """A ``with:`` binding (03 §with) or an ``output:`` jq binding (04 §output bindings)."""
 
@@ -184,7 +185,7 @@ class Binding:
     value: Value
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class AfterEntry:
     """``after: {producer: predicate}`` — one control edge (03 §after). ``predicate`` is ``None``
     when the text is not a predicate (reported as NIKA-DAG-005)."""
@@ -195,7 +196,7 @@ class AfterEntry:
     value: Value
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Retry:
     """``retry:`` (05 §retry). Defaults are the spec's."""
 
@@ -208,7 +209,7 @@ class Retry:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class OnError:
     """``on_error:`` (05 §on_error): exactly one action, optionally narrowed by ``on_codes``."""
 
@@ -218,7 +219,7 @@ class OnError:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Duration:
     """A Go-style duration string (``"1h30m"``) already converted to milliseconds; ``value`` is
     ``None`` for a default the spec supplies (no source)."""
@@ -231,7 +232,7 @@ class Duration:
         return self.value.span if self.value is not None else None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Declassify:
     """One ``declassify:`` entry (NEP-0004): ``source`` is the ``from:`` value naming a binding
     (e.g. ``with.url``), ``because`` says why it may be trusted."""
@@ -244,7 +245,7 @@ class Declassify:
 # -- verbs (02) ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Infer:
     """``infer:`` — one model call (02 §infer). ``model`` is the task's own field;
     ``effective_model`` the model that will answer: the task's own, else the envelope's."""
@@ -267,7 +268,7 @@ class Infer:
         return self.value.span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Exec:
     """``exec:`` — one process, argv ``command:`` XOR ``shell:`` (02 §exec). ``capture`` and
     ``decode`` hold the effective modes (defaults resolved; ``decode`` is ``None`` under
@@ -289,7 +290,7 @@ class Exec:
         return self.value.span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Invoke:
     """``invoke:`` — a builtin ``nika:*`` tool, an ``mcp:server/tool`` or a child workflow (02 §invoke)."""
 
@@ -306,7 +307,7 @@ class Invoke:
         return self.value.span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Agent:
     """``agent:`` — a bounded tool-calling loop (02 §agent). ``turn_budget`` is ``max_turns``
     resolved (10 by default; ``None`` while it is a run-time template); ``effective_model`` as for
@@ -335,7 +336,7 @@ class Agent:
 Verb = Infer | Exec | Invoke | Agent
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class FinallyStep:
     """One ``on_finally:`` mini-task (03 §on_finally); ``timeout`` defaults to 30s."""
 
@@ -345,7 +346,7 @@ class FinallyStep:
     timeout: Duration = Duration(DEFAULT_FINALLY_TIMEOUT_MS)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Task:
     """One task: a map entry under ``tasks:``; the key is its identity (03)."""
 
@@ -388,7 +389,7 @@ class Task:
         return self.value.keys()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Output:
     """A workflow output (01 §outputs): a ``${{ }}`` string, or ``{value, type?, description?}``."""
 
@@ -398,7 +399,7 @@ class Output:
     type: Value | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Workflow:
     """The envelope and its tasks (01)."""
 
@@ -435,7 +436,7 @@ class Workflow:
 # -- expression sites ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class ExprSite:
     """A template string of the model, with the position class that decides which roots are
     legal there (:class:`~checker.vocab.Where`). ``value`` is the very object the model field
@@ -479,7 +480,7 @@ class ExprSite:
         return iter(refs)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class CompiledWorkflow:
     """What ``compile`` returns: the model (when the text was a mapping), its expression sites,
     its graph (built once, ``None`` without a model) and every finding.

@@ -7,12 +7,12 @@ configuration file, no suppression comment, no ``--native-strict``) imports noth
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from functools import cache
 from typing import TYPE_CHECKING
 
 from checker.diagnostics import Diagnostic
+from checker.records import replace
 from checker.report import FileReport
 
 if TYPE_CHECKING:
@@ -45,12 +45,12 @@ def finalize(report: FileReport, *, native_strict: bool = False, settings: Setti
         diags = tuple(sorted(outcome.kept + outcome.notes, key=Diagnostic.sort_key))
         suppressed = tuple((d, s.reason) for d, s in outcome.suppressed)
     if settings is None and not native_strict:
-        return dataclasses.replace(report, diagnostics=diags, suppressed=suppressed)
+        return replace(report, diagnostics=diags, suppressed=suppressed)
     from checker.settings import DEFAULT, apply
 
     settings = settings or DEFAULT
     diags = apply(diags, settings, report.path, native_strict=native_strict)
-    return dataclasses.replace(report, diagnostics=diags, suppressed=suppressed, strict=settings.strict)
+    return replace(report, diagnostics=diags, suppressed=suppressed, strict=settings.strict)
 
 
 def config_file_for(path: str) -> tuple[str, bool] | None:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from checker.diagnostics import Diagnostic, Severity
+from checker.records import record
 from checker.source import SourceText
 
 if TYPE_CHECKING:
     from checker.model import CompiledWorkflow
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileReport:
     """Findings for one path, exactly as the path was given on the command line.
 
@@ -44,7 +45,7 @@ class FileReport:
         return any(d.is_internal for d in self.diagnostics)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CheckRun:
     """Every file report of one ``nika check`` invocation, in the order the paths were found."""
 

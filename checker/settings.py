@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import Any
 
 from checker.diagnostics import Diagnostic, Severity
 from checker.policy import SettingsError
+from checker.records import record, replace
 
 KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict")
 STRUCTURAL = ("NIKA-PARSE", "NIKA-YAML")
@@ -34,7 +35,7 @@ FAMILIES = ("native-first", "one-obvious-way", "suppression")
 _LEVELS = {s.value: s for s in Severity}
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Settings:
     """What applies to one file; ``origin`` is the configuration file (``None``: defaults)."""
 
@@ -199,7 +200,6 @@ def apply(
     diags: tuple[Diagnostic, ...], settings: Settings, path: str, *, native_strict: bool = False
 ) -> tuple[Diagnostic, ...]:
     """Filter and re-grade findings as ``settings`` (and the command line) ask."""
-    import dataclasses
 
     ignored = settings.ignored_for(path)
     strict_native = native_strict or settings.native_strict
@@ -215,7 +215,7 @@ def apply(
             if strict_native and d.rule is not None and d.rule.startswith("native-first/"):
                 level = Severity.ERROR
             if level is not None and level is not d.severity:
-                d = dataclasses.replace(d, severity=level)
+                d = replace(d, severity=level)
         out.append(d)
     return tuple(out)
 

@@ -10,13 +10,14 @@ exactly the file :func:`resolve` found.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from checker.records import record
 
 MAX_SKILL_BYTES = 256 * 1024
 GLOB_CHARS = frozenset("*?[")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Skill:
     """A valid skill: its frontmatter ``name`` and ``description`` and its trimmed body."""
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
+
+from checker.records import record
 
 _BREAK_RE = re.compile(r"\r\n?|\n")
 _CHECKPOINT = 64
@@ -33,7 +34,7 @@ class Span(NamedTuple):
         return Span(min(self.start, other.start), max(self.end, other.end))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LineCol:
     """A 1-based line and a 1-based column counted in code points."""
 

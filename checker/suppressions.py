@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from checker.diagnostics import Diagnostic, Edit, Fix
+from checker.records import record
 from checker.source import SourceText, Span
 
 _COMMENT = re.compile(r"(?:^|(?<=\s))#\s*nika:\s*(ignore(?:-file)?)\s*\[([^\]\n]*)\]([^\n]*)", re.M)
@@ -25,7 +25,7 @@ UNUSED = "suppression/unused"
 INVALID = "suppression/invalid"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Suppression:
     """One entry of one comment: ``name`` (a code or rule id) and where it was written."""
 
@@ -37,7 +37,7 @@ class Suppression:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Outcome:
     kept: tuple[Diagnostic, ...]
     suppressed: tuple[tuple[Diagnostic, Suppression], ...]

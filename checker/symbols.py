@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final, Literal
 
 from checker.expr import Expr, Ident, Index, Member, walk
 from checker.expr import Literal as ExprLiteral
 from checker.model import RESERVED_BINDINGS, Agent, CompiledWorkflow, ExprSite, Invoke, Verb, Workflow
+from checker.records import record
 from checker.source import Span
 from checker.values import ListValue, MapValue, ScalarValue, Value, is_template
 
@@ -87,7 +88,7 @@ def _a(kind: str) -> str:
     return f"{article} {noun}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Symbol:
     """One declared name with its home and every use.
 
@@ -113,7 +114,7 @@ class Symbol:
         return (self.kind, self.scope, self.name)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileLink:
     """A file the workflow names: an agent skill or a child workflow, as written (unresolved)."""
 
@@ -122,7 +123,7 @@ class FileLink:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SymbolIndex:
     """Every symbol of one document, and the file paths it names."""
 
@@ -219,7 +220,7 @@ def build_index(compiled: CompiledWorkflow) -> SymbolIndex:
 # -- building ------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Draft:
     kind: SymbolKind
     name: str

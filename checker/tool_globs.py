@@ -21,8 +21,9 @@ The matcher is a dynamic programme in O(len(pattern) x len(text)).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+
+from checker.records import record
 
 __all__ = [
     "ToolRule",
@@ -108,7 +109,7 @@ def glob_match(pattern: str, text: str, *, seps: str = "/", hard: str = "") -> b
 # -- tools --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ToolRule:
     """One entry of a tool list: its pattern, whether it negates, and its index in the list."""
 

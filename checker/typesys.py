@@ -17,8 +17,9 @@ Malformed expressions are the type rule's business (NIKA-TYPE-001/002); here the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from checker.records import record
 
 if TYPE_CHECKING:
     from checker.model import TypeDecl
@@ -35,12 +36,12 @@ class Type:
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Prim(Type):
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Num(Type):
     """A bounded ``integer``/``number`` (at least one bound)."""
 
@@ -49,7 +50,7 @@ class Num(Type):
     max: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Str(Type):
     """A refined string (at least one of pattern / bounds)."""
 
@@ -58,28 +59,28 @@ class Str(Type):
     max_len: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Enum(Type):
     values: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Arr(Type):
     item: Type
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MapOf(Type):
     item: Type
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Field:
     type: Type
     optional: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Obj(Type):
     fields: tuple[tuple[str, Field], ...]
     additional: bool = False
@@ -91,12 +92,12 @@ class Obj(Type):
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Union(Type):
     members: tuple[Type, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Special(Type):
     name: str
 

@@ -14,9 +14,10 @@ spans are empty.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from checker.records import record
 from checker.source import Span
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 NO_SPAN = Span(0, 0)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Value:
     """Any value of the model."""
 
@@ -66,7 +67,7 @@ class OffsetMapped:
         return Span(s, max(e, s))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class ScalarValue(OffsetMapped, Value):
     """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None).
 
@@ -84,12 +85,12 @@ class ScalarValue(OffsetMapped, Value):
         return self.value
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Literal(ScalarValue):
     """A scalar known at check time: a number, a boolean, null or a string without islands."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class TemplateValue(ScalarValue):
     """A string with ``${{ … }}`` islands, resolved at run time; ``template`` is its parse."""
 
@@ -102,7 +103,7 @@ class TemplateValue(ScalarValue):
         return t is not None and t.is_single_island
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Entry:
     """One ``key: value`` pair of a :class:`MapValue` (``key`` keeps the key's span)."""
 
@@ -156,7 +157,7 @@ class KeyedEntries:
         return iter(self._index.items())
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class MapValue(KeyedEntries, Value):
     """A mapping: entries in source order; lookups see the first entry of a key (the YAML layer
     already reported duplicates)."""
@@ -186,7 +187,7 @@ class MapValue(KeyedEntries, Value):
         return out
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class ListValue(Value):
     """A sequence."""
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from checker.diagnostics import Label
 from checker.display import clip
+from checker.records import record
 from checker.source import SourceText, Span
 
 __all__ = ["Explained", "explain"]
@@ -28,7 +28,7 @@ TAB_HELP = "YAML indentation must use spaces, not tabs."
 _KEY_RE = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|[^\s#:,\[\]{}][^:#\n]*?)(?=\s*:(?:\s|$))""")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Explained:
     """What a syntax error means: the message after ``YAML syntax error: ``, the repair, labels."""
 
@@ -37,7 +37,7 @@ class Explained:
     related: tuple[Label, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Error:
     """The parser's report, normalized: its wording, where it stopped and where the construct began."""
 
@@ -112,7 +112,7 @@ def _parent_column(err: _Error, below: int, column: int) -> int | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Level:
     """A mapping open above an error line: its keys' 0-based column, one key and its line."""
 

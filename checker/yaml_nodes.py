@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml.error import YAMLError
@@ -35,6 +34,7 @@ from checker.diagnostics import Diagnostic, Label
 from checker.display import clip
 from checker.expr import parse_template
 from checker.expr.template import has_island
+from checker.records import record
 from checker.source import SourceText, Span
 from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value
 
@@ -60,7 +60,7 @@ _TRUES = {"true", "True", "TRUE"}
 _FALSES = {"false", "False", "FALSE"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ParsedYaml:
     """The value tree (``None`` when the text could not be turned into one) and profile findings."""
 

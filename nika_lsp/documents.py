@@ -258,9 +258,8 @@ def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWork
     """The findings ``nika check`` would print for this file: its `# nika: ignore[…]` comments
     and the project configuration found upward from it applied. A broken configuration file is
     `nika check`'s error to report; here the findings then stay as compiled."""
-    import dataclasses
-
     from checker.policy import SettingsError, finalize
+    from checker.records import replace
     from checker.report import FileReport
 
     report = FileReport(path or "<unsaved>", compiled.source, compiled.diagnostics)
@@ -275,7 +274,7 @@ def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWork
         return compiled
     if done.diagnostics == compiled.diagnostics:
         return compiled
-    return dataclasses.replace(compiled, diagnostics=done.diagnostics)
+    return replace(compiled, diagnostics=done.diagnostics)
 
 
 def analyze(uri: str, text: str, version: int | None) -> Snapshot:

@@ -14,14 +14,14 @@ ignored; keys that are not sent keep their current value.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any
+
+from checker.records import record, replace
 
 SECTION = "nika"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Settings:
     """What a user may configure, with its defaults."""
 
@@ -33,7 +33,7 @@ class Settings:
 _KEYS: dict[str, tuple[str, type]] = {"inlayHints": ("inlay_hints", bool)}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Parsed:
     """The outcome of reading one payload: the new settings, whether the payload held our
     section at all, and one sentence per key that was ignored."""
@@ -83,4 +83,4 @@ def parse(payload: Any, current: Settings | None = None, *, bare: bool = False) 
             )
             continue
         updates[attr] = value
-    return Parsed(dataclasses.replace(base, **updates), True, tuple(problems))
+    return Parsed(replace(base, **updates), True, tuple(problems))

@@ -12,8 +12,9 @@ text, while the enclosing nodes' spans include the parentheses.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TypeAlias
+
+from checker.records import record
 
 __all__ = [
     "Binary",
@@ -35,7 +36,7 @@ __all__ = [
 LiteralValue: TypeAlias = int | float | str | bool | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Literal:
     """``42`` · ``3.14`` · ``'text'`` · ``true`` · ``false`` · ``null``."""
 
@@ -44,7 +45,7 @@ class Literal:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Ident:
     """A bare identifier: a namespace root (``inputs``, ``with``, …) or a loop local (``item``)."""
 
@@ -53,7 +54,7 @@ class Ident:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Member:
     """Field selection ``obj.name``. The name is always the last token of the span, so it sits
     at ``[end - len(name), end)``."""
@@ -64,7 +65,7 @@ class Member:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Index:
     """Index access ``obj[index]``."""
 
@@ -74,7 +75,7 @@ class Index:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call:
     """A free function call; only ``size(x)`` and ``has(x)`` exist."""
 
@@ -84,7 +85,7 @@ class Call:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MethodCall:
     """A method call ``obj.name(args)``; only ``size``, ``contains``, ``startsWith``, ``endsWith``."""
 
@@ -95,7 +96,7 @@ class MethodCall:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unary:
     """Logical negation ``!operand`` (the only unary operator)."""
 
@@ -105,7 +106,7 @@ class Unary:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Binary:
     """``||`` ``&&`` or one relation (``==`` ``!=`` ``<`` ``<=`` ``>`` ``>=`` ``in``)."""
 
@@ -116,7 +117,7 @@ class Binary:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Ternary:
     """Conditional value ``cond ? then : else_``."""
 
@@ -127,7 +128,7 @@ class Ternary:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ListLit:
     """A list literal ``[a, b, …]``."""
 

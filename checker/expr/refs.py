@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Final
 
 from checker.expr.nodes import (
@@ -29,6 +28,7 @@ from checker.expr.nodes import (
     Unary,
     children,
 )
+from checker.records import record
 
 __all__ = [
     "STATUS_VOCABULARY",
@@ -51,7 +51,7 @@ _RELATIONS: Final = frozenset({"==", "!=", "<", "<=", ">", ">=", "in"})
 _BOOL_METHODS: Final = frozenset({"contains", "startsWith", "endsWith"})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Ref:
     """A reference chain: ``root`` is the identifier, ``path`` the static steps after it.
 

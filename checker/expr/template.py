@@ -17,13 +17,13 @@ relative to the whole string value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
 from checker.expr.lexer import ExprError
 from checker.expr.nodes import Expr
 from checker.expr.parser import parse_expression
+from checker.records import record
 
 __all__ = [
     "UNCLOSED_CODE",
@@ -38,7 +38,7 @@ UNCLOSED_CODE: Final = "NIKA-VAR-008"
 _OPEN: Final = "${{"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Island:
     """One live ``${{ … }}`` occurrence.
 
@@ -56,7 +56,7 @@ class Island:
     error: ExprError | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Template:
     """A string value split into rendered literal text and islands, plus every static error."""
 

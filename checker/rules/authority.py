@@ -17,13 +17,13 @@ What each call needs comes from the one effect table (:mod:`checker.effects`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from checker import effects
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.effects import Boundary, Denial
 from checker.model import Agent, Exec, Invoke, Permits, Task
+from checker.records import record
 from checker.rules.context import RuleContext, task_verbs
 from checker.rules.flow import arg_values, integrity, resolve_str
 from checker.rules.tools import grammar_problem
@@ -60,7 +60,7 @@ def boundary_of(permits: Permits | None) -> Boundary:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NeedSite:
     """One grant a task needs, where it shows in the source, and the value naming its target."""
 

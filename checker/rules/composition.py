@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from checker import typesys
 from checker.codes import report
 from checker.diagnostics import Diagnostic
 from checker.model import Invoke, Task, Workflow
+from checker.records import record
 from checker.rules.context import RuleContext, task_verbs
 from checker.suggest import did_you_mean
 from checker.values import MapValue, ScalarValue, TemplateValue, Value, templates
@@ -27,7 +27,7 @@ REGISTRY_RE = re.compile(r"^registry:[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*@[
 MAX_WORKFLOWS = 64
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class _Child:
     path: str
     workflow: Workflow | None

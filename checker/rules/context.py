@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from checker.expr import Island
 from checker.expr.refs import Ref
 from checker.graph import Graph
 from checker.model import ExprSite, Task, Verb, Workflow
+from checker.records import record
 from checker.source import SourceText, Span
 
 
@@ -21,7 +21,7 @@ def task_verbs(task: Task) -> Iterator[Verb]:
             yield step.verb
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class RuleContext:
     source: SourceText
     workflow: Workflow

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from checker.diagnostics import Label
 from checker.expr.refs import Ref
 from checker.model import Exec, Invoke, Task, Workflow
+from checker.records import record
 from checker.rules.context import RuleContext
 from checker.source import Span
 from checker.values import MapValue, ScalarValue, TemplateValue, Value, templates
@@ -66,7 +67,7 @@ def value_refs(v: Value | None) -> Iterator[tuple[TemplateValue, Ref, Span]]:
             yield t, ref, span
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Budget:
     steps: int = 0
     exhausted: bool = False
@@ -81,7 +82,7 @@ class Budget:
 # -- integrity ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Trust:
     """The integrity of one value: untrusted when ``witness`` is non-empty (source first)."""
 
@@ -240,7 +241,7 @@ def resolve_str(ctx: RuleContext, task: Task | None, v: Value | None) -> str | N
 # -- confidentiality ----------------------------------------------------------------------------
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class SecretFlow:
     """Which secrets each task's output and bindings carry, each with a witness."""
 
