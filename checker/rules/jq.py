@@ -22,9 +22,11 @@ from checker.values import MapValue, ScalarValue, TemplateValue, Value
 
 JQ_ARGS = {"nika:jq": "expression", "nika:fetch": "jq"}
 
-# What an island may render to, tried in turn: an identifier-like word fits after a `.` and
-# inside a jq string, a number fits an index, a quoted string fits a value position.
-_PLACEHOLDERS = ("x", "0", '"x"')
+# What an island may render to, tried in turn: a name fits after a `.`, `$` or `@`, inside a jq
+# string, as an object key and in a value position (the judge treats it as defined there, at any
+# arity); a number fits an index; a quoted string fits where jq wants a string literal.
+ISLAND_NAME = "__nika_island"
+_PLACEHOLDERS = (ISLAND_NAME, "0", '"x"')
 
 
 def _tool_verbs(ctx: RuleContext) -> Iterator[tuple[str, Verb]]:
@@ -90,13 +92,14 @@ def _templated_problem(text: str, template: Template | None) -> JqProblem | None
         if rendered is None:
             return None
         program, where = rendered
-        problem = jq_problem(program)
+        problem = jq_problem(program, open_name=ISLAND_NAME)
         if problem is None:
             return None
         if first is None:
             start = where[problem.start] if problem.start < len(where) else len(text)
             end = where[problem.end - 1] + 1 if 0 < problem.end <= len(where) else max(start, len(text))
-            first = JqProblem(problem.message, start, max(end, start + 1))
+            message = problem.message.replace(ISLAND_NAME, "${{ … }}")  # the stand-in is ours, not theirs
+            first = JqProblem(message, start, max(end, start + 1))
     return first
 
 
