@@ -37,8 +37,8 @@ class Value:
 
 
 class OffsetMapped:
-    """Character offsets inside a scalar's text mapped back to the source, shared by the YAML
-    layer's scalars and :class:`ScalarValue` (``offsets`` per character of ``raw``, or ``None``)."""
+    """Character offsets inside a scalar's text mapped back to the source (``offsets`` per
+    character of ``raw``, or ``None``)."""
 
     __slots__ = ()
     span: Span
@@ -124,26 +124,27 @@ class Entry:
         return self.key.span.cover(self.value.span)
 
 
-class KeyedEntries:
-    """Lookup by string key over ``entries`` (the first entry of a key wins), shared by the YAML
-    layer's mappings and :class:`MapValue`. The owner builds ``_index`` with :meth:`_build_index`."""
+@record(eq=False)
+class MapValue(Value):
+    """A mapping: entries in source order, duplicates included (the YAML layer reported them);
+    lookups by string key see the first entry of a key."""
 
-    __slots__ = ()
-    entries: tuple[Any, ...]
-    _index: dict[str, Any]
+    entries: tuple[Entry, ...] = ()
+    flow: bool = False
+    _index: dict[str, Entry] = field(default_factory=dict, init=False, repr=False)
 
-    def _build_index(self) -> None:
-        idx = self._index
-        for e in self.entries:
-            k = e.key_text
-            if k is not None and k not in idx:
-                idx[k] = e
+    def __post_init__(self) -> None:
+        index = self._index
+        for e in self.entries:  # inline: this runs once per mapping of the document
+            k = e.key.value
+            if k.__class__ is str and k not in index:
+                index[k] = e
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str) -> Value | None:
         e = self._index.get(key)
         return e.value if e else None
 
-    def entry(self, key: str) -> Any:
+    def entry(self, key: str) -> Entry | None:
         return self._index.get(key)
 
     def __contains__(self, key: str) -> bool:
@@ -152,28 +153,9 @@ class KeyedEntries:
     def keys(self) -> list[str]:
         return list(self._index)
 
-    def items(self) -> Iterator[tuple[str, Any]]:
+    def items(self) -> Iterator[tuple[str, Entry]]:
         """Unique string keys with their entry, in source order."""
         return iter(self._index.items())
-
-
-@record(eq=False)
-class MapValue(KeyedEntries, Value):
-    """A mapping: entries in source order; lookups see the first entry of a key (the YAML layer
-    already reported duplicates)."""
-
-    entries: tuple[Entry, ...] = ()
-    flow: bool = False
-    _index: dict[str, Entry] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        self._build_index()
-
-    if TYPE_CHECKING:  # the shared lookups, typed for this tree (no extra call at run time)
-
-        def get(self, key: str) -> Value | None: ...
-
-        def entry(self, key: str) -> Entry | None: ...
 
     def to_python(self) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
@@ -255,74 +237,3 @@ def from_python(data: Any) -> Value:
     if isinstance(data, (list, tuple)):
         return ListValue(NO_SPAN, tuple(from_python(x) for x in data))
     return Literal(NO_SPAN, data, data if isinstance(data, str) else "")
-
-
-# -- construction speed ----------------------------------------------------------------------
-# A large workflow builds tens of thousands of values. A frozen dataclass's generated __init__
-# pays an `object.__setattr__` call per field; writing each slot through its member descriptor
-# keeps the objects frozen to every other writer at a quarter of the cost.
-
-
-def _slot_writers(cls: type, names: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple(getattr(cls, n).__set__ for n in names)
-
-
-_SPAN, _VALUE, _RAW, _STYLE, _OFFSETS = _slot_writers(ScalarValue, ("span", "value", "raw", "style", "offsets"))
-(_TEMPLATE,) = _slot_writers(TemplateValue, ("template",))
-_KEY, _ENTRY_VALUE = _slot_writers(Entry, ("key", "value"))
-_MAP_ENTRIES, _MAP_FLOW, _MAP_INDEX = _slot_writers(MapValue, ("entries", "flow", "_index"))
-_LIST_ITEMS, _LIST_FLOW = _slot_writers(ListValue, ("items", "flow"))
-
-
-def _literal_init(
-    self: ScalarValue, span: Span, value: Any, raw: str = "", style: str = "", offsets: Any = None
-) -> None:
-    _SPAN(self, span)
-    _VALUE(self, value)
-    _RAW(self, raw)
-    _STYLE(self, style)
-    _OFFSETS(self, offsets)
-
-
-def _template_init(
-    self: TemplateValue,
-    span: Span,
-    value: Any,
-    raw: str = "",
-    style: str = "",
-    offsets: Any = None,
-    template: Template | None = None,
-) -> None:
-    _literal_init(self, span, value, raw, style, offsets)
-    _TEMPLATE(self, template)
-
-
-def _entry_init(self: Entry, key: ScalarValue, value: Value) -> None:
-    _KEY(self, key)
-    _ENTRY_VALUE(self, value)
-
-
-def _map_init(self: MapValue, span: Span, entries: tuple[Entry, ...] = (), flow: bool = False) -> None:
-    _SPAN(self, span)
-    _MAP_ENTRIES(self, entries)
-    _MAP_FLOW(self, flow)
-    index: dict[str, Entry] = {}
-    for e in entries:  # the first entry of a string key wins (inline: this runs per mapping)
-        k = e.key.value
-        if k.__class__ is str and k not in index:
-            index[k] = e
-    _MAP_INDEX(self, index)
-
-
-def _list_init(self: ListValue, span: Span, items: tuple[Value, ...] = (), flow: bool = False) -> None:
-    _SPAN(self, span)
-    _LIST_ITEMS(self, items)
-    _LIST_FLOW(self, flow)
-
-
-Literal.__init__ = _literal_init  # type: ignore[method-assign]
-ScalarValue.__init__ = _literal_init  # type: ignore[method-assign]
-TemplateValue.__init__ = _template_init  # type: ignore[method-assign]
-Entry.__init__ = _entry_init  # type: ignore[method-assign]
-MapValue.__init__ = _map_init  # type: ignore[method-assign]
-ListValue.__init__ = _list_init  # type: ignore[method-assign]
