@@ -308,7 +308,7 @@ class _Builder:
                 is_key = fr is not None and fr.is_map and fr.pending_key is None
                 raw = ev.value
                 style = ev.style
-                if ev.tag is None and ev.anchor is None and len(raw) < 4096 and "\n" not in raw:
+                if ev.ctag is None and ev.anchor is None and len(raw) < 4096 and "\n" not in raw:
                     start = ev.start_mark.index
                     end = ev.end_mark.index
                     n = len(raw)
@@ -390,7 +390,12 @@ class _Builder:
             if not fr.is_map:
                 fr.items.append(node)
             elif fr.pending_key is None:
-                fr.pending_key = self._check_key(fr, node, ev.tag if cls is ScalarEvent else None)
+                key = node.value if node.__class__ is Literal else None  # type: ignore[union-attr]
+                if key.__class__ is str and key != "<<" and key not in fr.seen:  # type: ignore[operator]
+                    fr.seen[key] = node  # type: ignore[index]  # the common key: a fresh string
+                    fr.pending_key = node  # type: ignore[assignment]
+                else:
+                    fr.pending_key = self._check_key(fr, node, ev.tag if cls is ScalarEvent else None)
             else:
                 fr.items.append(Entry(fr.pending_key, node))
                 fr.pending_key = None
