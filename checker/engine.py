@@ -6,7 +6,7 @@ from checker.codes import report
 from checker.compiler import compile_tree
 from checker.diagnostics import Diagnostic
 from checker.display import clip
-from checker.model import CompiledWorkflow
+from checker.model import CompiledWorkflow, Workflow
 from checker.records import replace
 from checker.source import SourceText, Span
 from checker.yaml_nodes import decode_source, parse_yaml
@@ -65,6 +65,24 @@ def compile_bytes(data: bytes, path: str = "<stdin>", base_dir: str | None = Non
     if decode_diags:
         return CompiledWorkflow(src, None, None, (), _finish(decode_diags))
     return compile_source(src, base_dir)
+
+
+def model_of_bytes(data: bytes, path: str) -> tuple[bool, Workflow | None]:
+    """The model of a document compiled without its rules: what a parent needs to know about a
+    child workflow it invokes. ``(False, None)`` when the bytes are over the size cap or not UTF-8,
+    ``(True, None)`` when they are not a workflow mapping."""
+    from checker.yaml_nodes import MAX_DOCUMENT_BYTES
+
+    if len(data) > MAX_DOCUMENT_BYTES:
+        return False, None
+    src, problems = decode_source(data, path)
+    if problems:
+        return False, None
+    parsed = parse_yaml(src)
+    if parsed.root is None:
+        return True, None
+    wf, _, _ = compile_tree(src, parsed.root, parsed.duplicates)
+    return True, wf
 
 
 def _internal(where: str, exc: Exception) -> Diagnostic:

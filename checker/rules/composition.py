@@ -48,24 +48,15 @@ class _Loader:
 
 
 def _compile_child(path: str) -> _Child | None:
-    from checker.compiler import compile_tree
+    from checker.engine import model_of_bytes
     from checker.files import read_bounded
-    from checker.yaml_nodes import MAX_DOCUMENT_BYTES, decode_source, parse_yaml
 
     try:
         data = read_bounded(path)
     except OSError:
         return None
-    if len(data) > MAX_DOCUMENT_BYTES:
-        return None
-    src, problems = decode_source(data, path)
-    if problems:
-        return None
-    parsed = parse_yaml(src)
-    if parsed.root is None:
-        return _Child(path, None)
-    wf, _, _ = compile_tree(src, parsed.root, parsed.duplicates)
-    return _Child(path, wf)
+    readable, wf = model_of_bytes(data, path)
+    return _Child(path, wf) if readable else None
 
 
 def _calls(wf: Workflow) -> Iterator[tuple[Task, Invoke]]:
