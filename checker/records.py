@@ -133,13 +133,14 @@ def _build(cls: type[T], eq: bool, frozen: bool, slots: bool) -> type[T]:
         if slots:
             body.setdefault("__getstate__", _getstate)
             body.setdefault("__setstate__", _setstate)
-    new: type[T] = type(cls)(cls.__name__, cls.__bases__, body) if slots else cls
-    if not slots:
+    if slots:
+        meta: Any = type(cls)
+        new: type[T] = meta(cls.__name__, cls.__bases__, body)
+    else:  # the class itself gains what the record adds
+        new = cls
         for k in (_FIELDS, "__match_args__", "__repr__", "__setattr__", "__delattr__"):
-            if k in body and k not in cls.__dict__:
+            if k in body and (k not in cls.__dict__ or k in (_FIELDS, "__match_args__")):
                 setattr(cls, k, body[k])
-        setattr(cls, _FIELDS, fields)
-        cls.__match_args__ = body["__match_args__"]  # type: ignore[attr-defined]
     _add_methods(new, fields, eq, frozen, slots, "__init__" not in cls.__dict__)
     return new
 
