@@ -310,3 +310,13 @@ def test_a_message_quoting_a_huge_value_is_bounded() -> None:
     c = compile_text(WF_HEAD + task)
     [d] = c.diagnostics
     assert d.code == "NIKA-PARSE-010" and len(d.message) <= 1000 and "characters)" in d.message
+
+
+def test_a_mapping_as_the_program_is_one_parse_finding() -> None:
+    """Found by fuzzing: `command: ["true": ]` makes argv[0] a mapping; the authority rule must
+    not read it as a program name (it raised inside `check_fit`)."""
+    text = (
+        'nika: v1\nworkflow:\n  id: w\npermits: {exec: ["true"]}\ntasks:\n  seed:\n    exec: { command: ["true": ] }\n'
+    )
+    found = compile_text(text).diagnostics
+    assert [d.code for d in found if d.is_error] == ["NIKA-PARSE-019"]

@@ -79,7 +79,10 @@ def needs_of(task: Task) -> Iterator[NeedSite]:
         if isinstance(verb, Exec):
             key = verb.value.span
             if verb.command is not None and verb.command:
-                yield NeedSite(task, "exec", verb.command[0].span, verb.command[0], kind="program", arg="command[0]")
+                program = verb.command[0]
+                # a program is judged by its text; anything else in argv[0] is already a PARSE finding
+                shown = program if isinstance(program, ScalarValue) and isinstance(program.value, str) else None
+                yield NeedSite(task, "exec", program.span, shown, kind="program", arg="command[0]")
             elif verb.shell is not None:
                 yield NeedSite(task, "exec", verb.shell.span, None, kind="shell", arg="shell")
             else:
