@@ -375,12 +375,14 @@ def _previous_content_line(err: _Error, idx: int) -> int | None:
 def _simple_key(err: _Error) -> Explained | None:
     """libyaml's "could not find expected ':'": a line that is neither `key: value` nor a continuation."""
     start = err.context_at if err.context_at is not None else err.at
-    line = err.src.line_text(err.src.line_index(start)).strip()
+    idx = err.src.line_index(start)
+    line = err.src.line_text(idx).strip()
+    end = max(start + 1, err.src.line_end(idx))  # from where the entry starts to the end of its line
     return Explained(
         f"line {err.line(start)} (`{clip(line, 40)}`) is not a `key: value` entry",
         "Add `: ` after the key (`name: value`), or, if it continues the value above, indent it deeper "
         "than that value's key.",
-        (Label(_span(start, max(1, len(line))), "this line has no `: `"),) if err.context_at is not None else (),
+        (Label(Span(start, end), "this line has no `: `"),) if err.context_at is not None else (),
     )
 
 

@@ -658,7 +658,12 @@ def _syntax_error(src: SourceText, exc: Exception) -> Diagnostic:
         cmark = getattr(exc, "context_mark", None)
         cat = getattr(cmark, "index", None)
         said = explain(src, problem, getattr(exc, "context", None), at, cat if isinstance(cat, int) else None)
-    return report("NIKA-PARSE-001", span, f"YAML syntax error: {said.message}", said.help, related=said.related)
+    size = len(src.text)
+    related = tuple(  # every label inside the text, whatever the explanation computed
+        Label(Span(min(lb.span.start, size), min(max(lb.span.end, lb.span.start), size)), lb.message)
+        for lb in said.related
+    )
+    return report("NIKA-PARSE-001", span, f"YAML syntax error: {said.message}", said.help, related=related)
 
 
 def _first_content_line(src: SourceText) -> int:

@@ -320,3 +320,15 @@ def test_a_mapping_as_the_program_is_one_parse_finding() -> None:
     )
     found = compile_text(text).diagnostics
     assert [d.code for d in found if d.is_error] == ["NIKA-PARSE-019"]
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\x85"])
+def test_a_syntax_error_label_stays_inside_the_text(sep: str) -> None:
+    """Found by fuzzing: a line holding a Unicode line separator (a break for YAML, not for our
+    line index) made the "this line has no `: `" label run past the end of the file."""
+    text = "nika: v1\nworkflow:\n  id: w # " + "7" * 80 + sep + "7" * 80 + "\n  description: x\n"
+    found = compile_text(text).diagnostics
+    assert found
+    for d in found:
+        for sp in (d.span, *(lb.span for lb in d.related)):
+            assert 0 <= sp.start <= sp.end <= len(text)
