@@ -96,7 +96,8 @@ class MockProvider(Provider):
     def _agent_turn(self, request: Request) -> Response:
         seen = sum(_words(m.content) for m in request.messages) + _words(request.system or "")
         if request.tools:
-            tool = request.tools[0]
+            # finish at once when the loop may (`nika:done` granted), else try the first tool
+            tool = next((t for t in request.tools if t.tool_id == "nika:done"), request.tools[0])
             call = ToolCall(f"call_{self.calls}", tool.name, zero_value(tool.parameters) or {})
             return Response(None, seen, "mock_provider", seen, 0, (call,), "", "tool_calls")
         last = next((m.content for m in reversed(request.messages) if m.role == "user"), request.prompt)

@@ -217,3 +217,18 @@ def test_vars_are_judged_by_the_full_type(tmp_path):
         assert code == 2 and rep["workflow_state"] == "refused", bad
     code, rep, _ = nika_run(p, var_pairs=['p={"x": 1, "y": 2}', "code=XYZ"])
     assert code == 0 and rep["workflow_state"] == "success"
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("name", ["code-review-agent", "translate-fanout"])
+def test_offline_examples_run_with_the_mock_provider(name: str, tmp_path: Path) -> None:
+    """The shipped examples that need neither network nor a git checkout run to success as
+    shipped (mock provider); the agent finishes at once: the mock calls `nika:done` when granted."""
+    src = EXAMPLES / f"{name}.nika.yaml"
+    work = tmp_path / "ex"
+    shutil.copytree(EXAMPLES, work)
+    code, report, err = nika_run(work / src.name)
+    assert code == 0, err
+    assert isinstance(report, dict) and report["workflow_state"] == "success"
