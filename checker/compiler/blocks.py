@@ -50,7 +50,7 @@ def with_block(b: Builder, node: Value | None, tid: str, in_fe: bool) -> tuple[B
                 f"Rename it, e.g. `{k}_value`.",
                 task=tid,
             )
-        out.append(Binding(k, b.key(e.key), b.value(e.value, Where.WITH, tid, in_fe)))
+        out.append(Binding(k, e.key, b.value(e.value, Where.WITH, tid, in_fe)))
     return tuple(out)
 
 
@@ -85,7 +85,7 @@ def after_block(b: Builder, node: Value | None, tid: str) -> tuple[AfterEntry, .
                 task=tid,
                 fixes=fixes,
             )
-        out.append(AfterEntry(k, pred, b.key(e.key), b.value(v)))
+        out.append(AfterEntry(k, pred, e.key, v))
     return tuple(out)
 
 
@@ -160,9 +160,9 @@ def code_list(
     return tuple(out) if ok else None
 
 
-def on_error(b: Builder, node: Value | None, tid: str, in_fe: bool = False) -> tuple[OnError | None, Value | None]:
+def on_error(b: Builder, node: Value | None, tid: str, in_fe: bool = False) -> OnError | None:
     if node is None:
-        return None, None
+        return None
     if not isinstance(node, MapValue):
         b.err(
             "NIKA-PARSE-012",
@@ -171,7 +171,7 @@ def on_error(b: Builder, node: Value | None, tid: str, in_fe: bool = False) -> t
             "Write e.g. `on_error: {skip: true}`.",
             task=tid,
         )
-        return None, None
+        return None
     bad = False
     for e in node.entries:
         k = e.key_text
@@ -194,7 +194,7 @@ def on_error(b: Builder, node: Value | None, tid: str, in_fe: bool = False) -> t
             "Keep exactly one action.",
             task=tid,
         )
-        return None, None
+        return None
     if not actions:
         if not bad:
             b.err(
@@ -204,7 +204,7 @@ def on_error(b: Builder, node: Value | None, tid: str, in_fe: bool = False) -> t
                 "Add one of `recover: <value>`, `skip: true` or `fail_workflow: true`.",
                 task=tid,
             )
-        return None, None
+        return None
     action = actions[0]
     if action in ("skip", "fail_workflow"):
         v = node.get(action)
@@ -214,11 +214,10 @@ def on_error(b: Builder, node: Value | None, tid: str, in_fe: bool = False) -> t
             bad = True
     codes = code_list(b, node.get("on_codes"), "NIKA-PARSE-012", "on_error.on_codes", tid, allow_empty=False)
     if codes is None or bad:
-        return None, None
+        return None
     rn = node.get("recover")
     recover = b.value(rn, Where.RECOVER, tid, in_fe) if rn is not None else None
-    value = b.mapping(node, {"recover": recover} if recover is not None else {})
-    return OnError(OnErrorAction(action), recover, codes, node.span), value
+    return OnError(OnErrorAction(action), recover, codes, node.span)
 
 
 def when(b: Builder, when: Value | None, tid: str, where: Where, in_fe: bool = False) -> Value | None:
@@ -244,20 +243,16 @@ def when(b: Builder, when: Value | None, tid: str, where: Where, in_fe: bool = F
     return None
 
 
-def on_finally(
-    b: Builder, node: Value | None, tid: str, envelope_model: Value | None
-) -> tuple[tuple[FinallyStep, ...], Value | None]:
+def on_finally(b: Builder, node: Value | None, tid: str, envelope_model: Value | None) -> tuple[FinallyStep, ...]:
     if node is None:
-        return (), None
+        return ()
     if not isinstance(node, ListValue):
         b.err("NIKA-PARSE-019", node.span, "`on_finally:` must be a list of cleanup steps", task=tid)
-        return (), None
+        return ()
     out = []
-    items: list[Value] = []
     for item in node.items:
         m = b.expect_mapping(item, "an `on_finally:` step", task=tid)
         if m is None:
-            items.append(b.value(item))
             continue
         b.closed(m, G.FINALLY_STEP, task=tid)
         present = [k for k in G.VERBS if k in m]
@@ -269,32 +264,21 @@ def on_finally(
                 "Give it one of `infer:`, `exec:`, `invoke:` or `agent:`.",
                 task=tid,
             )
-        done: dict[str, Value] = {}
         verb = None
         if present:
             ve = m.entry(present[0])
             assert ve is not None
             verb = verbs.verb(b, present[0], ve, tid, Where.FINALLY, False, envelope_model)
-            if verb is not None:
-                done[present[0]] = verb.value
         guard = when(b, m.get("when"), tid, Where.FINALLY)
-        if guard is not None:
-            done["when"] = guard
         timeout = b.duration(m.get("timeout"), tid)
-        if timeout is not None and timeout.value is not None:
-            done["timeout"] = timeout.value
-        value = b.mapping(m, done)
-        items.append(value)
-        out.append(FinallyStep(value, verb, guard, timeout or Duration(DEFAULT_FINALLY_TIMEOUT_MS)))
-    if all(a is b_ for a, b_ in zip(items, node.items, strict=True)):
-        return tuple(out), node
-    return tuple(out), ListValue(node.span, tuple(items), node.flow)
+        out.append(FinallyStep(m, verb, guard, timeout or Duration(DEFAULT_FINALLY_TIMEOUT_MS)))
+    return tuple(out)
 
 
-def output_block(b: Builder, node: Value | None, tid: str) -> tuple[tuple[Binding, ...], MapValue | None]:
+def output_block(b: Builder, node: Value | None, tid: str) -> tuple[Binding, ...]:
     m = b.expect_mapping(node, "`output:`", task=tid)
     if m is None:
-        return (), None
+        return ()
     out = []
     for k, e in m.items():
         if k in RESERVED_BINDINGS:
@@ -308,16 +292,16 @@ def output_block(b: Builder, node: Value | None, tid: str) -> tuple[tuple[Bindin
         v = e.value
         if not (isinstance(v, ScalarValue) and isinstance(v.value, str)):
             b.err("NIKA-PARSE-019", v.span, f"output binding `{k}` must be a jq string, not {describe(v)}", task=tid)
-            value = b.value(v)
+            value = v
         else:
             value = b.value(v, Where.OUTPUT, tid)
-        out.append(Binding(k, b.key(e.key), value))
-    return tuple(out), b.mapping(m, {x.name: x.value for x in out})
+        out.append(Binding(k, e.key, value))
+    return tuple(out)
 
 
-def declassify(b: Builder, node: Value | None, tid: str) -> tuple[tuple[Declassify, ...], Value | None]:
+def declassify(b: Builder, node: Value | None, tid: str) -> tuple[Declassify, ...]:
     if node is None:
-        return (), None
+        return ()
     if not isinstance(node, ListValue):
         b.err(
             "NIKA-PARSE-019",
@@ -325,11 +309,9 @@ def declassify(b: Builder, node: Value | None, tid: str) -> tuple[tuple[Declassi
             f"`declassify:` must be a list of `{{from, to: trusted, because}}` entries, not {describe(node)}",
             task=tid,
         )
-        return (), None
+        return ()
     out = []
-    value = b.value(node)
-    assert isinstance(value, ListValue)
-    for item, iv in zip(node.items, value.items, strict=True):
+    for item in node.items:
         m = b.expect_mapping(item, "a `declassify:` entry", task=tid)
         if m is None:
             continue
@@ -345,8 +327,7 @@ def declassify(b: Builder, node: Value | None, tid: str) -> tuple[tuple[Declassi
             )
         if not b.check_fields(G.DECLASSIFY, m, tid) or missing:
             continue
-        assert isinstance(iv, MapValue)
-        src, because = iv.get("from"), iv.get("because")
+        src, because = m.get("from"), m.get("because")
         assert isinstance(src, ScalarValue) and isinstance(because, ScalarValue)
         out.append(Declassify(src, because.value, m.span))
-    return tuple(out), value
+    return tuple(out)

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.durations import parse_duration
-from checker.expr import has_island
 from checker.grammar import Block, Field, Kind
 from checker.model import Duration, ExprSite
 from checker.source import SourceText, Span
@@ -28,12 +27,12 @@ def shown(node: Value) -> str:
 
 
 def is_template_text(node: Value | None) -> bool:
-    """A string scalar holding at least one ``${{`` island (the one template test)."""
-    return isinstance(node, ScalarValue) and isinstance(node.value, str) and has_island(node.value)
+    """A string holding at least one ``${{`` island: the YAML layer already made it a template."""
+    return isinstance(node, TemplateValue)
 
 
 class Builder:
-    """Findings, expression sites and node → value conversion for one document."""
+    """Findings and expression sites for one document."""
 
     def __init__(self, src: SourceText, duplicates: tuple[tuple[ScalarValue, ScalarValue], ...] = ()) -> None:
         self.src = src
@@ -253,9 +252,8 @@ class Builder:
                 task=task,
             )
             return None
-        v = self.value(node)
-        assert isinstance(v, ScalarValue)
-        return Duration(ms, v)
+        assert isinstance(node, ScalarValue)
+        return Duration(ms, node)
 
     # -- values ----------------------------------------------------------------------------
     def value(self, node: Value, where: Where | None = None, task: str | None = None, in_fe: bool = False) -> Value:
@@ -270,29 +268,3 @@ class Builder:
                 for tv in templates(node):
                     sites.append(ExprSite(task, where, tv, in_fe))
         return node
-
-    @staticmethod
-    def key(node: ScalarValue) -> ScalarValue:
-        return node
-
-    def mapping(
-        self, node: MapValue, done: dict[str, Value], where: Where | None = None, task: str | None = None
-    ) -> MapValue:
-        """``node`` with its other entries' sites recorded (under ``where``). The model fields
-        in ``done`` are the tree's own values, so a field and its entry in the enclosing mapping
-        are one object; a field the compiler had to rebuild replaces its entry."""
-        entries = []
-        index = node._index
-        same = True
-        for e in node.entries:
-            k = e.key_text
-            v = done.get(k) if k is not None and index.get(k) is e else None  # type: ignore[arg-type]
-            if v is None:
-                self.value(e.value, where, task)
-                entries.append(e)
-            elif v is e.value:
-                entries.append(e)
-            else:
-                same = False
-                entries.append(Entry(e.key, v))
-        return node if same else MapValue(node.span, tuple(entries), node.flow)

@@ -33,7 +33,7 @@ def types(b: Builder, root: MapValue) -> tuple[TypeDecl, ...]:
                 f"type name `{name}` is not PascalCase",
                 "Name types like `Article` or `SearchResult`: an uppercase letter, then letters and digits.",
             )
-        out.append(TypeDecl(name, b.key(e.key), b.value(e.value)))
+        out.append(TypeDecl(name, e.key, e.value))
     return tuple(out)
 
 
@@ -50,8 +50,7 @@ def _io_entry(b: Builder, section: str, block: G.Block, name: str, node: Value, 
             "Declare its type, e.g. `type: string`.",
         )
     b.check_fields(block, m, skip=("type", "default"))
-    v = b.value(m)
-    assert isinstance(v, MapValue)
+    v = m
     return v
 
 
@@ -65,10 +64,10 @@ def inputs(b: Builder, root: MapValue) -> tuple[Input, ...]:
         return ()
     out = []
     for name, e in m.items():
-        key = b.key(e.key)
+        key = e.key
         v = _io_entry(b, "inputs", G.INPUT, name, e.value, e.key)
         if v is None:
-            out.append(Input(name, key, b.value(e.value)))
+            out.append(Input(name, key, e.value))
             continue
         req = v.get("required")
         required = isinstance(req, ScalarValue) and req.value is True
@@ -82,10 +81,10 @@ def config(b: Builder, root: MapValue) -> tuple[Config, ...]:
         return ()
     out = []
     for name, e in m.items():
-        key = b.key(e.key)
+        key = e.key
         v = _io_entry(b, "config", G.CONFIG, name, e.value, e.key)
         if v is None:
-            out.append(Config(name, key, b.value(e.value)))
+            out.append(Config(name, key, e.value))
             continue
         out.append(Config(name, key, v, v.get("type"), v.get("default"), _text(v.get("description"))))
     return tuple(out)
@@ -97,9 +96,9 @@ def const(b: Builder, root: MapValue) -> tuple[Const, ...]:
         return ()
     out = []
     for name, e in m.items():
-        key = b.key(e.key)
+        key = e.key
         node = e.value
-        v = b.value(node)
+        v = node
         if isinstance(node, MapValue) and "type" in node and "value" in node:
             b.closed(node, G.TYPED_CONST, f"`const.{name}`")
             b.check_fields(G.TYPED_CONST, node, skip=("type", "value"))
@@ -116,9 +115,9 @@ def secrets(b: Builder, root: MapValue) -> tuple[Secret, ...]:
         return ()
     out = []
     for name, e in m.items():
-        key = b.key(e.key)
+        key = e.key
         fields = _secret_fields(b, name, e.value, e.key)
-        v = b.value(e.value)
+        v = e.value
         if fields is None or not isinstance(v, MapValue):
             out.append(Secret(name, key, v))
             continue
@@ -234,8 +233,7 @@ def permits(b: Builder, node: Value | None) -> Permits | None:
         _string_list(b, ex, "`permits.exec`", also="true, false or ")
     for key in ("tools", "env"):
         _string_list(b, m.get(key), f"`permits.{key}`")
-    v = b.value(m)
-    assert isinstance(v, MapValue)
+    v = m
     fs = v.get("fs")
     net = v.get("net")
     exv = v.get("exec")
@@ -304,8 +302,7 @@ def run(b: Builder, node: Value | None) -> RunSettings | None:
             f"`entropy: {entropy}` cannot ride `clock: system`",
             "Use `clock: virtual` with a deterministic entropy setting.",
         )
-    v = b.value(m)
-    assert isinstance(v, MapValue)
+    v = m
     return RunSettings(v, entropy, seed, clock)
 
 
@@ -324,8 +321,7 @@ def policy(b: Builder, node: Value | None) -> Policy | None:
             b.closed(sm, block)
             if b.check_fields(block, sm):
                 subs[fam] = sm
-    v = b.value(m)
-    assert isinstance(v, MapValue)
+    v = m
 
     def sub(fam: str, name: str) -> Value | None:
         fv = v.get(fam)

@@ -55,31 +55,10 @@ def workflow(b: Builder, root: Value) -> Workflow | None:
     run = declarations.run(b, root.get("run"))
     policy = declarations.policy(b, root.get("policy"))
     task_map = tasks.tasks(b, root, model)
-    outs, outputs_value = outputs(b, root.get("outputs"))
-    done: dict[str, Value] = {}
-    for name, section in (
-        ("types", types),
-        ("inputs", inputs),
-        ("config", config),
-        ("const", const),
-        ("secrets", secrets),
-    ):
-        node = root.get(name)
-        if section and isinstance(node, MapValue):
-            done[name] = b.mapping(node, {n.name: n.value for n in section})
-    for name, obj in (("permits", permits), ("run", run), ("policy", policy)):
-        if obj is not None:
-            done[name] = obj.value
-    if model is not None:
-        done["model"] = model
-    tasks_node = root.get("tasks")
-    if task_map and isinstance(tasks_node, MapValue):
-        done["tasks"] = b.mapping(tasks_node, {tid: t.value for tid, t in task_map.items()})
-    if outputs_value is not None:
-        done["outputs"] = outputs_value
+    outs = outputs(b, root.get("outputs"))
     return Workflow(
         id=wid,
-        value=b.mapping(root, done),
+        value=root,
         description=description,
         model=model,
         types=types,
@@ -220,21 +199,17 @@ def envelope_model(b: Builder, root: MapValue) -> Value | None:
     return b.value(node, Where.ENVELOPE)
 
 
-def outputs(b: Builder, node: Value | None) -> tuple[tuple[Output, ...], MapValue | None]:
+def outputs(b: Builder, node: Value | None) -> tuple[Output, ...]:
     if node is None:
-        return (), None
+        return ()
     m = b.expect_mapping(node, "`outputs:`")
     if m is None:
-        return (), None
+        return ()
     out = []
-    done: dict[str, Value] = {}
     for k, e in m.items():
         v = e.value
-        key = b.key(e.key)
         if isinstance(v, ScalarValue) and isinstance(v.value, str):
-            val = b.value(v, Where.OUTPUTS)
-            done[k] = val
-            out.append(Output(k, key, val))
+            out.append(Output(k, e.key, b.value(v, Where.OUTPUTS)))
         elif isinstance(v, MapValue):
             b.closed(v, G.OUTPUT, f"output `{k}`")
             val_node = v.get("value")
@@ -248,10 +223,8 @@ def outputs(b: Builder, node: Value | None) -> tuple[tuple[Output, ...], MapValu
             elif not (isinstance(val_node, ScalarValue) and isinstance(val_node.value, str)):
                 b.err("NIKA-PARSE-019", val_node.span, f"output `{k}` value must be a `${{{{ }}}}` string")
             value = b.value(val_node, Where.OUTPUTS) if isinstance(val_node, ScalarValue) else None
-            whole = b.mapping(v, {"value": value} if value is not None else {})
-            done[k] = whole
             out.append(
-                Output(k, key, value if isinstance(value, ScalarValue) and value.is_string else None, whole.get("type"))
+                Output(k, e.key, value if isinstance(value, ScalarValue) and value.is_string else None, v.get("type"))
             )
         else:
             b.err(
@@ -259,4 +232,4 @@ def outputs(b: Builder, node: Value | None) -> tuple[tuple[Output, ...], MapValu
                 v.span,
                 f"output `{k}` must be a `${{{{ }}}}` string or `{{value, type}}`, not {describe(v)}",
             )
-    return tuple(out), b.mapping(m, done)
+    return tuple(out)

@@ -126,7 +126,6 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
         return None
     b.closed(node, G.TASK, f"task `{tid}`", task=tid, special=_special(b, tid))
     present = [k for k in G.VERBS if k in node]
-    done: dict[str, Value] = {}
     verb: Verb | None = None
     if not present:
         b.err(
@@ -153,8 +152,6 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
         ve = node.entry(present[0])
         assert ve is not None
         verb = verbs.verb(b, present[0], ve, tid, Where.BODY, in_fe, envelope_model)
-        if verb is not None:
-            done[present[0]] = verb.value
     with_ = blocks.with_block(b, node.get("with"), tid, in_fe)
     after = blocks.after_block(b, node.get("after"), tid)
     when = blocks.when(b, node.get("when"), tid, Where.WHEN, in_fe)
@@ -166,10 +163,10 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
     if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), ScalarValue):
         fail_fast = ff.value
     retry = blocks.retry(b, node.get("retry"), tid)
-    on_error, on_error_value = blocks.on_error(b, node.get("on_error"), tid, in_fe)
+    on_error = blocks.on_error(b, node.get("on_error"), tid, in_fe)
     timeout = b.duration(node.get("timeout"), tid)
-    on_finally, finally_value = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
-    output, output_value = blocks.output_block(b, node.get("output"), tid)
+    on_finally = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
+    output = blocks.output_block(b, node.get("output"), tid)
     inert = node.get("inert")
     if inert is not None and not (
         isinstance(inert, ScalarValue) and isinstance(inert.value, str) and inert.value.strip()
@@ -181,26 +178,11 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
             'Say why the fetched content is treated as data, e.g. `inert: "pickled model archived, never loaded"`.',
             task=tid,
         )
-    declassify, declassify_value = blocks.declassify(b, node.get("declassify"), tid)
-    for name, v in (
-        ("when", when),
-        ("for_each", for_each),
-        ("on_error", on_error_value),
-        ("on_finally", finally_value),
-        ("output", output_value),
-        ("declassify", declassify_value),
-    ):
-        if v is not None:
-            done[name] = v
-    if with_ and isinstance(wn := node.get("with"), MapValue):
-        done["with"] = b.mapping(wn, {x.name: x.value for x in with_})
-    if timeout is not None and timeout.value is not None:
-        done["timeout"] = timeout.value
-    value = b.mapping(node, done)
+    declassify = blocks.declassify(b, node.get("declassify"), tid)
     return Task(
         id=tid,
-        key=b.key(e.key),
-        value=value,
+        key=e.key,
+        value=node,
         verb=verb,
         with_=with_,
         after=after,
@@ -213,8 +195,8 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
         timeout=timeout,
         on_finally=on_finally,
         output=output,
-        returns=value.get("returns"),
-        inert=value.get("inert"),
+        returns=node.get("returns"),
+        inert=inert,
         declassify=declassify,
     )
 
