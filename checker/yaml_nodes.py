@@ -390,12 +390,7 @@ class _Builder:
             if not fr.is_map:
                 fr.items.append(node)
             elif fr.pending_key is None:
-                key = node.value if node.__class__ is Literal else None  # type: ignore[union-attr]
-                if key.__class__ is str and key != "<<" and key not in fr.seen:  # type: ignore[operator]
-                    fr.seen[key] = node  # type: ignore[index]  # the common key: a fresh string
-                    fr.pending_key = node  # type: ignore[assignment]
-                else:
-                    fr.pending_key = self._check_key(fr, node, ev.tag if cls is ScalarEvent else None)
+                fr.pending_key = self._check_key(fr, node, ev.tag if cls is ScalarEvent else None)
             else:
                 fr.items.append(Entry(fr.pending_key, node))
                 fr.pending_key = None
