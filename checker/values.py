@@ -36,14 +36,22 @@ class Value:
         raise NotImplementedError
 
 
-class OffsetMapped:
-    """Character offsets inside a scalar's text mapped back to the source (``offsets`` per
-    character of ``raw``, or ``None``)."""
+@record(eq=False)
+class ScalarValue(Value):
+    """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None).
 
-    __slots__ = ()
-    span: Span
+    ``raw`` is the text as written, ``style`` how it was quoted (``""`` plain, ``'``, ``"``,
+    ``|``, ``>``) so a rule can tell ``"true"`` from ``true``; ``offsets`` maps each character of
+    ``raw`` to its source offset where that is exact (``None`` otherwise).
+    """
+
     value: Any
-    offsets: range | tuple[int, ...] | None
+    raw: str = ""
+    style: str = ""
+    offsets: range | tuple[int, ...] | None = None
+
+    def to_python(self) -> Any:
+        return self.value
 
     @property
     def is_string(self) -> bool:
@@ -65,24 +73,6 @@ class OffsetMapped:
         s = self.offset_at(start)
         e = self.offset_at(end - 1) + 1 if end > start else s
         return Span(s, max(e, s))
-
-
-@record(eq=False)
-class ScalarValue(OffsetMapped, Value):
-    """A scalar: ``value`` is the resolved Python value (str, int, float, bool or None).
-
-    ``raw`` is the text as written, ``style`` how it was quoted (``""`` plain, ``'``, ``"``,
-    ``|``, ``>``) so a rule can tell ``"true"`` from ``true``; ``offsets`` maps each character of
-    ``raw`` to its source offset where that is exact (``None`` otherwise).
-    """
-
-    value: Any
-    raw: str = ""
-    style: str = ""
-    offsets: range | tuple[int, ...] | None = None
-
-    def to_python(self) -> Any:
-        return self.value
 
 
 @record(eq=False)
