@@ -6,9 +6,10 @@ from checker.codes import report
 from checker.compiler import compile_tree
 from checker.diagnostics import Diagnostic
 from checker.display import clip
-from checker.model import CompiledWorkflow, Workflow
+from checker.model import CompiledWorkflow, ExprSite, Workflow
 from checker.records import replace
 from checker.source import SourceText, Span
+from checker.values import Value
 from checker.yaml_nodes import decode_source, parse_yaml
 
 
@@ -39,7 +40,18 @@ def _compile(src: SourceText, base_dir: str | None) -> CompiledWorkflow:
                 )
             )
         return CompiledWorkflow(src, None, None, (), _finish(diags))
-    wf, structural, sites = compile_tree(src, parsed.root, parsed.duplicates)
+    return judge(src, parsed.root, compile_tree(src, parsed.root, parsed.duplicates), diags, base_dir)
+
+
+def judge(
+    src: SourceText,
+    root: Value,
+    compiled: tuple[Workflow | None, list[Diagnostic], tuple[ExprSite, ...]],
+    diags: list[Diagnostic],
+    base_dir: str | None,
+) -> CompiledWorkflow:
+    """The graph and every rule over a compiled tree; ``diags`` holds the findings so far."""
+    wf, structural, sites = compiled
     diags.extend(structural)
     graph = None
     if wf is not None:
@@ -53,7 +65,7 @@ def _compile(src: SourceText, base_dir: str | None) -> CompiledWorkflow:
                 diags.extend(rule(ctx))
             except Exception as exc:  # a bug in one rule must not hide the others' findings
                 diags.append(_internal(f"rule `{getattr(rule, '__qualname__', rule)}`", exc))
-    return CompiledWorkflow(src, parsed.root, wf, sites, _finish(diags), graph)
+    return CompiledWorkflow(src, root, wf, sites, _finish(diags), graph)
 
 
 def compile_text(text: str, path: str = "<stdin>", base_dir: str | None = None) -> CompiledWorkflow:

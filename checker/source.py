@@ -31,7 +31,123 @@ class Span(NamedTuple):
         return self.start <= offset <= self.end
 
     def cover(self, other: Span) -> Span:
-        return Span(min(self.start, other.start), max(self.end, other.end))
+        return self.sibling(min(self.start, other.start), max(self.end, other.end))
+
+    def sibling(self, start: int, end: int) -> Span:
+        """The span ``[start, end)`` (offsets into the text) in the same frame as this one: an
+        anchored span's sibling moves with its anchor too (see :class:`AnchoredSpan`)."""
+        return Span(start, end)
+
+    @property
+    def base(self) -> int:
+        """What this span's stored offsets are relative to (0: they are offsets into the text)."""
+        return 0
+
+
+class Anchor:
+    """Where a piece of a document (one task of an incrementally analysed document) starts in
+    the newest text analysed: the one mutable cell spans of that piece are relative to.
+
+    The language server reuses an unchanged task's values, model and findings across versions
+    of a document; when an edit above the task moves it, only its anchor's ``base`` changes.
+    """
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+
+    def __repr__(self) -> str:
+        return f"Anchor({self.base})"
+
+
+_tuple_item = tuple.__getitem__
+
+
+class AnchoredSpan(Span):
+    """A span stored relative to an :class:`Anchor`; ``start``/``end`` read as text offsets.
+
+    Made only by the language server's incremental analysis (never by ``nika check`` or the
+    runtime, which see plain spans). Equality, hashing, ordering, indexing and unpacking all see
+    the text offsets, so code written against :class:`Span` reads it unchanged; a copy or a
+    pickle is a plain span frozen at the offsets of that moment.
+    """
+
+    __slots__ = ()
+
+    @staticmethod
+    def make(start: int, end: int, anchor: Anchor) -> AnchoredSpan:
+        """The span whose offsets relative to ``anchor`` are ``[start, end)``."""
+        return tuple.__new__(AnchoredSpan, (start, end, anchor))
+
+    @property  # type: ignore[misc]
+    def start(self) -> int:  # type: ignore[override]
+        return _tuple_item(self, 0) + _tuple_item(self, 2).base  # type: ignore[no-any-return]
+
+    @property  # type: ignore[misc]
+    def end(self) -> int:  # type: ignore[override]
+        return _tuple_item(self, 1) + _tuple_item(self, 2).base  # type: ignore[no-any-return]
+
+    @property
+    def base(self) -> int:
+        return _tuple_item(self, 2).base  # type: ignore[no-any-return]
+
+    @property
+    def anchor(self) -> Anchor:
+        return _tuple_item(self, 2)  # type: ignore[no-any-return]
+
+    def sibling(self, start: int, end: int) -> Span:
+        base = _tuple_item(self, 2).base
+        return tuple.__new__(AnchoredSpan, (start - base, end - base, _tuple_item(self, 2)))
+
+    def _pair(self) -> tuple[int, int]:
+        base = _tuple_item(self, 2).base
+        return (_tuple_item(self, 0) + base, _tuple_item(self, 1) + base)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._pair())
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        return self._pair()[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, tuple):
+            return self._pair() == tuple(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        if isinstance(other, tuple):
+            return self._pair() != tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._pair())
+
+    def __lt__(self, other: tuple[int, ...]) -> bool:  # type: ignore[override]
+        return self._pair() < tuple(other)
+
+    def __le__(self, other: tuple[int, ...]) -> bool:  # type: ignore[override]
+        return self._pair() <= tuple(other)
+
+    def __gt__(self, other: tuple[int, ...]) -> bool:  # type: ignore[override]
+        return self._pair() > tuple(other)
+
+    def __ge__(self, other: tuple[int, ...]) -> bool:  # type: ignore[override]
+        return self._pair() >= tuple(other)
+
+    def __repr__(self) -> str:
+        start, end = self._pair()
+        return f"Span(start={start}, end={end})"
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (Span, self._pair())
+
+    def _replace(self, **kw: int) -> Span:  # type: ignore[override]
+        start, end = self._pair()
+        return self.sibling(kw.get("start", start), kw.get("end", end))
 
 
 @record

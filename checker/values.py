@@ -42,7 +42,8 @@ class ScalarValue(Value):
 
     ``raw`` is the text as written, ``style`` how it was quoted (``""`` plain, ``'``, ``"``,
     ``|``, ``>``) so a rule can tell ``"true"`` from ``true``; ``offsets`` maps each character of
-    ``raw`` to its source offset where that is exact (``None`` otherwise).
+    ``raw`` to its source offset where that is exact (``None`` otherwise), counted in the frame
+    of ``span`` (add ``span.base``; :meth:`offset_at` does).
     """
 
     value: Any
@@ -62,8 +63,8 @@ class ScalarValue(Value):
         offs = self.offsets
         if offs:
             if index < len(offs):
-                return offs[max(index, 0)]
-            return offs[-1] + 1
+                return offs[max(index, 0)] + self.span.base
+            return offs[-1] + 1 + self.span.base
         return self.span.start
 
     def sub_span(self, start: int, end: int) -> Span:
@@ -72,7 +73,7 @@ class ScalarValue(Value):
             return self.span
         s = self.offset_at(start)
         e = self.offset_at(end - 1) + 1 if end > start else s
-        return Span(s, max(e, s))
+        return self.span.sibling(s, max(e, s))
 
 
 @record(eq=False)

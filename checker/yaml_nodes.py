@@ -35,7 +35,7 @@ from checker.display import clip
 from checker.expr import parse_template
 from checker.expr.template import has_island
 from checker.records import record
-from checker.source import SourceText, Span
+from checker.source import Anchor, AnchoredSpan, SourceText, Span
 from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value
 
 MAX_DOCUMENT_BYTES = 1_048_576
@@ -166,10 +166,17 @@ class _Frame:
 
 
 class _Builder:
-    def __init__(self, src: SourceText) -> None:
+    def __init__(self, src: SourceText, anchor: Anchor | None = None) -> None:
         self.src = src
+        self.anchor = anchor
         self.diags: list[Diagnostic] = []
         self.duplicates: list[tuple[ScalarValue, ScalarValue]] = []
+
+    def span(self, start: int, end: int) -> Span:
+        """A node's span: offsets into ``src``, kept relative to the anchor when there is one."""
+        if self.anchor is None:
+            return _new_span(Span, (start, end))
+        return AnchoredSpan.make(start, end, self.anchor)
 
     # -- profile findings -------------------------------------------------------------------
     def flag(self, code: str, span: Span, message: str, help: str, related: tuple[Label, ...] = ()) -> None:
@@ -206,7 +213,7 @@ class _Builder:
     # -- building ---------------------------------------------------------------------------
     def scalar(self, ev: Any, is_key: bool) -> ScalarValue:
         start, end = ev.start_mark.index, ev.end_mark.index
-        span = Span(start, end)
+        span = self.span(start, end)
         raw: str = ev.value
         style = ev.style or ""
         tag = ev.tag
@@ -240,31 +247,32 @@ class _Builder:
                 f"this scalar is {len(raw.encode('utf-8', 'surrogatepass'))} bytes, over the 65536-byte cap",
                 "Move large content into a file and read it with `nika:read`.",
             )
-        offsets = self._offsets(raw, style, span)
+        offsets = self._offsets(raw, style, start, end)
         # `"${{" in value` first: the cheap test rules out nearly every string before the exact one
         if not is_key and value.__class__ is str and "${{" in value and has_island(value):
             return TemplateValue(span, value, raw, style, offsets, parse_template(value))
         return Literal(span, value, raw, style, offsets)
 
-    def _offsets(self, raw: str, style: str, span: Span) -> range | tuple[int, ...] | None:
+    def _offsets(self, raw: str, style: str, start: int, end: int) -> range | tuple[int, ...] | None:
+        """Offsets into ``src`` of each character of ``raw`` (see ``ScalarValue.offsets``)."""
         n = len(raw)
-        width = span.end - span.start
+        width = end - start
         # A one-line plain scalar is its source text; a quoted one is too, minus the quotes,
         # unless it used escapes (then the lengths differ and we give up on exact offsets).
         if style == "" and width == n and "\n" not in raw:
-            return range(span.start, span.end)
+            return range(start, end)
         if style in ("'", '"') and width == n + 2 and "\n" not in raw:
             text = self.src.text
-            if text[span.start + 1 : span.end - 1] == raw:
-                return range(span.start + 1, span.end - 1)
+            if text[start + 1 : end - 1] == raw:
+                return range(start + 1, end - 1)
         if style == "|":
-            return self._block_offsets(raw, span)
+            return self._block_offsets(raw, start)
         return None
 
-    def _block_offsets(self, raw: str, span: Span) -> tuple[int, ...] | None:
+    def _block_offsets(self, raw: str, start: int) -> tuple[int, ...] | None:
         src = self.src
         text = src.text
-        line = src.line_index(span.start) + 1  # first content line follows the header
+        line = src.line_index(start) + 1  # first content line follows the header
         out: list[int] = []
         indent: int | None = None
         for value_line in raw.split("\n"):
@@ -295,6 +303,11 @@ class _Builder:
         get_event = parser.get_event
         scalar = self.scalar
         new_span = _new_span
+        if self.anchor is not None:
+            anchor = self.anchor
+
+            def new_span(_cls: type, pair: tuple[int, int]) -> Span:
+                return tuple.__new__(AnchoredSpan, (*pair, anchor))
         # The hot path, one short plain or quoted scalar without tag or anchor, is inlined:
         # a 500-task workflow holds tens of thousands of them.
         while True:
@@ -539,6 +552,21 @@ def parse_yaml(src: SourceText) -> ParsedYaml:
         diags.append(_syntax_error(src, confirmed))
         return ParsedYaml(None, tuple(diags), True)
     return ParsedYaml(root, tuple(diags + b.diags), False, tuple(b.duplicates))
+
+
+def parse_piece(text: str, anchor: Anchor | None) -> ParsedYaml | None:
+    """The value tree of ``text`` (a piece of a document, or a whole one) when the YAML layer
+    has nothing at all to report on it, else ``None``. Spans are offsets into ``text``, kept
+    relative to ``anchor`` when one is given. The whole-text checks (size, BOM, NFC, surrogates)
+    are the caller's."""
+    b = _Builder(SourceText(text), anchor)
+    try:
+        root = b.build()
+    except (_Stop, YAMLError):
+        return None
+    if root is None or b.diags:
+        return None
+    return ParsedYaml(root, (), False)
 
 
 def _confirm_syntax_error(src: SourceText, exc: Exception) -> ParsedYaml | Exception:

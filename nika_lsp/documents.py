@@ -3,8 +3,9 @@
 One :class:`Documents` object owns every open document and everything kept about it: the
 current text (incremental edits applied here, with the client's notion of lines), the newest
 analysis, the newest analysis that produced a workflow model, and the version last published.
-Compilation is the checker's ``compile_source`` (the same call ``nika check`` makes), once per
-version, so every feature reads one immutable :class:`Snapshot`; what a feature derives from a
+Compilation gives what the checker's ``compile_source`` (the call ``nika check`` makes) gives,
+once per version, reusing the unchanged tasks of the previous version (see
+:mod:`checker.incremental`), so every feature reads one :class:`Snapshot`; what a feature derives from a
 snapshot (a symbol index, a model view) is memoised on that snapshot. Closing a document drops
 all of it.
 """
@@ -21,6 +22,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 
 from checker.engine import compile_source
+from checker.incremental import IncrementalDocument
 from checker.model import CompiledWorkflow
 from checker.source import SourceText
 from nika_lsp.convert import UTF16, client_lines, range_to_span
@@ -132,6 +134,7 @@ class Documents:
         self._good: dict[str, Snapshot] = {}
         self._published: dict[str, int | None] = {}
         self._jobs: dict[str, _Job] = {}
+        self._incremental: dict[str, IncrementalDocument] = {}
 
     # -- text ------------------------------------------------------------------------------
     def set(self, uri: str, text: str, version: int | None) -> None:
@@ -166,6 +169,7 @@ class Documents:
             self._cache.pop(uri, None)
             self._good.pop(uri, None)
             self._published.pop(uri, None)
+            self._incremental.pop(uri, None)
 
     def holds(self, uri: str) -> bool:
         """Whether anything at all is kept about ``uri``."""
@@ -214,13 +218,14 @@ class Documents:
             owner = job is None or job.entry is not entry
             if owner:
                 job = self._jobs[uri] = _Job(entry)
+            incremental = self._incremental.setdefault(uri, IncrementalDocument())
         assert job is not None
         if not owner:
             job.done.wait()
             if job.result is not None:
                 return job.result
         try:
-            snap = analyze_source(uri, entry.source, entry.version)
+            snap = analyze_source(uri, entry.source, entry.version, incremental)
             job.result = snap
         finally:
             job.done.set()
@@ -248,10 +253,13 @@ class Documents:
             return True
 
 
-def analyze_source(uri: str, src: SourceText, version: int | None) -> Snapshot:
+def analyze_source(
+    uri: str, src: SourceText, version: int | None, incremental: IncrementalDocument | None = None
+) -> Snapshot:
     path = uri_to_path(uri)
     base = os.path.dirname(path) if path else None
-    return Snapshot(uri, version, _as_configured(compile_source(src, base), path))
+    compiled = incremental.compile(src, base) if incremental is not None else compile_source(src, base)
+    return Snapshot(uri, version, _as_configured(compiled, path))
 
 
 def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWorkflow:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from checker.compiler.builder import Builder
 from checker.compiler.envelope import WORKFLOW_ID_RE
-from checker.compiler.tasks import TASK_ID_RE
+from checker.compiler.tasks import TASK_ID_RE, TaskMemo
 from checker.diagnostics import Diagnostic
 from checker.model import ExprSite, Workflow
 from checker.source import SourceText
@@ -24,15 +24,20 @@ from checker.values import ScalarValue, Value
 
 
 def compile_tree(
-    src: SourceText, root: Value, duplicates: tuple[tuple[ScalarValue, ScalarValue], ...] = ()
+    src: SourceText,
+    root: Value,
+    duplicates: tuple[tuple[ScalarValue, ScalarValue], ...] = (),
+    memo: TaskMemo | None = None,
 ) -> tuple[Workflow | None, list[Diagnostic], tuple[ExprSite, ...]]:
-    """The model of the document rooted at ``root``, the structural findings and every site."""
+    """The model of the document rooted at ``root``, the structural findings and every site
+    (each task's taken from ``memo`` when it compiled that very entry before)."""
     from checker.compiler.envelope import workflow
 
     b = Builder(src, duplicates)
+    b.task_memo = memo
     wf = workflow(b, root)
     b.duplicate_keys()
     return wf, b.diags, tuple(b.sites)
 
 
-__all__ = ["TASK_ID_RE", "WORKFLOW_ID_RE", "Builder", "compile_tree"]
+__all__ = ["TASK_ID_RE", "WORKFLOW_ID_RE", "Builder", "TaskMemo", "compile_tree"]

@@ -9,6 +9,7 @@ grammar table cannot.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
@@ -19,6 +20,9 @@ from checker.source import SourceText, Span
 from checker.suggest import did_you_mean
 from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value, describe, templates
 from checker.vocab import Where
+
+if TYPE_CHECKING:
+    from checker.compiler.tasks import TaskMemo
 
 
 def shown(node: Value) -> str:
@@ -40,6 +44,8 @@ class Builder:
         self.sites: list[ExprSite] = []
         self.duplicates = duplicates
         self.task_keys: set[int] = set()
+        # Set by the language server's incremental analysis: compiled tasks kept across versions.
+        self.task_memo: TaskMemo | None = None
 
     # -- reporting ---------------------------------------------------------------------------
     def err(self, code: str, span: Span, message: str, help: str | None = None, **kw: object) -> None:
@@ -130,7 +136,7 @@ class Builder:
         last = src.line_index(max(e.value.span.end - 1, e.value.span.start))
         start = src.line_starts[first]
         end = src.line_starts[last + 1] if last + 1 < len(src.line_starts) else len(src.text)
-        return Span(start, end)
+        return e.key.span.sibling(start, end)
 
     # -- grammar-driven field checks ---------------------------------------------------------
     def field_problem(self, f: Field, node: Value) -> str | None:

@@ -7,8 +7,8 @@ import re
 from checker import grammar as G
 from checker.compiler import blocks, verbs
 from checker.compiler.builder import Builder
-from checker.diagnostics import Edit, Fix, Label
-from checker.model import Task, Verb
+from checker.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.model import ExprSite, Task, Verb
 from checker.source import Span
 from checker.suggest import did_you_mean
 from checker.values import Entry, ListValue, MapValue, ScalarValue, Value, describe
@@ -53,6 +53,8 @@ def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str,
     seen: dict[str, Entry] = {}
     out: dict[str, Task] = {}
     b.task_keys.update(id(e.key) for e in m.entries)
+    if b.task_memo is not None:
+        b.task_memo.for_envelope(envelope_model)
     for e in m.entries:
         tid = e.key_text
         if tid is None:
@@ -78,10 +80,58 @@ def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str,
                 "Use lowercase letters, digits and `_`, starting with a letter"
                 + (f" (e.g. `{fixed}`)." if fixed else "."),
             )
-        t = task(b, tid, e, envelope_model)
+        t = _task_or_reuse(b, tid, e, envelope_model)
         if t is not None:
             out[tid] = t
     return out
+
+
+class TaskMemo:
+    """What compiling each task gave (its model, findings and expression sites), kept across
+    versions of one document by the language server's incremental analysis.
+
+    A task's entry is the very object the YAML layer built from its source slice, reused while
+    that slice is unchanged, so the entry's identity keys the memo. Compiling a task reads
+    nothing outside its entry but the envelope's default ``model:``, so the memo is emptied when
+    that changes (see :meth:`for_envelope`).
+    """
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[Entry, Task | None, tuple[Diagnostic, ...], tuple[ExprSite, ...]]] = {}
+        self._model: tuple[object, ...] | None = None
+        self._used: set[int] = set()
+
+    def for_envelope(self, envelope_model: Value | None) -> None:
+        """Start one compilation of the document whose envelope default model is ``envelope_model``."""
+        key = (
+            (envelope_model.__class__, envelope_model.raw, envelope_model.span.start, envelope_model.span.end)
+            if isinstance(envelope_model, ScalarValue)
+            else (envelope_model is None,)
+        )
+        if key != self._model:
+            self._done.clear()
+            self._model = key
+        self._used = set()
+
+    def prune(self) -> None:
+        """Forget the tasks the last compilation did not meet (deleted or edited since)."""
+        self._done = {k: v for k, v in self._done.items() if k in self._used}
+
+
+def _task_or_reuse(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task | None:
+    memo = b.task_memo
+    if memo is None:
+        return task(b, tid, e, envelope_model)
+    memo._used.add(id(e))
+    hit = memo._done.get(id(e))
+    if hit is not None and hit[0] is e:
+        b.diags.extend(hit[2])
+        b.sites.extend(hit[3])
+        return hit[1]
+    n_diags, n_sites = len(b.diags), len(b.sites)
+    t = task(b, tid, e, envelope_model)
+    memo._done[id(e)] = (e, t, tuple(b.diags[n_diags:]), tuple(b.sites[n_sites:]))
+    return t
 
 
 def _special(b: Builder, tid: str):  # type: ignore[no-untyped-def]

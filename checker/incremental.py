@@ -1,0 +1,210 @@
+"""Incremental analysis of one document across versions, for the language server.
+
+After an edit inside one task of a big workflow, every other task's source slice is unchanged,
+so its value tree, its compiled model, its findings and its expression sites are too; only
+their position in the text may have moved. :class:`IncrementalDocument` keeps them between
+versions: the YAML layer builds each task from its own slice with spans relative to an
+:class:`~checker.source.Anchor` at the slice's start, and when an edit above a task moves it,
+only that anchor's ``base`` is updated. The envelope (everything outside ``tasks:``) is parsed
+again each time, with the tasks region blanked out; then the graph and every rule run over the
+whole model as ``nika check`` runs them. The result is the same :class:`CompiledWorkflow` that
+:func:`checker.engine.compile_source` gives for the same text (a test compares the two over
+random edits).
+
+Only the common shape is done this way: a block ``tasks:`` map at the root whose tasks start on
+lines of their own, in a document the YAML profile has nothing to say about. Anything else, and
+any YAML finding, falls back to the whole-document analysis, which reports it exactly.
+
+Sharing objects across versions means a superseded analysis's positions follow the newest text
+of its document once the next analysis starts: the language server only ever reads positions
+from the newest analysis (or from the last one with a model, which is never moved under it:
+an analysis that falls back leaves every anchor alone).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+
+from checker.compiler import TaskMemo, compile_tree
+from checker.engine import compile_source, judge
+from checker.model import CompiledWorkflow
+from checker.records import record
+from checker.source import Anchor, SourceText, Span
+from checker.values import Entry, MapValue, ScalarValue
+from checker.yaml_nodes import MAX_DOCUMENT_BYTES, parse_piece
+
+_TASKS_LINE = re.compile(r"tasks:[ ]*(?:#[^\n]*)?\r?\n")
+_ODD_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+
+
+@record
+class Layout:
+    """Where the tasks region of a document lies: ``[start, end)`` after the ``tasks:`` key at
+    ``key``, and each task's slice in it."""
+
+    key: int
+    start: int
+    end: int
+    slices: tuple[tuple[int, int], ...]
+
+
+def layout(text: str) -> Layout | None:
+    """The tasks region of ``text`` when it has the shape the incremental analysis handles: a
+    ``tasks:`` line at column 0 followed by indented lines (comments and blank lines anywhere),
+    each line at the first task's indentation starting a task. ``None`` otherwise."""
+    m = None
+    for found in _TASKS_LINE.finditer(text):
+        if found.start() == 0 or text[found.start() - 1] == "\n":
+            if m is not None:
+                return None  # a second `tasks:` key: the whole-document analysis reports it
+            m = found
+    if m is None or _ODD_BREAKS.search(text):
+        return None
+    start = pos = m.end()
+    n = len(text)
+    indent: int | None = None
+    slices: list[tuple[int, int]] = []
+    opened: int | None = None
+    while pos < n:
+        nl = text.find("\n", pos)
+        line_end = n if nl == -1 else nl + 1
+        body = text[pos:line_end].rstrip("\r\n")
+        stripped = body.lstrip(" ")
+        if stripped and not stripped.startswith("#"):
+            width = len(body) - len(stripped)
+            if width == 0:
+                break  # the next root key (or a document marker): the region ends here
+            if stripped[0] == "\t":
+                return None
+            if indent is None:
+                indent = width
+            if width < indent:
+                return None
+            if width == indent:
+                if stripped[0] in "-?[{&*!|>%@`\"'":
+                    return None
+                if opened is not None:
+                    slices.append((opened, pos))
+                opened = pos
+        elif stripped.startswith("#") and indent is None:
+            pass  # a comment before the first task stays out of every slice
+        pos = line_end
+    if opened is None:
+        return None
+    slices.append((opened, pos))
+    return Layout(m.start(), start, pos, tuple(slices))
+
+
+class _Piece:
+    """One task as built from its slice: the entry the YAML layer made and its anchor."""
+
+    __slots__ = ("anchor", "entry")
+
+    def __init__(self, entry: Entry, anchor: Anchor) -> None:
+        self.entry = entry
+        self.anchor = anchor
+
+
+def _build_piece(text: str) -> _Piece | None:
+    anchor = Anchor(0)  # offsets into the slice while it is built; placed when committed
+    parsed = parse_piece(text, anchor)
+    if parsed is None:
+        return None
+    root = parsed.root
+    if not isinstance(root, MapValue) or root.flow or len(root.entries) != 1:
+        return None
+    entry = root.entries[0]
+    if not isinstance(entry.key.value, str):
+        return None
+    return _Piece(entry, anchor)
+
+
+class IncrementalDocument:
+    """The analyses of one open document, reusing unchanged tasks from version to version."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pieces: dict[str, _Piece] = {}
+        self._memo = TaskMemo()
+
+    def compile(self, src: SourceText, base_dir: str | None = None) -> CompiledWorkflow:
+        """What :func:`checker.engine.compile_source` gives for ``src`` (never raises)."""
+        with self._lock:
+            try:
+                done = self._compile(src, base_dir)
+            except Exception:  # a bug here must not cost the user the analysis: do it whole
+                self._pieces.clear()
+                self._memo = TaskMemo()
+                done = None
+            return done if done is not None else compile_source(src, base_dir)
+
+    def _compile(self, src: SourceText, base_dir: str | None) -> CompiledWorkflow | None:
+        text = src.text
+        if len(text) * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
+            return None
+        if text.startswith("\ufeff") or (not text.isascii() and not _plain_unicode(text)):
+            return None
+        shape = layout(text)
+        if shape is None:
+            return None
+        # 1. Every task from its slice, reused when the slice is unchanged. Nothing shared with
+        # an earlier analysis is touched until the whole document is known to fit.
+        old = self._pieces
+        pieces: dict[str, _Piece] = {}
+        placed: list[tuple[_Piece, int]] = []
+        ids: set[str] = set()
+        for s, e in shape.slices:
+            piece_text = text[s:e]
+            piece = old.get(piece_text)
+            if piece is None or piece_text in pieces:
+                piece = _build_piece(piece_text)
+                if piece is None:
+                    return None
+            tid = piece.entry.key.value
+            if tid in ids:
+                return None  # a duplicate task id: reported by the whole-document analysis
+            ids.add(tid)  # type: ignore[arg-type]
+            pieces[piece_text] = piece
+            placed.append((piece, s))
+        # 2. The envelope, with the tasks region blanked (same length, so its offsets hold).
+        width = shape.end - shape.start
+        blank = (" " * (width - 1) + "\n") if text[shape.end - 1 : shape.end] == "\n" else " " * width
+        skeleton = parse_piece(text[: shape.start] + blank + text[shape.end :], None)
+        if skeleton is None or not isinstance(skeleton.root, MapValue) or skeleton.root.flow:
+            return None
+        root = skeleton.root
+        tasks_entry = root.entry("tasks")
+        if (
+            tasks_entry is None
+            or not isinstance(tasks_entry.value, ScalarValue)
+            or tasks_entry.value.value is not None
+            or tasks_entry.key.span.start != shape.key
+        ):
+            return None
+        # 3. Commit: move the reused tasks to where they are now, splice them into the tree.
+        for piece, at in placed:
+            piece.anchor.base = at
+        self._pieces = pieces
+        entries = tuple(p.entry for p, _ in placed)
+        tasks_map = MapValue(Span(entries[0].key.span.start, entries[-1].value.span.end), entries)
+        spliced = tuple(Entry(e.key, tasks_map) if e is tasks_entry else e for e in root.entries)
+        end = tasks_map.span.end if root.entries[-1] is tasks_entry else root.span.end
+        whole = MapValue(Span(root.span.start, end), spliced)
+        # (No duplicate keys anywhere: the YAML layer reports them, so the text fell back.)
+        compiled = compile_tree(src, whole, (), self._memo)
+        self._memo.prune()
+        return judge(src, whole, compiled, [], base_dir)
+
+
+def _plain_unicode(text: str) -> bool:
+    """True when the YAML layer's whole-text checks (NFC, lone surrogates) have nothing to say."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return unicodedata.is_normalized("NFC", text)
+
+
+__all__ = ["IncrementalDocument", "Layout", "layout"]
