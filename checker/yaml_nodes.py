@@ -308,6 +308,7 @@ class _Builder:
 
             def new_span(_cls: type, pair: tuple[int, int]) -> Span:
                 return tuple.__new__(AnchoredSpan, (*pair, anchor))
+
         # The hot path, one short plain or quoted scalar without tag or anchor, is inlined:
         # a 500-task workflow holds tens of thousands of them.
         while True:
