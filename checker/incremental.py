@@ -23,9 +23,11 @@ an analysis that falls back leaves every anchor alone).
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import unicodedata
+from functools import lru_cache
 
 from checker.compiler import TaskMemo, compile_tree
 from checker.engine import compile_source, judge
@@ -36,7 +38,6 @@ from checker.values import Entry, MapValue, ScalarValue
 from checker.yaml_nodes import MAX_DOCUMENT_BYTES, parse_piece
 
 _TASKS_LINE = re.compile(r"tasks:[ ]*(?:#[^\n]*)?\r?\n")
-_ODD_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 @record
@@ -60,41 +61,48 @@ def layout(text: str) -> Layout | None:
             if m is not None:
                 return None  # a second `tasks:` key: the whole-document analysis reports it
             m = found
-    if m is None or _ODD_BREAKS.search(text):
+    if m is None or _odd_breaks(text):
         return None
-    start = pos = m.end()
-    n = len(text)
-    indent: int | None = None
-    slices: list[tuple[int, int]] = []
-    opened: int | None = None
-    while pos < n:
-        nl = text.find("\n", pos)
-        line_end = n if nl == -1 else nl + 1
-        body = text[pos:line_end].rstrip("\r\n")
-        stripped = body.lstrip(" ")
-        if stripped and not stripped.startswith("#"):
-            width = len(body) - len(stripped)
-            if width == 0:
-                break  # the next root key (or a document marker): the region ends here
-            if stripped[0] == "\t":
-                return None
-            if indent is None:
-                indent = width
-            if width < indent:
-                return None
-            if width == indent:
-                if stripped[0] in "-?[{&*!|>%@`\"'":
-                    return None
-                if opened is not None:
-                    slices.append((opened, pos))
-                opened = pos
-        elif stripped.startswith("#") and indent is None:
-            pass  # a comment before the first task stays out of every slice
-        pos = line_end
-    if opened is None:
+    start = m.end() - 1  # the patterns below match a line break and the line after it
+    after = _ROOT_LINE.search(text, start)  # the next root key or document marker ends the region
+    end = after.start() + 1 if after else len(text)
+    first = _CONTENT_LINE.search(text, start, end)
+    if first is None:
         return None
-    slices.append((opened, pos))
-    return Layout(m.start(), start, pos, tuple(slices))
+    indent = len(first.group(1))
+    if ("\t" in text and _TAB_LINE.search(text, start, end)) or (
+        indent > 1 and _shallower(indent).search(text, start, end)
+    ):
+        return None
+    heads = [h.start() + 1 for h in _at_indent(indent).finditer(text, start, end)]
+    if any(text[h + indent] in "-?[{&*!|>%@`\"'" for h in heads):
+        return None  # a list item, a complex or quoted key, a flow or tagged node: not a plain task
+    bounds = [*heads, end]
+    return Layout(m.start(), start + 1, end, tuple(itertools.pairwise(bounds)))
+
+
+def _odd_breaks(text: str) -> bool:
+    """Line breaks other than ``\n`` and ``\r\n`` (YAML also breaks lines at a lone CR, NEL, LS
+    and PS), which the line patterns of :func:`layout` do not see."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return True
+    return "\x85" in text or "\u2028" in text or "\u2029" in text
+
+
+# Each matches at a line break, looking at the line that follows it.
+_ROOT_LINE = re.compile(r"\n(?=[^ \t\r\n#])")
+_CONTENT_LINE = re.compile(r"\n( *)[^ \r\n#]")
+_TAB_LINE = re.compile(r"\n *\t")
+
+
+@lru_cache(maxsize=16)
+def _at_indent(n: int) -> re.Pattern[str]:
+    return re.compile(rf"\n {{{n}}}(?=[^ \r\n#])")
+
+
+@lru_cache(maxsize=16)
+def _shallower(n: int) -> re.Pattern[str]:
+    return re.compile(rf"\n {{1,{n - 1}}}(?=[^ \r\n#])")
 
 
 class _Piece:

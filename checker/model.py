@@ -15,7 +15,6 @@ Model objects compare by identity (``eq=False``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -463,8 +462,8 @@ class ExprSite:
         """Source span of ``[start, end)`` offsets inside the string value."""
         return self.value.sub_span(start, end)
 
-    def references(self) -> Iterator[tuple[Island, Ref, Span]]:
-        """Every reference of every parsed island, with its source span."""
+    def references(self) -> tuple[tuple[Island, Ref, Span], ...]:
+        """Every reference of every parsed island, with its source span (computed once)."""
         refs = self._refs
         if refs is None:
             from checker.expr import references
@@ -477,7 +476,7 @@ class ExprSite:
                 for ref in references(island.expr)
             )
             object.__setattr__(self, "_refs", refs)
-        return iter(refs)
+        return refs
 
 
 @record(eq=False)

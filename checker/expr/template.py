@@ -17,6 +17,7 @@ relative to the whole string value.
 
 from __future__ import annotations
 
+from dataclasses import field
 from functools import lru_cache
 from typing import Final
 
@@ -62,10 +63,10 @@ class Template:
 
     parts: tuple[str | Island, ...]
     errors: tuple[ExprError, ...]
+    islands: tuple[Island, ...] = field(init=False, repr=False)  # the parts that are islands
 
-    @property
-    def islands(self) -> tuple[Island, ...]:
-        return tuple(p for p in self.parts if isinstance(p, Island))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "islands", tuple(p for p in self.parts if isinstance(p, Island)))
 
     @property
     def is_single_island(self) -> bool:

@@ -163,7 +163,8 @@ def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
             return ref.root == "with" and len(ref.path) == 1 and ref.path[0] in _b
 
         for island in site.template.islands:
-            if island.expr is None or not _COMPARES.search(island.text):
+            text = island.text
+            if island.expr is None or not (("=" in text or "in" in text) and _COMPARES.search(text)):
                 continue
             for _ref, lit, start, end in status_comparisons(island.expr, is_status):
                 if lit in STATUSES:
@@ -219,17 +220,12 @@ def _bad_literal(site: ExprSite, island: Island, lit: object, start: int, end: i
 
 def _status_bindings(ctx: RuleContext) -> dict[str, set[str]]:
     """Per task, the ``with:`` bindings that are exactly one ``${{ tasks.X.status }}``."""
-    from checker.expr import references
-
     out: dict[str, set[str]] = {}
     for site in ctx.sites:
         if site.where != Where.WITH or site.task is None or not site.template.is_single_island:
             continue
-        island = site.template.islands[0]
-        if island.expr is None:
-            continue
-        refs = references(island.expr)
-        if len(refs) != 1 or not is_status_ref(refs[0]):
+        refs = site.references()  # memoised on the site: every ref of its one island
+        if len(refs) != 1 or not is_status_ref(refs[0][1]):
             continue
         task = ctx.workflow.tasks.get(site.task)
         for b in task.with_ if task else ():

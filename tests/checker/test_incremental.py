@@ -1,0 +1,200 @@
+"""The language server's incremental analysis gives exactly what a whole-document check gives.
+
+Every comparison is deep: the value tree, the compiled model, the expression sites and the
+findings, positions read as text offsets (see ``incremental_compare``).
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+
+from checker.engine import compile_source
+from checker.incremental import IncrementalDocument, layout
+from checker.source import Anchor, AnchoredSpan, SourceText, Span
+from tests.checker.incremental_compare import differences
+
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "nika-spec"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+SEED = """\
+nika: v1
+workflow:
+  id: incremental-seed
+  description: "Résumé of every shape the incremental analysis meets"
+model: mock/echo
+permits:
+  fs: { read: ["./data/**"] }
+tasks:
+  # a comment before the first task
+  fetch:
+    invoke:
+      tool: nika:read
+      args: { path: "./data/in.txt" }
+
+  summarize:
+    with:
+      text: ${{ tasks.fetch.output }}
+    infer:
+      prompt: |
+        Summarize, in one paragraph:
+        ${{ with.text }}
+      max_tokens: 200
+# a comment at column 0 inside the tasks region
+  shout:
+    with: { s: "${{ tasks.summarize.output }}" }
+    infer: "Shout ${{ with.s }} — naïvely"
+    retry: { max_attempts: 2, backoff: "1s" }
+  check: { infer: "Is ${{ tasks.shout.output }} fine?", after: [shout] }
+outputs:
+  result: ${{ tasks.check.output }}
+"""
+
+
+def _full(text: str, path: str = "/tmp/incremental/seed.nika.yaml") -> object:
+    return compile_source(SourceText(text, path), None)
+
+
+def _same(inc: object, full: object) -> list[str]:
+    fields = ("root", "workflow", "sites", "diagnostics")
+    return differences(tuple(getattr(inc, f) for f in fields), tuple(getattr(full, f) for f in fields))
+
+
+def _edits(text: str, rng: random.Random, n: int) -> list[str]:
+    """``n`` random line edits (typing, deleting, inserting, copying), each made to the version
+    before or, half the time, to ``text`` itself (so a broken version does not end the walk)."""
+    out = [text]
+    for _ in range(n):
+        lines = (out[-1] if rng.random() < 0.5 else text).split("\n")
+        j = rng.randrange(len(lines))
+        op = rng.random()
+        if op < 0.4:
+            k = rng.randrange(len(lines[j]) + 1)
+            lines[j] = lines[j][:k] + rng.choice(["x", " ", '"', ":", "é", "${{ with.a }}", " # z"]) + lines[j][k:]
+        elif op < 0.55:
+            del lines[j]
+        elif op < 0.8:
+            lines.insert(j, " " * rng.choice([0, 2, 4, 6]) + rng.choice(["# c", "x: 1", "", "  t9:", 'infer: "hi"']))
+        else:
+            lines.insert(j, lines[rng.randrange(len(lines))])
+        out.append("\n".join(lines))
+    return out
+
+
+# -- the layout ----------------------------------------------------------------------------------
+def test_layout_finds_each_task_slice() -> None:
+    shape = layout(SEED)
+    assert shape is not None
+    names = [SEED[s:e].split(":", 1)[0].strip() for s, e in shape.slices]
+    assert names == ["fetch", "summarize", "shout", "check"]
+    assert SEED[shape.key : shape.start] == "tasks:\n"
+    assert SEED[shape.end :].startswith("outputs:")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nika: v1\ntasks: {a: {infer: x}}\n",  # flow map
+        "nika: v1\ntasks:\n  - a: {infer: x}\n",  # a list
+        "nika: v1\ntasks:\n\ta:\n\t\tinfer: x\n",  # tab indentation
+        "nika: v1\ntasks:\r  a:\r    infer: x\r",  # lone CR line breaks
+        "nika: v1\ntasks:\n  a: {infer: x}\ntasks:\n  b: {infer: y}\n",  # a second tasks key
+        "nika: v1\ntasks:\n    a: {infer: x}\n  b: {infer: y}\n",  # a task less indented than the first
+        "nika: v1\ntasks:\n",  # no task
+    ],
+)
+def test_layout_declines_other_shapes(text: str) -> None:
+    assert layout(text) is None
+    assert _same(IncrementalDocument().compile(SourceText(text, "x.nika.yaml")), _full(text, "x.nika.yaml")) == []
+
+
+# -- anchored spans ------------------------------------------------------------------------------
+def test_anchored_span_reads_as_text_offsets() -> None:
+    anchor = Anchor(100)
+    s = AnchoredSpan.make(3, 7, anchor)
+    assert (s.start, s.end) == (103, 107) and tuple(s) == (103, 107) and s[0] == 103 and len(s) == 2
+    assert s == Span(103, 107) and Span(103, 107) == s and hash(s) == hash(Span(103, 107))
+    assert s != Span(3, 7) and s < Span(104, 0) and Span(102, 0) < s
+    assert repr(s) == "Span(start=103, end=107)"
+    assert s.sibling(110, 120) == Span(110, 120) and s.cover(Span(101, 105)) == Span(101, 107)
+    anchor.base = 0
+    assert (s.start, s.end) == (3, 7)
+    assert s.sibling(1, 2).start == 1  # a sibling keeps the anchor...
+    moved = s.sibling(1, 2)
+    anchor.base = 50
+    assert moved == Span(51, 52)  # ...so it moves with it
+    frozen = copy.copy(s)
+    anchor.base = 60
+    assert type(frozen) is Span and frozen == Span(53, 57)  # a copy is a plain span
+    assert pickle.loads(pickle.dumps(s)) == Span(63, 67)
+
+
+# -- equivalence ---------------------------------------------------------------------------------
+def test_seed_engages_the_incremental_path_and_reuses_unchanged_tasks() -> None:
+    doc = IncrementalDocument()
+    first = doc._compile(SourceText(SEED, "s.nika.yaml"), None)
+    assert first is not None, "the seed has the shape the incremental analysis handles"
+    assert _same(first, _full(SEED, "s.nika.yaml")) == []
+    edited = SEED.replace("Summarize, in one paragraph:", "Summarize, in two short paragraphs:")
+    second = doc._compile(SourceText(edited, "s.nika.yaml"), None)
+    assert second is not None and first.workflow is not None and second.workflow is not None
+    assert second.workflow.tasks["fetch"] is first.workflow.tasks["fetch"]
+    assert second.workflow.tasks["shout"] is first.workflow.tasks["shout"]  # moved, not rebuilt
+    assert second.workflow.tasks["summarize"] is not first.workflow.tasks["summarize"]
+    assert _same(second, _full(edited, "s.nika.yaml")) == []
+
+
+def test_crlf_text_is_analysed_incrementally_and_identically() -> None:
+    text = SEED.replace("\n", "\r\n")
+    doc = IncrementalDocument()
+    for version in _edits(text, random.Random(3), 12):
+        src = SourceText(version, "c.nika.yaml")
+        assert _same(doc.compile(src), _full(version, "c.nika.yaml")) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_edits_match_a_whole_document_check(seed: int) -> None:
+    rng = random.Random(seed)
+    doc = IncrementalDocument()
+    engaged = 0
+    for version in _edits(SEED, rng, 40):
+        src = SourceText(version, "r.nika.yaml")
+        engaged += doc._compile(src, None) is not None
+        diff = _same(doc.compile(src), _full(version, "r.nika.yaml"))
+        assert diff == [], (version, diff)
+    assert engaged > 5  # the edits did exercise reuse, not only the fallback
+
+
+def _corpus() -> list[Path]:
+    files = sorted(EXAMPLES.glob("*.nika.yaml"))
+    if SPEC.is_dir():
+        files += sorted((SPEC / "templates").rglob("*.yaml"))
+    return files
+
+
+def test_corpus_with_edits_matches_a_whole_document_check() -> None:
+    if not SPEC.is_dir():
+        pytest.skip("../shared/nika-spec is absent: only the shipped examples are replayed")
+    rng = random.Random(11)
+    for path in _corpus():
+        text = path.read_text(encoding="utf-8")
+        doc = IncrementalDocument()
+        for version in _edits(text, rng, 6):
+            src = SourceText(version, str(path))
+            diff = _same(doc.compile(src, str(path.parent)), compile_source(src, str(path.parent)))
+            assert diff == [], (path, version, diff)
+
+
+def test_examples_with_edits_match_a_whole_document_check() -> None:
+    rng = random.Random(5)
+    for path in sorted(EXAMPLES.glob("*.nika.yaml")):
+        text = path.read_text(encoding="utf-8")
+        doc = IncrementalDocument()
+        for version in _edits(text, rng, 8):
+            src = SourceText(version, str(path))
+            diff = _same(doc.compile(src, str(path.parent)), compile_source(src, str(path.parent)))
+            assert diff == [], (path, version, diff)
