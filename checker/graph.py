@@ -9,7 +9,7 @@ they are not scheduling edges. The precedence graph (data ∪ control) must be a
 from __future__ import annotations
 
 from dataclasses import field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from checker.model import ExprSite, Workflow
 from checker.records import record
@@ -29,6 +29,7 @@ def edge_kind(field_name: str | None) -> EdgeRole:
     return EdgeRole.VALUE
 
 
+@lru_cache(maxsize=64)
 def pass_set(kind: str, predicate: str | None = None) -> frozenset[str]:
     """Producer states that let an edge of this kind through (gate algebra v2)."""
     if kind == EdgeRole.CONTROL:
@@ -174,7 +175,7 @@ def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite]) -> G
     for site in sites:
         if site.task is None or site.where not in (Where.WITH, Where.RECOVER):
             continue
-        binding = _binding_of(wf, site)
+        binding = site.binding
         for _island, ref, span in site.references():
             if ref.root != "tasks" or not ref.path or not isinstance(ref.path[0], str):
                 continue
@@ -186,13 +187,3 @@ def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite]) -> G
             if a.predicate is not None:
                 edges.append(Edge(a.producer, task.id, EdgeRole.CONTROL, a.predicate, a.key.span))
     return Graph(tuple(wf.tasks), tuple(edges))
-
-
-def _binding_of(wf: Workflow, site: ExprSite) -> str | None:
-    task = wf.tasks.get(site.task or "")
-    if task is None or site.where != Where.WITH:
-        return None
-    for b in task.with_:
-        if b.value.span.contains(site.span.start):
-            return b.name
-    return None

@@ -445,6 +445,7 @@ class ExprSite:
     where: Where
     value: TemplateValue
     in_for_each: bool = False
+    binding: str | None = None  # the ``with:`` binding whose value holds it (``with:`` sites only)
     template: Template = field(init=False, repr=False)  # ``value.template``, read by every rule
     # :meth:`references`, computed on first use (several rules read every site's references)
     _refs: tuple[tuple[Island, Ref, Span], ...] | None = field(init=False, repr=False, default=None)

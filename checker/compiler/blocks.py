@@ -50,7 +50,7 @@ def with_block(b: Builder, node: Value | None, tid: str, in_fe: bool) -> tuple[B
                 f"Rename it, e.g. `{k}_value`.",
                 task=tid,
             )
-        out.append(Binding(k, e.key, b.value(e.value, Where.WITH, tid, in_fe)))
+        out.append(Binding(k, e.key, b.value(e.value, Where.WITH, tid, in_fe, binding=k)))
     return tuple(out)
 
 

@@ -262,15 +262,22 @@ class Builder:
         return Duration(ms, node)
 
     # -- values ----------------------------------------------------------------------------
-    def value(self, node: Value, where: Where | None = None, task: str | None = None, in_fe: bool = False) -> Value:
+    def value(
+        self,
+        node: Value,
+        where: Where | None = None,
+        task: str | None = None,
+        in_fe: bool = False,
+        binding: str | None = None,
+    ) -> Value:
         """``node`` as the model keeps it: the YAML layer already built the typed value (with
         every template parsed), so this only records, when ``where`` is given, each template
         inside it as an expression site of that position class, in source order."""
         if where is not None:
             if node.__class__ is TemplateValue:
-                self.sites.append(ExprSite(task, where, node, in_fe))  # type: ignore[arg-type]
+                self.sites.append(ExprSite(task, where, node, in_fe, binding))  # type: ignore[arg-type]
             elif node.__class__ is not Literal:
                 sites = self.sites
                 for tv in templates(node):
-                    sites.append(ExprSite(task, where, tv, in_fe))
+                    sites.append(ExprSite(task, where, tv, in_fe, binding))
         return node

@@ -106,6 +106,7 @@ def reachable_states(task: Task) -> frozenset[str]:
 def check_dead_edges(ctx: RuleContext) -> Iterator[Diagnostic]:
     tasks = ctx.workflow.tasks
     g = ctx.graph
+    reach_of: dict[str, frozenset[str]] = {}
     for task in tasks.values():
         by_producer: dict[str, list[Edge]] = {}
         for e in g.incoming(task.id):
@@ -115,7 +116,9 @@ def check_dead_edges(ctx: RuleContext) -> Iterator[Diagnostic]:
             allowed = set(ALL_STATES)
             for e in edges:
                 allowed &= e.passes
-            reach = reachable_states(tasks[producer])
+            reach = reach_of.get(producer)
+            if reach is None:
+                reach = reach_of[producer] = reachable_states(tasks[producer])
             if allowed & reach:
                 continue
             e = next((x for x in edges if x.kind == "control"), edges[0])
