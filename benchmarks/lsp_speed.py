@@ -4,7 +4,9 @@
 
 Measures, as medians over the rounds:
 - diagnostics latency: a `didChange` followed at once by a pull `textDocument/diagnostic`; the
-  time until the report arrives. Pull requests are answered without the push debounce, so this
+  time until the report arrives. Four kinds of one-line edit, each typed differently every
+  round: in the first task (the headline: every later task moves), in a middle task, a new
+  line in a middle task, and in the envelope. Pull requests are answered without the push debounce, so this
   is the analysis time the user waits for once the debounce has fired.
 - completion latency: `textDocument/completion` inside `${{ tasks.` and on a task key position.
 - the yardstick: the time libyaml's C event parser (the one `nika check` reads) needs merely to
@@ -108,20 +110,42 @@ def main() -> int:
         request=False,
     )
     c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})  # warm-up
-    diag: list[float] = []
-    scan: list[float] = []
-    for r in range(a.rounds):
-        edited = text.replace('prompt: "start"', f'prompt: "start {r}"')
-        scan.append(scan_events(edited))
-        t0 = time.perf_counter()
-        c.send(
-            "textDocument/didChange",
-            {"textDocument": {"uri": uri, "version": r + 2}, "contentChanges": [{"text": edited}]},
-            request=False,
-        )
-        rep = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
-        diag.append(time.perf_counter() - t0)
-        assert rep["result"]["kind"] == "full", rep
+    mid = a.tasks // 2
+
+    # One-line edits, each round a different text: the headline one types in the first task
+    # (every later task moves); the others edit a middle task, add a line, edit the envelope.
+    # Consecutive rounds differ in length too, so every edit moves all the text after it.
+    def tag(r: int) -> str:
+        return f"{r}{'x' * (r % 2)}"
+
+    edits: dict[str, Any] = {
+        "edit in the first task": lambda r: text.replace('prompt: "start"', f'prompt: "start {tag(r)}"'),
+        "edit in a middle task": lambda r: text.replace(f'"step {mid} after', f'"step {mid}{tag(r)} after'),
+        "new line in a middle task": lambda r: text.replace(
+            f"  t{mid}:\n", f"  t{mid}:\n    description: step {tag(r)}\n"
+        ),
+        "edit in the envelope": lambda r: text.replace("id: bench", f"id: bench-{tag(r)}"),
+    }
+    version = 1
+    figures: dict[str, tuple[list[float], list[float]]] = {}
+    for name, edit in edits.items():
+        diag: list[float] = []
+        scan: list[float] = []
+        for r in range(a.rounds):
+            edited = edit(r)
+            assert edited != text, name
+            scan.append(scan_events(edited))
+            version += 1
+            t0 = time.perf_counter()
+            c.send(
+                "textDocument/didChange",
+                {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": edited}]},
+                request=False,
+            )
+            rep = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+            diag.append(time.perf_counter() - t0)
+            assert rep["result"]["kind"] == "full", rep
+        figures[name] = (diag, scan)
     lines = text.split("\n")
     target = next(i for i, ln in enumerate(lines) if "tasks.t249.output" in ln)
     col = lines[target].index("tasks.") + len("tasks.")
@@ -136,14 +160,14 @@ def main() -> int:
     c.close()
     ms = 1000
     print(f"workflow: {a.tasks} tasks, {len(text) / 1e3:.0f} kB; {a.rounds} rounds")
-    print(
-        f"didChange -> diagnostics (pull, no debounce): median {statistics.median(diag) * ms:.1f} ms "
-        f"(min {min(diag) * ms:.1f}, max {max(diag) * ms:.1f})"
-    )
-    print(
-        f"C event parser alone, same text: median {statistics.median(scan) * ms:.1f} ms; "
-        f"diagnostics / scan = {statistics.median(diag) / statistics.median(scan):.1f}x"
-    )
+    for i, (name, (diag, scan)) in enumerate(figures.items()):
+        label = "didChange -> diagnostics (pull, no debounce)" if i == 0 else f"  {name}"
+        print(
+            f"{label}, {name if i == 0 else 'same'}: median {statistics.median(diag) * ms:.1f} ms "
+            f"(min {min(diag) * ms:.1f}, max {max(diag) * ms:.1f}); C event parser alone, same text: "
+            f"median {statistics.median(scan) * ms:.1f} ms; diagnostics / scan = "
+            f"{statistics.median(diag) / statistics.median(scan):.1f}x"
+        )
     print(
         f"completion in `${{{{ tasks.`: median {statistics.median(comp) * ms:.1f} ms "
         f"(min {min(comp) * ms:.1f}, max {max(comp) * ms:.1f})"

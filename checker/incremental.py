@@ -32,8 +32,8 @@ from functools import lru_cache
 from checker.compiler import TaskMemo, compile_tree
 from checker.engine import compile_source, judge
 from checker.model import CompiledWorkflow
-from checker.records import record
-from checker.source import Anchor, SourceText, Span
+from checker.records import record, replace
+from checker.source import Anchor, AnchoredSpan, SourceText, Span
 from checker.values import Entry, MapValue, ScalarValue
 from checker.yaml_nodes import MAX_DOCUMENT_BYTES, parse_piece
 
@@ -136,6 +136,8 @@ class IncrementalDocument:
         self._lock = threading.Lock()
         self._pieces: dict[str, _Piece] = {}
         self._memo = TaskMemo()
+        self._model: ScalarValue | None = None
+        self._model_text = ""
 
     def compile(self, src: SourceText, base_dir: str | None = None) -> CompiledWorkflow:
         """What :func:`checker.engine.compile_source` gives for ``src`` (never raises)."""
@@ -145,8 +147,30 @@ class IncrementalDocument:
             except Exception:  # a bug here must not cost the user the analysis: do it whole
                 self._pieces.clear()
                 self._memo = TaskMemo()
+                self._model = None
                 done = None
             return done if done is not None else compile_source(src, base_dir)
+
+    def _kept_model(self, text: str, entry: Entry | None) -> tuple[ScalarValue | None, int]:
+        """The envelope's default ``model:`` value as one object for as long as its text stays
+        the same (compiled tasks hold it), anchored at its start; and where it starts now."""
+        value = entry.value if entry is not None else None
+        if not isinstance(value, ScalarValue):
+            return None, 0
+        start, end = value.span.start, value.span.end
+        kept = self._model
+        if kept is not None and kept.__class__ is value.__class__ and self._model_text == text[start:end]:
+            return kept, start
+        anchor = Anchor(start)
+        offsets = value.offsets
+        if offsets is not None:
+            offsets = (
+                range(offsets.start - start, offsets.stop - start)
+                if isinstance(offsets, range)
+                else (tuple(o - start for o in offsets))
+            )
+        self._model_text = text[start:end]
+        return replace(value, span=AnchoredSpan.make(0, end - start, anchor), offsets=offsets), start
 
     def _compile(self, src: SourceText, base_dir: str | None) -> CompiledWorkflow | None:
         text = src.text
@@ -191,13 +215,25 @@ class IncrementalDocument:
             or tasks_entry.key.span.start != shape.key
         ):
             return None
+        model_entry = root.entry("model")
+        model, model_at = self._kept_model(text, model_entry)
         # 3. Commit: move the reused tasks to where they are now, splice them into the tree.
         for piece, at in placed:
             piece.anchor.base = at
         self._pieces = pieces
+        if model is not None:
+            model.span.anchor.base = model_at  # type: ignore[attr-defined]
+        self._model = model
         entries = tuple(p.entry for p, _ in placed)
         tasks_map = MapValue(Span(entries[0].key.span.start, entries[-1].value.span.end), entries)
-        spliced = tuple(Entry(e.key, tasks_map) if e is tasks_entry else e for e in root.entries)
+        spliced = tuple(
+            Entry(e.key, tasks_map)
+            if e is tasks_entry
+            else Entry(e.key, model)
+            if e is model_entry and model is not None
+            else e
+            for e in root.entries
+        )
         end = tasks_map.span.end if root.entries[-1] is tasks_entry else root.span.end
         whole = MapValue(Span(root.span.start, end), spliced)
         # (No duplicate keys anywhere: the YAML layer reports them, so the text fell back.)

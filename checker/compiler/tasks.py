@@ -92,25 +92,22 @@ class TaskMemo:
 
     A task's entry is the very object the YAML layer built from its source slice, reused while
     that slice is unchanged, so the entry's identity keys the memo. Compiling a task reads
-    nothing outside its entry but the envelope's default ``model:``, so the memo is emptied when
-    that changes (see :meth:`for_envelope`).
+    nothing outside its entry but the envelope's default ``model:`` value, which the incremental
+    analysis keeps as one object while its text is unchanged; the memo is emptied when that
+    object changes (see :meth:`for_envelope`).
     """
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[Entry, Task | None, tuple[Diagnostic, ...], tuple[ExprSite, ...]]] = {}
-        self._model: tuple[object, ...] | None = None
+        self._model: Value | None = None
         self._used: set[int] = set()
 
     def for_envelope(self, envelope_model: Value | None) -> None:
-        """Start one compilation of the document whose envelope default model is ``envelope_model``."""
-        key = (
-            (envelope_model.__class__, envelope_model.raw, envelope_model.span.start, envelope_model.span.end)
-            if isinstance(envelope_model, ScalarValue)
-            else (envelope_model is None,)
-        )
-        if key != self._model:
+        """Start one compilation of the document whose envelope default model is ``envelope_model``
+        (the very object: a compiled task may hold it, so another one voids the memo)."""
+        if envelope_model is not self._model:
             self._done.clear()
-            self._model = key
+            self._model = envelope_model
         self._used = set()
 
     def prune(self) -> None:

@@ -148,6 +148,21 @@ def test_seed_engages_the_incremental_path_and_reuses_unchanged_tasks() -> None:
     assert _same(second, _full(edited, "s.nika.yaml")) == []
 
 
+def test_an_envelope_edit_above_the_model_keeps_every_compiled_task() -> None:
+    doc = IncrementalDocument()
+    first = doc._compile(SourceText(SEED, "s.nika.yaml"), None)
+    edited = SEED.replace("Résumé of every shape", "A longer résumé of every shape")
+    second = doc._compile(SourceText(edited, "s.nika.yaml"), None)
+    assert first is not None and second is not None and first.workflow and second.workflow
+    assert all(second.workflow.tasks[t] is first.workflow.tasks[t] for t in first.workflow.tasks)
+    assert _same(second, _full(edited, "s.nika.yaml")) == []
+    changed = edited.replace("model: mock/echo", "model: mock/other")
+    third = doc._compile(SourceText(changed, "s.nika.yaml"), None)
+    assert third is not None and third.workflow is not None
+    assert third.workflow.tasks["fetch"] is not first.workflow.tasks["fetch"]  # a new default model
+    assert _same(third, _full(changed, "s.nika.yaml")) == []
+
+
 def test_crlf_text_is_analysed_incrementally_and_identically() -> None:
     text = SEED.replace("\n", "\r\n")
     doc = IncrementalDocument()
