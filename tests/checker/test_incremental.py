@@ -163,6 +163,22 @@ def test_an_envelope_edit_above_the_model_keeps_every_compiled_task() -> None:
     assert _same(third, _full(changed, "s.nika.yaml")) == []
 
 
+def test_a_task_only_yaml_1_2_reads_is_taken_from_the_pure_parser_alike() -> None:
+    # libyaml (YAML 1.1) refuses `nika:jq` as a plain scalar inside a flow mapping; the
+    # whole-document analysis then reads the document with the pure YAML 1.2 parser, and the
+    # incremental one reads that task's slice with it: the trees must agree all the same.
+    text = SEED.replace(
+        "  check: {",
+        '  count: { invoke: { tool: nika:jq, args: { input: "${{ tasks.fetch.output }}", filter: "length" } } }\n'
+        "  check: {",
+    )
+    doc = IncrementalDocument()
+    for version in [text, *_edits(text, random.Random(9), 20)]:
+        src = SourceText(version, "j.nika.yaml")
+        assert _same(doc.compile(src), _full(version, "j.nika.yaml")) == []
+    assert doc._compile(SourceText(text, "j.nika.yaml"), None) is not None
+
+
 def test_crlf_text_is_analysed_incrementally_and_identically() -> None:
     text = SEED.replace("\n", "\r\n")
     doc = IncrementalDocument()

@@ -189,28 +189,45 @@ def _big_workflow(n: int) -> str:
     for i in range(n):
         lines.append(f"  t{i}:")
         if i:
-            lines.append(f"    with: {{ prev: ${{{{ tasks.t{i - 1}.output }}}} }}")
+            lines.append(f'    with: {{ prev: "${{{{ tasks.t{i - 1}.output }}}}" }}')
         lines.append(
             f'    infer: {{ prompt: "step {i} é ${{{{ with.prev }}}}" }}' if i else '    infer: { prompt: "go" }'
         )
     return "\n".join(lines) + "\n"
 
 
-def test_random_line_edits_give_what_a_fresh_check_gives() -> None:
+def test_random_line_edits_give_what_a_fresh_check_gives(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ranged edits (UTF-16 positions, as VS Code sends them) at random lines: after each, the
-    server's analysis is exactly what `nika check` computes from the resulting text."""
+    server's analysis is exactly what `nika check` computes from the resulting text. Now and
+    then the document is put back whole, so the walk keeps meeting texts the incremental
+    analysis takes (not only ones it hands to the whole-document analysis)."""
     import random
 
     from checker.engine import compile_text
+    from checker.incremental import IncrementalDocument
     from nika_lsp.documents import analyze_source
 
+    engaged: list[bool] = []
+    real = IncrementalDocument._compile
+
+    def counting(self: IncrementalDocument, src: SourceText, base_dir: str | None) -> Any:
+        done = real(self, src, base_dir)
+        engaged.append(done is not None)
+        return done
+
+    monkeypatch.setattr(IncrementalDocument, "_compile", counting)
     rng = random.Random(7)
     uri = "untitled:many.nika.yaml"
-    text = _big_workflow(40)
+    original = text = _big_workflow(40)
     docs = Documents()
     docs.set(uri, text, 1)
-    edits = ["x", "${{ tasks.t3.outptu }}", "", "'", ": {", "status == 'failed'", "  ", "é"]
-    for version in range(2, 40):
+    edits = ["x", "${{ tasks.t3.outptu }}", "", "'", ": {", "status == 'failed'", "  ", "é", "\n    retry: 2"]
+    for version in range(2, 60):
+        if rng.random() < 0.3:
+            text = original
+            assert docs.change(uri, version, [lsp.TextDocumentContentChangeWholeDocument(text=text)])
+            assert docs.snapshot(uri) is not None
+            continue
         lines = text.split("\n")
         line = rng.randrange(len(lines) - 1)
         col = rng.randrange(len(lines[line]) + 1)
@@ -236,6 +253,7 @@ def test_random_line_edits_give_what_a_fresh_check_gives() -> None:
             (d.code, d.rule, d.message)
             for d in analyze_source(uri, SourceText(text, uri), version).compiled.diagnostics
         ]
+    assert sum(engaged) > 20, engaged  # most versions were analysed incrementally
 
 
 def test_two_threads_asking_for_one_version_share_one_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
