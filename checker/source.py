@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from checker.records import record
 
@@ -61,7 +62,7 @@ class Anchor:
         return f"Anchor({self.base})"
 
 
-_tuple_item = tuple.__getitem__
+_tuple_item: Callable[[tuple[Any, ...], int], Any] = tuple.__getitem__  # the stored items, unshifted
 
 
 class AnchoredSpan(Span):
@@ -82,19 +83,19 @@ class AnchoredSpan(Span):
 
     @property  # type: ignore[misc]
     def start(self) -> int:  # type: ignore[override]
-        return _tuple_item(self, 0) + _tuple_item(self, 2).base  # type: ignore[no-any-return]
+        return _tuple_item(self, 0) + _tuple_item(self, 2).base
 
     @property  # type: ignore[misc]
     def end(self) -> int:  # type: ignore[override]
-        return _tuple_item(self, 1) + _tuple_item(self, 2).base  # type: ignore[no-any-return]
+        return _tuple_item(self, 1) + _tuple_item(self, 2).base
 
     @property
     def base(self) -> int:
-        return _tuple_item(self, 2).base  # type: ignore[no-any-return]
+        return _tuple_item(self, 2).base
 
     @property
     def anchor(self) -> Anchor:
-        return _tuple_item(self, 2)  # type: ignore[no-any-return]
+        return _tuple_item(self, 2)
 
     def sibling(self, start: int, end: int) -> Span:
         base = _tuple_item(self, 2).base
