@@ -229,3 +229,23 @@ def test_examples_with_edits_match_a_whole_document_check() -> None:
             src = SourceText(version, str(path))
             diff = _same(doc.compile(src, str(path.parent)), compile_source(src, str(path.parent)))
             assert diff == [], (path, version, diff)
+
+
+def test_random_line_edits_of_the_500_task_benchmark_file_match_a_whole_document_check() -> None:
+    """The editor-speed benchmark's document, edited at random lines as a user types."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lsp_speed", EXAMPLES.parent / "benchmarks" / "lsp_speed.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    text = bench.workflow(500)
+    rng = random.Random(500)
+    doc = IncrementalDocument()
+    engaged = 0
+    for version in [text, *_edits(text, rng, 10)]:
+        src = SourceText(version, "bench.nika.yaml")
+        engaged += doc._compile(src, None) is not None
+        diff = _same(doc.compile(src), _full(version, "bench.nika.yaml"))
+        assert diff == [], diff
+    assert engaged >= 4  # several versions took the incremental path, not only the fallback
