@@ -77,7 +77,9 @@ def layout(text: str) -> Layout | None:
     heads = [h.start() + 1 for h in _at_indent(indent).finditer(text, start, end)]
     if any(text[h + indent] in "-?[{&*!|>%@`\"'" for h in heads):
         return None  # a list item, a complex or quoted key, a flow or tagged node: not a plain task
-    bounds = [*heads, end]
+    # The first slice takes the lines before the first task too (comments, blank lines): every
+    # character of the region is then read by the YAML layer in exactly one slice.
+    bounds = [start + 1, *heads[1:], end]
     return Layout(m.start(), start + 1, end, tuple(itertools.pairwise(bounds)))
 
 

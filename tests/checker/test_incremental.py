@@ -89,8 +89,10 @@ def _edits(text: str, rng: random.Random, n: int) -> list[str]:
 def test_layout_finds_each_task_slice() -> None:
     shape = layout(SEED)
     assert shape is not None
-    names = [SEED[s:e].split(":", 1)[0].strip() for s, e in shape.slices]
-    assert names == ["fetch", "summarize", "shout", "check"]
+    heads = [next(ln for ln in SEED[s:e].splitlines() if not ln.lstrip().startswith("#")) for s, e in shape.slices]
+    assert [h.split(":", 1)[0].strip() for h in heads] == ["fetch", "summarize", "shout", "check"]
+    assert SEED[shape.slices[0][0] :].startswith("  # a comment before the first task")  # every line is in a slice
+    assert [e for _, e in shape.slices[:-1]] == [s for s, _ in shape.slices[1:]]
     assert SEED[shape.key : shape.start] == "tasks:\n"
     assert SEED[shape.end :].startswith("outputs:")
 
@@ -110,6 +112,16 @@ def test_layout_finds_each_task_slice() -> None:
 def test_layout_declines_other_shapes(text: str) -> None:
     assert layout(text) is None
     assert _same(IncrementalDocument().compile(SourceText(text, "x.nika.yaml")), _full(text, "x.nika.yaml")) == []
+
+
+def test_a_control_character_in_a_comment_before_the_first_task_is_still_reported() -> None:
+    # (found by fuzzing: the lines between `tasks:` and the first task were read by no one)
+    text = SEED.replace("# a comment before", "# a com\x7fment before")
+    doc = IncrementalDocument()
+    doc.compile(SourceText(SEED, "s.nika.yaml"))
+    done = doc.compile(SourceText(text, "s.nika.yaml"))
+    assert [d.code for d in done.diagnostics] == ["NIKA-PARSE-001"]
+    assert _same(done, _full(text, "s.nika.yaml")) == []
 
 
 # -- anchored spans ------------------------------------------------------------------------------
