@@ -661,7 +661,7 @@ def _syntax_error(src: SourceText, exc: Exception) -> Diagnostic:
     at = mark.index if mark is not None and mark.index is not None else 0
     reader = mark is None and isinstance(getattr(exc, "position", None), int)
     if reader:  # the reader's errors (control characters)
-        at = exc.position  # type: ignore[attr-defined]
+        at = _reader_offset(src.text, exc)
     at = max(0, min(at, len(src.text)))
     problem = str(getattr(exc, "problem", None) or exc).strip().splitlines()[0]
     span = Span(at, min(at + 1, len(src.text)))
@@ -694,6 +694,21 @@ def _syntax_error(src: SourceText, exc: Exception) -> Diagnostic:
         for lb in said.related
     )
     return report("NIKA-PARSE-001", span, f"YAML syntax error: {said.message}", said.help, related=related)
+
+
+def _reader_offset(text: str, exc: Exception) -> int:
+    """Where the reader refused a character. libyaml counts that position in UTF-8 bytes (the
+    pure parser in characters), so on non-ASCII text the byte count is turned into characters,
+    and the offset that holds the refused character wins."""
+    position: int = exc.position  # type: ignore[attr-defined]
+    char = getattr(exc, "character", None)
+    if text.isascii() or not isinstance(char, int):
+        return position
+    chars = len(text.encode("utf-8", "surrogatepass")[:position].decode("utf-8", "ignore"))
+    for at in (chars, position):
+        if 0 <= at < len(text) and ord(text[at]) == char:
+            return at
+    return chars
 
 
 def _first_content_line(src: SourceText) -> int:

@@ -286,6 +286,14 @@ def test_a_control_character_is_reported_where_it_is() -> None:
     assert d.code == "NIKA-PARSE-001" and c.source.line_col(d.span.start) == LineCol(5, 8)
 
 
+def test_a_control_character_after_non_ascii_text_is_reported_where_it_is() -> None:
+    # libyaml counts the reader's position in UTF-8 bytes; the finding must count characters
+    c = compile_text(WF_HEAD + "const:\n  x: é → ab\x7f\n" + WF_TASK)
+    [d] = c.diagnostics
+    assert d.code == "NIKA-PARSE-001" and "U+007F" in d.message
+    assert c.source.line_col(d.span.start) == LineCol(5, 12)
+
+
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-8"])
 def test_output_survives_any_stdout_encoding_and_undecodable_file_names(tmp_path: Path, encoding: str) -> None:
     try:
