@@ -564,19 +564,16 @@ def parse_piece(text: str, anchor: Anchor | None) -> ParsedYaml | None:
     b = _Builder(src, anchor)
     try:
         root = b.build()
-    except _Stop:
+    except (_Stop, YAMLError):
+        # A text libyaml refuses but YAML 1.2 reads is read whole by the pure parser, whose
+        # marks differ from libyaml's (an empty value sits at the next token): not a piece.
         return None
-    except YAMLError as exc:  # as `parse_yaml` does: YAML 1.2 may allow what libyaml refused
-        confirmed = _confirm_syntax_error(src, exc, anchor)
-        if not isinstance(confirmed, ParsedYaml) or confirmed.fatal or confirmed.diagnostics:
-            return None
-        return ParsedYaml(confirmed.root, (), False) if confirmed.root is not None else None
     if root is None or b.diags:
         return None
     return ParsedYaml(root, (), False)
 
 
-def _confirm_syntax_error(src: SourceText, exc: Exception, anchor: Anchor | None = None) -> ParsedYaml | Exception:
+def _confirm_syntax_error(src: SourceText, exc: Exception) -> ParsedYaml | Exception:
     """Re-judge a syntax error of the C parser with the pure-Python YAML 1.2 parser.
 
     libyaml scans YAML 1.1, which refuses some text YAML 1.2 allows: a plain scalar holding `:`
@@ -587,7 +584,7 @@ def _confirm_syntax_error(src: SourceText, exc: Exception, anchor: Anchor | None
     YAML 1.2 allows), else the C parser's. A ``\\u`` escape naming a surrogate is no character
     (the pure parser lets it through), so a tree holding one is refused at that escape.
     """
-    b = _Builder(src, anchor)
+    b = _Builder(src)
     try:
         root = b.build(pure=True)
     except _Stop:
