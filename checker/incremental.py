@@ -16,9 +16,11 @@ lines of their own, in a document the YAML profile has nothing to say about. Any
 any YAML finding, falls back to the whole-document analysis, which reports it exactly.
 
 Sharing objects across versions means a superseded analysis's positions follow the newest text
-of its document once the next analysis starts: the language server only ever reads positions
-from the newest analysis (or from the last one with a model, which is never moved under it:
-an analysis that falls back leaves every anchor alone).
+of its document once the next analysis commits. So analyses commit in version order (an older
+text analysed after a newer one is analysed whole, moving nothing), and the language server
+keeps the newest analysis as its last good one even when the text moved on while it ran (see
+``nika_lsp.documents``); a request still running on a superseded analysis in another thread
+may see its task positions move to the newer text mid-way.
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ class _Piece:
 
 def _build_piece(text: str) -> _Piece | None:
     anchor = Anchor(0)  # offsets into the slice while it is built; placed when committed
-    parsed = parse_piece(text, anchor)
+    parsed = parse_piece(text, anchor, depth=1)  # its root map stands for the `tasks:` map
     if parsed is None:
         return None
     root = parsed.root
@@ -140,12 +142,22 @@ class IncrementalDocument:
         self._memo = TaskMemo()
         self._model: ScalarValue | None = None
         self._model_text = ""
+        self._version: int | None = None
 
-    def compile(self, src: SourceText, base_dir: str | None = None) -> CompiledWorkflow:
-        """What :func:`checker.engine.compile_source` gives for ``src`` (never raises)."""
+    def compile(self, src: SourceText, base_dir: str | None = None, version: int | None = None) -> CompiledWorkflow:
+        """What :func:`checker.engine.compile_source` gives for ``src`` (never raises).
+
+        ``version`` orders the texts of the document: one older than the last text analysed
+        incrementally (an analysis that lost a race with a newer one) is analysed whole, so it
+        never moves the anchors the newer analysis placed.
+        """
         with self._lock:
+            if version is not None and self._version is not None and version < self._version:
+                return compile_source(src, base_dir)
             try:
                 done = self._compile(src, base_dir)
+                if done is not None and version is not None:
+                    self._version = version
             except Exception:  # a bug here must not cost the user the analysis: do it whole
                 self._pieces.clear()
                 self._memo = TaskMemo()
@@ -180,6 +192,8 @@ class IncrementalDocument:
             return None
         if text.startswith("\ufeff") or (not text.isascii() and not _plain_unicode(text)):
             return None
+        if text.startswith("%") or "\n%" in text:
+            return None  # a directive (`%TAG`) changes how every slice reads: analyse it whole
         shape = layout(text)
         if shape is None:
             return None

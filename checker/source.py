@@ -76,10 +76,17 @@ class AnchoredSpan(Span):
 
     __slots__ = ()
 
+    def __new__(cls, start: int, end: int, anchor: Anchor) -> AnchoredSpan:  # type: ignore[misc]
+        return tuple.__new__(cls, (start, end, anchor))
+
     @staticmethod
     def make(start: int, end: int, anchor: Anchor) -> AnchoredSpan:
         """The span whose offsets relative to ``anchor`` are ``[start, end)``."""
         return tuple.__new__(AnchoredSpan, (start, end, anchor))
+
+    @classmethod
+    def _make(cls, iterable: Any) -> Span:  # type: ignore[override]
+        return Span._make(iterable)  # no anchor given: plain offsets
 
     @property  # type: ignore[misc]
     def start(self) -> int:  # type: ignore[override]
@@ -110,6 +117,26 @@ class AnchoredSpan(Span):
 
     def __len__(self) -> int:
         return 2
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._pair()
+
+    def __add__(self, other: tuple[Any, ...]) -> tuple[Any, ...]:  # type: ignore[override]
+        return self._pair() + other
+
+    def __radd__(self, other: tuple[Any, ...]) -> tuple[Any, ...]:
+        return other + self._pair()
+
+    def __mul__(self, n: Any) -> tuple[Any, ...]:  # type: ignore[override]
+        return self._pair() * n
+
+    __rmul__ = __mul__
+
+    def count(self, value: Any) -> int:
+        return self._pair().count(value)
+
+    def index(self, value: Any, *args: Any) -> int:  # type: ignore[override]
+        return self._pair().index(value, *args)
 
     def __getitem__(self, i):  # type: ignore[no-untyped-def]
         return self._pair()[i]

@@ -166,9 +166,10 @@ class _Frame:
 
 
 class _Builder:
-    def __init__(self, src: SourceText, anchor: Anchor | None = None) -> None:
+    def __init__(self, src: SourceText, anchor: Anchor | None = None, depth: int = 0) -> None:
         self.src = src
         self.anchor = anchor
+        self.depth = depth  # how deep the text's root sits in its document (a piece of it)
         self.diags: list[Diagnostic] = []
         self.duplicates: list[tuple[ScalarValue, ScalarValue]] = []
 
@@ -350,7 +351,7 @@ class _Builder:
                 else:
                     node = scalar(ev, is_key)
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
-                depth = len(stack) + 1
+                depth = len(stack) + 1 + self.depth
                 start = ev.start_mark.index
                 if depth > MAX_DEPTH:
                     self.flag(
@@ -555,13 +556,13 @@ def parse_yaml(src: SourceText) -> ParsedYaml:
     return ParsedYaml(root, tuple(diags + b.diags), False, tuple(b.duplicates))
 
 
-def parse_piece(text: str, anchor: Anchor | None) -> ParsedYaml | None:
-    """The value tree of ``text`` (a piece of a document, or a whole one) when the YAML layer
-    has nothing at all to report on it, else ``None``. Spans are offsets into ``text``, kept
-    relative to ``anchor`` when one is given. The whole-text checks (size, BOM, NFC, surrogates)
-    are the caller's."""
+def parse_piece(text: str, anchor: Anchor | None, depth: int = 0) -> ParsedYaml | None:
+    """The value tree of ``text`` (a piece of a document whose root sits ``depth`` levels deep
+    in it, or a whole one) when the YAML layer has nothing at all to report on it, else
+    ``None``. Spans are offsets into ``text``, kept relative to ``anchor`` when one is given.
+    The whole-text checks (size, BOM, NFC, surrogates, directives) are the caller's."""
     src = SourceText(text)
-    b = _Builder(src, anchor)
+    b = _Builder(src, anchor, depth)
     try:
         root = b.build()
     except (_Stop, YAMLError):

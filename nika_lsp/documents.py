@@ -233,9 +233,14 @@ class Documents:
                 if self._jobs.get(uri) is job:
                     del self._jobs[uri]
         with self._lock:
-            if self._text.get(uri) is entry:
-                self._cache[uri] = snap
-                if snap.compiled.workflow is not None:
+            # Kept when it is the newest analysis of the open document, even if the text has
+            # moved on meanwhile: the incremental analysis shares tasks between versions, and
+            # an older analysis kept instead would read positions of this newer text.
+            if uri in self._text:
+                current = self._text[uri] is entry
+                if current or _newer(snap, self._cache.get(uri)):
+                    self._cache[uri] = snap
+                if snap.compiled.workflow is not None and (current or _newer(snap, self._good.get(uri))):
                     self._good[uri] = snap
         return snap
 
@@ -253,12 +258,19 @@ class Documents:
             return True
 
 
+def _newer(snap: Snapshot, than: Snapshot | None) -> bool:
+    """Whether ``snap`` analyses a later version of its document than ``than``."""
+    if than is None:
+        return True
+    return snap.version is not None and than.version is not None and snap.version > than.version
+
+
 def analyze_source(
     uri: str, src: SourceText, version: int | None, incremental: IncrementalDocument | None = None
 ) -> Snapshot:
     path = uri_to_path(uri)
     base = os.path.dirname(path) if path else None
-    compiled = incremental.compile(src, base) if incremental is not None else compile_source(src, base)
+    compiled = incremental.compile(src, base, version) if incremental is not None else compile_source(src, base)
     return Snapshot(uri, version, _as_configured(compiled, path))
 
 

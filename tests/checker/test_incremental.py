@@ -124,6 +124,23 @@ def test_a_control_character_in_a_comment_before_the_first_task_is_still_reporte
     assert _same(done, _full(text, "s.nika.yaml")) == []
 
 
+def test_a_tag_directive_is_analysed_whole() -> None:
+    # `%TAG` changes what `!!str` means inside every task (found in review)
+    text = "%TAG !! tag:example.com,2000:\n---\nnika: v1\nworkflow: {id: w}\ntasks:\n  a:\n    infer: !!str hello\n"
+    done = IncrementalDocument().compile(SourceText(text, "t.nika.yaml"))
+    assert "NIKA-YAML-006" in [d.code for d in done.diagnostics]
+    assert _same(done, _full(text, "t.nika.yaml")) == []
+
+
+@pytest.mark.parametrize("levels", [61, 62, 63])
+def test_the_nesting_cap_counts_from_the_document_root(levels: int) -> None:
+    # a task sits two levels down (the root map, `tasks:`), wherever it was parsed (found in review)
+    text = "nika: v1\nworkflow: {id: w}\ntasks:\n  a:\n    infer: x\n    returns: " + "[" * levels + "]" * levels + "\n"
+    done = IncrementalDocument().compile(SourceText(text, "n.nika.yaml"))
+    assert ("NIKA-YAML-009" in [d.code for d in done.diagnostics]) == (levels > 61)
+    assert _same(done, _full(text, "n.nika.yaml")) == []
+
+
 # -- anchored spans ------------------------------------------------------------------------------
 def test_anchored_span_reads_as_text_offsets() -> None:
     anchor = Anchor(100)
@@ -143,6 +160,9 @@ def test_anchored_span_reads_as_text_offsets() -> None:
     anchor.base = 60
     assert type(frozen) is Span and frozen == Span(53, 57)  # a copy is a plain span
     assert pickle.loads(pickle.dumps(s)) == Span(63, 67)
+    assert 63 in s and 3 not in s and s.index(67) == 1 and s.count(63) == 1
+    assert s + (1,) == (63, 67, 1)  # noqa: RUF005 (the concatenation is what is tested)
+    assert AnchoredSpan(1, 2, anchor).start == 61 and AnchoredSpan._make([1, 2]) == Span(1, 2)
 
 
 # -- equivalence ---------------------------------------------------------------------------------

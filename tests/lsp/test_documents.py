@@ -289,3 +289,59 @@ def test_two_threads_asking_for_one_version_share_one_analysis(monkeypatch: pyte
     second.join(5)
     assert calls == [1]
     assert len(out) == 2 and out[0] is out[1]
+
+
+_RACE_V1 = (
+    "nika: v1\nworkflow:\n  id: w\nmodel: mock/echo\ntasks:\n"
+    '  a:\n    infer: hi\n  b:\n    infer: "${{ tasks.a.output }}"\n    returns: {type: object, fields: {x: string}}\n'
+)
+
+
+def test_an_analysis_overtaken_by_an_edit_is_still_the_last_good_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Version 2 is analysed while version 3 (broken YAML) arrives: the analysis of 2 moved the
+    tasks it shares with version 1, so it, not version 1, must be what hover reads next."""
+    from checker.incremental import IncrementalDocument
+    from nika_lsp.features.context import view_of
+    from nika_lsp.features.hover import task_card
+
+    uri = "file:///tmp/nika-race/w.nika.yaml"
+    v2 = _RACE_V1.replace("  a:\n", "  # a new comment line\n  a:\n")
+    v3 = v2 + '  c: "unterminated\n'
+    docs = Documents()
+    docs.set(uri, _RACE_V1, 1)
+    assert docs.snapshot(uri) is not None
+    docs.set(uri, v2, 2)
+    real = IncrementalDocument.compile
+
+    def overtaken(
+        self: IncrementalDocument, src: SourceText, base: str | None = None, version: int | None = None
+    ) -> Any:
+        done = real(self, src, base, version)
+        docs.set(uri, v3, 3)  # the next edit lands while this analysis runs
+        return done
+
+    monkeypatch.setattr(IncrementalDocument, "compile", overtaken)
+    docs.snapshot(uri)
+    monkeypatch.setattr(IncrementalDocument, "compile", real)
+    assert docs.snapshot(uri) is not None
+    good = docs.last_good(uri)
+    assert good is not None and good.version == 2
+    assert "`{type: object, fields: {x: string}}`" in task_card(view_of(good), "b")
+
+
+def test_an_older_text_analysed_after_a_newer_one_moves_nothing() -> None:
+    """Two analyses of one document finishing out of order: the older text is analysed whole,
+    so the newer analysis's positions stay right."""
+    from checker.engine import compile_source
+    from checker.incremental import IncrementalDocument
+
+    v2 = _RACE_V1.replace("  a:\n", "  # a new comment line\n  a:\n")
+    doc = IncrementalDocument()
+    doc.compile(SourceText(_RACE_V1, "w.nika.yaml"), None, 1)
+    newer = doc.compile(SourceText(v2, "w.nika.yaml"), None, 3)
+    older = doc.compile(SourceText(_RACE_V1, "w.nika.yaml"), None, 2)
+    assert newer.workflow is not None and older.workflow is not None
+    assert older.workflow.tasks["b"] is not newer.workflow.tasks["b"]  # built afresh
+    fresh = compile_source(SourceText(v2, "w.nika.yaml"))
+    assert fresh.workflow is not None
+    assert newer.workflow.tasks["b"].key.span == fresh.workflow.tasks["b"].key.span
