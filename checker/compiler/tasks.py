@@ -80,7 +80,7 @@ def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str,
                 "Use lowercase letters, digits and `_`, starting with a letter"
                 + (f" (e.g. `{fixed}`)." if fixed else "."),
             )
-        t = _task_or_reuse(b, tid, e, envelope_model)
+        t = task(b, tid, e, envelope_model) if b.task_memo is None else b.task_memo.task(b, tid, e, envelope_model)
         if t is not None:
             out[tid] = t
     return out
@@ -110,25 +110,23 @@ class TaskMemo:
             self._model = envelope_model
         self._used = set()
 
+    def task(self, b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task | None:
+        """:func:`task` of ``e``, its findings and sites given to ``b``: remembered, or computed
+        now and remembered."""
+        self._used.add(id(e))
+        hit = self._done.get(id(e))
+        if hit is not None and hit[0] is e:
+            b.diags.extend(hit[2])
+            b.sites.extend(hit[3])
+            return hit[1]
+        n_diags, n_sites = len(b.diags), len(b.sites)
+        t = task(b, tid, e, envelope_model)
+        self._done[id(e)] = (e, t, tuple(b.diags[n_diags:]), tuple(b.sites[n_sites:]))
+        return t
+
     def prune(self) -> None:
         """Forget the tasks the last compilation did not meet (deleted or edited since)."""
         self._done = {k: v for k, v in self._done.items() if k in self._used}
-
-
-def _task_or_reuse(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task | None:
-    memo = b.task_memo
-    if memo is None:
-        return task(b, tid, e, envelope_model)
-    memo._used.add(id(e))
-    hit = memo._done.get(id(e))
-    if hit is not None and hit[0] is e:
-        b.diags.extend(hit[2])
-        b.sites.extend(hit[3])
-        return hit[1]
-    n_diags, n_sites = len(b.diags), len(b.sites)
-    t = task(b, tid, e, envelope_model)
-    memo._done[id(e)] = (e, t, tuple(b.diags[n_diags:]), tuple(b.sites[n_sites:]))
-    return t
 
 
 def _special(b: Builder, tid: str):  # type: ignore[no-untyped-def]
