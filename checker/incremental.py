@@ -184,7 +184,7 @@ class IncrementalDocument:
                 else (tuple(o - start for o in offsets))
             )
         self._model_text = text[start:end]
-        return replace(value, span=AnchoredSpan.make(0, end - start, anchor), offsets=offsets), start
+        return replace(value, span=AnchoredSpan(0, end - start, anchor), offsets=offsets), start
 
     def _compile(self, src: SourceText, base_dir: str | None) -> CompiledWorkflow | None:
         text = src.text

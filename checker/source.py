@@ -77,12 +77,8 @@ class AnchoredSpan(Span):
     __slots__ = ()
 
     def __new__(cls, start: int, end: int, anchor: Anchor) -> AnchoredSpan:  # type: ignore[misc]
-        return tuple.__new__(cls, (start, end, anchor))
-
-    @staticmethod
-    def make(start: int, end: int, anchor: Anchor) -> AnchoredSpan:
         """The span whose offsets relative to ``anchor`` are ``[start, end)``."""
-        return tuple.__new__(AnchoredSpan, (start, end, anchor))
+        return tuple.__new__(cls, (start, end, anchor))
 
     @classmethod
     def _make(cls, iterable: Any) -> Span:  # type: ignore[override]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from ruamel.yaml.error import YAMLError
@@ -177,7 +178,7 @@ class _Builder:
         """A node's span: offsets into ``src``, kept relative to the anchor when there is one."""
         if self.anchor is None:
             return _new_span(Span, (start, end))
-        return AnchoredSpan.make(start, end, self.anchor)
+        return AnchoredSpan(start, end, self.anchor)
 
     # -- profile findings -------------------------------------------------------------------
     def flag(self, code: str, span: Span, message: str, help: str, related: tuple[Label, ...] = ()) -> None:
@@ -303,11 +304,11 @@ class _Builder:
         documents = 0
         get_event = parser.get_event
         scalar = self.scalar
-        new_span = _new_span
+        new_span: Callable[[type, tuple[int, int]], Span] = _new_span
         if self.anchor is not None:
             anchor = self.anchor
 
-            def new_span(_cls: type, pair: tuple[int, int]) -> Span:
+            def new_span(_cls: type, pair: tuple[int, int]) -> Span:  # type: ignore[misc]
                 return tuple.__new__(AnchoredSpan, (*pair, anchor))
 
         # The hot path, one short plain or quoted scalar without tag or anchor, is inlined:

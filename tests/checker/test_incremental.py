@@ -144,7 +144,7 @@ def test_the_nesting_cap_counts_from_the_document_root(levels: int) -> None:
 # -- anchored spans ------------------------------------------------------------------------------
 def test_anchored_span_reads_as_text_offsets() -> None:
     anchor = Anchor(100)
-    s = AnchoredSpan.make(3, 7, anchor)
+    s = AnchoredSpan(3, 7, anchor)
     assert (s.start, s.end) == (103, 107) and tuple(s) == (103, 107) and s[0] == 103 and len(s) == 2
     assert s == Span(103, 107) and Span(103, 107) == s and hash(s) == hash(Span(103, 107))
     assert s != Span(3, 7) and s < Span(104, 0) and Span(102, 0) < s
