@@ -447,9 +447,60 @@ def _pattern_fits(value: str, pattern: str) -> bool | None:
     import re
 
     try:
-        return re.search(pattern, value) is not None
+        return re.search(python_regex(pattern), value) is not None
     except re.error:
         return None
+
+
+def python_regex(pattern: str) -> str:
+    """``pattern`` spelled so Python's ``re`` reads it exactly as it does today, without warning.
+
+    Inside a character class, a ``[`` right after the opening one and a doubled ``--``, ``&&``,
+    ``~~`` or ``||`` are plain characters (in the portable dialect and in Python today), but
+    Python warns on stderr (FutureWarning) that it may read them as nested sets or set
+    operations one day. Those characters are escaped, at exactly the places Python warns about,
+    so the meaning stays and a check's output stays clean.
+    """
+    if "[" not in pattern:
+        return pattern
+    out: list[str] = []
+    n = len(pattern)
+
+    def token(i: int) -> str:  # one character, or an escape and the character it escapes
+        return pattern[i : i + 2] if pattern[i] == "\\" else pattern[i]
+
+    i = 0
+    while i < n:
+        t = token(i)
+        i += len(t)
+        if t != "[":
+            out.append(t)
+            continue
+        out.append("[")
+        nested = pattern[i : i + 1] == "["  # Python: "possible nested set"
+        if not nested and pattern[i : i + 1] == "^":
+            out.append("^")
+            i += 1
+        items = 0
+        while i < n:
+            t = token(i)
+            i += len(t)
+            if t == "]" and items:
+                out.append(t)
+                break
+            if nested and not items:
+                t = "\\["
+            elif items and t in ("-", "&", "~", "|") and pattern[i : i + 1] == t:  # "possible set operation"
+                t = "\\" + t
+            out.append(t)
+            items += 1
+            if pattern[i : i + 1] == "-" and i + 1 < n:  # a range: its end is read with it
+                end = token(i + 1)
+                i += 1 + len(end)
+                out.append("-" + ("\\-" if end == "-" else end))
+                if end == "]":
+                    break
+    return "".join(out)
 
 
 def _all(results: Any) -> bool | None:

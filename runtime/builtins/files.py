@@ -347,14 +347,17 @@ def _re2_compile(pattern: str, flags: int) -> re.Pattern[str]:
     """Compile a regex of the portable RE2 subset; backreferences and lookaround are refused."""
     import re._parser as sre_parse  # the stdlib's own parser: judged on structure, not on text
 
+    from checker.typesys import python_regex
+
+    spelled = python_regex(pattern)  # the same meaning, without Python's FutureWarnings
     try:
-        tree = sre_parse.parse(pattern, flags)
+        tree = sre_parse.parse(spelled, flags)
     except re.error as e:
         raise TaskError(GREP_001, f"the pattern {pattern!r} is not a valid regex: {e.msg}") from None
     bad = _non_re2(tree)
     if bad:
         raise TaskError(GREP_001, f"the pattern {pattern!r} uses {bad}, which the RE2 dialect of `{GREP}` excludes")
-    return re.compile(pattern, flags)
+    return re.compile(spelled, flags)
 
 
 _NOT_RE2 = {

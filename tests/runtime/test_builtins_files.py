@@ -274,6 +274,15 @@ async def test_grep_case_insensitive_single_file_and_binary_files_skipped(tree, 
     assert len(everywhere) == 4
 
 
+async def test_grep_reads_class_characters_python_warns_about_without_a_warning(tree, host):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Python's FutureWarning on `--` in a class would raise here
+        out = await call("nika:grep", {"pattern": "TODO[+--:]", "path": "./src"}, host[0])
+    assert [m["line"] for m in out] == [2, 3]
+
+
 @pytest.mark.parametrize("pattern", ["(a", "(a)\\1", "TODO(?=:)", "(?<!x)y", "a++"])
 async def test_grep_refuses_what_re2_cannot_do(tree, host, pattern):
     e = await fails("nika:grep", {"pattern": pattern, "path": "src"}, host[0])
