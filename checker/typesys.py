@@ -443,12 +443,18 @@ def _fits_prim(value: Any, name: str) -> bool:
     return isinstance(value, str)  # string and the string newtypes
 
 
+# Time one pattern may take on one value. The dialect is regular, but Python's backtracking
+# engines are exponential on some patterns (`^(a+)+$`); past this budget the value is not judged
+# (``None``: never a false refusal, never a hang).
+PATTERN_BUDGET_S = 0.25
+
+
 def _pattern_fits(value: str, pattern: str) -> bool | None:
-    import re
+    import regex  # `re` with a time limit (the `regex` package reads `re` patterns alike)
 
     try:
-        return re.search(python_regex(pattern), value) is not None
-    except re.error:
+        return regex.search(python_regex(pattern), value, timeout=PATTERN_BUDGET_S) is not None
+    except (regex.error, TimeoutError):
         return None
 
 

@@ -301,6 +301,7 @@ def _segment_regex(seg: str, pattern: str) -> str:
 # ── nika:grep ─────────────────────────────────────────────────────────────────────────────────
 
 GREP_001 = "NIKA-BUILTIN-GREP-001"
+GREP_LINE_BUDGET_S = 1.0  # a pattern slower than this on one line stops the search (never a hang)
 
 
 @builtin(GREP)
@@ -328,7 +329,16 @@ async def grep(args: dict[str, Any], ctx: BuiltinContext) -> list[dict[str, Any]
             raise TaskError("NIKA-BUILTIN-READ-002", f"cannot read {name}: {_why(e)}", details={"path": name}) from None
         for number, line in enumerate(text.split("\n"), 1):
             line = line.removesuffix("\r")
-            if rx.search(line):
+            try:
+                found = rx.search(line, timeout=GREP_LINE_BUDGET_S)
+            except TimeoutError:
+                raise TaskError(
+                    GREP_001,
+                    f"the pattern {pattern!r} took over {GREP_LINE_BUDGET_S:g} s on line {number} of {name} "
+                    "(nested quantifiers such as `(a+)+` backtrack without end); simplify it",
+                    details={"path": name, "line": number},
+                ) from None
+            if found:
                 out.append({"path": name, "line": number, "match": line})
     out.sort(key=lambda m: (m["path"], m["line"]))
     return out
@@ -343,7 +353,7 @@ def _files_below(root: Path) -> list[str]:
     return out
 
 
-def _re2_compile(pattern: str, flags: int) -> re.Pattern[str]:
+def _re2_compile(pattern: str, flags: int) -> Any:
     """Compile a regex of the portable RE2 subset; backreferences and lookaround are refused."""
     import re._parser as sre_parse  # the stdlib's own parser: judged on structure, not on text
 
@@ -357,7 +367,9 @@ def _re2_compile(pattern: str, flags: int) -> re.Pattern[str]:
     bad = _non_re2(tree)
     if bad:
         raise TaskError(GREP_001, f"the pattern {pattern!r} uses {bad}, which the RE2 dialect of `{GREP}` excludes")
-    return re.compile(spelled, flags)
+    import regex  # `re` with a time limit per search (the `regex` package reads `re` patterns alike)
+
+    return regex.compile(spelled, flags)
 
 
 _NOT_RE2 = {

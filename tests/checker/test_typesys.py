@@ -177,3 +177,18 @@ def test_a_type_pattern_with_a_doubled_dash_checks_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a warning inside a rule would turn into NIKA-IMPL-001
         assert [d.code for d in compile_text(text).diagnostics] == []
+
+
+def test_a_pattern_that_backtracks_without_end_is_not_judged_and_does_not_hang() -> None:
+    import time
+
+    from checker.engine import compile_text
+
+    text = (
+        "nika: v1\nworkflow: {id: w}\ntypes:\n  Code: {string: {pattern: '^(a|aa)+$'}}\n"
+        f"inputs:\n  c: {{type: Code, default: {'a' * 60}!}}\ntasks:\n  t: {{infer: {{model: mock/echo, prompt: x}}}}\n"
+    )
+    t0 = time.monotonic()
+    codes = [d.code for d in compile_text(text).diagnostics]
+    assert time.monotonic() - t0 < 10  # the budget is a quarter of a second per value
+    assert codes == []  # not judged: never a false refusal

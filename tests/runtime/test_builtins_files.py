@@ -307,3 +307,10 @@ async def test_grep_refuses_a_symlink_out_of_the_grant(tmp_path):
 async def test_grep_contract_refusal(host):
     e = await fails("nika:grep", {"pattern": "x"}, host[0])
     assert e.code == "NIKA-BUILTIN-001"
+
+
+async def test_grep_stops_a_pattern_that_backtracks_without_end(tmp_path):
+    (tmp_path / "f.txt").write_text("a" * 60 + "!\n")
+    ctx, _events = make_ctx(tmp_path)
+    e = await fails("nika:grep", {"pattern": "^(a|aa)+$", "path": "f.txt"}, ctx)
+    assert e.code == "NIKA-BUILTIN-GREP-001" and "line 1 of f.txt" in str(e)
