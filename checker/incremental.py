@@ -206,7 +206,7 @@ class IncrementalDocument:
         for s, e in shape.slices:
             piece_text = text[s:e]
             piece = old.get(piece_text)
-            if piece is None or piece_text in pieces:
+            if piece is None:
                 piece = _build_piece(piece_text)
                 if piece is None:
                     return None

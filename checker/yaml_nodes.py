@@ -169,16 +169,21 @@ class _Frame:
 class _Builder:
     def __init__(self, src: SourceText, anchor: Anchor | None = None, depth: int = 0) -> None:
         self.src = src
-        self.anchor = anchor
         self.depth = depth  # how deep the text's root sits in its document (a piece of it)
         self.diags: list[Diagnostic] = []
         self.duplicates: list[tuple[ScalarValue, ScalarValue]] = []
+        # Makes a node's span from ``(start, end)`` offsets into ``src``: plain, or kept relative
+        # to the anchor when there is one (called like ``tuple.__new__(Span, pair)``).
+        self.new_span: Callable[[type, tuple[int, int]], Span] = _new_span
+        if anchor is not None:
+
+            def anchored(_cls: type, pair: tuple[int, int]) -> Span:
+                return tuple.__new__(AnchoredSpan, (*pair, anchor))
+
+            self.new_span = anchored
 
     def span(self, start: int, end: int) -> Span:
-        """A node's span: offsets into ``src``, kept relative to the anchor when there is one."""
-        if self.anchor is None:
-            return _new_span(Span, (start, end))
-        return AnchoredSpan(start, end, self.anchor)
+        return self.new_span(Span, (start, end))
 
     # -- profile findings -------------------------------------------------------------------
     def flag(self, code: str, span: Span, message: str, help: str, related: tuple[Label, ...] = ()) -> None:
@@ -304,13 +309,7 @@ class _Builder:
         documents = 0
         get_event = parser.get_event
         scalar = self.scalar
-        new_span: Callable[[type, tuple[int, int]], Span] = _new_span
-        if self.anchor is not None:
-            anchor = self.anchor
-
-            def new_span(_cls: type, pair: tuple[int, int]) -> Span:  # type: ignore[misc]
-                return tuple.__new__(AnchoredSpan, (*pair, anchor))
-
+        new_span = self.new_span
         # The hot path, one short plain or quoted scalar without tag or anchor, is inlined:
         # a 500-task workflow holds tens of thousands of them.
         while True:
