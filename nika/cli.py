@@ -1,4 +1,4 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what

@@ -1,4 +1,4 @@
-"""The server object and its feature registrations (nothing else lives here).
+"""The server object, its feature registrations and the command-line entry of ``nika lsp``.
 
 Each handler is a thin shell: get the document's snapshot, call a pure function of
 :mod:`nika_lsp.features`, return its result. Analysis runs in a worker thread, debounced per

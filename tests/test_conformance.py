@@ -29,13 +29,13 @@ FULL = (
     "gates",
     "values",
     "types/",
-    "deep/0",
+    "deep/",
     "stdlib",
     "core/authority",
     "core/policy",
 )
-# composition (NIKA-COMP-*) is built on another branch
-DEFERRED = {"core/authority/006-child-absent-under-permitted-parent"}
+# Fixtures that hold back a judgement the checker leaves to the run on purpose (none today).
+DEFERRED: set[str] = set()
 # Fixtures the pinned spec contradicts itself on: the fixture is older than the law that now
 # decides it. Each entry says which law wins; the test fails loudly once upstream fixes it.
 STALE = {
@@ -77,7 +77,7 @@ def test_static_fixture(fixture: Path) -> None:
         assert not errors, [f"{d.code}: {d.message}" for d in errors]
         return
     if not any(f in name for f in FULL) or any(name.endswith(x) for x in DEFERRED):
-        pytest.skip("this family's rules are not implemented yet (authority, policy, composition)")
+        pytest.skip("not judged in full: " + ("deferred" if name in DEFERRED else "family not listed in FULL"))
     assert errors, "expected a refusal"
     missing = [e for e in expected.get("errors", []) if not _matches(e, errors)]
     assert not missing, f"missing {missing}; got {[d.code for d in errors]}"

@@ -41,28 +41,47 @@ outputs:
 """
 
 
+def no_internal_error(compiled: CompiledWorkflow) -> None:
+    """A crash inside the checker is caught and reported as NIKA-IMPL-001, so "never raises" alone
+    cannot fail: the properties below also demand that no such finding was made."""
+    crashes = [d for d in compiled.diagnostics if d.code == "NIKA-IMPL-001"]
+    assert not crashes, crashes[0].message + "\n" + (crashes[0].trace or "")
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=400))
 def test_random_bytes_never_raise(data: bytes) -> None:
-    compile_bytes(data, "fuzz.nika.yaml")
+    no_internal_error(compile_bytes(data, "fuzz.nika.yaml"))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("nika:v1 workflow id tasks{}[]-\n\t#&*!|>'\"${}.")), max_size=300))
 def test_yaml_shaped_text_never_raises(text: str) -> None:
-    compile_text(text)
+    no_internal_error(compile_text(text))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(min_value=0, max_value=len(VALID)))
 def test_truncated_workflow_never_raises(cut: int) -> None:
-    compile_text(VALID[:cut])
+    no_internal_error(compile_text(VALID[:cut]))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(min_value=0, max_value=len(VALID) - 1), st.text(max_size=5))
 def test_spliced_workflow_never_raises(at: int, junk: str) -> None:
-    compile_text(VALID[:at] + junk + VALID[at:])
+    no_internal_error(compile_text(VALID[:at] + junk + VALID[at:]))
+
+
+def test_the_properties_see_a_planted_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash planted in a rule fails the properties above (they are not vacuous)."""
+    from checker.rules import RULES
+
+    def planted(ctx: object) -> list[Diagnostic]:
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr("checker.rules.RULES", (*RULES, planted))
+    with pytest.raises(AssertionError, match="planted"):
+        no_internal_error(compile_text(VALID))
 
 
 def test_invalid_utf8_is_a_positioned_finding() -> None:

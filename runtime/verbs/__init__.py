@@ -1,1 +1,1 @@
-"""The four verbs: ``exec``, ``infer``, ``invoke`` (``agent`` is not built yet)."""
+"""The verbs ``exec``, ``infer`` and ``invoke`` (``agent``, the tool-calling loop, is :mod:`runtime.agent`)."""

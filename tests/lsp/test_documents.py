@@ -20,10 +20,7 @@ from checker.source import SourceText
 from nika_lsp.convert import client_lines
 from nika_lsp.documents import Documents, apply_changes, uri_to_path
 
-# Lone CR line breaks are SourceText's to split (checker/source.py); until it does, these cases
-# are expected to fail, and strictly pass once it does.
-SPLITS_LONE_CR = SourceText("a\rb").line_starts == [0, 2]
-lone_cr = pytest.mark.xfail(not SPLITS_LONE_CR, reason="SourceText does not split lone CR yet", strict=True)
+# Lone CR line breaks are split by SourceText (checker/source.py), as LSP counts lines.
 
 
 def protocol_lines(text: str) -> list[str]:
@@ -51,8 +48,8 @@ ODD = "a: 1\nb: 'x\u2028y\x85z\u2029w\x0c\x1cv'\nc: 3\n"
         ODD,
         "",
         "no final break",
-        pytest.param("lone\rcr\rbreaks", marks=lone_cr),
-        pytest.param("mixed\r\nbreaks\rhere\nend", marks=lone_cr),
+        pytest.param("lone\rcr\rbreaks"),
+        pytest.param("mixed\r\nbreaks\rhere\nend"),
     ],
 )
 def test_client_lines_are_the_protocol_lines(text: str) -> None:
@@ -68,7 +65,7 @@ def test_client_lines_are_the_protocol_lines(text: str) -> None:
         ("😀x\ny", edit(0, 2, 0, 3, "X"), "😀X\ny"),  # UTF-16: the emoji is two units
         ("ab\n", edit(99, 0, 99, 5, "tail"), "ab\ntail"),  # beyond the end: clamped to it
         ("ab\n", edit(0, 1, 0, 99, "!"), "a!\n"),  # beyond the line: clamped to its end
-        pytest.param("a\rb\rc", edit(1, 0, 1, 1, "B"), "a\rB\rc", marks=lone_cr),
+        pytest.param("a\rb\rc", edit(1, 0, 1, 1, "B"), "a\rB\rc"),
     ],
 )
 def test_incremental_change_lands_where_the_client_means(
