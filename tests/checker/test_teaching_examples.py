@@ -14,9 +14,8 @@ import re
 
 import pytest
 
-from checker import compile_text
+from checker import compile_text, suppressions
 from checker import grammar as G
-from checker import suppressions
 from checker.codes import lints, registry
 
 ENVELOPE_KEYS = frozenset(f.name for f in G.ENVELOPE.fields)
