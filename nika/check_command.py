@@ -200,8 +200,7 @@ def _fix(args: argparse.Namespace) -> int:
         elif path == "-":
             stdin_text = new
         elif new != text:
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                fh.write(new)
+            _replace_file(path, new)
         compiled_new = compile_text(new, shown, base)
         reports.append(FileReport(path, compiled_new.source, compiled_new.diagnostics, compiled=compiled_new))
     run = CheckRun(tuple(_finalize(reports, args)))
@@ -211,12 +210,37 @@ def _fix(args: argparse.Namespace) -> int:
             sys.stdout.flush()
         except BrokenPipeError:
             _quiet_broken_pipe()
-        return run.exit_code
+        # as ruff and black do: a diff that shows changes fails a CI gate (1), errors still win (2)
+        return run.exit_code or (1 if diffs else 0)
     if stdin_text is not None:
         sys.stdout.write(stdin_text)  # the fixed text is the output; findings go to standard error
         sys.stdout.flush()
         return _render(run, args, sys.stderr)
     return _render(run, args)
+
+
+def _replace_file(path: str, text: str) -> None:
+    """Write ``text`` over ``path`` atomically: a kill or a full disk leaves the old file whole."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".nika-fix-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _show_settings(path: str) -> int:

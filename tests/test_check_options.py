@@ -212,6 +212,23 @@ def test_fix_on_stdin_prints_the_fixed_text_and_diff_writes_nothing(tmp_path: Pa
     assert "-      a: terminal" in diff.stdout and f.read_text() == REDUNDANT
 
 
+def test_diff_fails_a_gate_when_it_shows_changes(tmp_path: Path) -> None:
+    """`--diff` exits 1 when it would change something (as ruff and black do), 0 when not."""
+    f = write(tmp_path, "d.nika.yaml", REDUNDANT)
+    assert nika("check", "--diff", str(f), cwd=tmp_path).returncode == 1
+    nika("check", "--fix", str(f), cwd=tmp_path)
+    clean = nika("check", "--diff", str(f), cwd=tmp_path)
+    assert clean.returncode == 0 and clean.stdout == ""
+
+
+def test_fix_writes_atomically_and_keeps_the_file_mode(tmp_path: Path) -> None:
+    f = write(tmp_path, "m.nika.yaml", REDUNDANT)
+    f.chmod(0o640)
+    nika("check", "--fix", str(f), cwd=tmp_path)
+    assert f.read_text() != REDUNDANT and (f.stat().st_mode & 0o777) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["m.nika.yaml"]  # no temporary file left
+
+
 def test_unsafe_fixes_need_the_flag(tmp_path: Path) -> None:
     text = CURL.replace(
         "tasks:\n",
