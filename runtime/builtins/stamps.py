@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import uuid as uuidlib
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -99,7 +100,7 @@ async def date(args: dict[str, Any], ctx: BuiltinContext) -> str | int:
     if op == "parse":
         text, fmt = _text(args, "input", op), _text(args, "format", op)
         try:
-            when = datetime.strptime(text, fmt)
+            when = _strptime(text, fmt)
         except ValueError as e:
             raise TaskError(DATE_001, f"{text!r} does not match the format {fmt!r}: {e}") from None
         return out(when if when.tzinfo is not None else when.replace(tzinfo=zone))
@@ -112,6 +113,17 @@ async def date(args: dict[str, Any], ctx: BuiltinContext) -> str | int:
         total = (end - start) // timedelta(microseconds=1)
         return total // step if total >= 0 else -(-total // step)
     raise TaskError(DATE_001, f"`op:` must be one of now, add, subtract, format, parse, diff, not {describe(op)}")
+
+
+_HAS_YEAR = re.compile(r"(?<!%)(?:%%)*%[YyGcxD]")
+
+
+def _strptime(text: str, fmt: str) -> datetime:
+    """``strptime`` with the year it defaults to (1900) made explicit when the format names none:
+    Python 3.13 deprecates a day of month parsed without a year (it cannot tell a leap day)."""
+    if _HAS_YEAR.search(fmt):
+        return datetime.strptime(text, fmt)
+    return datetime.strptime(f"1900 {text}", f"%Y {fmt}")
 
 
 def _zone(name: Any) -> tzinfo:

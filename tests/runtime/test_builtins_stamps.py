@@ -101,6 +101,17 @@ async def test_date_known_answers(ctx, args, expected):
     assert await call("nika:date", args, ctx) == expected
 
 
+async def test_date_parse_without_a_year_is_1900_and_warns_nothing(ctx):
+    """A format with a day but no year parses as strptime always did (year 1900), without the
+    DeprecationWarning Python 3.13 gives for it."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = await call("nika:date", {"op": "parse", "input": "23/05 09:05", "format": "%d/%m %H:%M"}, ctx)
+    assert got == "1900-05-23T09:05:00Z"
+
+
 @pytest.mark.parametrize(
     "args",
     [
