@@ -517,6 +517,20 @@ def choices(f: Field) -> tuple[str, ...]:
     return ()
 
 
+def misplaced(name: str, block: Block, siblings: tuple[str, ...]) -> str | None:
+    """Where a field written in the wrong block belongs, when the grammar says so: a verb's field
+    written at task level (``args`` beside ``invoke:``), or a task field written inside a verb
+    body (``retry`` under ``exec:``). ``siblings`` are the keys beside it. ``None`` otherwise."""
+    if block is TASK:
+        homes = [v for v in VERBS if name in VERB_BLOCKS[v]]
+        present = [v for v in homes if v in siblings]
+        for v in present or homes:
+            return f"`{name}` belongs under `{v}:`, one level deeper" + ("" if present else f" (a field of `{v}:`)")
+    if any(block is b for b in VERB_BLOCKS.values()) and name in TASK:
+        return f"`{name}` is a task field: write it beside the verb, one level up"
+    return None
+
+
 def exclusive_groups() -> tuple[frozenset[str], ...]:
     """Sets of keys of which at most one may appear in the same block (verbs, on_error actions,
     and every pair of fields that exclude each other)."""

@@ -154,3 +154,29 @@ def test_a_workflow_missing_only_some_blocks_still_names_each() -> None:
     found = compile_text("nika: v1\ntasks:\n  a:\n    infer: { prompt: x, model: mock/echo }\n").diagnostics
     assert [d.code for d in found if d.is_error] == ["NIKA-PARSE-002"]
     assert "`workflow:`" in found[0].message
+
+
+# -- issue 25, item 8: fields written one level off ----------------------------------------------
+
+
+def _helps(text: str) -> dict[str, str]:
+    return {d.code or "": d.help or "" for d in compile_text(text).diagnostics}
+
+
+def test_a_verb_field_at_task_level_says_where_it_belongs() -> None:
+    text = 'nika: v1\nworkflow: { id: t }\ntasks:\n  b:\n    invoke: { tool: "nika:log" }\n    args: { message: hi }\n'
+    assert _helps(text)["NIKA-PARSE-005"] == "`args` belongs under `invoke:`, one level deeper."
+
+
+def test_a_task_field_inside_a_verb_body_says_one_level_up() -> None:
+    text = (
+        "nika: v1\nworkflow: { id: t }\npermits: { exec: [echo] }\ntasks:\n  a:\n"
+        '    exec: { command: ["echo"], retry: { max_attempts: 2 } }\n'
+    )
+    assert _helps(text)["NIKA-PARSE-005"] == "`retry` is a task field: write it beside the verb, one level up."
+
+
+def test_a_dedented_task_body_is_named_as_such() -> None:
+    text = "nika: v1\nworkflow: { id: t }\ntasks:\n  a:\n  exec: { command: [echo] }\n"
+    help = _helps(text)["NIKA-PARSE-008"]
+    assert "one indentation level too shallow" in help and "flow mapping" not in help

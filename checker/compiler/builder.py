@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from checker.codes import report
 from checker.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.durations import parse_duration
-from checker.grammar import Block, Field, Kind
+from checker.grammar import Block, Field, Kind, misplaced
 from checker.model import Duration, ExprSite
 from checker.source import SourceText, Span
 from checker.suggest import did_you_mean
@@ -89,6 +89,8 @@ class Builder:
             if guess:
                 help = f"Did you mean `{guess}`?"
                 fixes = (Fix(f"Rename `{k}` to `{guess}`", (Edit(e.key.span, guess),)),)
+            elif home := misplaced(k, block, tuple(x for x in (en.key_text for en in node.entries) if x)):
+                help = home[0].upper() + home[1:] + "."
             else:
                 help = f"Allowed here: {', '.join(block.names)}."
             self.err(

@@ -173,13 +173,13 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
     present = [k for k in G.VERBS if k in node]
     verb: Verb | None = None
     if not present:
-        b.err(
-            "NIKA-PARSE-008",
-            e.key.span,
-            f"task `{tid}` declares no verb",
-            "Add exactly one of `infer:`, `exec:`, `invoke:` or `agent:`.",
-            task=tid,
-        )
+        help = "Add exactly one of `infer:`, `exec:`, `invoke:` or `agent:`."
+        if tid in G.TASK:  # `exec:` (or `with:`…) at the level of the task ids: a dedented body
+            help = (
+                f"`{tid}` is a task field, not a task id: it is probably part of the task above, "
+                "written one indentation level too shallow; indent it under that task."
+            )
+        b.err("NIKA-PARSE-008", e.key.span, f"task `{tid}` declares no verb", help, task=tid)
     elif len(present) > 1:
         second = node.entry(present[1])
         first = node.entry(present[0])
