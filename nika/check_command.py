@@ -45,7 +45,12 @@ def run(args: argparse.Namespace) -> int:
 def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileReport]:
     from checker.policy import finalize
 
-    return [finalize(r, native_strict=args.native_strict) for r in reports]
+    done = [finalize(r, native_strict=args.native_strict) for r in reports]
+    if getattr(args, "strict", False):  # --strict: warnings fail too, whatever the settings say
+        from checker.records import replace
+
+        done = [replace(r, strict=True) for r in done]
+    return done
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -221,6 +226,7 @@ def _fix(args: argparse.Namespace) -> int:
 
 def _replace_file(path: str, text: str) -> None:
     """Write ``text`` over ``path`` atomically: a kill or a full disk leaves the old file whole."""
+    import contextlib
     import tempfile
 
     folder = os.path.dirname(os.path.abspath(path))
@@ -230,16 +236,12 @@ def _replace_file(path: str, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        try:
+        with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        except OSError:
-            pass
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 

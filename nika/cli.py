@@ -33,9 +33,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    c = sub.add_parser("check", help="check workflow files statically (no network, no tokens)")
+    c = sub.add_parser(
+        "check",
+        help="check workflow files statically (no network, no tokens)",
+        description="Check workflow files statically: no network, no subprocess, no tokens spent.",
+        epilog=(
+            "exit status: 0 no finding is an error (warnings fail only with --strict or `strict = true`); "
+            "2 at least one error (wins over 1); 1 nothing failed but something could not be checked "
+            "(a missing or unreadable path, no workflow file found without --allow-empty, bad usage, "
+            "a broken configuration file, an internal error), or --diff showed a change"
+        ),
+    )
     c.add_argument(
-        "paths", nargs="*", metavar="PATH", help="files, directories (searched for *.nika.yaml) or - for stdin"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files, directories (searched recursively for *.nika.yaml and *.nika.yml) or - for stdin",
     )
     c.add_argument("--output-format", choices=FORMATS, default="full", help="how to print findings (default: full)")
     c.add_argument(
@@ -45,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="print the traceback of an internal error (NIKA-IMPL-001) on stderr"
     )
     c.add_argument("--native-strict", action="store_true", help="native-first findings fail the check")
+    c.add_argument(
+        "--strict", action="store_true", help="warnings fail the check too (as the `strict = true` setting does)"
+    )
     c.add_argument("--fix", action="store_true", help="apply safe fixes in place (stdin: print the fixed text)")
     c.add_argument(
         "--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply fixes that need review"

@@ -376,3 +376,15 @@ def test_suppress_edit_inserts_or_extends_a_comment_and_silences_the_finding() -
     e3 = suppress_edit(wf3.source, d3)
     assert e3 is not None and e3.new_text == ", native-first/001"
     assert "# nika: ignore[NIKA-DAG-002, native-first/001] later" in apply_edits(wf3.source.text, [e3])
+
+
+def test_strict_flag_makes_warnings_fail(tmp_path: Path) -> None:
+    """`--strict` does what the `strict = true` setting does: a warning fails the check (exit 2)."""
+    f = write(tmp_path, "w.nika.yaml", CURL)
+    assert nika("check", str(f), cwd=tmp_path).returncode == 0
+    assert nika("check", "--strict", str(f), cwd=tmp_path).returncode == 2
+
+
+def test_check_help_has_the_exit_codes_and_both_suffixes() -> None:
+    out = nika("check", "--help").stdout
+    assert "*.nika.yml" in out and "exit status: 0" in out and "2 at least one error" in out
