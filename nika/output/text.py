@@ -146,11 +146,13 @@ def summary(run: CheckRun, folded: int = 0) -> str:
     unreadable = len(run.reports) - len(readable)
     incomplete = sum(1 for r in readable if r.incomplete)
     errors = warnings = notes = 0
-    with_findings = 0
+    with_findings = fixable = 0
     for r in readable:
         if r.diagnostics:
             with_findings += 1
         for d in r.diagnostics:
+            if any(f.applicability == "safe" for f in d.fixes):
+                fixable += 1
             if d.severity is Severity.ERROR:
                 errors += 1
             elif d.severity is Severity.WARNING:
@@ -173,6 +175,8 @@ def summary(run: CheckRun, folded: int = 0) -> str:
     if folded:
         are = "finding is" if folded == 1 else "findings are"
         tail += f" {folded} repeated {are} folded (`--output-format json` lists all)."
+    if fixable:
+        tail += f" {fixable} fixable with `nika check --fix`."
     where = (
         _plural(with_findings, "file")
         if with_findings == len(readable)
