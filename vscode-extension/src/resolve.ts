@@ -29,7 +29,8 @@ export interface Machine {
 /** The python executable of the selected environment, or undefined (no Python extension, none selected). */
 export type PythonEnvLookup = () => Promise<string | undefined>;
 
-export const INSTALL_COMMAND = "python3 -m pip install nika-tools";
+/** nika-tools is not on the package index: it installs from a checkout of its repository. */
+export const INSTALL_COMMAND = "python3 -m pip install .";
 
 function exeNames(machine: Machine, base: string): string[] {
   if (machine.platform !== "win32") return [base];
@@ -101,5 +102,5 @@ export async function resolveNika(
 
 export function notFoundMessage(python: boolean): string {
   const where = python ? "the selected Python environment or on PATH" : "on PATH";
-  return `Nika: the \`nika\` command was not found in ${where}. Install it with \`${INSTALL_COMMAND}\`, or set \`nika.path\`.`;
+  return `Nika: the \`nika\` command was not found in ${where}. Install it from a nika-tools checkout with \`${INSTALL_COMMAND}\`, or set \`nika.path\`.`;
 }

@@ -57,7 +57,7 @@ test("the setting expands ~ and ${workspaceFolder}", () => {
 
 test("the not-found message carries the install command and names nika.path", () => {
   const msg = notFoundMessage(true);
-  assert.match(msg, /python3 -m pip install nika-tools/);
+  assert.match(msg, /from a nika-tools checkout with `python3 -m pip install \.`/);
   assert.match(msg, /nika\.path/);
   assert.match(msg, /selected Python environment/);
   assert.doesNotMatch(notFoundMessage(false), /Python environment/);
