@@ -133,6 +133,7 @@ class ArgSpec:
     name: str
     types: tuple[str, ...]
     required: bool = False
+    nullable: bool = True
     snippet: bool = False
     doc: str = ""
     values: tuple[Any, ...] = ()
@@ -321,6 +322,7 @@ _ARG_KEYS = frozenset(
     {
         "type",
         "required",
+        "nullable",
         "snippet",
         "doc",
         "values",
@@ -394,6 +396,7 @@ def _build_arg(name: str, row: dict[str, Any], where: str) -> ArgSpec:
         name=name,
         types=types,
         required=bool(row.get("required", False)),
+        nullable=bool(row.get("nullable", True)),
         snippet=bool(row.get("snippet", False)),
         doc=row.get("doc", ""),
         values=values,
@@ -842,6 +845,14 @@ def _check_value(spec: ArgSpec, value: Value, path: str, key_span: Span, ctx: _C
         return
     tool = ctx.tool.id
     code = spec.code
+    if not spec.nullable and isinstance(value, ScalarValue) and value.value is None:
+        ctx.add(
+            code,
+            value.span,
+            f"`{path}` of `{tool}` is null, and `{tool}` needs a value there",
+            f"Give `{path}` a value; null is not accepted.",
+        )
+        return
     if not any(_matches(t, value) for t in spec.types):
         ctx.add(
             code,

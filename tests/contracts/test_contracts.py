@@ -293,7 +293,7 @@ def test_open_args_tool_accepts_unknown_args():
 
 
 def test_missing_required_at_the_args_key():
-    d = one(Invoke("tool: nika:convert\nargs:\n  from: csv\n"))
+    d = one(Invoke("tool: nika:convert\nargs:\n  input: a\n  from: csv\n"))
     assert d.text == "args"
     assert "`to`" in d.message and "to:" in d.help
 
