@@ -592,7 +592,17 @@ def _range_text(a: ArgSpec) -> str:
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    """A number for a message. An integer too long to print whole (or to turn into a float)
+    is named by its length: Python refuses ``float()`` past 1e308 and ``str()`` past 4300 digits."""
+    if isinstance(x, int):
+        if abs(x) < 10**30:
+            return str(x)
+        try:
+            digits = len(str(abs(x)))
+        except ValueError:  # beyond the interpreter's int-to-text limit
+            digits = int(x.bit_length() * 0.30103) + 1
+        return f"{'-' if x < 0 else ''}<a {digits}-digit integer>"
+    return str(int(x)) if x.is_integer() else str(x)
 
 
 def _snippet_escape(text: str, *, choice: bool = False) -> str:

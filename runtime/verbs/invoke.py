@@ -64,7 +64,7 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
     from runtime.scheduler import Options, Run
 
     target = materialise(verb.workflow, {}, "`workflow:`")
-    if not isinstance(target, str) or not target:
+    if not isinstance(target, str) or not target or "\0" in target:
         raise TaskError("NIKA-COMP-001", "`invoke.workflow` must name a workflow file")
     if target.startswith("registry:"):
         raise TaskError(NOT_BUILT, f"registry workflows (`{target}`) are not available in this build of nika yet")
