@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from checker.diagnostics import Diagnostic
 from checker.rules import (
     authority,
+    availability,
     composition,
     dag,
     flows,
@@ -56,6 +57,7 @@ RULES: tuple[Rule, ...] = (
     policy.check_policy,
     composition.check_composition,
     skills.check_skills,
+    availability.check_unavailable,
     *lint_obvious.RULES,
     lint_native.check_native_first,
 )
