@@ -97,10 +97,15 @@ def _run_one(data: bytes, workdir: Path, tally: Tally) -> None:
         tally.failures.append(("NIKA-IMPL-001", f"at run: {type(exc).__name__}: {exc}", data))
         return
     tally.ran += 1
-    errors = [rec.error for rec in result.tasks.values() if rec.error] + ([result.error] if result.error else [])
-    for err in errors:
+    from checker.model import Agent
+
+    tasks = compiled.workflow.tasks
+    errors = [(r.error, isinstance(getattr(tasks.get(tid), "verb", None), Agent)) for tid, r in result.tasks.items()]
+    errors = [(e, agent) for e, agent in errors if e] + ([(result.error, False)] if result.error else [])
+    for err, agent in errors:
         code = str(err.get("code") or "")
-        if code == "NIKA-IMPL-001" or _phase(code) == "check":
+        # An agent's tool arguments are the model's data, judged when it calls: not the checker's.
+        if code == "NIKA-IMPL-001" or (_phase(code) == "check" and not agent):
             tally.failures.append((code, str(err.get("message", "")), data))
 
 

@@ -84,3 +84,28 @@ def test_emit_needs_a_name_under_either_spelling(tmp_path):
     assert [d.code for d in _static("nika:emit", {"payload": 1})] == ["NIKA-BUILTIN-001"]
     assert _static("nika:emit", {"event": "task.done", "status": "ok"}) == []
     assert asyncio.run(fails("nika:emit", {"payload": 1}, ctx)).code == "NIKA-BUILTIN-001"
+
+
+def test_a_computed_value_that_breaks_the_contract_is_a_run_time_type_error(tmp_path):
+    """An accepted `invoke:` whose `${{ }}` value does not fit the contract at run fails with
+    NIKA-VAR-006 (an expression's value of the wrong type; phase both), never with the
+    check-phase NIKA-BUILTIN-001 the checker would have raised on a written value."""
+    from rt_helpers import run_yaml
+
+    result = run_yaml(
+        """
+        nika: v1
+        workflow: { id: t }
+        permits: { fs: { write: ["./**"] }, tools: ["nika:write", "nika:jq"] }
+        tasks:
+          j:
+            invoke: { tool: nika:jq, args: { expression: "null" } }
+          w:
+            with: { c: "${{ tasks.j.output }}" }
+            invoke: { tool: nika:write, args: { path: ./o.txt, content: "${{ with.c }}" } }
+        """,
+        tmp_path,
+    )
+    err = result.tasks["w"].error
+    assert err is not None and err["code"] == "NIKA-VAR-006" and "null" in err["message"]
+    assert not (tmp_path / "o.txt").exists()
