@@ -19,6 +19,7 @@ from checker.rules import (
     jq,
     lint_native,
     lint_obvious,
+    literal_types,
     migrations,
     policy,
     references,
@@ -34,6 +35,7 @@ Rule = Callable[[RuleContext], Iterable[Diagnostic]]
 RULES: tuple[Rule, ...] = (
     migrations.check_depends_on,
     references.check_expressions,
+    literal_types.check_literal_expressions,
     dag.check_after_targets,
     dag.check_cycles,
     dag.check_recovery,
