@@ -133,6 +133,7 @@ class ArgSpec:
     name: str
     types: tuple[str, ...]
     required: bool = False
+    nullable: bool = True
     snippet: bool = False
     doc: str = ""
     values: tuple[Any, ...] = ()
@@ -321,6 +322,7 @@ _ARG_KEYS = frozenset(
     {
         "type",
         "required",
+        "nullable",
         "snippet",
         "doc",
         "values",
@@ -394,6 +396,7 @@ def _build_arg(name: str, row: dict[str, Any], where: str) -> ArgSpec:
         name=name,
         types=types,
         required=bool(row.get("required", False)),
+        nullable=bool(row.get("nullable", True)),
         snippet=bool(row.get("snippet", False)),
         doc=row.get("doc", ""),
         values=values,
@@ -589,7 +592,17 @@ def _range_text(a: ArgSpec) -> str:
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    """A number for a message. An integer too long to print whole (or to turn into a float)
+    is named by its length: Python refuses ``float()`` past 1e308 and ``str()`` past 4300 digits."""
+    if isinstance(x, int):
+        if abs(x) < 10**30:
+            return str(x)
+        try:
+            digits = len(str(abs(x)))
+        except ValueError:  # beyond the interpreter's int-to-text limit
+            digits = int(x.bit_length() * 0.30103) + 1
+        return f"{'-' if x < 0 else ''}<a {digits}-digit integer>"
+    return str(int(x)) if x.is_integer() else str(x)
 
 
 def _snippet_escape(text: str, *, choice: bool = False) -> str:
@@ -842,6 +855,14 @@ def _check_value(spec: ArgSpec, value: Value, path: str, key_span: Span, ctx: _C
         return
     tool = ctx.tool.id
     code = spec.code
+    if not spec.nullable and isinstance(value, ScalarValue) and value.value is None:
+        ctx.add(
+            code,
+            value.span,
+            f"`{path}` of `{tool}` is null, and `{tool}` needs a value there",
+            f"Give `{path}` a value; null is not accepted.",
+        )
+        return
     if not any(_matches(t, value) for t in spec.types):
         ctx.add(
             code,

@@ -125,6 +125,10 @@ def _resolve_tagged(tag: str, text: str) -> Any:
 
 
 def _make_parser(text: str, pure: bool = False) -> Any:
+    if text.startswith("\ufeff"):
+        # Both parsers drop a leading byte order mark and count from the character after it,
+        # while every span indexes the text as the editor holds it, BOM included.
+        return _Shifted(_make_parser(text[1:], pure), 1)
     if pure:
         return _pure_parser(text)
     try:
@@ -139,6 +143,31 @@ def _pure_parser(text: str) -> Any:
     from ruamel.yaml import YAML
 
     return _PureEvents(YAML(typ="safe", pure=True).parse(text))
+
+
+class _Shifted:
+    """A parser over a suffix of the text whose marks are moved to index the whole text."""
+
+    def __init__(self, inner: Any, by: int) -> None:
+        self._inner = inner
+        self._by = by
+
+    def get_event(self) -> Any:
+        by = self._by
+        try:
+            ev = self._inner.get_event()
+        except YAMLError as exc:
+            for name in ("problem_mark", "context_mark"):
+                mark = getattr(exc, name, None)
+                if mark is not None and isinstance(getattr(mark, "index", None), int):
+                    setattr(exc, name, _Mark(mark.index + by))
+            if isinstance(getattr(exc, "position", None), int):
+                exc.position += by  # type: ignore[attr-defined]
+            raise
+        if ev is not None:
+            ev.start_mark = _Mark(ev.start_mark.index + by)
+            ev.end_mark = _Mark(ev.end_mark.index + by)
+        return ev
 
 
 class _PureEvents:

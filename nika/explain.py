@@ -80,6 +80,8 @@ def explain(code: str) -> int:
     ]
     if cinfo.phase == "run":
         lines.append("(raised while a workflow runs; `nika check` does not report it)")
+    elif cinfo.phase == "both":
+        lines.append("(`nika check` reports what it can decide statically; the rest is raised while a workflow runs)")
     elif not judged_statically(cinfo.code):
         lines.append("(`nika check` does not judge this code yet: it is registered, not implemented)")
     lines += ["", cinfo.teaching, "", f"docs: https://nika.sh/errors/{cinfo.code}"]

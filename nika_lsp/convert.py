@@ -59,7 +59,8 @@ def offset_of(src: SourceText, pos: lsp.Position, encoding: str = UTF16) -> int:
         return start + min(want, len(line))
     used = 0
     for i, ch in enumerate(line):
-        w = len(ch.encode("utf-8")) if encoding == UTF8 else (2 if ord(ch) > 0xFFFF else 1)
+        # surrogatepass: a lone surrogate (a broken document) counts 3 bytes, as in `_units`
+        w = len(ch.encode("utf-8", "surrogatepass")) if encoding == UTF8 else (2 if ord(ch) > 0xFFFF else 1)
         if used + w > want:
             return start + i
         used += w

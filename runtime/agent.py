@@ -36,6 +36,9 @@ from runtime.values import materialise, plain
 
 DONE = "nika:done"
 COMPOSE = "nika:compose"
+# The tools the loop answers itself instead of through the builtin registry. Read as data by
+# checker/built_features.py: keep it a literal set of the names above.
+LOOP_TOOLS = frozenset({DONE, COMPOSE})
 SEC_CODE = "NIKA-SEC-002"
 TIMEOUT_CODE = "NIKA-TIMEOUT-001"
 SCHEMA_CODE = "NIKA-INFER-002"

@@ -714,6 +714,11 @@ class Run:
         return out, None
 
 
+# The secret sources this build resolves. Read as data by checker/built_features.py (which
+# warns at check about the others): keep it a literal set of strings.
+SECRET_SOURCES = frozenset({"env"})
+
+
 class _Secrets(Mapping[str, Any]):
     """``secrets.X``: resolved when read (env source only in this build), remembered for redaction."""
 
@@ -723,7 +728,7 @@ class _Secrets(Mapping[str, Any]):
 
     def __getitem__(self, key: str) -> Any:
         s = self._decl[key]
-        if s.source != "env":
+        if s.source not in SECRET_SOURCES:
             raise TaskError(NOT_BUILT, f"secret source `{s.source}` is not available in this build of nika")
         name = s.store_key or s.name
         value = self._run.engine_env.get(name)

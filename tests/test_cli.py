@@ -48,9 +48,14 @@ def nika_here(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subproc
 
 
 def test_examples_check_clean() -> None:
-    proc = nika("check", "examples")
+    """The examples have no finding but the `build/unavailable` warning, which names a builtin
+    this build does not implement yet (it goes away by itself when the builtin lands)."""
+    proc = nika("check", "--output-format", "json", "examples")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "no findings" in proc.stdout
+    doc = json.loads(proc.stdout)
+    assert doc["clean"] is True
+    found = [(f["code"], f["rule"]) for r in doc["reports"] for f in r["findings"]]
+    assert all(rule == "build/unavailable" for _, rule in found), found
 
 
 def test_findings_exit_2_with_json_contract() -> None:

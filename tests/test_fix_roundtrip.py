@@ -59,3 +59,45 @@ def test_safe_fix_round_trip(path: Path) -> None:
     assert still == [], [d.message for d in still]
     again, count2, _ = fix_text(fixed, str(path), base, unsafe=False)
     assert again == fixed and count2 == 0
+
+
+# A document with three safe fixes, astral characters before and on the lines they touch.
+ASTRAL = (
+    'nika: v1\nworkflow: { id: t, description: "🎉 𝒳" }\npermits: { exec: [echo] }\ntaks:\n'
+    '  alpha: { exec: { command: [echo, "😀"] } }\n'
+    '  beta: { exec: { command: [echo, "𝒳"] }, after: { alpah: succeeded } }\n'
+)
+VARIANTS = {
+    "bom": lambda t: "\ufeff" + t,
+    "crlf": lambda t: t.replace("\n", "\r\n"),
+    "bom+crlf": lambda t: "\ufeff" + t.replace("\n", "\r\n"),
+    "astral-first-line": lambda t: "# 🧪 𐍈 👩‍👩‍👧\n" + t,
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_fixes_land_where_they_belong_in_bom_crlf_and_astral_files(variant: str, tmp_path: Path) -> None:
+    """Spec 02 (files are UTF-8 text; a byte order mark is refused, NIKA-YAML-011) and the
+    project's position rule: a span indexes the text as the editor holds it, BOM and CR
+    included, so `--fix` on a file with a BOM, CRLF line ends or astral characters makes the
+    same edits as on the plain file (fix commutes with the transformation)."""
+    shape = VARIANTS[variant]
+    plain, n, _ = fix_text(ASTRAL, str(tmp_path / "w.nika.yaml"), str(tmp_path), unsafe=False)
+    assert n == 3 and "tasks:" in plain and "alpha: success" in plain
+    fixed, m, refusal = fix_text(shape(ASTRAL), str(tmp_path / "w.nika.yaml"), str(tmp_path), unsafe=False)
+    assert refusal is None and m == 3
+    assert fixed == shape(plain)
+
+
+def test_cli_fix_keeps_the_bom_and_crlf_of_the_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "w.nika.yaml"
+    shape = VARIANTS["bom+crlf"]
+    path.write_bytes(shape(ASTRAL).encode("utf-8"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "nika", "check", "--fix", str(path)]
+    subprocess.run(cmd, env=env, capture_output=True, check=False)
+    plain, _, _ = fix_text(ASTRAL, str(path), str(tmp_path), unsafe=False)
+    assert path.read_bytes() == shape(plain).encode("utf-8")

@@ -46,6 +46,7 @@ LINT_RULES = {
     *(f"native-first/{n:03d}" for n in range(1, 6)),
     "suppression/unused",
     "suppression/invalid",
+    "build/unavailable",  # ours: a feature this build does not implement yet (issue 29)
 }
 
 CODES = sorted(registry())

@@ -12,12 +12,14 @@ from collections.abc import Callable, Iterable
 from checker.diagnostics import Diagnostic
 from checker.rules import (
     authority,
+    availability,
     composition,
     dag,
     flows,
     jq,
     lint_native,
     lint_obvious,
+    literal_types,
     migrations,
     policy,
     references,
@@ -33,6 +35,7 @@ Rule = Callable[[RuleContext], Iterable[Diagnostic]]
 RULES: tuple[Rule, ...] = (
     migrations.check_depends_on,
     references.check_expressions,
+    literal_types.check_literal_expressions,
     dag.check_after_targets,
     dag.check_cycles,
     dag.check_recovery,
@@ -56,6 +59,7 @@ RULES: tuple[Rule, ...] = (
     policy.check_policy,
     composition.check_composition,
     skills.check_skills,
+    availability.check_unavailable,
     *lint_obvious.RULES,
     lint_native.check_native_first,
 )

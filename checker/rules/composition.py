@@ -122,6 +122,8 @@ def _target_problem(target: Value) -> tuple[str, str] | None:
     if not isinstance(target, ScalarValue) or not isinstance(target.value, str):
         return None  # the compiler already refused the shape
     text = target.value
+    if "\0" in text:
+        return "the workflow path holds a NUL character, which no file name can", "Remove the NUL character."
     if text.startswith("registry:") and not REGISTRY_RE.match(text):
         if "@" not in text:
             return (

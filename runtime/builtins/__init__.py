@@ -62,8 +62,17 @@ def _load() -> None:
         importlib.import_module(f"{__name__}.{mod.name}")
 
 
-async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext) -> Any:
-    """Validate ``args`` against the contract of ``tool_id``, then run the builtin."""
+COMPUTED_CODE = "NIKA-VAR-006"
+
+
+async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *, computed: bool = False) -> Any:
+    """Validate ``args`` against the contract of ``tool_id``, then run the builtin.
+
+    ``computed``: the call comes from an ``invoke:`` the checker accepted, so what was written
+    already fits the contract and a violation now is a value an expression gave. It fails as
+    NIKA-VAR-006 (an expression's value of the wrong type, raised at run) instead of the
+    contract's check-phase NIKA-BUILTIN-001; the message is the contract's.
+    """
     from checker import contracts
     from checker.values import from_python
 
@@ -74,7 +83,10 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext) -
     found = [d for d in found if d.is_error]
     if found:
         d = found[0]
-        raise TaskError(d.code or "NIKA-BUILTIN-001", d.full_message())
+        code = d.code or contracts.ARG_CODE
+        if computed and code == contracts.ARG_CODE:
+            raise TaskError(COMPUTED_CODE, f"a value computed at run does not fit: {d.full_message()}")
+        raise TaskError(code, d.full_message())
     impl = REGISTRY.get(tool_id)
     if impl is None:
         raise TaskError(NOT_BUILT, f"`{tool_id}` is not available in this build of nika yet")

@@ -97,9 +97,7 @@ TYPE_CODE = "NIKA-VAR-006"
 @builtin(ASSERT)
 async def assert_(args: dict[str, Any], ctx: BuiltinContext) -> bool:
     """``true`` when the (already evaluated) condition holds; a failure otherwise."""
-    if "condition" not in args:
-        raise TaskError(ARG_CODE, f"`{ASSERT}` needs `condition:`")
-    condition = args["condition"]
+    condition = args.get("condition")
     if not isinstance(condition, bool):
         # No implicit truthiness: a condition that is not a boolean is a type error, not a pass.
         raise TaskError(TYPE_CODE, f"the condition of `{ASSERT}` must be a boolean, but it is {describe(condition)}")

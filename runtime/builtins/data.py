@@ -51,9 +51,7 @@ def _program(expression: str) -> Any:
 async def jq(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     """The single value ``expression`` yields on ``input``; zero or several values fail."""
     expression = need(args, JQ, "expression", str)
-    if "input" not in args:
-        raise TaskError(ARG_CODE, f"`{JQ}` needs `input:` (use `null` for a program that reads nothing)")
-    value = args["input"]
+    value = args.get("input")  # the stdlib leaves `input:` optional: a program without one reads null
     bad = non_json_at(value)
     if bad is not None:
         raise TaskError(JQ_001, f"`input:` of `{JQ}` is not a JSON value at `{bad or '/'}`")
@@ -93,8 +91,6 @@ async def json_diff(args: dict[str, Any], ctx: BuiltinContext) -> list[dict[str,
     the tail is removed from the end or appended), anything else is replaced whole.
     """
     for name in ("before", "after"):
-        if name not in args:
-            raise TaskError(ARG_CODE, f"`{DIFF}` needs `{name}:`")
         bad = non_json_at(args[name])
         if bad is not None:
             raise TaskError(DIFF_001, f"`{name}:` of `{DIFF}` is not a JSON value at `{bad or '/'}`")
@@ -176,8 +172,6 @@ async def validate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     from jsonschema.exceptions import SchemaError
     from referencing.exceptions import Unresolvable
 
-    if "data" not in args:
-        raise TaskError(ARG_CODE, f"`{VALIDATE}` needs `data:`")
     schema = args.get("schema")
     if not isinstance(schema, (dict, bool)):
         raise TaskError(
@@ -240,8 +234,6 @@ async def convert(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     has_header = arg(args, CONVERT, "has_header")
     if not isinstance(has_header, bool):
         raise TaskError(ARG_CODE, f"`has_header:` must be true or false, but it is {describe(has_header)}")
-    if "input" not in args:
-        raise TaskError(ARG_CODE, f"`{CONVERT}` needs `input:`")
     try:
         value = _parse(args["input"], src, has_header)
     except FormatError as e:

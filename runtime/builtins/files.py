@@ -74,8 +74,6 @@ async def write(args: dict[str, Any], ctx: BuiltinContext) -> str:
     A replaced file is swapped in whole (written beside it, then renamed) and keeps its mode.
     """
     path = need(args, WRITE, "path", str)
-    if "content" not in args:
-        raise TaskError(ARG_CODE, f"`{WRITE}` needs `content:`")
     data = content_octets(args["content"], WRITE, _readable_json)
     overwrite, create_dirs = arg(args, WRITE, "overwrite"), arg(args, WRITE, "create_dirs")
     target = ctx.resolve_write(path)

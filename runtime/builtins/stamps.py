@@ -170,8 +170,6 @@ async def hash_(args: dict[str, Any], ctx: BuiltinContext) -> str:
     Text is hashed as its UTF-8 bytes, bytes as they are, and any other JSON value as its
     canonical form (compact JSON, keys sorted, non-ASCII kept), so equal values hash equally.
     """
-    if "content" not in args:
-        raise TaskError(ARG_CODE, f"`{HASH}` needs `content:`")
     data = content_octets(args["content"], HASH, render)  # JSON as canonical compact JSON
     algo = arg(args, HASH, "algo")
     if algo == "blake3":

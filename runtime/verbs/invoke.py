@@ -29,10 +29,10 @@ async def run_invoke(run: Any, tid: str, verb: Any, scope: dict[str, Any], task:
     if verb.workflow is not None:
         return await _child(run, tid, verb, args)
     tool = verb.tool or ""
-    return await call_tool(run, tid, tool, args if isinstance(args, dict) else {}, task)
+    return await call_tool(run, tid, tool, args if isinstance(args, dict) else {}, task, computed=True)
 
 
-async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: Any) -> Any:
+async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: Any, *, computed: bool = False) -> Any:
     """One tool call, from ``invoke:`` or from an agent's turn: an MCP tool through the run's MCP
     client, a builtin after the authority checks of the dispatch boundary."""
     if tool.startswith("mcp:"):
@@ -56,7 +56,7 @@ async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: A
         task_id=tid,
         interactive=run.options.interactive,
     )
-    return await builtins.call(tool, args, ctx)
+    return await builtins.call(tool, args, ctx, computed=computed)
 
 
 async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
@@ -64,7 +64,7 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
     from runtime.scheduler import Options, Run
 
     target = materialise(verb.workflow, {}, "`workflow:`")
-    if not isinstance(target, str) or not target:
+    if not isinstance(target, str) or not target or "\0" in target:
         raise TaskError("NIKA-COMP-001", "`invoke.workflow` must name a workflow file")
     if target.startswith("registry:"):
         raise TaskError(NOT_BUILT, f"registry workflows (`{target}`) are not available in this build of nika yet")

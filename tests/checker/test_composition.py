@@ -94,3 +94,25 @@ def test_a_child_may_not_exceed_the_parent_boundary(tmp_path: Path) -> None:
 
 def test_a_missing_child_is_left_to_the_run(tmp_path: Path) -> None:
     assert codes(tmp_path, call('    invoke: {workflow: "./nowhere.nika.yaml"}\n')) == []
+
+
+def test_a_nul_in_the_child_path_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    """Spec 14 §form: the target must be a resolvable file path; a NUL byte can name no file, so
+    the target is malformed (NIKA-COMP-001 at the path) instead of an internal error."""
+    assert codes(tmp_path, call('    invoke: {workflow: "./a\\0b.nika.yaml"}\n')) == ["NIKA-COMP-001"]
+
+
+def test_the_missing_child_code_is_registered_for_both_phases() -> None:
+    """A missing child is left to the run, which fails with NIKA-COMP-001: the registry and
+    `nika explain` must say the code happens at check and at run."""
+    import io
+    from contextlib import redirect_stdout
+
+    from checker.codes import lookup
+    from nika.explain import explain
+
+    assert lookup("NIKA-COMP-001").phase == "both"
+    out = io.StringIO()
+    with redirect_stdout(out):
+        explain("NIKA-COMP-001")
+    assert "phase: both" in out.getvalue() and "missing" in out.getvalue()

@@ -293,7 +293,7 @@ def test_open_args_tool_accepts_unknown_args():
 
 
 def test_missing_required_at_the_args_key():
-    d = one(Invoke("tool: nika:convert\nargs:\n  from: csv\n"))
+    d = one(Invoke("tool: nika:convert\nargs:\n  input: a\n  from: csv\n"))
     assert d.text == "args"
     assert "`to`" in d.message and "to:" in d.help
 
@@ -869,3 +869,11 @@ def test_markdown_card():
     assert "reference_images" not in C.contract("nika:image_generate").markdown()
     card = C.contract("nika:fetch").arg("traverse").get_field("max_pages").markdown("nika:fetch")
     assert "1..25" in card and "required" in card
+
+
+@pytest.mark.parametrize("digits", [310, 4000])
+def test_a_huge_integer_out_of_range_is_worded_not_crashed(digits):
+    """A number far outside `float` (and past Python's int-to-text limit) in an argument with a
+    min/max is refused as out of range, naming its length, not an internal error (issue 29)."""
+    d = one(Invoke(f"tool: nika:edit\nargs: {{path: a, find: b, replace: c, count: -{'9' * digits}}}\n"))
+    assert "out of range" in d.message and f"{digits}-digit integer" in d.message

@@ -153,3 +153,44 @@ def test_a_finding_can_be_suppressed_on_its_line(editor: Editor) -> None:
     silenced = apply(text, edits_of(suppress.edit), editor.encoding)
     assert "    # nika: ignore[NIKA-DAG-002]\n    after: { biuld: success }" in silenced
     assert [d.code for d in editor.diagnostics(editor.open(silenced, URI.replace("actions", "silenced")))] == []
+
+
+ASTRAL = (
+    'nika: v1\nworkflow: { id: t, description: "🎉 𝒳" }\npermits: { exec: [echo] }\ntasks:\n'
+    '  alpha: { exec: { command: [echo, "😀"] }, timout: "3s" }\n'
+    '  beta: { exec: { command: [echo, "𝒳"] }, after: { alpah: succeeded } }\n'
+)
+ASTRAL_FIXED = ASTRAL.replace("timout", "timeout").replace("alpah: succeeded", "alpha: success")
+SHAPES = {
+    "plain": lambda t: t,
+    "bom": lambda t: "\ufeff" + t,
+    "crlf": lambda t: t.replace("\n", "\r\n"),
+    "bom+crlf": lambda t: "\ufeff" + t.replace("\n", "\r\n"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_fix_all_lands_exactly_in_bom_crlf_and_astral_documents(editor: Editor, shape: str) -> None:
+    """A position indexes the document as the editor holds it (BOM and CR included, astral
+    characters counted in the negotiated encoding): applying fix-all gives the plain fix, shaped
+    like the document, never a shifted edit (`taskss:`)."""
+    text = SHAPES[shape](ASTRAL)
+    uri = URI.replace("actions", f"astral-{shape.replace('+', '-')}")
+    editor.diagnostics(editor.open(text, uri))
+    [action] = editor.code_actions(uri, [], ["source.fixAll.nika"])
+    edit = action.edit
+    assert edit is not None
+    edits = list(edit.changes[uri]) if edit.changes else [e for c in edit.document_changes or [] for e in c.edits]
+    assert apply(text, edits, editor.encoding) == SHAPES[shape](ASTRAL_FIXED)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_a_lone_surrogate_does_not_break_position_conversion(encoding: str) -> None:
+    """A document with a lone surrogate (not text, refused by the checker) still converts
+    positions in every encoding: the server answers instead of logging an exception."""
+    from nika_lsp.convert import offset_of, position
+
+    src = SourceText("a: '\ud800x'\n")
+    at = offset_of(src, lsp.Position(line=0, character=20), encoding)
+    assert at == len("a: '\ud800x'")
+    assert offset_of(src, position(src, 5, encoding), encoding) == 5

@@ -1,0 +1,61 @@
+"""Expressions whose value is known at check (cel-subset/0.1, spec 04): a sub-expression that
+reads nothing (`size(1)`, `"a" in 1`, `[1, 2][5]`, `1 < "a"`, `'abc'.startsWith(1)`) has the same
+value, or the same failure, on every run. It is evaluated here with the runtime's own evaluator
+(:mod:`checker.expr.evaluate`), and a failure is reported with the code the run would raise
+(NIKA-VAR-006, NIKA-VAR-001) at the sub-expression. Only what every run evaluates is judged:
+the right side of `&&`/`||`, the branches of `?:` and the argument of `has()` may be skipped at
+run, so they are left alone (no refusal of a run that would succeed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checker.codes import report
+from checker.diagnostics import Diagnostic
+from checker.expr.evaluate import EvalError, evaluate
+from checker.expr.nodes import Binary, Call, Expr, Ident, Ternary, children, walk
+from checker.rules.context import RuleContext
+
+
+def _closed(node: Expr) -> bool:
+    return not any(isinstance(n, Ident) for n in walk(node))
+
+
+def _always_evaluated_closed(root: Expr) -> Iterator[Expr]:
+    """The largest sub-expressions that read nothing and that every evaluation of ``root`` reaches."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if _closed(node):
+            yield node
+            continue
+        if isinstance(node, Binary) and node.op in ("&&", "||"):
+            stack.append(node.left)
+        elif isinstance(node, Ternary):
+            stack.append(node.cond)
+        elif isinstance(node, Call) and node.name == "has":
+            continue
+        else:
+            stack.extend(reversed(children(node)))
+
+
+def check_literal_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
+    for site in ctx.sites:
+        if site.where == "output" or site.template.errors:
+            continue
+        for island in site.template.islands:
+            if island.expr is None:
+                continue
+            for node in _always_evaluated_closed(island.expr):
+                try:
+                    evaluate(node, {})
+                except EvalError as e:
+                    start, end = island.expr_start + e.start, island.expr_start + max(e.end, e.start + 1)
+                    yield report(
+                        e.code,
+                        site.span_of(start, end),
+                        f"{e.message} (the expression reads nothing, so every run fails here)",
+                        "Fix the literal: the value is known before the run.",
+                        task=site.task,
+                    )
