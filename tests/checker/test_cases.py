@@ -10,7 +10,8 @@ finding must be emitted.
 authoring pattern, ``ok/<name>`` is a workflow written the spec's way and ``refused/<name>`` the
 same file with one mutation, refused with its exact code. Each ``ok/`` workflow also runs under
 ``mock/echo`` in a sandbox folder (with ``./data``, ``./src`` and ``./docs`` seeded) and must
-succeed, unless its first line says ``# run: skip <reason>``.
+succeed, unless its first line says ``# run: skip <reason>``; ``CORPUS_TOKEN`` is the one
+environment secret it may read.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ def test_corpus_workflow_runs(path: Path, tmp_path: Path, monkeypatch: pytest.Mo
         pytest.skip(first.removeprefix("# run: skip").strip())
     _seed(tmp_path)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CORPUS_TOKEN", "corpus-token-value")  # the one secret the corpus reads
     compiled = compile_text(text, str(tmp_path / path.name), str(tmp_path))
     assert compiled.workflow is not None
     bound = bind_inputs(compiled.workflow, {})
