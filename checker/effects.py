@@ -320,9 +320,18 @@ def is_reentry(token: str) -> bool:
 
 
 def code_bearing(url: str) -> tuple[str, str] | None:
-    """``(class, extension)`` when the URL's path names a code-bearing artifact (NEP-0006)."""
+    """``(class, extension)`` when the URL's path names a code-bearing artifact (NEP-0006).
+
+    The path is judged as a server reads it: percent-decoded until it is stable (a double-encoded
+    ``%252e`` is a dot too) and without the trailing dots servers drop (``x.py.`` serves ``x.py``).
+    """
     path = url_path(url)
-    name = path.rsplit("/", 1)[-1].lower()
+    for _ in range(4):  # each round peels one encoding layer; four is beyond any real server
+        decoded = _percent_decode(path)
+        if decoded == path:
+            break
+        path = decoded
+    name = path.rsplit("/", 1)[-1].rstrip(". ").lower()
     classes: dict[str, list[str]] = {k: v for k, v in _table()["code_bearing"].items() if k != "versioned"}
     versioned = set(_table()["code_bearing"].get("versioned", ()))
     candidates = [name]

@@ -9,7 +9,8 @@ Tool ids (``nika:read``, ``mcp:browser/tab/open``):
   decides (a list whose entries are all negations therefore grants nothing).
 
 Paths (``fs.read``/``fs.write``, gitignore style) use the same engine with ``/`` as the only
-separator: ``*`` stays inside one segment, ``**`` crosses segments and ``**/`` may match nothing.
+separator: ``*`` stays inside one segment, ``**`` crosses segments, ``**/`` may match nothing
+and ``dir/**`` also covers the folder ``dir`` itself.
 Both sides are canonicalised lexically first (see :func:`canonical_path`); a path that climbs
 out of the base (``../x``) is matched only by a pattern that climbs the same way literally.
 
@@ -214,5 +215,5 @@ def match_path(pattern: str, path: str) -> bool:
     if p == "**":
         return t != "."
     if p.endswith("/**") and t == p[:-3]:
-        return False  # `dir/**` is what is inside `dir`, not `dir` itself
+        return True  # `dir/**` covers `dir` itself (a grep or glob over the folder, 01 §permits fs)
     return glob_match(p, t, seps="/")

@@ -71,6 +71,8 @@ class NeedSite:
     tool: str | None = None
     kind: str = ""  # path | glob | dir | url | program | tool | shell
     arg: str = ""
+    # an agent's whitelist: the tool may be called, its target is the model's choice at run time
+    dynamic: bool = False
 
 
 def needs_of(task: Task) -> Iterator[NeedSite]:
@@ -118,7 +120,7 @@ def needs_of(task: Task) -> Iterator[NeedSite]:
                     yield NeedSite(task, "tools", entry.span, entry, name, "tool")
                 for plane in eff.needs:
                     if plane != "tools":
-                        yield NeedSite(task, plane, entry.span, None, name)
+                        yield NeedSite(task, plane, entry.span, None, name, dynamic=True)
 
 
 def _applies(t: effects.Target, verb: Invoke) -> bool:
@@ -195,6 +197,8 @@ def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
     for n in needs:
         if (n.task.id, n.plane) in denied_planes:
             continue
+        if n.dynamic:
+            continue  # judged at the effect, on the path or URL the model chose (01 §permits, 2.)
         if n.plane != "tools" and not bound.grants(n.plane):
             denied_planes.add((n.task.id, n.plane))
             yield _escape(n, bound.check(n.plane))

@@ -6,7 +6,8 @@ something; ② a task brings outside content in (``nika:fetch``, an ``mcp:`` too
 whitelist admits one); ③ the boundary can carry data out (``net.http``, an ``fs.write`` glob
 leaving the workspace, ``exec``). When all three hold, every egress-capable task that the outside
 content reaches (through ``with:`` reads and recovery reads; a model's output carries what its
-prompt saw) is refused unless it waits, directly or transitively, on a blocking human gate
+prompt saw; a ``with:`` binding read only by ``when:`` is a gate, not a transmission, and carries
+nothing into the effect) is refused unless it waits, directly or transitively, on a blocking human gate
 (``nika:prompt`` without ``default:``): the action cannot fire before a human has answered.
 The check over-approximates on purpose, and the finding names which disjunct armed each leg.
 """
@@ -24,7 +25,7 @@ from checker.rules.context import RuleContext
 from checker.rules.policy import path_witness
 from checker.tool_globs import canonical_path, match_tool
 from checker.values import TemplateValue
-from checker.vocab import EdgeRole
+from checker.vocab import EdgeRole, Where
 
 _CONTENT_EDGES = frozenset({EdgeRole.VALUE, EdgeRole.RECOVERY, EdgeRole.FAILURE_OBSERVATION})
 
@@ -68,6 +69,38 @@ def _egress(task: Task, write_escapes: bool) -> bool:
     return False
 
 
+def _gate_only_bindings(ctx: RuleContext) -> set[tuple[str, str]]:
+    """``(task, binding)`` pairs whose ``with:`` value is read only by the task's ``when:``.
+
+    Such a value decides whether the effect happens; it never reaches the effect's surface
+    (NEP-0002 v2.0: the finding is for tasks "whose effect surface the untrusted content
+    reaches"). A read of the whole ``with`` object outside ``when:`` counts as reading every
+    binding.
+    """
+    gate: dict[str, set[str]] = {}
+    content: dict[str, set[str] | None] = {}  # None: the whole `with` object is read
+    for site in ctx.sites:
+        if site.task is None:
+            continue
+        for _island, ref, _span in site.references():
+            if ref.root != "with":
+                continue
+            name = ref.path[0] if ref.path and isinstance(ref.path[0], str) else None
+            if site.where == Where.WHEN and name is not None:
+                gate.setdefault(site.task, set()).add(name)
+            elif name is None:
+                content[site.task] = None
+            elif content.get(site.task, set()) is not None:
+                content.setdefault(site.task, set()).add(name)  # type: ignore[union-attr]
+    out = set()
+    for tid, names in gate.items():
+        used = content.get(tid, set())
+        if used is None:
+            continue
+        out.update((tid, n) for n in names - used)
+    return out
+
+
 def _is_blocking_gate(task: Task) -> bool:
     v = task.verb
     return isinstance(v, Invoke) and v.tool == "nika:prompt" and (v.args is None or "default" not in v.args)
@@ -96,8 +129,9 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
     g = ctx.graph
     order = [t for wave in g.waves for t in wave]
     content_out: dict[str, list[str]] = {}
+    gates = _gate_only_bindings(ctx)
     for e in g.edges:
-        if e.kind in _CONTENT_EDGES:
+        if e.kind in _CONTENT_EDGES and (e.consumer, e.binding) not in gates:
             content_out.setdefault(e.producer, []).append(e.consumer)
     tainted: dict[str, str] = {}  # task -> the ingress source whose content reaches it
     stack = [(s.id, s.id) for s in sources]

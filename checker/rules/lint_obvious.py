@@ -18,7 +18,7 @@ from checker.model import Agent, Exec, Infer, Invoke, Task
 from checker.rules.commands import commands_of
 from checker.rules.context import RuleContext
 from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
-from checker.vocab import ALL_STATES, EdgeRole, OnErrorAction, Predicate
+from checker.vocab import ALL_STATES, EdgeRole, OnErrorAction, Predicate, Where
 
 # -- /010 · an `after:` entry beside a value edge that does not tighten the gate ---------------
 
@@ -87,6 +87,8 @@ def check_unacknowledged_skip(ctx: RuleContext) -> Iterator[Diagnostic]:
             if e.consumer == task.id or e.consumer not in tasks:
                 continue
             acknowledges = e.kind != EdgeRole.CONTROL or e.label in (Predicate.SUCCESS, Predicate.SKIPPED)
+            if acknowledges and e.kind == EdgeRole.VALUE and _unguarded_fan_out(ctx, tasks[e.consumer], e.binding):
+                acknowledges = False
             dependents[e.consumer] = dependents.get(e.consumer, False) or acknowledges
         if not dependents or any(dependents.values()):
             continue
@@ -99,6 +101,27 @@ def check_unacknowledged_skip(ctx: RuleContext) -> Iterator[Diagnostic]:
             "that reads the value (a skip passes `null`).",
             task=task.id,
         )
+
+
+def _with_names(ctx: RuleContext, task: str, where: Where) -> set[str]:
+    out = set()
+    for site in ctx.sites:
+        if site.task == task and site.where == where:
+            for _island, ref, _span in site.references():
+                if ref.root == "with" and ref.path and isinstance(ref.path[0], str):
+                    out.add(ref.path[0])
+    return out
+
+
+def _unguarded_fan_out(ctx: RuleContext, consumer: Task, binding: str | None) -> bool:
+    """Whether ``consumer`` fans out over ``binding`` with no ``when:`` reading it: a skipped
+    producer's ``null`` is then no decision but a NIKA-VAR-006 (03 §for_each, the skipped-upstream
+    corollary: the author gates it with ``after: {x: success}`` or a ``when:`` size check)."""
+    if binding is None or consumer.for_each is None:
+        return False
+    if binding not in _with_names(ctx, consumer.id, Where.FOR_EACH):
+        return False
+    return binding not in _with_names(ctx, consumer.id, Where.WHEN)
 
 
 # -- /003 · a failure branch that repeats the failing task: a hand-made retry ------------------

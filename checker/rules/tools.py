@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from checker import contracts
 from checker.codes import report
-from checker.diagnostics import Diagnostic
+from checker.diagnostics import Diagnostic, Severity
 from checker.expr import has_island
 from checker.model import Agent, Infer, Invoke
 from checker.rules.context import RuleContext
@@ -104,11 +104,24 @@ def check_models(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     if isinstance(wf.model, ScalarValue) and isinstance(wf.model.value, str):
         yield from contracts.check_model_ref(wf.model, task=None)
+    unmodelled: set[str] = set()
     for tid, verb in ctx.verbs():
         if isinstance(verb, (Infer, Agent)):
             m: Value | None = verb.model
             if isinstance(m, ScalarValue) and isinstance(m.value, str):
                 yield from contracts.check_model_ref(m, task=tid)
+            if verb.effective_model is None and tid not in unmodelled:
+                unmodelled.add(tid)
+                kind = "infer" if isinstance(verb, Infer) else "agent"
+                yield report(
+                    "NIKA-PROVIDER-002",
+                    wf.tasks[tid].key.span,
+                    f"task `{tid}` (`{kind}:`) names no model, and the workflow sets none: the run fails unless "
+                    "`nika run --model provider/name` supplies one",
+                    "Set `model: provider/name` on the workflow (or on the task).",
+                    task=tid,
+                    severity=Severity.WARNING,
+                )
 
 
 def _is_null(v: Value) -> bool:

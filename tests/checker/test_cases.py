@@ -2,8 +2,16 @@
 
 A marker is a comment ``# want: NIKA-XXX-NNN`` (optionally ``@COL``, the 1-based column of the
 finding's start) on the line where the finding must start; several codes may be listed,
-separated by spaces. Files under ``cases/ok/`` must produce no finding at all. Every finding
-the checker emits must be wanted, and every wanted finding must be emitted.
+separated by spaces. Files under an ``ok/`` folder (``cases/ok/``, ``cases/corpus/ok/``) must
+produce no finding at all. Every finding the checker emits must be wanted, and every wanted
+finding must be emitted.
+
+``cases/corpus/`` is the authoring corpus: for every builtin, verb shape, permits dimension and
+authoring pattern, ``ok/<name>`` is a workflow written the spec's way and ``refused/<name>`` the
+same file with one mutation, refused with its exact code. Each ``ok/`` workflow also runs under
+``mock/echo`` in a sandbox folder (with ``./data``, ``./src`` and ``./docs`` seeded) and must
+succeed, unless its first line says ``# run: skip <reason>``; ``CORPUS_TOKEN`` is the one
+environment secret it may read.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from checker import compile_text
 
 CASES = Path(__file__).parent / "cases"
 WANT = re.compile(r"#\s*want:\s*(.+?)\s*$")
-ITEM = re.compile(r"(NIKA-[A-Z0-9_-]+?-\d{3})(?:@(\d+))?")
+ITEM = re.compile(r"(NIKA-[A-Z0-9_-]+?-\d{3}|[a-z][a-z-]*/\d{3})(?:@(\d+))?")  # a code or a lint rule
 
 
 def _files() -> list[Path]:
@@ -44,7 +52,7 @@ def test_case(path: Path) -> None:
         for d in compiled.diagnostics
     }
     wanted = _wanted(text)
-    if path.parent.name == "ok":
+    if "ok" in path.relative_to(CASES).parts:
         assert not got, f"expected a clean file, got {sorted(got)}"
         return
     assert wanted, "a refusing case must carry at least one `# want:` marker"
@@ -57,3 +65,49 @@ def test_case(path: Path) -> None:
 
 def test_every_case_directory_has_cases() -> None:
     assert len(_files()) >= 10
+
+
+CORPUS = CASES / "corpus"
+
+
+def _corpus(kind: str) -> list[Path]:
+    return sorted((CORPUS / kind).glob("*.nika.yaml"))
+
+
+def test_every_corpus_workflow_has_its_mutation() -> None:
+    ok = {p.name for p in _corpus("ok")}
+    refused = {p.name for p in _corpus("refused")}
+    assert ok == refused, f"unpaired: {sorted(ok ^ refused)}"
+    assert len(ok) >= 30
+
+
+def _seed(root: Path) -> None:
+    for rel, text in {
+        "data/notes.txt": "hello TODO\n",
+        "src/app.py": "# TODO: tidy\nprint('hi')\n",
+        "docs/guide.md": "# Guide\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", _corpus("ok"), ids=lambda p: p.name)
+def test_corpus_workflow_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from runtime.admission import bind_inputs
+    from runtime.scheduler import Options, Run
+
+    text = path.read_text(encoding="utf-8")
+    first = text.splitlines()[0]
+    if first.startswith("# run: skip"):
+        pytest.skip(first.removeprefix("# run: skip").strip())
+    _seed(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CORPUS_TOKEN", "corpus-token-value")  # the one secret the corpus reads
+    compiled = compile_text(text, str(tmp_path / path.name), str(tmp_path))
+    assert compiled.workflow is not None
+    bound = bind_inputs(compiled.workflow, {})
+    result = asyncio.run(Run(compiled, bound, Options(trace_dir=tmp_path / "traces"), workdir=tmp_path).execute())
+    bad = {tid: (rec.status, rec.error) for tid, rec in result.tasks.items() if rec.status != "success"}
+    assert not bad, bad

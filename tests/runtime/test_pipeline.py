@@ -231,16 +231,18 @@ def test_for_each_max_parallel_one_runs_in_order(run, tmp_path):
 
 
 def test_for_each_over_a_non_array_is_var_006_and_empty_skips(run):
+    # an input, not a const: the check refuses a const string statically (tests/checker/test_precision.py)
     result = run(
         """\
         nika: v1
         workflow: { id: bad }
+        inputs:
+          one: { type: string, default: "x" }
         const:
-          one: "x"
           none: []
         tasks:
           t:
-            for_each: "${{ const.one }}"
+            for_each: "${{ inputs.one }}"
             infer: { model: mock/echo, prompt: "${{ item }}" }
           e:
             for_each: "${{ const.none }}"
