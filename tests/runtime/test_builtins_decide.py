@@ -102,3 +102,23 @@ def test_cli_exit_codes(tmp_path):
     bad = run("b.json", "bad.json")
     assert bad.returncode == 2 and "NIKA-DECIDE-002" in bad.stderr and not bad.stdout
     assert run("b.json", "absent.json").returncode == 1
+
+
+def test_the_example_records_the_bundle_read_and_the_decision_in_the_trace(tmp_path):
+    """Spec 17: the bundle read is a permit_checked frame and the decision an event frame carrying
+    the receipt's digest; the journal verifies clean."""
+    import shutil
+
+    shutil.copytree(ROOT / "examples", tmp_path / "ex")
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    argv = [sys.executable, "-m", "nika", "run", "deploy-gate.nika.yaml", "--trace-dir", str(tmp_path / "t")]
+    p = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path / "ex", env=env, check=False)
+    assert p.returncode == 0, p.stderr
+    (journal,) = (tmp_path / "t").glob("*.ndjson")
+    frames = [json.loads(line) for line in journal.read_text().splitlines()]
+    fields = [{f["key"]: f["value"] for f in fr.get("fields", [])} for fr in frames]
+    assert any(f.get("plane") == "fs" and f.get("decision") == "allow" for f in fields)
+    (decided,) = [f for f in fields if f.get("event") == "decide"]
+    assert decided["outcome"] == "recommend" and len(decided["receipt_blake3"]) == 64
+    v = subprocess.run([sys.executable, "-m", "nika", "trace", "verify", str(journal)], env=env, check=False)
+    assert v.returncode == 0
