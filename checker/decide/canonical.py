@@ -20,7 +20,10 @@ class NotCanonical(ValueError):
 def canonical_json(value: Any) -> str:
     """The JCS text of ``value``; raises :class:`NotCanonical` on a float or a non-JSON value."""
     parts: list[str] = []
-    _write(value, parts)
+    try:
+        _write(value, parts)
+    except RecursionError:
+        raise NotCanonical("the value nests too deeply") from None
     return "".join(parts)
 
 

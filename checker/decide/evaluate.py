@@ -12,15 +12,17 @@ turned into ``human_required`` when governance never lets ``recommend`` be autom
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from checker.decide import transforms as tf
 from checker.decide.canonical import NotCanonical, canonical_json
 from checker.decide.errors import DecideError, bundle_error, snapshot_error
-from checker.decide.laws import CONFIDENTIALITY, INTEGRITY, validate_bundle
+from checker.decide.laws import CONFIDENTIALITY, INTEGRITY, ttl_ms, validate_bundle
 
 MAX_ITEMS = 10000
 RECEIPT_FORMAT = 1
+FIXTURE_T = "1970-01-01T00:00:00Z"  # a fixture's evidence is observed at the instant it is judged
 COMPLETENESS = ("complete", "paginated_partial", "source_down", "permission_denied")
 
 
@@ -35,13 +37,14 @@ def evaluate_fixture(bundle: dict[str, Any], evidence: dict[str, Any], where: st
     """Evaluate a shipped fixture (``{key: value}``) as a snapshot of fully trusted items."""
     schema = bundle["evidence_schema"]
     snapshot = {
-        "t": "fixture",
+        "t": FIXTURE_T,
         "evidence": [
             {
                 "key": key,
                 "value": value,
                 "source": (schema.get(key, {}).get("sources") or ["fixture"])[0],
                 "digest": f"fixture:{key}",
+                "observed_at": FIXTURE_T,
                 "integrity": "authoritative",
             }
             for key, value in evidence.items()
@@ -118,7 +121,7 @@ def _fits(kind: str, value: Any) -> bool:
 
 def _decide(bundle: dict[str, Any], snapshot: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
     schema = bundle["evidence_schema"]
-    known, conflicts = _resolve(schema, items)
+    known, conflicts = _resolve(schema, items, snapshot["t"])
     missing = [
         k for k, d in schema.items() if d.get("required") and k not in known and k not in {c["key"] for c in conflicts}
     ]
@@ -171,11 +174,35 @@ def _decide(bundle: dict[str, Any], snapshot: dict[str, Any], items: list[dict[s
     }
 
 
-def _resolve(schema: dict[str, Any], items: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _expired(decl: dict[str, Any], item: dict[str, Any], t: str) -> bool:
+    """Stale evidence is Unknown: marked ``expired``, or observed longer than ``ttl`` before ``t``."""
+    if item.get("quality", {}).get("freshness") == "expired":
+        return True
+    if "ttl" not in decl:
+        return False
+    limit = ttl_ms(decl["ttl"])
+    observed, now = _instant(item.get("observed_at"), "observed_at"), _instant(t, "t")
+    age = now - observed
+    return limit is not None and (age.days * 86_400_000 + age.seconds * 1000 + age.microseconds // 1000) > limit
+
+
+def _instant(text: Any, what: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise snapshot_error(f"`{what}` must be an RFC 3339 timestamp with a zone when the key has a `ttl`")
+    return when
+
+
+def _resolve(
+    schema: dict[str, Any], items: list[dict[str, Any]], t: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One value per key: the most trusted item wins; authoritative disagreement is a Conflict."""
     by_key: dict[str, list[dict[str, Any]]] = {}
     for item in items:
-        if item.get("quality", {}).get("freshness") == "expired":
+        if _expired(schema[item["key"]], item, t):
             continue
         by_key.setdefault(item["key"], []).append(item)
     known: dict[str, Any] = {}

@@ -103,9 +103,21 @@ def _schema(raw: Any) -> dict[str, dict[str, Any]]:
         sources = decl.get("sources")
         if sources is not None and (not isinstance(sources, list) or not all(isinstance(s, str) for s in sources)):
             raise bundle_error("`sources` must be a list of source names", f"{where}/sources")
+        if "ttl" in decl and ttl_ms(decl["ttl"]) is None:
+            raise bundle_error('`ttl` must be a duration such as "24h" or "90m"', f"{where}/ttl")
         if "integrity" in decl and decl["integrity"] not in INTEGRITY:
             raise bundle_error(f"`integrity` must be one of {', '.join(INTEGRITY)}", f"{where}/integrity")
     return schema
+
+
+def ttl_ms(value: Any) -> int | None:
+    """A ``ttl`` in whole milliseconds (integer parts only, so no float survives), or None."""
+    from checker.durations import parse_duration
+
+    if not isinstance(value, str) or not all(c.isdigit() or c in "hms" for c in value):
+        return None
+    ms, _ = parse_duration(value, max_ms=None)
+    return None if ms is None else int(ms)
 
 
 def _transforms(raw: Any) -> dict[str, dict[str, Any]]:

@@ -268,3 +268,34 @@ def test_same_bytes_in_a_fresh_process(tmp_path):
         outs.add(p.stdout)
     assert outs == {(canonical_json(evaluate(BUNDLE, s)) + "\n").encode()}
     assert len(blake3_hex(evaluate(BUNDLE, s))) == 64
+
+
+def test_evidence_older_than_its_ttl_is_unknown():
+    """Spec 11 §Four-valued logic: a missing or expired key is Unknown, so it contributes an
+    interval; `ttl` in the evidence schema is measured from `observed_at` to the snapshot's `t`."""
+    b = copy.deepcopy(BUNDLE)
+    b["evidence_schema"]["open_incidents"]["ttl"] = "1h"
+    fresh = dict(item("open_incidents", 0, source="pager"), observed_at="2026-01-01T00:00:00Z")
+    stale = dict(fresh, observed_at="2025-12-31T22:59:59Z")
+    ok = evaluate(b, snap(fresh, t="2026-01-01T01:00:00Z"))
+    assert ok["dimensions"]["risk"]["contributions"][0]["known"] is True
+    late = evaluate(b, snap(stale, t="2026-01-01T00:00:00Z"))
+    assert late["dimensions"]["risk"]["contributions"][0]["known"] is False
+    assert late["outcome"] == "defer" and "open_incidents" in late["snapshot"]["missing"]
+    assert refused(b, snap(dict(fresh, observed_at="yesterday"))).code == SNAPSHOT_CODE
+    marked = dict(item("open_incidents", 0, source="pager"), quality={"freshness": "expired"})
+    assert evaluate(BUNDLE, snap(marked))["dimensions"]["risk"]["contributions"][0]["known"] is False
+    bad = copy.deepcopy(BUNDLE)
+    bad["evidence_schema"]["open_incidents"]["ttl"] = "1.5h"
+    assert refused(bad).code == BUNDLE_CODE
+
+
+def test_deeply_nested_evidence_is_a_clean_refusal():
+    """Bad input (issue 22): a pathological snapshot is NIKA-DECIDE-002, never a RecursionError."""
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert (
+        refused(BUNDLE, {"t": "x", "evidence": [item("open_incidents", 1, source="pager") | {"extra": deep}]}).code
+        == SNAPSHOT_CODE
+    )
