@@ -120,6 +120,14 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--max-parallel", type=int, metavar="N", help="tasks running at once (default 64)")
     r.add_argument("--trace-dir", metavar="DIR", help="where the run journal goes (default .nika/traces)")
 
+    d = sub.add_parser(
+        "decide",
+        help="evaluate a decision bundle against an evidence snapshot (prints the receipt as JSON)",
+        description="Exit 0 for any outcome, 2 when the bundle or snapshot is refused (NIKA-DECIDE-001/002).",
+    )
+    d.add_argument("bundle", metavar="BUNDLE", help="a decision bundle JSON file")
+    d.add_argument("snapshot", metavar="SNAPSHOT", help="an evidence snapshot JSON file (- for stdin)")
+
     t = sub.add_parser("trace", help="work with run journals")
     tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
@@ -168,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_parallel=args.max_parallel,
             trace_dir=args.trace_dir,
         )
+    if args.command == "decide":
+        from nika.decide_command import run as decide_run
+
+        return decide_run(args.bundle, args.snapshot)
     if args.command == "trace":
         if args.trace_command != "verify":
             print("nika trace: give a subcommand: verify FILE", file=sys.stderr)

@@ -222,7 +222,7 @@ def test_vars_are_judged_by_the_full_type(tmp_path):
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.mark.parametrize("name", ["code-review-agent", "translate-fanout"])
+@pytest.mark.parametrize("name", ["code-review-agent", "translate-fanout", "deploy-gate"])
 def test_offline_examples_run_with_the_mock_provider(name: str, tmp_path: Path) -> None:
     """The shipped examples that need neither network nor a git checkout run to success as
     shipped (mock provider); the agent finishes at once: the mock calls `nika:done` when granted."""

@@ -1,0 +1,74 @@
+"""`nika check` judges a static decision bundle's laws (spec 11 §nika:decide): a literal path is
+read like a child workflow, an inline template-free bundle as written; a dynamic or unreadable
+bundle is left to the run."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+from checker.files import compile_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "decide"))
+from decide_fixtures import BUNDLE
+
+FLOW = """\
+nika: v1
+workflow: {{id: gate}}
+permits: {{tools: ["nika:decide"], fs: {{read: ["./*.json"]}}}}
+tasks:
+  gate:
+    invoke:
+      tool: "nika:decide"
+      args:
+        bundle: {bundle}
+        evidence: {evidence}
+"""
+GOOD_EVIDENCE = '{t: "2026", evidence: [{key: open_incidents, value: 1, source: pager, integrity: verified}]}'
+
+
+def findings(tmp: Path, bundle: str, evidence: str = GOOD_EVIDENCE, file: dict | None = None):
+    if file is not None:
+        (tmp / "b.json").write_text(json.dumps(file))
+    (tmp / "gate.nika.yaml").write_text(FLOW.format(bundle=bundle, evidence=evidence))
+    compiled, why = compile_path(str(tmp / "gate.nika.yaml"))
+    assert compiled is not None, why
+    return compiled.source, [d for d in compiled.diagnostics if d.is_error]
+
+
+def test_a_lawful_bundle_file_is_clean(tmp_path):
+    assert findings(tmp_path, '"./b.json"', file=BUNDLE)[1] == []
+
+
+def test_a_bundle_file_with_a_float_weight_is_decide_001_on_the_path(tmp_path):
+    bad = copy.deepcopy(BUNDLE)
+    bad["rules"]["dimensions"]["risk"]["terms"][0]["weight_bp"] = 0.25
+    source, found = findings(tmp_path, '"./b.json"', file=bad)
+    (d,) = found
+    assert d.code == "NIKA-DECIDE-001" and "float" in d.message
+    assert source.text[d.span.start : d.span.end] == '"./b.json"'
+
+
+def test_static_evidence_that_misfits_is_decide_002(tmp_path):
+    ev = '{t: "2026", evidence: [{key: open_incidents, value: "1", source: pager, integrity: verified}]}'
+    (d,) = findings(tmp_path, '"./b.json"', evidence=ev, file=BUNDLE)[1]
+    assert d.code == "NIKA-DECIDE-002"
+
+
+def test_not_json_is_decide_001(tmp_path):
+    (tmp_path / "b.json").write_text("{oops")
+    assert [d.code for d in findings(tmp_path, '"./b.json"')[1]] == ["NIKA-DECIDE-001"]
+
+
+def test_dynamic_or_missing_bundles_are_left_to_the_run(tmp_path):
+    for bundle in ('"./absent.json"', '"${{ inputs.which }}"'):
+        assert not [d for d in findings(tmp_path, bundle)[1] if (d.code or "").startswith("NIKA-DECIDE")]
+
+
+def test_an_inline_bundle_is_judged(tmp_path):
+    bad = copy.deepcopy(BUNDLE)
+    bad["fixtures"] = [f for f in bad["fixtures"] if f["class"] != "contradictory"]
+    (d,) = findings(tmp_path, json.dumps(bad))[1]
+    assert d.code == "NIKA-DECIDE-001" and "contradictory" in d.message
