@@ -207,6 +207,9 @@ class NikaProtocol(LanguageServerProtocol):
             problem = JsonRpcInvalidRequest('Invalid Request: expected "jsonrpc": "2.0" and a string "method"')
         elif self._shutdown and method != lsp.EXIT:
             problem = JsonRpcInvalidRequest(f"Invalid Request: the server is shutting down ({method} refused)")
+        elif self._initialize_seen and method == lsp.INITIALIZE and is_request:
+            # LSP 3.17 §initialize: the request is sent once; a second one is an error.
+            problem = JsonRpcInvalidRequest("Invalid Request: initialize was already received")
         elif not self._initialize_seen and method not in (lsp.INITIALIZE, lsp.EXIT):
             problem = JsonRpcServerNotInitialized(f"Server not initialized: {method} before initialize")
         if problem is None:

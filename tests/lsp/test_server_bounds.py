@@ -54,8 +54,8 @@ def test_a_child_workflow_that_is_a_fifo_never_wedges_the_server(tmp_path: Path)
         start = time.monotonic()
         assert "result" in client.call("shutdown", None)
         client.notify("exit", None)
-        assert client.proc.wait(timeout=2.0) == 0
-        assert time.monotonic() - start < 2.0
+        assert client.proc.wait(timeout=5.0) == 0
+        assert time.monotonic() - start < 1.0
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
