@@ -57,6 +57,14 @@ def read_bounded(path: str) -> bytes:
         return fh.read(MAX_DOCUMENT_BYTES + 1)
 
 
+def read_referenced(path: str) -> bytes:
+    """A workflow another file names (a child workflow): through the one bounded reader, so a
+    FIFO, a device, a symlink loop or a slow file never blocks; at most one byte over the cap."""
+    from checker.file_reader import read_file
+
+    return read_file(path, MAX_DOCUMENT_BYTES, truncate=True)
+
+
 def compile_path(path: str) -> tuple[CompiledWorkflow | None, str | None]:
     """Compile one path; returns (compiled, None) or (None, one-line reason)."""
     try:

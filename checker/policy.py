@@ -7,6 +7,7 @@ configuration file, no suppression comment, no ``--native-strict``) imports noth
 
 from __future__ import annotations
 
+import errno
 import os
 from functools import cache
 from typing import TYPE_CHECKING
@@ -59,6 +60,9 @@ def config_file_for(path: str) -> tuple[str, bool] | None:
     return _search(start)
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a configuration file is a few KiB; 1 MiB is generous
+
+
 @cache
 def _search(directory: str) -> tuple[str, bool] | None:
     found = _config_in(directory)
@@ -69,15 +73,18 @@ def _search(directory: str) -> tuple[str, bool] | None:
 
 
 def _config_in(directory: str) -> tuple[str, bool] | None:
+    from checker.file_reader import FileReadError, is_regular_file, read_file
+
     nika = os.path.join(directory, "nika.toml")
-    if os.path.isfile(nika):
-        return nika, False
+    if is_regular_file(nika):
+        return nika, False  # `load` reads it bounded and names the cap when it is over
     py = os.path.join(directory, "pyproject.toml")
-    if os.path.isfile(py):
+    if is_regular_file(py):
         try:
-            with open(py, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-        except OSError:
+            text = read_file(py, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+        except FileReadError as exc:
+            if exc.errno == errno.EFBIG:
+                return py, True  # too big to pre-check: `load` reports the cap
             return None
         if "tool.nika" in text:  # cheap pre-check before parsing TOML
             return py, True

@@ -106,11 +106,15 @@ def _load_cached(path: str, is_pyproject: bool) -> Settings:
 def load(path: str, is_pyproject: bool) -> Settings:
     import tomllib
 
+    from checker.file_reader import FileReadError, read_file
+    from checker.policy import MAX_CONFIG_BYTES
+
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise SettingsError(path, None, f"cannot read ({exc.strerror or exc})") from None
+        data = tomllib.loads(read_file(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except FileReadError as exc:
+        raise SettingsError(path, None, f"cannot read ({exc.reason})") from None
+    except UnicodeDecodeError:
+        raise SettingsError(path, None, "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(path, None, f"not valid TOML ({exc})") from None
     table: Any = data.get("tool", {}).get("nika") if isinstance(data.get("tool"), dict) else None

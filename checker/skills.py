@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from checker.file_reader import is_regular_file
 from checker.records import record
 
 MAX_SKILL_BYTES = 256 * 1024
@@ -33,7 +34,7 @@ def resolve(path: str, base_dir: str | None) -> str | None:
     if base_dir is not None and not os.path.isabs(path):
         candidates.append(os.path.join(base_dir, path))
     for c in candidates:
-        if os.path.isfile(c):
+        if is_regular_file(c):
             return c
     return None
 
@@ -44,11 +45,12 @@ def load(path: str, base_dir: str | None) -> Skill | tuple[str, str]:
     found = resolve(path, base_dir)
     if found is None:
         return "NIKA-AGENT-003", "no such file"
+    from checker.file_reader import FileReadError, read_file
+
     try:
-        with open(found, "rb") as fh:
-            data = fh.read(MAX_SKILL_BYTES + 1)
-    except OSError as exc:
-        return "NIKA-AGENT-003", (exc.strerror or "cannot be read").lower()
+        data = read_file(found, MAX_SKILL_BYTES, truncate=True)
+    except FileReadError as exc:
+        return "NIKA-AGENT-003", exc.reason
     if len(data) > MAX_SKILL_BYTES:
         return "NIKA-AGENT-004", f"the file is larger than {MAX_SKILL_BYTES // 1024} KiB"
     try:

@@ -207,6 +207,9 @@ class NikaProtocol(LanguageServerProtocol):
             problem = JsonRpcInvalidRequest('Invalid Request: expected "jsonrpc": "2.0" and a string "method"')
         elif self._shutdown and method != lsp.EXIT:
             problem = JsonRpcInvalidRequest(f"Invalid Request: the server is shutting down ({method} refused)")
+        elif self._initialize_seen and method == lsp.INITIALIZE and is_request:
+            # LSP 3.17 §initialize: the request is sent once; a second one is an error.
+            problem = JsonRpcInvalidRequest("Invalid Request: initialize was already received")
         elif not self._initialize_seen and method not in (lsp.INITIALIZE, lsp.EXIT):
             problem = JsonRpcServerNotInitialized(f"Server not initialized: {method} before initialize")
         if problem is None:
@@ -286,6 +289,25 @@ class NikaProtocol(LanguageServerProtocol):
             self._writes.add(task)
             task.add_done_callback(self._writes.discard)
 
+    def _execute_handler(
+        self,
+        msg_id: MsgId,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """As pygls, but a finished handler's Future is always dropped from ``_request_futures``:
+        pygls pops it only when answering a request, so every notification run as a generator or
+        in a thread (and every step of a generator) left one behind for the process's life."""
+
+        def done(future: Future[Any]) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
         exc = None if future.cancelled() else future.exception()
         if isinstance(exc, JsonRpcException):
@@ -299,15 +321,21 @@ class NikaProtocol(LanguageServerProtocol):
     # -- document synchronisation: the server's Documents own the text ------------------------
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams) -> Any:
+        # A plain method, not a generator: pygls keeps the Future of a generator notification
+        # in ``_request_futures`` forever (about 2 KB per edit).
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_OPEN)) is not None:
-            yield handler, (params,), None
+            handler(params)
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Any:
+        # A plain method, not a generator: pygls keeps the Future of a generator notification
+        # in ``_request_futures`` forever (about 2 KB per edit).
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
-            yield handler, (params,), None
+            handler(params)
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams) -> Any:
+        # A plain method, not a generator: pygls keeps the Future of a generator notification
+        # in ``_request_futures`` forever (about 2 KB per edit).
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
-            yield handler, (params,), None
+            handler(params)

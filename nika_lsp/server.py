@@ -14,6 +14,7 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -60,6 +61,17 @@ class NikaLanguageServer(LanguageServer):
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self.settings = Settings()
+
+    def shutdown(self) -> None:
+        """As pygls, but never wait for a worker: pygls joins its thread pool here, and the pool
+        holds the stdin reader (blocked until the client closes the pipe) and any analysis still
+        running, so `exit` took a second or more, and forever behind a stuck read."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._thread_pool:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        if self._server:
+            self._server.close()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A body that is not JSON is answered with a Parse error; anything else as pygls does."""
@@ -198,8 +210,41 @@ class NikaLanguageServer(LanguageServer):
 server = NikaLanguageServer()
 
 
+CLIENT_POLL_SECONDS = 0.5
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True  # it exists (not ours to signal), or the id cannot be checked: keep serving
+    return True
+
+
+def watch_client(pid: int) -> None:
+    """LSP 3.17 §initialize `processId`: when the client process dies, the server exits (code 1,
+    no `shutdown` came), so a crashed editor leaves no orphan. A daemon thread polls the pid."""
+    import threading
+    import time
+
+    if pid <= 0 or not _alive(pid):
+        return
+
+    def poll() -> None:
+        while _alive(pid):
+            time.sleep(CLIENT_POLL_SECONDS)
+        log.warning("the client process %d is gone; exiting", pid)
+        os._exit(1)
+
+    threading.Thread(target=poll, name="nika-client-watch", daemon=True).start()
+
+
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: NikaLanguageServer, params: lsp.InitializeParams) -> None:
+    if params.process_id is not None:
+        watch_client(params.process_id)
     if params.initialization_options is not None:
         ls.apply_settings(params.initialization_options, bare=True, origin="initializationOptions")
 
@@ -293,7 +338,14 @@ def serve(tcp: str | None = None) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
-    return 0
+    # LSP 3.17 §exit: 0 when `shutdown` came first, 1 otherwise (an `exit` alone, a closed stdin).
+    code = 0 if server.protocol._shutdown else 1
+    # End the process here: a worker thread (the stdin reader, an analysis) must not outlive the
+    # server, and the interpreter would otherwise join every executor thread before exiting.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,10 +49,10 @@ class _Loader:
 
 def _compile_child(path: str) -> _Child | None:
     from checker.engine import model_of_bytes
-    from checker.files import read_bounded
+    from checker.files import read_referenced
 
     try:
-        data = read_bounded(path)
+        data = read_referenced(path)
     except OSError:
         return None
     readable, wf = model_of_bytes(data, path)

@@ -67,7 +67,9 @@ def register(server: NikaLanguageServer) -> None:
     async def nika_graph(ls: NikaLanguageServer, params: Any) -> dict[str, Any] | None:
         uri = _uri_of(params)
         if uri is None:
-            return None
+            from pygls.exceptions import JsonRpcInvalidParams
+
+            raise JsonRpcInvalidParams("Invalid params for nika/graph: expected {textDocument: {uri: string}}")
         snap = await ls.snapshot_async(uri)
         if snap is None:
             return None
