@@ -76,6 +76,9 @@ class Ledger:
     duplicates_refused: int = 0
     failures_in_a_row: int = 0
     malformed_in_a_row: int = 0
+    provider_attempts: int = 0
+    estimated_turns: int = 0
+    duplicates_in_a_row: dict[str, int] = field(default_factory=dict)
     last_text: str = ""
     stop_reason: StopReason | None = None
     executed: dict[str, str] = field(default_factory=dict)
@@ -365,21 +368,90 @@ class AgentLoop:
                 continue
             await self._act(reply.tool_calls)
 
+    def _estimate_in(self, system: str | None) -> int:
+        """A conservative input-token estimate of the next call (limits.ESTIMATE_BYTES_PER_TOKEN)."""
+        body = json.dumps(  # shaped like a chat-completions body, so the estimate covers the wire's keys
+            {
+                "messages": [{"role": "system", "content": system}]
+                + [
+                    {
+                        "role": m.role,
+                        "content": m.content,
+                        "tool_calls": [
+                            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw}}
+                            for c in m.tool_calls
+                        ],
+                        "tool_call_id": m.tool_call_id,
+                    }
+                    for m in self.messages
+                ],
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                    }
+                    for t in self.tools
+                ],
+            },
+            ensure_ascii=False,
+            default=str,
+        )
+        return -(-len(body.encode("utf-8")) // limits.ESTIMATE_BYTES_PER_TOKEN)
+
+    def admit(self, model: str, system: str | None) -> int:
+        """Pre-call admission: the output cap so that spent + input estimate + output cap stays
+        inside the token budget and the cost cap; stops (before sending) when no useful call fits."""
+        led = self.ledger
+        est_in = self._estimate_in(system)
+        cap = min(
+            led.max_tokens_total - led.tokens - est_in,
+            limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS),
+        )
+        if cap < limits.MIN_USEFUL_OUTPUT_TOKENS:
+            raise Stop(
+                StopReason.TOKEN_BUDGET,
+                TaskError(
+                    "NIKA-AGENT-002",
+                    f"the agent spent {led.tokens} tokens of its {led.max_tokens_total}-token budget without "
+                    f"finishing; the next call (about {est_in} tokens in) would overshoot it",
+                ),
+            )
+        if led.max_cost_usd is not None and self.run.services.is_priced(model):
+            left = led.max_cost_usd - led.cost_usd
+            per_out = self.run.services.cost_of(model, 0, 1_000_000) / 1_000_000
+            room = left - self.run.services.cost_of(model, est_in, 0)
+            if per_out > 0:
+                cap = min(cap, int(room / per_out)) if room > 0 else 0
+            elif room < 0:
+                cap = 0
+            if cap < limits.MIN_USEFUL_OUTPUT_TOKENS:
+                raise Stop(
+                    StopReason.COST_BUDGET,
+                    TaskError(
+                        "NIKA-AGENT-002",
+                        f"the agent spent ${led.cost_usd:.4f} of its ${led.max_cost_usd:.4f} cost ceiling; the next "
+                        "call could overshoot it",
+                    ),
+                )
+        self._est_in = est_in
+        return cap
+
     async def _call(self, provider: Any, name: str, base: Request) -> Response:
-        """One model call (transient failures retried a bounded number of times, budgets re-checked)."""
+        """One model call: admitted first (budgets bound it), transient failures retried a bounded
+        number of times inside the same turn (a retry is an attempt, not a turn)."""
         led = self.ledger
         attempt = 0
         while True:
+            cap = self.admit(base.model, base.system)
             left = self._remaining_s()
             if left is not None:  # end the call a little early so the loop, not the task clock, stops it
                 left = max(limits.MIN_CALL_WINDOW_S, left - limits.DEADLINE_MARGIN_S)
-            cap = led.max_tokens_total - led.tokens
             req = Request(
                 base.model,
                 base.prompt,
                 base.system,
                 base.temperature,
-                max(1, cap),
+                cap,
                 base.schema,
                 messages=tuple(self.messages),
                 tools=tuple(self.tools),
@@ -390,21 +462,26 @@ class AgentLoop:
                 reply = await provider.complete(name, req)
             except TaskError as err:
                 self._model_event(base.model, None, t0, err.code)
-                led.turns += 1
+                led.provider_attempts += 1
                 if err.code == TIMEOUT_CODE:
+                    led.turns += 1
                     raise Stop(StopReason.DEADLINE, err) from None
                 if not err.transient:
+                    led.turns += 1
                     raise Stop(StopReason.PROVIDER_ERROR, err) from None
                 attempt += 1
                 if attempt > limits.PROVIDER_RETRIES_IN_LOOP:
+                    led.turns += 1
                     raise Stop(StopReason.PROVIDER_UNREACHABLE, err) from None
                 delay = retry_delay_s(err, attempt)
                 left = self._remaining_s()
                 if left is not None and delay >= left:
+                    led.turns += 1
                     raise Stop(StopReason.PROVIDER_UNREACHABLE, err) from None
                 await asyncio.sleep(delay)
                 self.check_budgets()
                 continue
+            led.provider_attempts += 1
             led.turns += 1
             if not reply.usage_reported and self.run.services.is_priced(base.model):
                 self._model_event(base.model, reply, t0, "NIKA-AGENT-005")
@@ -415,6 +492,12 @@ class AgentLoop:
                         f"`{base.model}` is priced but reported no token usage, so no budget can count this turn",
                     ),
                 )
+            if not reply.usage_reported and not reply.tokens:
+                # the token budget is never blind: an unreported turn counts its estimate
+                out = json.dumps([reply.text, [[c.name, c.raw] for c in reply.tool_calls]], ensure_ascii=False)
+                led.tokens_in += self._est_in
+                led.tokens_out += -(-len(out.encode("utf-8")) // limits.ESTIMATE_BYTES_PER_TOKEN)
+                led.estimated_turns += 1
             led.tokens_in += reply.tokens_in
             led.tokens_out += reply.tokens_out
             if reply.tokens_in == 0 and reply.tokens_out == 0 and reply.tokens:
@@ -485,6 +568,7 @@ class AgentLoop:
         well_formed = all(c.arguments is not None for c in calls)
         if well_formed:
             led.malformed_in_a_row = 0
+        malformed_counted = False
         for call in calls:
             tool_id = self.by_wire.get(call.name, call.name)
             if tool_id not in self.by_wire.values() or not allowed(self.rules, tool_id):
@@ -500,7 +584,9 @@ class AgentLoop:
                 )
             if call.arguments is None:
                 self._answer(call, {"error": "the arguments were not a JSON object; send them as one"})
-                self._malformed(f"the arguments of your `{call.name}` call were not a JSON object")
+                if not malformed_counted:  # one malformed reply is one strike, however many calls it holds
+                    malformed_counted = True
+                    self._malformed(f"the arguments of your `{call.name}` call were not a JSON object")
                 continue
             args = call.arguments
             if tool_id == DONE:
@@ -509,8 +595,9 @@ class AgentLoop:
             fp = fingerprint(tool_id, args)
             if fp in led.executed:
                 led.duplicates_refused += 1
+                in_a_row = led.duplicates_in_a_row[fp] = led.duplicates_in_a_row.get(fp, 0) + 1
                 self._tool_event(call, tool_id, "duplicate", None, 0.0)
-                if led.duplicates_refused >= limits.DUPLICATE_REFUSALS:
+                if in_a_row >= limits.DUPLICATE_REFUSALS:
                     raise Stop(
                         StopReason.EXECUTED_DUPLICATE,
                         TaskError(
@@ -579,6 +666,7 @@ class AgentLoop:
             self._failed(call, tool_id, err, t0)
             return
         led.failures_in_a_row = 0
+        led.duplicates_in_a_row.clear()  # progress: a new successful call resets the "in a row" counts
         rendered = _render(plain(result))
         led.executed[fp] = rendered
         self._tool_event(call, tool_id, "ok", None, t0)

@@ -19,6 +19,21 @@ MALFORMED_REPLIES = 2
 # heuristic: a successful call proposed again is refused; the second refusal stops the loop
 # (a model that repeats itself twice after being told is not going to move on).
 DUPLICATE_REFUSALS = 2
+# heuristic: the input-token estimate when the provider gives no count: UTF-8 bytes of the request
+# body divided by this (conservative: English prose runs ~4 bytes a token, code and JSON ~3).
+ESTIMATE_BYTES_PER_TOKEN = 3
+# heuristic: an output cap below this many tokens buys no useful reply; the loop stops first.
+MIN_USEFUL_OUTPUT_TOKENS = 16
+# The largest output (`max_tokens`) each model documents; a call never asks for more. Provenance:
+# the vendors' model pages (OpenAI GPT-4o 16,384; Anthropic Claude 3.5 Sonnet 8,192; Gemini 1.5
+# 8,192). A model not listed gets DEFAULT_MAX_OUTPUT_TOKENS (heuristic, conservative).
+MODEL_MAX_OUTPUT_TOKENS: dict[str, int] = {
+    "openai/gpt-4o": 16_384,
+    "openai/gpt-4o-mini": 16_384,
+    "anthropic/claude-3-5-sonnet-latest": 8_192,
+    "gemini/gemini-1.5-pro": 8_192,
+    "gemini/gemini-1.5-flash": 8_192,
+}
 # heuristic: a model call needs at least this much of the task deadline left to be worth starting.
 MIN_CALL_WINDOW_S = 0.05
 # heuristic: a model call under a task deadline ends this much before it, so the loop records why.
