@@ -51,6 +51,7 @@ class StopReason(StrEnum):
     FAILURE_BUDGET = "failure-budget"  # the last tool error's own code
     EXECUTED_DUPLICATE = "executed-duplicate"  # NIKA-AGENT-001: a stuck loop, stopped early
     PROPOSAL_LOST = "proposal-lost"  # NIKA-INFER-002: two malformed replies in a row
+    EMPTY_ANSWER = "empty-answer"  # NIKA-INFER-002: the final message stayed empty after one nudge
     PROVIDER_UNREACHABLE = "provider-unreachable"  # NIKA-PROVIDER-001 (transient)
     PROVIDER_ERROR = "provider-error"  # the provider refused the call (key, request): its code
     SECURITY = "security"  # NIKA-SEC-002, or the security error a tool raised
@@ -80,6 +81,8 @@ class Ledger:
     estimated_turns: int = 0
     duplicates_in_a_row: dict[str, int] = field(default_factory=dict)
     last_text: str = ""
+    empty_nudged: bool = False
+    observations: list[str] = field(default_factory=list)
     stop_reason: StopReason | None = None
     executed: dict[str, str] = field(default_factory=dict)
 
@@ -311,8 +314,13 @@ class AgentLoop:
         if stop.reason in SUCCESS_REASONS and stop.error is None:
             return stop.output
         err = stop.error or TaskError("NIKA-IMPL-001", f"the agent stopped ({stop.reason}) without an error")
-        details = {**err.details, **record, "partial_output": led.last_text}
+        details = {**err.details, **record, "partial_output": led.last_text or self._extract()}
         raise TaskError(err.code, err.message, err.transient, details)
+
+    def _extract(self) -> str:
+        """The deterministic backstop of a missing answer: the last observations, newest last."""
+        last = self.ledger.observations[-limits.EXTRACT_OBSERVATIONS :]
+        return "\n\n".join(o[: limits.EXTRACT_CHARS] for o in last)
 
     # -- budgets ----------------------------------------------------------------------------
 
@@ -534,7 +542,21 @@ class AgentLoop:
     def _final(self, text: str) -> None:
         """A reply without tool calls: the answer, once it satisfies ``schema:``."""
         if self.schema is None:
-            raise Stop(StopReason.FINAL_MESSAGE, output=text)
+            if text.strip():
+                raise Stop(StopReason.FINAL_MESSAGE, output=text)
+            led = self.ledger
+            if not led.empty_nudged:  # an empty answer is not success: ask the model to synthesise once
+                led.empty_nudged = True
+                self.run.emit("agent_nudge", [("task", self.tid), ("why", "empty final message"), ("turn", led.turns)])
+                self.messages.append(Message("user", limits.EMPTY_ANSWER_NUDGE))
+                return
+            raise Stop(
+                StopReason.EMPTY_ANSWER,
+                TaskError(
+                    SCHEMA_CODE,
+                    "the agent's final message was empty, also after being asked once to write its answer",
+                ),
+            )
         try:
             value = json.loads(_strip_fence(text))
         except ValueError as exc:
@@ -669,6 +691,7 @@ class AgentLoop:
         led.duplicates_in_a_row.clear()  # progress: a new successful call resets the "in a row" counts
         rendered = _render(plain(result))
         led.executed[fp] = rendered
+        led.observations.append(rendered)
         self._tool_event(call, tool_id, "ok", None, t0)
         self._answer(call, rendered)
 

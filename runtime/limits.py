@@ -16,6 +16,11 @@ DEFAULT_MAX_TOKENS_TOTAL = 120_000
 FAILURE_BUDGET = 3
 # seed "proposal-lost": a malformed reply gets one short retry; the second in a row stops the loop.
 MALFORMED_REPLIES = 2
+# seed "the finale guarantees a non-empty answer": an empty final message gets this one nudge.
+EMPTY_ANSWER_NUDGE = "Your final message was empty. Write your answer now, from what the tools returned."
+# heuristic: a failed agent without any text carries its last observations as `partial_output`.
+EXTRACT_OBSERVATIONS = 3
+EXTRACT_CHARS = 2_000
 # heuristic: a successful call proposed again is refused; the second refusal stops the loop
 # (a model that repeats itself twice after being told is not going to move on).
 DUPLICATE_REFUSALS = 2

@@ -380,3 +380,23 @@ def test_duplicates_count_per_fingerprint_in_a_row(run):
     assert r.status == "success" and r.output == "finished"
     assert r.agent["duplicates_refused"] == 2
     assert fake.count == 5
+
+
+def test_empty_final_message_is_nudged_once(run):
+    """An empty final message is not success (seed "a non-empty answer"): one nudge, then the answer."""
+    with serve([openai(calls=[compose(1)]), openai(""), openai("the answer")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    assert rec(result).status == "success" and rec(result).output == "the answer"
+    assert fake.count == 3
+    assert "empty" in fake.seen[2].body["messages"][-1]["content"]
+
+
+def test_empty_final_message_twice_fails_with_the_observations(run):
+    with serve([openai(calls=[compose(1)]), openai(""), openai(""), openai("never")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.status == "failure"
+    assert r.agent["stop_reason"] == "empty-answer"
+    assert r.error["code"] == "NIKA-INFER-002"
+    assert '"valid": true' in r.error["details"]["partial_output"]  # the deterministic extract
+    assert fake.count == 3
