@@ -50,6 +50,8 @@ class StopReason(StrEnum):
     DEADLINE = "deadline"  # NIKA-TIMEOUT-001: the task timeout left no room for another call
     FAILURE_BUDGET = "failure-budget"  # the last tool error's own code
     EXECUTED_DUPLICATE = "executed-duplicate"  # NIKA-AGENT-001: a stuck loop, stopped early
+    NO_NOVELTY = "no-novelty"  # NIKA-AGENT-001: consecutive identical observations
+    STREAK_EXHAUSTED = "streak-exhausted"  # NIKA-AGENT-001: the same tool succeeding over and over
     PROPOSAL_LOST = "proposal-lost"  # NIKA-INFER-002: two malformed replies in a row
     EMPTY_ANSWER = "empty-answer"  # NIKA-INFER-002: the final message stayed empty after one nudge
     PROVIDER_UNREACHABLE = "provider-unreachable"  # NIKA-PROVIDER-001 (transient)
@@ -82,6 +84,9 @@ class Ledger:
     duplicates_in_a_row: dict[str, int] = field(default_factory=dict)
     last_text: str = ""
     empty_nudged: bool = False
+    streak_tool: str = ""
+    streak: int = 0
+    same_observation: int = 0
     observations: list[str] = field(default_factory=list)
     stop_reason: StopReason | None = None
     executed: dict[str, str] = field(default_factory=dict)
@@ -691,7 +696,31 @@ class AgentLoop:
         led.duplicates_in_a_row.clear()  # progress: a new successful call resets the "in a row" counts
         rendered = _render(plain(result))
         led.executed[fp] = rendered
+        led.same_observation = led.same_observation + 1 if led.observations and led.observations[-1] == rendered else 1
         led.observations.append(rendered)
+        led.streak = led.streak + 1 if led.streak_tool == tool_id else 1
+        led.streak_tool = tool_id
+        if led.same_observation >= limits.NO_NOVELTY_REPEATS:
+            self._tool_event(call, tool_id, "ok", None, t0)
+            raise Stop(
+                StopReason.NO_NOVELTY,
+                TaskError(
+                    "NIKA-AGENT-001",
+                    f"{led.same_observation} tool calls in a row returned the same observation; the loop was "
+                    "learning nothing new",
+                    details={"tool": tool_id},
+                ),
+            )
+        if led.streak >= limits.STREAK_LIMIT:
+            self._tool_event(call, tool_id, "ok", None, t0)
+            raise Stop(
+                StopReason.STREAK_EXHAUSTED,
+                TaskError(
+                    "NIKA-AGENT-001",
+                    f"`{tool_id}` succeeded {led.streak} times in a row without the agent finishing",
+                    details={"tool": tool_id},
+                ),
+            )
         self._tool_event(call, tool_id, "ok", None, t0)
         self._answer(call, rendered)
 

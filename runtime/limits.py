@@ -39,6 +39,12 @@ MODEL_MAX_OUTPUT_TOKENS: dict[str, int] = {
     "gemini/gemini-1.5-pro": 8_192,
     "gemini/gemini-1.5-flash": 8_192,
 }
+# seed "no-novelty" (threshold heuristic): this many successful calls in a row returning the same
+# observation (canonical text, compared exactly) stop the loop.
+NO_NOVELTY_REPEATS = 3
+# seed "streak-exhausted" (threshold heuristic): the same tool succeeding this many times in a row
+# stops the loop (a research loop that has not finished after that is spiralling).
+STREAK_LIMIT = 8
 # heuristic: a model call needs at least this much of the task deadline left to be worth starting.
 MIN_CALL_WINDOW_S = 0.05
 # heuristic: a model call under a task deadline ends this much before it, so the loop records why.

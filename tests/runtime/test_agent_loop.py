@@ -135,13 +135,13 @@ def test_token_budget_counts_an_estimate_when_usage_is_absent(run):
     replies = [openai(calls=[compose(i)], tin=0, tout=0) for i in range(10)]
     with serve(replies) as fake:
         result = run(
-            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_tokens_total: 2500'),
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_tokens_total: 700'),
             engine_env=env(fake.url),
         )
     r = rec(result)
     assert r.agent["stop_reason"] == "token-budget"
     assert r.agent["tokens_in"] > 0
-    assert 1 <= fake.count < 10
+    assert 1 <= fake.count < 3  # before no-novelty (3) could fire
 
 
 def test_cost_budget(run):
@@ -400,3 +400,30 @@ def test_empty_final_message_twice_fails_with_the_observations(run):
     assert r.error["code"] == "NIKA-INFER-002"
     assert '"valid": true' in r.error["details"]["partial_output"]  # the deterministic extract
     assert fake.count == 3
+
+
+def test_no_novelty_stops_identical_observations(run):
+    """Three successful calls in a row with the same observation stop the loop (seed no-novelty)."""
+    replies = [openai(calls=[compose(i)]) for i in range(10)]  # fresh drafts, the same verdict each time
+    with serve(replies) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.agent["stop_reason"] == "no-novelty"
+    assert r.error["code"] == "NIKA-AGENT-001"
+    assert fake.count == 3
+
+
+def test_streak_exhausted_same_tool_over_and_over(run):
+    """The same tool succeeding STREAK_LIMIT times in a row stops the loop (seed streak-exhausted)."""
+    from runtime import limits
+
+    drafts = [("nika_compose", {"workflow_yaml": f"nika: v1\nworkflow: {{ id: d{i} }}\n"}) for i in range(12)]
+    # alternate between two verdicts so no observation repeats back to back
+    drafts = [d if i % 2 else compose(i) for i, d in enumerate(drafts)]
+    with serve([openai(calls=[d]) for d in drafts]) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_turns: 20'), engine_env=env(fake.url)
+        )
+    r = rec(result)
+    assert r.agent["stop_reason"] == "streak-exhausted"
+    assert fake.count == limits.STREAK_LIMIT
