@@ -701,7 +701,7 @@ class AgentLoop:
         led.streak = led.streak + 1 if led.streak_tool == tool_id else 1
         led.streak_tool = tool_id
         if led.same_observation >= limits.NO_NOVELTY_REPEATS:
-            self._tool_event(call, tool_id, "ok", None, t0)
+            self._tool_event(call, tool_id, "ok", None, t0, rendered)
             raise Stop(
                 StopReason.NO_NOVELTY,
                 TaskError(
@@ -712,7 +712,7 @@ class AgentLoop:
                 ),
             )
         if led.streak >= limits.STREAK_LIMIT:
-            self._tool_event(call, tool_id, "ok", None, t0)
+            self._tool_event(call, tool_id, "ok", None, t0, rendered)
             raise Stop(
                 StopReason.STREAK_EXHAUSTED,
                 TaskError(
@@ -721,7 +721,7 @@ class AgentLoop:
                     details={"tool": tool_id},
                 ),
             )
-        self._tool_event(call, tool_id, "ok", None, t0)
+        self._tool_event(call, tool_id, "ok", None, t0, rendered)
         self._answer(call, rendered)
 
     def _failed(self, call: ToolCall, tool_id: str, err: TaskError, t0: float | None = None) -> None:
@@ -762,7 +762,12 @@ class AgentLoop:
         )
         return {"valid": valid, "findings": findings}
 
-    def _tool_event(self, call: ToolCall, tool_id: str, status: str, code: str | None, t0: float) -> None:
+    def _tool_event(
+        self, call: ToolCall, tool_id: str, status: str, code: str | None, t0: float, result: str | None = None
+    ) -> None:
+        import hashlib
+
+        canonical = fingerprint(tool_id, call.arguments) if call.arguments is not None else call.raw
         fields: list[tuple[str, Any]] = [
             ("task", self.tid),
             ("phase", "agent"),
@@ -770,7 +775,12 @@ class AgentLoop:
             ("turn", self.ledger.turns),
             ("status", status),
             ("duration_ms", round((time.monotonic() - t0) * 1000, 3) if t0 else 0.0),
+            ("fingerprint", "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()),
+            ("cost_usd", 0.0),  # builtin and MCP calls are unmetered; the model calls carry the spend
         ]
+        if result is not None:
+            cut = result[: limits.TOOL_SUMMARY_CHARS]
+            fields.append(("result_summary", cut + ("…" if len(result) > len(cut) else "")))
         if code is not None:
             fields.append(("error_code", code))
         self.run.emit("tool_invoked", fields)

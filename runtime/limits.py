@@ -54,6 +54,8 @@ DEADLINE_MARGIN_S = 0.05
 PROVIDER_RETRIES_IN_LOOP = 2
 # heuristic: the longest a `Retry-After` may make us wait inside one task.
 MAX_RETRY_AFTER_S = 60.0
+# heuristic: how much of a tool result a `tool.invoked` frame keeps as its summary.
+TOOL_SUMMARY_CHARS = 200
 # heuristic: how much of a tool result is fed back to the model (the rest is cut, and says so).
 MAX_TOOL_RESULT_CHARS = 32_000
 

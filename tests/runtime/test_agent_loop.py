@@ -427,3 +427,21 @@ def test_streak_exhausted_same_tool_over_and_over(run):
     r = rec(result)
     assert r.agent["stop_reason"] == "streak-exhausted"
     assert fake.count == limits.STREAK_LIMIT
+
+
+def test_tool_frames_carry_fingerprint_summary_duration_and_cost(run):
+    """Audit (seed "tool.call events carry cost + result summary"): the canonical fingerprint,
+    a bounded result summary, the duration and the cost are in every executed tool frame."""
+    from runtime import limits
+
+    with serve([openai(calls=[compose(1)]), openai("done")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    frame = next(e for e in result.events if e["type"] == "tool.invoked" and e.get("phase") == "agent")
+    import hashlib
+
+    want = hashlib.sha256(fingerprint("nika:compose", compose(1)[1]).encode()).hexdigest()
+    assert frame["fingerprint"] == "sha256:" + want
+    assert '"valid": true' in frame["result_summary"]
+    assert len(frame["result_summary"]) <= limits.TOOL_SUMMARY_CHARS + 1
+    assert frame["cost_usd"] == 0.0 and frame["duration_ms"] >= 0
+    assert fake.count == 2
