@@ -249,6 +249,7 @@ class AgentLoop:
         self.rules: list[str] = [str(t.value) for t in verb.tools]
         self.schema: dict[str, Any] | None = None
         self.deadline: float | None = None
+        self._in_flight: tuple[str, float] | None = None
 
     def _value(self, node: Any, what: str) -> Any:
         return materialise(node, self.scope, what) if node is not None else None
@@ -301,6 +302,9 @@ class AgentLoop:
         except Stop as stop:
             return self._finish(stop)
         except asyncio.CancelledError:
+            if self._in_flight is not None:  # a model call cut by the deadline or a cancel is journaled
+                model, t0 = self._in_flight
+                self._model_event(model, None, t0, "cut")
             left = self._remaining_s()
             ledger.stop_reason = StopReason.DEADLINE if left is not None and left <= 0 else StopReason.CANCELLED
             run.agent_records[self.tid] = ledger.record()
@@ -471,9 +475,11 @@ class AgentLoop:
                 timeout_s=left,
             )
             t0 = time.monotonic()
+            self._in_flight = (base.model, t0)
             try:
                 reply = await provider.complete(name, req)
             except TaskError as err:
+                self._in_flight = None
                 self._model_event(base.model, None, t0, err.code)
                 led.provider_attempts += 1
                 if err.code == TIMEOUT_CODE:
@@ -494,6 +500,7 @@ class AgentLoop:
                 await asyncio.sleep(delay)
                 self.check_budgets()
                 continue
+            self._in_flight = None
             led.provider_attempts += 1
             led.turns += 1
             if not reply.usage_reported and self.run.services.is_priced(base.model):

@@ -178,6 +178,8 @@ def test_deadline_stops_the_loop_and_cuts_the_hanging_call(run):
     assert r.error["code"] == "NIKA-TIMEOUT-001"
     assert r.agent["stop_reason"] == "deadline"
     assert took < 1.4
+    model_frames = [e for e in result.events if e.get("phase") == "model_call"]
+    assert len(model_frames) == 2 and model_frames[-1]["error_code"] in ("cut", "NIKA-TIMEOUT-001")
 
 
 def test_deadline_checked_before_a_call():
