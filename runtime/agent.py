@@ -53,7 +53,10 @@ class StopReason(StrEnum):
     DEADLINE = "deadline"  # NIKA-TIMEOUT-001: the task timeout left no room for another call
     FAILURE_BUDGET = "failure-budget"  # the last tool error's own code
     EXECUTED_DUPLICATE = "executed-duplicate"  # NIKA-AGENT-001: a stuck loop, stopped early
+    NO_NOVELTY = "no-novelty"  # NIKA-AGENT-001: consecutive identical observations
+    STREAK_EXHAUSTED = "streak-exhausted"  # NIKA-AGENT-001: the same tool succeeding over and over
     PROPOSAL_LOST = "proposal-lost"  # NIKA-INFER-002: two malformed replies in a row
+    EMPTY_ANSWER = "empty-answer"  # NIKA-INFER-002: the final message stayed empty after one nudge
     PROVIDER_UNREACHABLE = "provider-unreachable"  # NIKA-PROVIDER-001 (transient)
     PROVIDER_ERROR = "provider-error"  # the provider refused the call (key, request): its code
     SECURITY = "security"  # NIKA-SEC-002, or the security error a tool raised
@@ -79,7 +82,15 @@ class Ledger:
     duplicates_refused: int = 0
     failures_in_a_row: int = 0
     malformed_in_a_row: int = 0
+    provider_attempts: int = 0
+    estimated_turns: int = 0
+    duplicates_in_a_row: dict[str, int] = field(default_factory=dict)
     last_text: str = ""
+    empty_nudged: bool = False
+    streak_tool: str = ""
+    streak: int = 0
+    same_observation: int = 0
+    observations: list[str] = field(default_factory=list)
     stop_reason: StopReason | None = None
     executed: dict[str, str] = field(default_factory=dict)
 
@@ -241,6 +252,7 @@ class AgentLoop:
         self.rules: list[str] = [str(t.value) for t in verb.tools]
         self.schema: dict[str, Any] | None = None
         self.deadline: float | None = None
+        self._in_flight: tuple[str, float] | None = None
 
     def _value(self, node: Any, what: str) -> Any:
         return materialise(node, self.scope, what) if node is not None else None
@@ -293,6 +305,9 @@ class AgentLoop:
         except Stop as stop:
             return self._finish(stop)
         except asyncio.CancelledError:
+            if self._in_flight is not None:  # a model call cut by the deadline or a cancel is journaled
+                model, t0 = self._in_flight
+                self._model_event(model, None, t0, "cut")
             left = self._remaining_s()
             ledger.stop_reason = StopReason.DEADLINE if left is not None and left <= 0 else StopReason.CANCELLED
             run.agent_records[self.tid] = ledger.record()
@@ -311,8 +326,13 @@ class AgentLoop:
         if stop.reason in SUCCESS_REASONS and stop.error is None:
             return stop.output
         err = stop.error or TaskError("NIKA-IMPL-001", f"the agent stopped ({stop.reason}) without an error")
-        details = {**err.details, **record, "partial_output": led.last_text}
+        details = {**err.details, **record, "partial_output": led.last_text or self._extract()}
         raise TaskError(err.code, err.message, err.transient, details)
+
+    def _extract(self) -> str:
+        """The deterministic backstop of a missing answer: the last observations, newest last."""
+        last = self.ledger.observations[-limits.EXTRACT_OBSERVATIONS :]
+        return "\n\n".join(o[: limits.EXTRACT_CHARS] for o in last)
 
     # -- budgets ----------------------------------------------------------------------------
 
@@ -368,46 +388,123 @@ class AgentLoop:
                 continue
             await self._act(reply.tool_calls)
 
+    def _estimate_in(self, system: str | None) -> int:
+        """A conservative input-token estimate of the next call (limits.ESTIMATE_BYTES_PER_TOKEN)."""
+        body = json.dumps(  # shaped like a chat-completions body, so the estimate covers the wire's keys
+            {
+                "messages": [{"role": "system", "content": system}]
+                + [
+                    {
+                        "role": m.role,
+                        "content": m.content,
+                        "tool_calls": [
+                            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw}}
+                            for c in m.tool_calls
+                        ],
+                        "tool_call_id": m.tool_call_id,
+                    }
+                    for m in self.messages
+                ],
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                    }
+                    for t in self.tools
+                ],
+            },
+            ensure_ascii=False,
+            default=str,
+        )
+        return -(-len(body.encode("utf-8")) // limits.ESTIMATE_BYTES_PER_TOKEN)
+
+    def admit(self, model: str, system: str | None) -> int:
+        """Pre-call admission: the output cap so that spent + input estimate + output cap stays
+        inside the token budget and the cost cap; stops (before sending) when no useful call fits."""
+        led = self.ledger
+        est_in = self._estimate_in(system)
+        cap = min(
+            led.max_tokens_total - led.tokens - est_in,
+            limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS),
+        )
+        if cap < limits.MIN_USEFUL_OUTPUT_TOKENS:
+            raise Stop(
+                StopReason.TOKEN_BUDGET,
+                TaskError(
+                    "NIKA-AGENT-002",
+                    f"the agent spent {led.tokens} tokens of its {led.max_tokens_total}-token budget without "
+                    f"finishing; the next call (about {est_in} tokens in) would overshoot it",
+                ),
+            )
+        if led.max_cost_usd is not None and self.run.services.is_priced(model):
+            left = led.max_cost_usd - led.cost_usd
+            per_out = self.run.services.cost_of(model, 0, 1_000_000) / 1_000_000
+            room = left - self.run.services.cost_of(model, est_in, 0)
+            if per_out > 0:
+                cap = min(cap, int(room / per_out)) if room > 0 else 0
+            elif room < 0:
+                cap = 0
+            if cap < limits.MIN_USEFUL_OUTPUT_TOKENS:
+                raise Stop(
+                    StopReason.COST_BUDGET,
+                    TaskError(
+                        "NIKA-AGENT-002",
+                        f"the agent spent ${led.cost_usd:.4f} of its ${led.max_cost_usd:.4f} cost ceiling; the next "
+                        "call could overshoot it",
+                    ),
+                )
+        self._est_in = est_in
+        return cap
+
     async def _call(self, provider: Any, name: str, base: Request) -> Response:
-        """One model call (transient failures retried a bounded number of times, budgets re-checked)."""
+        """One model call: admitted first (budgets bound it), transient failures retried a bounded
+        number of times inside the same turn (a retry is an attempt, not a turn)."""
         led = self.ledger
         attempt = 0
         while True:
+            cap = self.admit(base.model, base.system)
             left = self._remaining_s()
             if left is not None:  # end the call a little early so the loop, not the task clock, stops it
                 left = max(limits.MIN_CALL_WINDOW_S, left - limits.DEADLINE_MARGIN_S)
-            cap = led.max_tokens_total - led.tokens
             req = Request(
                 base.model,
                 base.prompt,
                 base.system,
                 base.temperature,
-                max(1, cap),
+                cap,
                 base.schema,
                 messages=tuple(self.messages),
                 tools=tuple(self.tools),
                 timeout_s=left,
             )
             t0 = time.monotonic()
+            self._in_flight = (base.model, t0)
             try:
                 reply = await provider.complete(name, req)
             except TaskError as err:
+                self._in_flight = None
                 self._model_event(base.model, None, t0, err.code)
-                led.turns += 1
+                led.provider_attempts += 1
                 if err.code == TIMEOUT_CODE:
+                    led.turns += 1
                     raise Stop(StopReason.DEADLINE, err) from None
                 if not err.transient:
+                    led.turns += 1
                     raise Stop(StopReason.PROVIDER_ERROR, err) from None
                 attempt += 1
                 if attempt > limits.PROVIDER_RETRIES_IN_LOOP:
+                    led.turns += 1
                     raise Stop(StopReason.PROVIDER_UNREACHABLE, err) from None
                 delay = retry_delay_s(err, attempt)
                 left = self._remaining_s()
                 if left is not None and delay >= left:
+                    led.turns += 1
                     raise Stop(StopReason.PROVIDER_UNREACHABLE, err) from None
                 await asyncio.sleep(delay)
                 self.check_budgets()
                 continue
+            self._in_flight = None
+            led.provider_attempts += 1
             led.turns += 1
             if not reply.usage_reported and self.run.services.is_priced(base.model):
                 self._model_event(base.model, reply, t0, "NIKA-AGENT-005")
@@ -418,6 +515,12 @@ class AgentLoop:
                         f"`{base.model}` is priced but reported no token usage, so no budget can count this turn",
                     ),
                 )
+            if not reply.usage_reported and not reply.tokens:
+                # the token budget is never blind: an unreported turn counts its estimate
+                out = json.dumps([reply.text, [[c.name, c.raw] for c in reply.tool_calls]], ensure_ascii=False)
+                led.tokens_in += self._est_in
+                led.tokens_out += -(-len(out.encode("utf-8")) // limits.ESTIMATE_BYTES_PER_TOKEN)
+                led.estimated_turns += 1
             led.tokens_in += reply.tokens_in
             led.tokens_out += reply.tokens_out
             if reply.tokens_in == 0 and reply.tokens_out == 0 and reply.tokens:
@@ -454,7 +557,21 @@ class AgentLoop:
     def _final(self, text: str) -> None:
         """A reply without tool calls: the answer, once it satisfies ``schema:``."""
         if self.schema is None:
-            raise Stop(StopReason.FINAL_MESSAGE, output=text)
+            if text.strip():
+                raise Stop(StopReason.FINAL_MESSAGE, output=text)
+            led = self.ledger
+            if not led.empty_nudged:  # an empty answer is not success: ask the model to synthesise once
+                led.empty_nudged = True
+                self.run.emit("agent_nudge", [("task", self.tid), ("why", "empty final message"), ("turn", led.turns)])
+                self.messages.append(Message("user", limits.EMPTY_ANSWER_NUDGE))
+                return
+            raise Stop(
+                StopReason.EMPTY_ANSWER,
+                TaskError(
+                    SCHEMA_CODE,
+                    "the agent's final message was empty, also after being asked once to write its answer",
+                ),
+            )
         try:
             value = json.loads(_strip_fence(text))
         except ValueError as exc:
@@ -488,6 +605,7 @@ class AgentLoop:
         well_formed = all(c.arguments is not None for c in calls)
         if well_formed:
             led.malformed_in_a_row = 0
+        malformed_counted = False
         for call in calls:
             tool_id = self.by_wire.get(call.name, call.name)
             if tool_id not in self.by_wire.values() or not allowed(self.rules, tool_id):
@@ -503,7 +621,9 @@ class AgentLoop:
                 )
             if call.arguments is None:
                 self._answer(call, {"error": "the arguments were not a JSON object; send them as one"})
-                self._malformed(f"the arguments of your `{call.name}` call were not a JSON object")
+                if not malformed_counted:  # one malformed reply is one strike, however many calls it holds
+                    malformed_counted = True
+                    self._malformed(f"the arguments of your `{call.name}` call were not a JSON object")
                 continue
             args = call.arguments
             if tool_id == DONE:
@@ -512,8 +632,9 @@ class AgentLoop:
             fp = fingerprint(tool_id, args)
             if fp in led.executed:
                 led.duplicates_refused += 1
+                in_a_row = led.duplicates_in_a_row[fp] = led.duplicates_in_a_row.get(fp, 0) + 1
                 self._tool_event(call, tool_id, "duplicate", None, 0.0)
-                if led.duplicates_refused >= limits.DUPLICATE_REFUSALS:
+                if in_a_row >= limits.DUPLICATE_REFUSALS:
                     raise Stop(
                         StopReason.EXECUTED_DUPLICATE,
                         TaskError(
@@ -582,9 +703,35 @@ class AgentLoop:
             self._failed(call, tool_id, err, t0)
             return
         led.failures_in_a_row = 0
+        led.duplicates_in_a_row.clear()  # progress: a new successful call resets the "in a row" counts
         rendered = _render(plain(result))
         led.executed[fp] = rendered
-        self._tool_event(call, tool_id, "ok", None, t0)
+        led.same_observation = led.same_observation + 1 if led.observations and led.observations[-1] == rendered else 1
+        led.observations.append(rendered)
+        led.streak = led.streak + 1 if led.streak_tool == tool_id else 1
+        led.streak_tool = tool_id
+        if led.same_observation >= limits.NO_NOVELTY_REPEATS:
+            self._tool_event(call, tool_id, "ok", None, t0, rendered)
+            raise Stop(
+                StopReason.NO_NOVELTY,
+                TaskError(
+                    "NIKA-AGENT-001",
+                    f"{led.same_observation} tool calls in a row returned the same observation; the loop was "
+                    "learning nothing new",
+                    details={"tool": tool_id},
+                ),
+            )
+        if led.streak >= limits.STREAK_LIMIT:
+            self._tool_event(call, tool_id, "ok", None, t0, rendered)
+            raise Stop(
+                StopReason.STREAK_EXHAUSTED,
+                TaskError(
+                    "NIKA-AGENT-001",
+                    f"`{tool_id}` succeeded {led.streak} times in a row without the agent finishing",
+                    details={"tool": tool_id},
+                ),
+            )
+        self._tool_event(call, tool_id, "ok", None, t0, rendered)
         self._answer(call, rendered)
 
     def _failed(self, call: ToolCall, tool_id: str, err: TaskError, t0: float | None = None) -> None:
@@ -625,7 +772,12 @@ class AgentLoop:
         )
         return {"valid": valid, "findings": findings}
 
-    def _tool_event(self, call: ToolCall, tool_id: str, status: str, code: str | None, t0: float) -> None:
+    def _tool_event(
+        self, call: ToolCall, tool_id: str, status: str, code: str | None, t0: float, result: str | None = None
+    ) -> None:
+        import hashlib
+
+        canonical = fingerprint(tool_id, call.arguments) if call.arguments is not None else call.raw
         fields: list[tuple[str, Any]] = [
             ("task", self.tid),
             ("phase", "agent"),
@@ -633,7 +785,12 @@ class AgentLoop:
             ("turn", self.ledger.turns),
             ("status", status),
             ("duration_ms", round((time.monotonic() - t0) * 1000, 3) if t0 else 0.0),
+            ("fingerprint", "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()),
+            ("cost_usd", 0.0),  # builtin and MCP calls are unmetered; the model calls carry the spend
         ]
+        if result is not None:
+            cut = result[: limits.TOOL_SUMMARY_CHARS]
+            fields.append(("result_summary", cut + ("…" if len(result) > len(cut) else "")))
         if code is not None:
             fields.append(("error_code", code))
         self.run.emit("tool_invoked", fields)

@@ -16,9 +16,35 @@ DEFAULT_MAX_TOKENS_TOTAL = 120_000
 FAILURE_BUDGET = 3
 # seed "proposal-lost": a malformed reply gets one short retry; the second in a row stops the loop.
 MALFORMED_REPLIES = 2
+# seed "the finale guarantees a non-empty answer": an empty final message gets this one nudge.
+EMPTY_ANSWER_NUDGE = "Your final message was empty. Write your answer now, from what the tools returned."
+# heuristic: a failed agent without any text carries its last observations as `partial_output`.
+EXTRACT_OBSERVATIONS = 3
+EXTRACT_CHARS = 2_000
 # heuristic: a successful call proposed again is refused; the second refusal stops the loop
 # (a model that repeats itself twice after being told is not going to move on).
 DUPLICATE_REFUSALS = 2
+# heuristic: the input-token estimate when the provider gives no count: UTF-8 bytes of the request
+# body divided by this (conservative: English prose runs ~4 bytes a token, code and JSON ~3).
+ESTIMATE_BYTES_PER_TOKEN = 3
+# heuristic: an output cap below this many tokens buys no useful reply; the loop stops first.
+MIN_USEFUL_OUTPUT_TOKENS = 16
+# The largest output (`max_tokens`) each model documents; a call never asks for more. Provenance:
+# the vendors' model pages (OpenAI GPT-4o 16,384; Anthropic Claude 3.5 Sonnet 8,192; Gemini 1.5
+# 8,192). A model not listed gets DEFAULT_MAX_OUTPUT_TOKENS (heuristic, conservative).
+MODEL_MAX_OUTPUT_TOKENS: dict[str, int] = {
+    "openai/gpt-4o": 16_384,
+    "openai/gpt-4o-mini": 16_384,
+    "anthropic/claude-3-5-sonnet-latest": 8_192,
+    "gemini/gemini-1.5-pro": 8_192,
+    "gemini/gemini-1.5-flash": 8_192,
+}
+# seed "no-novelty" (threshold heuristic): this many successful calls in a row returning the same
+# observation (canonical text, compared exactly) stop the loop.
+NO_NOVELTY_REPEATS = 3
+# seed "streak-exhausted" (threshold heuristic): the same tool succeeding this many times in a row
+# stops the loop (a research loop that has not finished after that is spiralling).
+STREAK_LIMIT = 8
 # heuristic: a model call needs at least this much of the task deadline left to be worth starting.
 MIN_CALL_WINDOW_S = 0.05
 # heuristic: a model call under a task deadline ends this much before it, so the loop records why.
@@ -28,6 +54,8 @@ DEADLINE_MARGIN_S = 0.05
 PROVIDER_RETRIES_IN_LOOP = 2
 # heuristic: the longest a `Retry-After` may make us wait inside one task.
 MAX_RETRY_AFTER_S = 60.0
+# heuristic: how much of a tool result a `tool.invoked` frame keeps as its summary.
+TOOL_SUMMARY_CHARS = 200
 # heuristic: how much of a tool result is fed back to the model (the rest is cut, and says so).
 MAX_TOOL_RESULT_CHARS = 32_000
 

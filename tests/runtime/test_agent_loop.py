@@ -96,32 +96,70 @@ def test_max_turns_fails_with_partial_output_and_no_extra_call(run):
 
 
 def test_token_budget_is_checked_before_the_next_call(run):
-    replies = [openai(calls=[compose(i)], tin=50, tout=20) for i in range(5)]
+    """Pre-call admission (seed "budgets first", 02 §Loop semantics case 3): spent + input estimate
+    + output cap stays inside `max_tokens_total`, and a call that would overshoot is never sent."""
+    replies = [openai(calls=[compose(i)], tin=3800, tout=20) for i in range(5)]
     with serve(replies) as fake:
         result = run(
-            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_tokens_total: 100'),
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_tokens_total: 4000'),
             engine_env=env(fake.url),
         )
     r = rec(result)
     assert r.error["code"] == "NIKA-AGENT-002"
     assert r.agent["stop_reason"] == "token-budget"
-    assert fake.count == 2  # 70 tokens < 100 allowed a second call; 140 >= 100 allowed no third
-    assert fake.seen[1].body["max_tokens"] == 30  # the call may not spend more than what is left
+    assert fake.count == 1  # 3820 spent: the next call's input estimate alone leaves no useful output
+    first = fake.seen[0].body
+    assert first["max_tokens"] + len(json.dumps(first).encode()) // 4 <= 4000  # input estimate + cap fit
+
+
+def test_output_cap_never_exceeds_the_model_maximum(run):
+    """The output cap is the model's documented maximum at most (limits.MODEL_MAX_OUTPUT_TOKENS),
+    not the whole remaining budget."""
+    with serve([openai("ok")]) as fake:
+        run(wf('      prompt: "go"'), engine_env=env(fake.url))
+    assert fake.seen[0].body["max_tokens"] == 4096
+
+
+def test_no_request_when_the_budget_cannot_fit_one_call(run):
+    with serve([openai("never")]) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_tokens_total: 100'),
+            engine_env=env(fake.url),
+        )
+    assert rec(result).agent["stop_reason"] == "token-budget"
+    assert fake.count == 0
+
+
+def test_token_budget_counts_an_estimate_when_usage_is_absent(run):
+    """A provider that reports no usage still spends the token budget (by the estimate)."""
+    replies = [openai(calls=[compose(i)], tin=0, tout=0) for i in range(10)]
+    with serve(replies) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_tokens_total: 700'),
+            engine_env=env(fake.url),
+        )
+    r = rec(result)
+    assert r.agent["stop_reason"] == "token-budget"
+    assert r.agent["tokens_in"] > 0
+    assert 1 <= fake.count < 3  # before no-novelty (3) could fire
 
 
 def test_cost_budget(run):
-    prices = json.dumps({"openai/gpt-test": {"input": 100_000, "output": 0}})  # $0.10 per input token
-    replies = [openai(calls=[compose(i)], tin=10) for i in range(5)]
+    """The output cap is priced against the cost ceiling before the call; a call that could
+    overshoot it is not sent (seed "budgets first")."""
+    prices = json.dumps({"openai/gpt-test": {"input": 0, "output": 1_000_000}})  # $1 per output token
+    replies = [openai(calls=[compose(i)], tin=10, tout=10) for i in range(5)]
     with serve(replies) as fake:
         result = run(
             wf('      prompt: "go"\n      tools: ["nika:compose"]'),
-            engine_env=env(fake.url, NIKA_PRICES=prices, NIKA_AGENT_MAX_COST_USD="1.5"),
+            engine_env=env(fake.url, NIKA_PRICES=prices, NIKA_AGENT_MAX_COST_USD="20.5"),
         )
     r = rec(result)
     assert r.agent["stop_reason"] == "cost-budget"
     assert r.error["code"] == "NIKA-AGENT-002"
-    assert fake.count == 2  # $1 spent < $1.5, $2 spent stops
-    assert r.agent["cost_usd"] == pytest.approx(2.0)
+    assert fake.seen[0].body["max_tokens"] == 20  # $20.50 buys at most 20 output tokens
+    assert fake.count == 1  # $10 spent: $10.50 left buys 10 tokens, below a useful reply
+    assert r.agent["cost_usd"] == pytest.approx(10.0)
 
 
 def test_deadline_stops_the_loop_and_cuts_the_hanging_call(run):
@@ -140,6 +178,8 @@ def test_deadline_stops_the_loop_and_cuts_the_hanging_call(run):
     assert r.error["code"] == "NIKA-TIMEOUT-001"
     assert r.agent["stop_reason"] == "deadline"
     assert took < 1.4
+    model_frames = [e for e in result.events if e.get("phase") == "model_call"]
+    assert len(model_frames) == 2 and model_frames[-1]["error_code"] in ("cut", "NIKA-TIMEOUT-001")
 
 
 def test_deadline_checked_before_a_call():
@@ -298,3 +338,112 @@ def test_priced_model_without_usage_fails_closed(run):
         result = run(wf('prompt: "go"'), engine_env=env(fake.url, NIKA_PRICES=prices))
     assert rec(result).error["code"] == "NIKA-AGENT-005"
     assert fake.count == 1
+
+
+def test_provider_retry_is_an_attempt_not_a_turn(run):
+    """A 429 retried inside the loop is an attempt of the same turn: a `max_turns: 2` agent whose
+    first call is rate-limited still finishes (02 §Loop semantics counts turns, not HTTP attempts)."""
+    replies = [Reply(429, {"error": "slow down"}, {"Retry-After": "0"}), openai(calls=[compose(1)]), openai("done")]
+    with serve(replies) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_turns: 2'), engine_env=env(fake.url)
+        )
+    r = rec(result)
+    assert r.status == "success" and r.output == "done"
+    assert r.agent["turns"] == 2
+    assert fake.count == 3
+    assert fake.seen[0].body == fake.seen[1].body  # the retry re-sent the same turn
+
+
+def test_two_malformed_calls_in_one_reply_get_their_retry(run):
+    """One reply with two malformed calls is one malformed reply: the second in a row stops, not
+    the second call of the first reply (seed "two in a row")."""
+    bad = [("nika_compose", "{not json"), ("nika_compose", "[1]")]
+    with serve([openai(calls=bad), openai("fixed")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.status == "success" and r.output == "fixed"
+    assert fake.count == 2
+    assert [m["role"] for m in fake.seen[1].body["messages"]].count("tool") == 2
+
+
+def test_duplicates_count_per_fingerprint_in_a_row(run):
+    """Two unrelated duplicates with a new successful call between them do not end a healthy run."""
+    replies = [
+        openai(calls=[compose(1)]),
+        openai(calls=[compose(1)]),  # duplicate of 1, refused
+        openai(calls=[compose(2)]),  # progress resets the count
+        openai(calls=[compose(2)]),  # duplicate of 2, refused
+        openai("finished"),
+    ]
+    with serve(replies) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.status == "success" and r.output == "finished"
+    assert r.agent["duplicates_refused"] == 2
+    assert fake.count == 5
+
+
+def test_empty_final_message_is_nudged_once(run):
+    """An empty final message is not success (seed "a non-empty answer"): one nudge, then the answer."""
+    with serve([openai(calls=[compose(1)]), openai(""), openai("the answer")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    assert rec(result).status == "success" and rec(result).output == "the answer"
+    assert fake.count == 3
+    assert "empty" in fake.seen[2].body["messages"][-1]["content"]
+
+
+def test_empty_final_message_twice_fails_with_the_observations(run):
+    with serve([openai(calls=[compose(1)]), openai(""), openai(""), openai("never")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.status == "failure"
+    assert r.agent["stop_reason"] == "empty-answer"
+    assert r.error["code"] == "NIKA-INFER-002"
+    assert '"valid": true' in r.error["details"]["partial_output"]  # the deterministic extract
+    assert fake.count == 3
+
+
+def test_no_novelty_stops_identical_observations(run):
+    """Three successful calls in a row with the same observation stop the loop (seed no-novelty)."""
+    replies = [openai(calls=[compose(i)]) for i in range(10)]  # fresh drafts, the same verdict each time
+    with serve(replies) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    r = rec(result)
+    assert r.agent["stop_reason"] == "no-novelty"
+    assert r.error["code"] == "NIKA-AGENT-001"
+    assert fake.count == 3
+
+
+def test_streak_exhausted_same_tool_over_and_over(run):
+    """The same tool succeeding STREAK_LIMIT times in a row stops the loop (seed streak-exhausted)."""
+    from runtime import limits
+
+    drafts = [("nika_compose", {"workflow_yaml": f"nika: v1\nworkflow: {{ id: d{i} }}\n"}) for i in range(12)]
+    # alternate between two verdicts so no observation repeats back to back
+    drafts = [d if i % 2 else compose(i) for i, d in enumerate(drafts)]
+    with serve([openai(calls=[d]) for d in drafts]) as fake:
+        result = run(
+            wf('      prompt: "go"\n      tools: ["nika:compose"]\n      max_turns: 20'), engine_env=env(fake.url)
+        )
+    r = rec(result)
+    assert r.agent["stop_reason"] == "streak-exhausted"
+    assert fake.count == limits.STREAK_LIMIT
+
+
+def test_tool_frames_carry_fingerprint_summary_duration_and_cost(run):
+    """Audit (seed "tool.call events carry cost + result summary"): the canonical fingerprint,
+    a bounded result summary, the duration and the cost are in every executed tool frame."""
+    from runtime import limits
+
+    with serve([openai(calls=[compose(1)]), openai("done")]) as fake:
+        result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))
+    frame = next(e for e in result.events if e["type"] == "tool.invoked" and e.get("phase") == "agent")
+    import hashlib
+
+    want = hashlib.sha256(fingerprint("nika:compose", compose(1)[1]).encode()).hexdigest()
+    assert frame["fingerprint"] == "sha256:" + want
+    assert '"valid": true' in frame["result_summary"]
+    assert len(frame["result_summary"]) <= limits.TOOL_SUMMARY_CHARS + 1
+    assert frame["cost_usd"] == 0.0 and frame["duration_ms"] >= 0
+    assert fake.count == 2
