@@ -3,8 +3,10 @@ builtins; 10-authority §net)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,6 +18,7 @@ from runtime import builtins
 from runtime.errors import TaskError
 from runtime.net.ssrf import Allowance, judge_host, literal_address, why_refused
 from tests.runtime.builtins_harness import make_ctx
+from tests.runtime.rt_helpers import run_yaml, statuses
 
 SEEN: list[dict[str, Any]] = []
 
@@ -50,6 +53,8 @@ class _Handler(BaseHTTPRequestHandler):
             "/to-meta": (302, {"location": "http://169.254.169.254/latest/meta-data/"}, b""),
             "/echo": (200, {"content-type": "text/plain"}, body),
         }
+        if self.path == "/slow":
+            time.sleep(1.5)
         if self.path == "/huge":
             self.send_response(200)
             self.send_header("content-type", "text/plain")
@@ -67,7 +72,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
-        self.wfile.write(payload)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+            self.wfile.write(payload)
 
     do_GET = do_POST = do_PUT = _answer
 
@@ -75,6 +81,8 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def server() -> Iterator[int]:
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads = True
+    srv.block_on_close = False
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     yield srv.server_address[1]
@@ -321,3 +329,47 @@ async def test_unbuilt_mode_says_so(server: int, tmp_path: Path) -> None:
     with pytest.raises(TaskError) as e:
         await _fetch(tmp_path, {"url": f"http://127.0.0.1:{server}/text"})
     assert e.value.code == "NIKA-IMPL-002" and "markdown" in e.value.message
+
+
+_WF = """
+nika: v1
+workflow:
+  id: fetch-run
+permits:
+  tools: ["nika:fetch"]
+  net:
+    http: [{grant}]
+tasks:
+  get:
+    invoke:
+      tool: "nika:fetch"
+      args: {{ url: "http://127.0.0.1:{port}{path}", mode: raw }}
+    timeout: "{timeout}"
+outputs:
+  body: ${{{{ tasks.get.output }}}}
+"""
+
+
+def _run(tmp_path: Path, port: int, path: str, grant: str = '"127.0.0.1"', timeout: str = "10s"):
+    text = _WF.format(grant=grant, port=port, path=path, timeout=timeout)
+    return run_yaml(text, tmp_path, engine_env={"NIKA_FETCH_ALLOW_PRIVATE": "127.0.0.1"})
+
+
+def test_nika_run_fetches_a_granted_host(server: int, tmp_path: Path) -> None:
+    """nika run: the dispatch judges permits.net.http, then the builtin fetches (check ≡ run)."""
+    result = _run(tmp_path, server, "/text")
+    assert statuses(result) == {"get": "success"} and result.tasks["get"].output == "héllo"
+
+
+def test_nika_run_refuses_an_ungranted_redirect_hop(server: int, tmp_path: Path) -> None:
+    """10-authority §net: a redirect to a host outside permits.net.http is refused at the hop."""
+    result = _run(tmp_path, server, "/to-meta", grant='"127.0.0.1"')
+    rec = result.tasks["get"]
+    assert rec.status == "failure" and rec.error["code"] == "NIKA-SEC-004"
+
+
+def test_task_timeout_bounds_the_request(server: int, tmp_path: Path) -> None:
+    """builtins §Security: the task timeout bounds the whole request."""
+    started = time.monotonic()
+    result = _run(tmp_path, server, "/slow", timeout="200ms")
+    assert result.tasks["get"].status == "failure" and time.monotonic() - started < 1.4
