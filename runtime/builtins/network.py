@@ -192,3 +192,67 @@ def _jq(program: str, body: bytes) -> Any:
             count=len(results),
         )
     return results[0]
+
+
+# ── nika:notify ──────────────────────────────────────────────────────────────────────────────
+
+NOTIFY = "nika:notify"
+NOTIFY_UNCONFIGURED = "NIKA-BUILTIN-NOTIFY-001"
+NOTIFY_FAILED = "NIKA-BUILTIN-NOTIFY-002"
+_DISCORD_MARKUP = str.maketrans({c: "\\" + c for c in "\\*_~`|>#-[]()"})
+
+
+def _slack_text(message: str) -> str:
+    """Slack's control characters escaped, so `<!channel>`/`<@U1>` arrive as text (builtins §notify)."""
+    return message.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _notify_payload(channel: str, message: str, severity: str, data: Any, has_data: bool) -> dict[str, Any]:
+    if channel == "slack":
+        return {"text": _slack_text(message), "mrkdwn": False}
+    if channel == "discord":
+        return {"content": message.translate(_DISCORD_MARKUP), "allowed_mentions": {"parse": []}}
+    body: dict[str, Any] = {"message": message, "severity": severity}
+    if has_data:
+        body["data"] = data
+    return body
+
+
+@builtin(NOTIFY)
+async def notify(args: dict[str, Any], ctx: BuiltinContext) -> Any:
+    channel = str(args.get("channel") or "webhook")
+    if channel in ("email", "sms"):
+        raise TaskError(
+            NOTIFY_UNCONFIGURED,
+            f"the `{channel}` channel is not configured on this engine (this build has no `{channel}` "
+            "configuration yet); use `channel: webhook`",
+            details={"channel": channel},
+        )
+    target = args.get("target")
+    if not isinstance(target, str) or not target:
+        raise TaskError(
+            NOTIFY_UNCONFIGURED, f"`channel: {channel}` needs a `target:` URL", details={"channel": channel}
+        )
+    raw = args.get("message")
+    message = raw if isinstance(raw, str) else ("" if raw is None else json.dumps(raw, ensure_ascii=False))
+    judge_url = ctx.extra.get("judge_url")
+    if judge_url is not None:
+        judge_url(target)  # permits.net.http judges the target like a fetch URL
+    severity = str(arg(args, NOTIFY, "severity") or "info")
+    payload = _notify_payload(channel, message, severity, args.get("data"), "data" in args)
+    content = json.dumps(payload, ensure_ascii=False).encode()
+    headers = {"content-type": "application/json"}
+    try:
+        status, _, _, _ = await _request(ctx, "POST", target, headers, {"content": content})
+    except TaskError as e:
+        if e.code != CODE:
+            raise  # the SSRF floor and the permits stay NIKA-SEC-004
+        raise TaskError(NOTIFY_FAILED, e.message, transient=e.transient, details={"channel": channel}) from None
+    if not 200 <= status < 300:
+        raise TaskError(
+            NOTIFY_FAILED,
+            f"the {channel} endpoint answered HTTP {status}",
+            transient=status >= 500 or status in (408, 429),
+            details={"channel": channel, "status_code": status},
+        )
+    return None

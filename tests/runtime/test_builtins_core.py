@@ -262,7 +262,6 @@ async def test_wait_refuses_a_bad_duration(host):
 @pytest.mark.parametrize(
     ("tool", "args"),
     [
-        ("nika:notify", {"channel": "webhook", "target": "https://example.com/h", "message": "hi"}),
         ("nika:decide", {"bundle": "b.json", "evidence": {"t": 0, "evidence": []}}),
         ("nika:chart", None),
         ("nika:image_generate", None),

@@ -52,6 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/to-file": (302, {"location": "file:///etc/passwd"}, b""),
             "/to-meta": (302, {"location": "http://169.254.169.254/latest/meta-data/"}, b""),
             "/echo": (200, {"content-type": "text/plain"}, body),
+            "/hook": (204, {}, b""),
         }
         if self.path == "/slow":
             time.sleep(1.5)
@@ -373,3 +374,45 @@ def test_task_timeout_bounds_the_request(server: int, tmp_path: Path) -> None:
     started = time.monotonic()
     result = _run(tmp_path, server, "/slow", timeout="200ms")
     assert result.tasks["get"].status == "failure" and time.monotonic() - started < 1.4
+
+
+async def _notify(tmp_path: Path, args: dict[str, Any], **kw: Any) -> Any:
+    return await builtins.call("nika:notify", args, _ctx(tmp_path, **kw))
+
+
+async def test_webhook_payload(server: int, tmp_path: Path) -> None:
+    """builtins §nika:notify: the webhook payload is {message, severity, data?}; null on delivery."""
+    url = f"http://127.0.0.1:{server}/hook"
+    assert (
+        await _notify(tmp_path, {"channel": "webhook", "target": url, "message": 'a "b"\nc', "severity": "warn"})
+        is None
+    )
+    assert json.loads(SEEN[-1]["body"]) == {"message": 'a "b"\nc', "severity": "warn"}
+    await _notify(tmp_path, {"channel": "webhook", "target": url, "message": "m", "data": {"run": 1}})
+    assert json.loads(SEEN[-1]["body"]) == {"message": "m", "severity": "info", "data": {"run": 1}}
+
+
+async def test_slack_and_discord_neutralise_mentions(server: int, tmp_path: Path) -> None:
+    """builtins §notify Injection defense: slack/discord send the message as text, not mentions/markup."""
+    url = f"http://127.0.0.1:{server}/hook"
+    await _notify(tmp_path, {"channel": "slack", "target": url, "message": "<!channel> *hi* <@U1>"})
+    assert json.loads(SEEN[-1]["body"])["text"] == "&lt;!channel&gt; *hi* &lt;@U1&gt;"
+    await _notify(tmp_path, {"channel": "discord", "target": url, "message": "@everyone *hi*"})
+    sent = json.loads(SEEN[-1]["body"])
+    assert sent["allowed_mentions"] == {"parse": []} and sent["content"] == "@everyone \\*hi\\*"
+
+
+async def test_notify_failures(server: int, tmp_path: Path) -> None:
+    """builtins §notify: delivery failure is NOTIFY-002 (5xx transient); sms/email unconfigured NOTIFY-001;
+    the target rides the SSRF floor (SEC-004)."""
+    with pytest.raises(TaskError) as e:
+        await _notify(tmp_path, {"channel": "webhook", "target": f"http://127.0.0.1:{server}/busy", "message": "m"})
+    assert e.value.code == "NIKA-BUILTIN-NOTIFY-002" and e.value.transient
+    with pytest.raises(TaskError) as e:
+        await _notify(tmp_path, {"channel": "sms", "target": "+1555", "message": "m"})
+    assert e.value.code == "NIKA-BUILTIN-NOTIFY-001"
+    with pytest.raises(TaskError) as e:
+        await _notify(
+            tmp_path, {"channel": "webhook", "target": f"http://127.0.0.1:{server}/hook", "message": "m"}, allow=""
+        )
+    assert e.value.code == "NIKA-SEC-004"
