@@ -55,8 +55,20 @@ async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: A
         emit=lambda event: run._builtin_event(tid, event),
         task_id=tid,
         interactive=run.options.interactive,
+        extra=_net_extra(run, tid, task) if "net" in effects else {},
     )
     return await builtins.call(tool, args, ctx, computed=computed)
+
+
+def _net_extra(run: Any, tid: str, task: Any) -> dict[str, Any]:
+    """What a network builtin needs: the run's one HTTP client, the engine environment (the SSRF
+    allowance) and the permits judge for every redirect hop."""
+    inert = task is not None and task.inert is not None
+    return {
+        "http": run.services.http(),
+        "env": run.engine_env,
+        "judge_url": lambda url: run.boundary.check_url(tid, url, inert=inert),
+    }
 
 
 async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:

@@ -262,8 +262,6 @@ async def test_wait_refuses_a_bad_duration(host):
 @pytest.mark.parametrize(
     ("tool", "args"),
     [
-        ("nika:fetch", {"url": "https://example.com"}),
-        ("nika:notify", {"channel": "webhook", "target": "https://example.com/h", "message": "hi"}),
         ("nika:chart", None),
         ("nika:image_generate", None),
         ("nika:image_fx", None),

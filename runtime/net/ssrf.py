@@ -1,0 +1,146 @@
+"""The SSRF floor (stdlib builtins §nika:fetch, Security: engine MUST).
+
+A host is resolved once; every address it resolves to is judged; the request then connects to the
+judged address (no second lookup, so DNS rebinding cannot swap it). Private, loopback,
+link-local, CGNAT, multicast, reserved and cloud-metadata addresses are refused unless the engine
+configuration allows them: ``NIKA_FETCH_ALLOW_PRIVATE`` is a comma-separated list of host names
+and CIDR ranges. The cloud-metadata addresses stay refused unless listed by address (a range that
+merely contains them does not lift them).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from runtime.errors import TaskError
+
+SEC = "NIKA-SEC-004"
+ALLOW_ENV = "NIKA_FETCH_ALLOW_PRIVATE"
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], list[str]]
+
+METADATA: frozenset[IPAddress] = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean
+        "169.254.170.2",  # AWS ECS task metadata
+        "100.100.100.200",  # Alibaba Cloud
+        "fd00:ec2::254",  # AWS IMDS over IPv6
+    )
+)
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What the engine configuration lifts: host names and networks."""
+
+    hosts: frozenset[str] = frozenset()
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str | None) -> Allowance:
+        hosts: set[str] = set()
+        nets = []
+        for raw in (text or "").split(","):
+            item = raw.strip().lower()
+            if not item:
+                continue
+            try:
+                nets.append(ipaddress.ip_network(item.strip("[]"), strict=False))
+            except ValueError:
+                hosts.add(item)
+        return cls(frozenset(hosts), tuple(nets))
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Allowance:
+        return cls.parse((environ if environ is not None else os.environ).get(ALLOW_ENV))
+
+    def lifts(self, host: str, addr: IPAddress) -> bool:
+        if addr in METADATA:  # only an explicit listing by address lifts a metadata address
+            return any(n.num_addresses == 1 and n.network_address == addr for n in self.networks)
+        return host.lower() in self.hosts or any(addr in n for n in self.networks)
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """``host`` as an IP address when it is one in any spelling, including the legacy IPv4 forms
+    (decimal ``2130706433``, octal ``0177.0.0.1``, hex ``0x7f.1``) that resolvers accept."""
+    h = host.strip("[]")
+    try:
+        return ipaddress.ip_address(h)
+    except ValueError:
+        pass
+    if h and all(c in "0123456789abcdefxABCDEFX." for c in h) and h[0].isdigit():
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(h))
+        except OSError:
+            return None
+    return None
+
+
+def why_refused(addr: IPAddress) -> str | None:
+    """Why ``addr`` is on the floor's refused list, or ``None`` when it is public."""
+    if isinstance(addr, ipaddress.IPv6Address):
+        mapped = addr.ipv4_mapped or addr.sixtofour
+        if mapped is not None:
+            return why_refused(mapped)
+    if addr in METADATA:
+        return "a cloud-metadata address"
+    if addr.is_loopback:
+        return "a loopback address"
+    if addr.is_link_local:
+        return "a link-local address"
+    if addr.is_multicast:
+        return "a multicast address"
+    if isinstance(addr, ipaddress.IPv4Address) and addr in _CGNAT:
+        return "a carrier-grade NAT (CGNAT) address"
+    if addr.is_private:
+        return "a private-network address"
+    if addr.is_unspecified or addr.is_reserved or not addr.is_global:
+        return "a reserved address"
+    return None
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(i[4][0]) for i in infos]
+
+
+def judge_host(host: str, port: int, allowance: Allowance, resolve: Resolver = system_resolver) -> IPAddress:
+    """Resolve ``host`` once and return the address to connect to; raise NIKA-SEC-004 when an
+    address it resolves to is on the floor and not lifted. Every address is judged, so a name
+    with one public and one private record is refused."""
+    literal = literal_address(host)
+    if literal is not None:
+        found: list[IPAddress] = [literal]
+    else:
+        try:
+            found = [ipaddress.ip_address(a.split("%", 1)[0]) for a in resolve(host, port)]
+        except (OSError, UnicodeError, ValueError) as e:
+            raise TaskError(
+                "NIKA-BUILTIN-FETCH-001",
+                f"`{host}` could not be resolved: {e}",
+                transient=True,
+                details={"host": host},
+            ) from None
+        if not found:
+            raise TaskError("NIKA-BUILTIN-FETCH-001", f"`{host}` resolved to no address", details={"host": host})
+    for addr in found:
+        why = why_refused(addr)
+        if why is not None and not allowance.lifts(host, addr):
+            lift = (
+                f"list `{addr}` itself in {ALLOW_ENV} to allow it"
+                if addr in METADATA
+                else f"allow it in {ALLOW_ENV} (hosts and CIDR ranges)"
+            )
+            raise TaskError(
+                SEC,
+                f"`{host}` resolves to {addr}, {why}; the engine refuses it (SSRF floor): {lift}",
+                details={"plane": "net", "gate": "ssrf", "host": host, "address": str(addr)},
+            )
+    return found[0]
