@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from checker.diagnostics import Diagnostic
 from checker.rules import (
     authority,
+    blocklist,
     composition,
     dag,
     flows,
@@ -50,6 +51,7 @@ RULES: tuple[Rule, ...] = (
     authority.check_bounds,
     authority.check_fit,
     authority.check_urls,
+    blocklist.check_blocklist,
     secrets.check_secret_flow,
     flows.check_trifecta,
     flows.check_shared_writes,

@@ -80,9 +80,10 @@ def test_blocked_shell_fails_with_sec_001(run):
         nika: v1
         workflow: { id: block }
         permits: { exec: true }
+        const: { cmd: "rm -rf /" }
         tasks:
           t:
-            exec: { shell: "rm -rf /" }
+            exec: { shell: "${{ const.cmd }}" }
         """
     )
     assert result.tasks["t"].error["code"] == "NIKA-SEC-001"
