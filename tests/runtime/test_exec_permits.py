@@ -209,7 +209,13 @@ def test_net_hosts_and_code_bearing_artifacts(tmp_path):
     b.check_url("t", "https://api.example.com/v1/x", inert=False)
     b.check_url("t", "https://API.example.com./v1/x", inert=False)
     # exact names only (01 §permits net.http): a `*.` entry is refused at check and grants nothing at run
-    for bad in ("https://cdn.data.org/set.csv", "https://evil.example.org/", "ftp://api.example.com/", None, "https://api.example.com/m.pkl"):
+    for bad in (
+        "https://cdn.data.org/set.csv",
+        "https://evil.example.org/",
+        "ftp://api.example.com/",
+        None,
+        "https://api.example.com/m.pkl",
+    ):
         with pytest.raises(TaskError) as info:
             b.check_url("t", bad, inert=False)
         assert info.value.code == "NIKA-SEC-004"
