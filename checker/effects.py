@@ -309,8 +309,11 @@ def _cgn() -> Any:
 
 
 def dangerous_env(name: str) -> bool:
+    """Whether ``name`` is on the dangerous-name floor (compared in upper case: a platform whose
+    names fold case would honour the lower-case spelling too)."""
     env = _table()["env"]
-    return name in env["dangerous"] or any(name.startswith(p) for p in env["dangerous_prefixes"])
+    upper = name.upper()
+    return upper in env["dangerous"] or any(upper.startswith(p) for p in env["dangerous_prefixes"])
 
 
 def is_reentry(token: str) -> bool:

@@ -14,110 +14,38 @@ Every decision is reported to ``witness`` (the trace's ``permit_checked`` frames
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from checker import effects
 from checker.model import Permits
-from checker.tool_globs import tool_allowed
+from checker.rules.authority import boundary_of
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
 
-# NEP-0006: artifact classes that execute when loaded, by the final extension of the URL path.
-CODE_BEARING: dict[str, str] = {
-    **dict.fromkeys((".pkl", ".pickle", ".dill", ".joblib", ".pt", ".pth", ".ckpt"), "serialized-executable"),
-    **dict.fromkeys(
-        (".py", ".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", ".rb", ".pl", ".php", ".js", ".mjs", ".ipynb"),
-        "script",
-    ),
-    **dict.fromkeys((".exe", ".dll", ".so", ".dylib", ".wasm", ".jar"), "executable"),
-}
-
-# NEP-0005: the runner floor every child gets, and the names no grant can pass.
+# NEP-0005: the runner floor every child gets (the names no grant can pass are the checker's
+# dangerous-name floor, :func:`checker.effects.dangerous_env`).
 ENV_FLOOR = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME")
-DANGEROUS_ENV = frozenset(
-    {
-        "LD_PRELOAD",
-        "LD_LIBRARY_PATH",
-        "LD_AUDIT",
-        "DYLD_INSERT_LIBRARIES",
-        "DYLD_LIBRARY_PATH",
-        "DYLD_FRAMEWORK_PATH",
-        "BASH_ENV",
-        "ENV",
-        "BASH_FUNC",
-        "PROMPT_COMMAND",
-        "IFS",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "PYTHONSTARTUP",
-        "PYTHONPATH",
-        "PYTHONHOME",
-        "PERL5OPT",
-        "PERL5LIB",
-        "PERLLIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "JAVA_TOOL_OPTIONS",
-        "_JAVA_OPTIONS",
-        "GIT_SSH_COMMAND",
-        "GIT_EXEC_PATH",
-    }
-)
 
 Witness = Callable[[str, str, str, bool, str], None]  # task, plane, gate, allowed, why
 
 
-def _is_dangerous(name: str) -> bool:
-    return name in DANGEROUS_ENV or name.startswith(("BASH_FUNC_", "LD_", "DYLD_"))
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """``**`` crosses directories, ``*`` and ``?`` do not; ``dir/**`` also matches ``dir``."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("(?:/.*)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            if pattern.startswith("/", i):
-                out[-1] = "(?:.*/)?"
-                i += 1
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
 def _split_glob(pattern: str) -> tuple[str, str]:
-    """The fixed directory prefix of a glob and the rest (``./out/*.json`` -> ``./out``, ``*.json``)."""
+    """The literal directory prefix of a glob and the rest (``./out/*.json`` -> ``./out``, ``*.json``)."""
     parts = pattern.split("/")
     fixed: list[str] = []
     for i, p in enumerate(parts):
-        if any(ch in p for ch in "*?["):
+        if "*" in p or "\\" in p:
             return "/".join(fixed) or ".", "/".join(parts[i:])
         fixed.append(p)
     return "/".join(fixed) or ".", ""
+
+
+def _escape_glob(text: str) -> str:
+    return "".join("\\" + c if c in "*\\" else c for c in text)
 
 
 @dataclass
@@ -128,7 +56,8 @@ class Boundary:
     workdir: Path
     witness: Witness | None = None
     parent: Boundary | None = None
-    _fs_cache: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    _fs_cache: dict[str, effects.Boundary] = field(default_factory=dict)
+    _judge: effects.Boundary | None = None
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -158,68 +87,86 @@ class Boundary:
             b = b.parent
         return out
 
+    @property
+    def judge(self) -> effects.Boundary:
+        """This workflow's ``permits:`` as the checker's one judge (plain data, literals only)."""
+        if self._judge is None:
+            self._judge = boundary_of(self.permits)
+        return self._judge
+
     # -- exec --------------------------------------------------------------------------------
 
     def check_exec(self, task: str, program: str, *, shell: bool) -> None:
-        """``permits.exec``: ``true`` allows any program; a list allows those programs in argv form."""
+        """``permits.exec``: ``true`` allows any program; a list allows exactly those argv[0]
+        spellings, in argv form (the checker's :meth:`checker.effects.Boundary.check`)."""
         for b in self._chain():
-            grant = b.permits.exec if b.permits is not None else None
             owner = "" if b is self else " (a calling workflow's permits)"
-            if grant is True:
-                continue
-            if isinstance(grant, tuple):
-                names = {str(v.value) for v in grant}
-                if shell:
-                    raise self._deny(
-                        task,
-                        "exec",
-                        "shell",
-                        f"`permits.exec` lists programs{owner}, so only the argv form `command:` may run; "
-                        "`shell:` needs `permits.exec: true`",
-                    )
-                if program in names or os.path.basename(program) in names:
-                    continue
+            if b.permits is None:
+                why = "no `permits:` block, so the workflow has no authority to run processes"
+                raise self._deny(task, "exec", program, why)
+            grant = b.judge.exec
+            if shell and isinstance(grant, tuple) and grant:
                 raise self._deny(
                     task,
                     "exec",
-                    program,
-                    f"`{program}` is not among the programs `permits.exec` allows{owner} ({', '.join(sorted(names))})",
+                    "shell",
+                    f"`permits.exec` lists programs{owner}, so only the argv form `command:` may run; "
+                    "`shell:` needs `permits.exec: true`",
                 )
-            why = (
-                "no `permits:` block, so the workflow has no authority to run processes"
-                if b.permits is None
-                else (f"`permits.exec` does not allow processes{owner}")
-            )
-            raise self._deny(task, "exec", program, why)
+            denial = b.judge.check("exec", None if shell else program)
+            if denial is not None:
+                raise self._deny(task, "exec", program, denial.reason + owner)
         self._say(task, "exec", program if not shell else "shell", True, "permits.exec allows the program")
 
+    def check_argv(self, task: str, argv: list[str], computed: set[int]) -> None:
+        """Under a program list, a re-entry token (``-c``, ``--exec``…) that a computed argv
+        element resolved to is covered only when the list names it (spec 10
+        §permit-parameterization). Every computed element counts as untrusted here (fail-closed:
+        the run has no taint labels); the author's literal words are the author's."""
+        for b in self._chain():
+            grant = b.judge.exec
+            if not isinstance(grant, tuple):
+                continue
+            for i in sorted(computed):
+                tok = argv[i]
+                if i > 0 and effects.is_reentry(tok) and tok not in grant:
+                    raise self._deny(
+                        task,
+                        "exec",
+                        tok,
+                        f"the untrusted argv element `{tok}` (command[{i}]) makes the program run other "
+                        "code, and no grant lists it",
+                        boundary="exec",
+                    )
+
     def env_passthrough(self, task: str) -> tuple[str, ...]:
-        """Names of engine variables that may reach a child process (every ancestor must grant them)."""
-        names = [n for n in self._strings("env") if not _is_dangerous(n)]
+        """Names of engine variables that may reach a child process (every ancestor must grant
+        them; the dangerous-name floor is never passed)."""
+        names = [n for n in self._strings("env") if not effects.dangerous_env(n)]
         for b in self._chain()[1:]:
-            allowed = set(b._strings("env"))
-            names = [n for n in names if n in allowed]
+            names = [n for n in names if b.judge.check("env", n) is None]
         for n in names:
             self._say(task, "env", n, True, "the runner floor plus the names `permits.env` passes through")
         return tuple(names)
 
     # -- tools and network -------------------------------------------------------------------
 
-    def check_tool(self, task: str, tool: str, effects: tuple[str, ...]) -> None:
-        """An effectful tool needs a grant; when ``permits.tools`` lists tools, it must match one."""
-        if not effects:
-            return
+    def check_tool(self, task: str, tool: str, tool_effects: tuple[str, ...]) -> None:
+        """Under a present ``permits:`` block every tool must match ``permits.tools`` (an
+        omitted list grants none); under an absent block only pure builtins run (NEP-0003)."""
         for b in self._chain():
             if b.permits is None:
+                if not tool_effects:
+                    continue
                 raise self._deny(
                     task,
                     "tool",
                     tool,
-                    f"no `permits:` block, so the workflow may not call `{tool}` ({', '.join(effects)})",
+                    f"no `permits:` block, so the workflow may not call `{tool}` ({', '.join(tool_effects)})",
                 )
-            globs = b._strings("tools")
-            if globs and not tool_allowed(globs, tool):  # the canonical tool globs (02 §Tool whitelist)
-                raise self._deny(task, "tool", tool, f"`{tool}` is not among the tools `permits.tools` lists")
+            denial = b.judge.check("tools", tool)
+            if denial is not None:
+                raise self._deny(task, "tool", tool, denial.reason)
         self._say(task, "tool", tool, True, "permits.tools grants the tool")
 
     def check_url(self, task: str, url: object, *, inert: bool = False) -> None:
@@ -227,21 +174,18 @@ class Boundary:
         are refused unless the task declares the read ``inert:`` (NEP-0006)."""
         if not isinstance(url, str) or not url:
             raise self._deny(task, "net", str(url), "the request has no URL the permits could judge")
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        if parts.scheme not in ("http", "https") or not host:
+        host = effects.url_host(url)
+        if not url.lower().startswith(("http://", "https://")) or not host:
             raise self._deny(task, "net", url, f"`{url}` is not an http(s) URL with a host")
         for b in self._chain():
             if b.permits is None:
                 raise self._deny(task, "net", host, f"no `permits:` block, so the workflow may not reach `{host}`")
-            grants = [g.lower() for g in b._strings("net_http")]
-            if not any(_host_matches(host, g) for g in grants):
-                raise self._deny(
-                    task, "net", host, f"`{host}` is not among the hosts `permits.net.http` allows", url_host=host
-                )
-        ext = os.path.splitext(parts.path)[1].lower()
-        cls = CODE_BEARING.get(ext)
-        if cls is not None and not inert:
+            denial = b.judge.check("net", host)
+            if denial is not None:
+                raise self._deny(task, "net", host, denial.reason, url_host=host)
+        artifact = effects.code_bearing(url)
+        if artifact is not None and not inert:
+            cls, ext = artifact
             raise self._deny(
                 task,
                 "sink",
@@ -254,30 +198,37 @@ class Boundary:
 
     # -- file system -------------------------------------------------------------------------
 
-    def _grants(self, mode: str) -> list[tuple[str, str]]:
-        """Canonical (prefix, rest-glob) pairs of ``permits.fs.<mode>``."""
+    def _fs_judge(self, mode: str) -> effects.Boundary:
+        """The judge with ``permits.fs.<mode>`` in effective form (NEP-0009): each glob's literal
+        prefix resolved from the working directory through its symlinks, the rest kept."""
         cached = self._fs_cache.get(mode)
         if cached is not None:
             return cached
-        out = []
+        globs = []
         for g in self._strings(f"fs_{mode}"):
             prefix, rest = _split_glob(g)
             base = prefix if os.path.isabs(prefix) else str(self.workdir / prefix)
-            out.append((os.path.realpath(base), rest))
-        self._fs_cache[mode] = out
-        return out
+            real = _escape_glob(os.path.realpath(base))
+            globs.append(real + ("/" + rest if rest else ""))
+        field_name = "fs_read" if mode == "read" else "fs_write"
+        judged = effects.Boundary(True, **{field_name: tuple(globs)})
+        self._fs_cache[mode] = judged
+        return judged
 
     def resolve(self, task: str, path: str, mode: str) -> Path:
-        """Canonicalise ``path`` (relative to the workflow's directory) and check it against
-        ``permits.fs.<mode>`` of this workflow and every caller; returns the canonical path."""
+        """Canonicalise ``path`` (relative to the working directory, symlinks resolved) and ask
+        the judge about it for this workflow and every caller; returns the canonical path."""
         if not isinstance(path, str) or not path or "\x00" in path:
             raise self._deny(task, "fs", str(path), "the path is empty or not a string")
         raw = path if os.path.isabs(path) else str(self.workdir / path)
-        canonical = os.path.realpath(raw)
+        try:
+            canonical = os.path.realpath(raw)
+        except (OSError, ValueError) as exc:
+            raise self._deny(task, "fs", path, f"`{path}` cannot be resolved ({exc})") from None
         for b in self._chain():
             if b.permits is None:
                 raise self._deny(task, "fs", path, f"no `permits:` block, so the workflow may not {mode} `{path}`")
-            if not any(_inside(canonical, prefix, rest) for prefix, rest in b._grants(mode)):
+            if b._fs_judge(mode).check(f"fs.{mode}", canonical) is not None:
                 shown = canonical if canonical != os.path.normpath(raw) else path
                 raise self._deny(
                     task,
@@ -288,23 +239,3 @@ class Boundary:
                 )
         self._say(task, "fs", path, True, f"permits.fs.{mode} grants the canonical path")
         return Path(canonical)
-
-
-def _inside(canonical: str, prefix: str, rest: str) -> bool:
-    if not rest:
-        return canonical == prefix or canonical.startswith(prefix.rstrip("/") + "/")
-    if canonical == prefix:
-        return rest in ("**",)
-    if not canonical.startswith(prefix.rstrip("/") + "/"):
-        return False
-    tail = canonical[len(prefix.rstrip("/")) + 1 :]
-    return bool(_glob_regex(rest).match(tail))
-
-
-def _host_matches(host: str, grant: str) -> bool:
-    if "://" in grant:
-        grant = urlsplit(grant).hostname or grant
-    grant = grant.split("/", 1)[0].split(":", 1)[0]
-    if grant.startswith("*."):
-        return host.endswith(grant[1:])
-    return fnmatch.fnmatchcase(host, grant)

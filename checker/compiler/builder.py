@@ -54,11 +54,10 @@ class Builder:
     def duplicate_keys(self) -> None:
         """The grammar-level twin of NIKA-YAML-004: no silent last-wins (NIKA-PARSE-017).
 
-        Duplicate task ids already got the precise NIKA-PARSE-007.
+        A duplicate task id gets it too, beside the precise NIKA-PARSE-007 (a task id is a
+        mapping key like any other).
         """
         for key, first in self.duplicates:
-            if id(key) in self.task_keys:
-                continue
             self.err(
                 "NIKA-PARSE-017",
                 key.span,

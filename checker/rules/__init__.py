@@ -13,6 +13,7 @@ from checker.diagnostics import Diagnostic
 from checker.rules import (
     authority,
     availability,
+    blocklist,
     composition,
     dag,
     decisions,
@@ -56,6 +57,7 @@ RULES: tuple[Rule, ...] = (
     authority.check_bounds,
     authority.check_fit,
     authority.check_urls,
+    blocklist.check_blocklist,
     secrets.check_secret_flow,
     flows.check_trifecta,
     flows.check_shared_writes,

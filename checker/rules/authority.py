@@ -214,10 +214,8 @@ def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         if n.plane == "tools":
             d = bound.check("tools", n.tool)
-            if d is not None:
-                pure = n.tool is not None and effects.tool_effects(n.tool).pure
-                if not pure or d.rule is not None:
-                    yield _escape(n, d)
+            if d is not None:  # a present block grants only the tools it lists, pure ones too (01 §permits)
+                yield _escape(n, d)
             continue
         if n.value is None or n.kind == "glob":
             continue
@@ -248,19 +246,26 @@ def _statically_seen(needs: list[NeedSite]) -> list[NeedSite]:
 
 
 def _negated_pure(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
-    """A pure builtin needs no grant, but a ``!`` rule that names it is the author's explicit
-    denial, and using the tool then escapes the boundary."""
-    if not any(r.negated for r in bound.tools):
-        return
+    """A present ``permits:`` block grants only the tools ``permits.tools`` lists — pure
+    builtins too (01 §permits: an omitted category is default-deny; only an absent block lets
+    pure builtins run, NEP-0003 law 4). Effectful tools are judged as needs; this is the rest."""
     for task in ctx.workflow.tasks.values():
         for verb in task_verbs(task):
-            if not isinstance(verb, Invoke) or not verb.tool or verb.tool_value is None:
-                continue
-            if not effects.tool_effects(verb.tool).pure:
-                continue
-            d = bound.check("tools", verb.tool)
-            if d is not None and d.rule is not None:
-                yield _escape(NeedSite(task, "tools", verb.tool_value.span, verb.tool_value, verb.tool, "tool"), d)
+            sites: list[tuple[str, Value]] = []
+            if isinstance(verb, Invoke) and verb.tool and verb.tool_value is not None:
+                if not isinstance(verb.tool_value, TemplateValue):
+                    sites.append((verb.tool, verb.tool_value))
+            elif isinstance(verb, Agent):
+                for entry in verb.tools:
+                    name = entry.value
+                    if isinstance(name, str) and not isinstance(entry, TemplateValue) and "*" not in name:
+                        sites.append((name, entry))
+            for tool, value in sites:
+                if not effects.tool_effects(tool).pure:
+                    continue
+                d = bound.check("tools", tool)
+                if d is not None:
+                    yield _escape(NeedSite(task, "tools", value.span, value, tool, "tool"), d)
 
 
 def _target(n: NeedSite, raw: str) -> str | None:

@@ -19,12 +19,15 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.effects import dangerous_env
+from checker.exec_blocklist import judge_shell, judge_words
 from runtime.errors import TaskError
-from runtime.permits import DANGEROUS_ENV, ENV_FLOOR
+from runtime.permits import ENV_FLOOR
 
 EXIT_CODE = "NIKA-EXEC-001"
 SPAWN_CODE = "NIKA-EXEC-002"
@@ -49,6 +52,7 @@ class ExecCall:
     cap_bytes: int = OUTPUT_CAP_BYTES
     grace_s: float = KILL_GRACE_S
     extra: dict[str, Any] = field(default_factory=dict)
+    executable: str | None = None  # the resolved file of argv[0] (engine PATH)
 
     @property
     def program(self) -> str:
@@ -65,109 +69,9 @@ def compose_env(passthrough: tuple[str, ...], authored: dict[str, str], engine_e
             out[name] = engine_env[name]
     out.update(authored)
     for name in list(out):
-        if name in DANGEROUS_ENV or name.startswith(("BASH_FUNC_", "LD_", "DYLD_")):
+        if dangerous_env(name):
             del out[name]
     return out
-
-
-# -- the blocklist on parsed commands ------------------------------------------------------
-
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node"})
-_FETCHERS = frozenset({"curl", "wget"})
-_ROOTISH = frozenset({"/", "/*", "~", "~/", "$HOME", "${HOME}", "*", ".", "..", "/home", "/etc", "/usr", "/var"})
-_ALWAYS = {
-    "mkfs": "formats a file system",
-    "shutdown": "stops the machine",
-    "reboot": "restarts the machine",
-    "halt": "stops the machine",
-    "poweroff": "stops the machine",
-    "sudo": "raises privileges",
-    "su": "switches user",
-    "doas": "raises privileges",
-}
-
-
-def _base(word: str) -> str:
-    return os.path.basename(word)
-
-
-def judge_words(words: list[str]) -> str | None:
-    """Why one simple command (its words) is blocked, or ``None``."""
-    if not words:
-        return None
-    prog = _base(words[0])
-    args = words[1:]
-    if prog in _ALWAYS or prog.startswith("mkfs."):
-        return f"`{prog}` {_ALWAYS.get(prog, 'formats a file system')}"
-    flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
-    long_flags = {a for a in args if a.startswith("--")}
-    targets = [a for a in args if not a.startswith("-")]
-    if prog == "rm":
-        recursive = "r" in flags or "R" in flags or "--recursive" in long_flags
-        if recursive and any(t.rstrip("/") in {x.rstrip("/") for x in _ROOTISH} or t in _ROOTISH for t in targets):
-            return "`rm -r` on the root, the home directory or everything in sight"
-        if "--no-preserve-root" in long_flags:
-            return "`rm --no-preserve-root`"
-    if prog == "chmod" and any(t in ("777", "a+rwx", "ugo+rwx", "0777") for t in targets):
-        return "`chmod 777` makes files writable by everyone"
-    if prog in ("chmod", "chown") and ("R" in flags or "--recursive" in long_flags) and "/" in targets:
-        return f"a recursive `{prog}` on `/`"
-    if prog == "dd" and any(a.startswith("of=/dev/") for a in args):
-        return "`dd` onto a device"
-    if prog in _SHELLS and args[:1] == ["-c"] and len(args) > 1:
-        return judge_shell(args[1])
-    return None
-
-
-def judge_shell(script: str) -> str | None:
-    """Why a ``shell:`` line is blocked (``None`` when it passes). Unparseable lines are blocked."""
-    try:
-        import bashlex  # type: ignore[import-untyped]
-    except ImportError:  # pragma: no cover - a declared dependency
-        return "the shell parser (bashlex) is not installed, so the command cannot be judged"
-    if ":(){" in script.replace(" ", ""):
-        return "a fork bomb"
-    try:
-        parts = bashlex.parse(script)
-    except Exception as exc:  # bashlex raises its own ParsingError and assorted internal errors
-        return f"the command cannot be parsed, so it cannot be judged ({type(exc).__name__})"
-    verdicts: list[str] = []
-
-    class Visitor(bashlex.ast.nodevisitor):  # type: ignore[misc]
-        def visitpipeline(self, node: Any, parts: list[Any]) -> None:
-            cmds = [p for p in parts if p.kind == "command"]
-            names = [_command_words(c)[:1] for c in cmds]
-            seen_fetch = False
-            for n in names:
-                prog = _base(n[0]) if n else ""
-                if seen_fetch and prog in _SHELLS:
-                    verdicts.append(f"a download piped into `{prog}`")
-                if prog in _FETCHERS:
-                    seen_fetch = True
-
-        def visitcommand(self, node: Any, parts: list[Any]) -> None:
-            why = judge_words(_command_words(node))
-            if why:
-                verdicts.append(why)
-
-        def visitredirect(self, node: Any, input: Any, type: Any, output: Any, heredoc: Any) -> None:
-            target = getattr(output, "word", None)
-            if isinstance(target, str) and target.startswith("/dev/") and target not in _SAFE_DEVICES:
-                verdicts.append(f"a redirect onto the device `{target}`")
-
-        def visitfunction(self, node: Any, name: Any, body: Any, parts: Any) -> None:
-            verdicts.append("a shell function definition (fork bombs start this way)")
-
-    for tree in parts:
-        Visitor().visit(tree)
-    return verdicts[0] if verdicts else None
-
-
-_SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
-
-
-def _command_words(node: Any) -> list[str]:
-    return [p.word for p in node.parts if p.kind == "word"]
 
 
 # -- running -------------------------------------------------------------------------------
@@ -232,6 +136,7 @@ async def run_process(call: ExecCall) -> Any:
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
+            executable=call.executable,
             stdin=asyncio.subprocess.PIPE if call.stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT if combined else asyncio.subprocess.PIPE,
@@ -330,6 +235,7 @@ def decode(raw: bytes, how: str, program: str) -> Any:
 async def run_exec_verb(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any:
     """Resolve an ``exec:`` block of the model against ``scope``, judge it, and run it."""
     from checker.expr import render_string
+    from checker.values import TemplateValue
     from runtime.values import materialise
 
     def text(v: Any, what: str) -> str:
@@ -343,6 +249,8 @@ async def run_exec_verb(run: Any, tid: str, verb: Any, scope: dict[str, Any]) ->
         if not argv or not argv[0]:
             raise TaskError(SPAWN_CODE, "`command:` is empty", details={})
         run.boundary.check_exec(tid, argv[0], shell=False)
+        computed = {i for i, v in enumerate(verb.command) if isinstance(v, TemplateValue)}
+        run.boundary.check_argv(tid, argv, computed)
         why = judge_words(argv)
     else:
         shell = text(verb.shell, "`shell:`")
@@ -365,4 +273,22 @@ async def run_exec_verb(run: Any, tid: str, verb: Any, scope: dict[str, Any]) ->
     env = compose_env(run.boundary.env_passthrough(tid), authored, run.engine_env)
     stdin = text(verb.stdin, "`stdin:`") if verb.stdin is not None else None
     call = ExecCall(argv, shell, cwd, env, stdin, verb.capture, verb.decode)
+    if argv is not None:
+        call.executable = engine_program(argv[0], run.engine_env, cwd)
     return await run_process(call)
+
+
+def engine_program(program: str, engine_env: dict[str, str], cwd: str) -> str:
+    """The file ``program`` names: a bare name looked up on the *engine's* ``PATH`` (never the
+    task's ``exec.env`` PATH, which would re-point an allowed name at any binary); a path with a
+    separator relative to ``cwd``."""
+    if "/" in program:
+        return program if os.path.isabs(program) else os.path.join(cwd, program)
+    found = shutil.which(program, path=engine_env.get("PATH", os.defpath))
+    if found is None:
+        raise TaskError(
+            SPAWN_CODE,
+            f"cannot start `{program}`: it was not found on the engine's PATH",
+            details={"program": program},
+        )
+    return found

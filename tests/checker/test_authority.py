@@ -72,7 +72,7 @@ def test_the_inferred_block_never_grants_a_floor_host() -> None:
         ("{ exec: false }", '  r:\n    exec: { command: ["ls"] }\n', ["NIKA-SEC-004"]),
         ('{ exec: ["git"] }', '  r:\n    exec: { command: ["ls"] }\n', ["NIKA-SEC-004"]),
         ('{ exec: ["git"] }', '  r:\n    exec: { command: ["git", "log"] }\n', []),
-        ('{ exec: ["git"] }', '  r:\n    exec: { shell: "git log; rm -rf /" }\n', ["NIKA-SEC-004"]),
+        ('{ exec: ["git"] }', '  r:\n    exec: { shell: "git log; rm -rf /" }\n', ["NIKA-SEC-001", "NIKA-SEC-004"]),
         ("{ exec: true }", '  r:\n    exec: { shell: "git log" }\n', []),
         ('{ tools: ["nika:fetch"], net: { http: ["API.Example.com."] } }', FETCH % "https://api.example.com:443/x", []),
         (
@@ -81,7 +81,9 @@ def test_the_inferred_block_never_grants_a_floor_host() -> None:
             ["NIKA-SEC-004"],
         ),
         ('{ tools: ["nika:fetch"], net: { http: ["*"] } }', FETCH % "https://any.example.org/", []),
-        ("{}", '  j:\n    invoke: { tool: "nika:jq", args: { input: 1, expression: "." } }\n', []),
+        # a present block grants only the tools it lists, pure ones too (01 §permits)
+        ("{}", '  j:\n    invoke: { tool: "nika:jq", args: { input: 1, expression: "." } }\n', ["NIKA-SEC-004"]),
+        ('{ tools: ["nika:jq"] }', '  j:\n    invoke: { tool: "nika:jq", args: { input: 1, expression: "." } }\n', []),
         (
             '{ tools: ["!nika:jq"] }',
             '  j:\n    invoke: { tool: "nika:jq", args: { input: 1, expression: "." } }\n',

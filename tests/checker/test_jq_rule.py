@@ -10,7 +10,7 @@ from checker.rules.jq import rendered_program
 HEAD = """nika: v1
 workflow:
   id: jqr
-permits: { exec: ["echo"], net: { http: ["example.com"] }, tools: ["nika:fetch"] }
+permits: { exec: ["echo"], net: { http: ["example.com"] }, tools: ["nika:fetch", "nika:jq"] }
 inputs:
   field: { type: string, default: name }
   n: { type: integer, default: 1 }

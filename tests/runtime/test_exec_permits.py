@@ -80,9 +80,10 @@ def test_blocked_shell_fails_with_sec_001(run):
         nika: v1
         workflow: { id: block }
         permits: { exec: true }
+        const: { cmd: "rm -rf /" }
         tasks:
           t:
-            exec: { shell: "rm -rf /" }
+            exec: { shell: "${{ const.cmd }}" }
         """
     )
     assert result.tasks["t"].error["code"] == "NIKA-SEC-001"
@@ -196,9 +197,9 @@ def test_absent_permits_is_zero_authority(tmp_path):
 def test_exec_program_lists_and_the_shell_door(tmp_path):
     b = _boundary(tmp_path, 'permits:\n  exec: ["echo"]')
     b.check_exec("t", "echo", shell=False)
-    b.check_exec("t", "/bin/echo", shell=False)
-    with pytest.raises(TaskError):
-        b.check_exec("t", "rm", shell=False)
+    for spelled in ("/bin/echo", "./bin/echo", "rm"):  # argv[0] is matched exactly, as the checker does
+        with pytest.raises(TaskError):
+            b.check_exec("t", spelled, shell=False)
     with pytest.raises(TaskError):
         b.check_exec("t", "/bin/sh", shell=True)
 
@@ -206,8 +207,15 @@ def test_exec_program_lists_and_the_shell_door(tmp_path):
 def test_net_hosts_and_code_bearing_artifacts(tmp_path):
     b = _boundary(tmp_path, 'permits:\n  net: { http: ["api.example.com", "*.data.org"] }')
     b.check_url("t", "https://api.example.com/v1/x", inert=False)
-    b.check_url("t", "https://cdn.data.org/set.csv", inert=False)
-    for bad in ("https://evil.example.org/", "ftp://api.example.com/", None, "https://api.example.com/m.pkl"):
+    b.check_url("t", "https://API.example.com./v1/x", inert=False)
+    # exact names only (01 §permits net.http): a `*.` entry is refused at check and grants nothing at run
+    for bad in (
+        "https://cdn.data.org/set.csv",
+        "https://evil.example.org/",
+        "ftp://api.example.com/",
+        None,
+        "https://api.example.com/m.pkl",
+    ):
         with pytest.raises(TaskError) as info:
             b.check_url("t", bad, inert=False)
         assert info.value.code == "NIKA-SEC-004"

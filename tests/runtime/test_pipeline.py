@@ -416,7 +416,7 @@ def test_returns_judges_the_run_time_value_itself(run, monkeypatch):
         """\
         nika: v1
         workflow: { id: ret }
-        permits: { exec: ["printf"] }
+        permits: { exec: ["printf"], tools: ["nika:log"] }
         tasks:
           octets:
             exec: { command: ["printf", "hi"], decode: bytes }
