@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
 
-from rt_helpers import RunResult, run_yaml  # noqa: E402
+from rt_helpers import RunResult, run_yaml
 
 
 @pytest.fixture
