@@ -147,8 +147,11 @@ def _refuse(out: TextIO, err: TextIO, fmt: str, message: str, findings: list[Any
 
 
 def _write(stream: TextIO, text: str) -> None:
+    """Everything the run command prints goes through here, escaped for a terminal."""
+    from runtime.report import terminal_safe
+
     try:
-        stream.write(text)
+        stream.write(terminal_safe(text))
         stream.flush()
     except BrokenPipeError:
         pass
