@@ -78,7 +78,9 @@ Witness = Callable[[str, str, str, bool, str], None]  # task, plane, gate, allow
 
 
 def _is_dangerous(name: str) -> bool:
-    return name in DANGEROUS_ENV or name.startswith(("BASH_FUNC_", "LD_", "DYLD_"))
+    from checker.effects import dangerous_env  # the one table (checker/contracts/effects.toml)
+
+    return dangerous_env(name) or name in DANGEROUS_ENV or name.startswith(("BASH_FUNC_", "LD_", "DYLD_"))
 
 
 @lru_cache(maxsize=256)

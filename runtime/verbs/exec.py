@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.errors import TaskError
-from runtime.permits import DANGEROUS_ENV, ENV_FLOOR
+from runtime.permits import ENV_FLOOR, _is_dangerous
 
 EXIT_CODE = "NIKA-EXEC-001"
 SPAWN_CODE = "NIKA-EXEC-002"
@@ -65,7 +65,7 @@ def compose_env(passthrough: tuple[str, ...], authored: dict[str, str], engine_e
             out[name] = engine_env[name]
     out.update(authored)
     for name in list(out):
-        if name in DANGEROUS_ENV or name.startswith(("BASH_FUNC_", "LD_", "DYLD_")):
+        if _is_dangerous(name):
             del out[name]
     return out
 
