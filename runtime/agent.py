@@ -648,13 +648,13 @@ def retry_delay_s(err: TaskError, attempt: int) -> float:
 def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
     import jsonschema
 
-    from runtime.json_schema import SchemaRefError, first_error
+    from runtime.json_schema import SchemaEvalError, first_error
 
     try:
         exc = first_error(schema, value)
     except jsonschema.SchemaError as e:
         return f"`schema:` is not a valid JSON Schema: {e.message}"
-    except SchemaRefError as e:
+    except SchemaEvalError as e:
         return f"`schema:` has a {e}"
     if exc is None:
         return None

@@ -12,9 +12,46 @@ from __future__ import annotations
 
 from typing import Any
 
+PATTERN_BUDGET_S = 1.0  # one `pattern` search slower than this stops the evaluation (never a hang)
 
-class SchemaRefError(Exception):
+
+class SchemaEvalError(Exception):
+    """A schema that cannot be evaluated on this value (the message completes "the schema has a …")."""
+
+
+class SchemaRefError(SchemaEvalError):
     """A ``$ref`` that does not resolve inside its own schema (remote references are never fetched)."""
+
+
+def _search(pattern: str, text: str) -> bool:
+    """``pattern`` searched in ``text`` with a time limit (a backtracking pattern never hangs the run)."""
+    import regex  # `re` with a time limit per search, as `nika:grep` uses it
+
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_BUDGET_S) is not None
+    except TimeoutError:
+        raise SchemaEvalError(
+            f"`pattern` {pattern!r} that took over {PATTERN_BUDGET_S:g} s on one value"
+            " (nested quantifiers such as `(a+)+` backtrack without end)"
+        ) from None
+    except regex.error as exc:
+        raise SchemaEvalError(f"`pattern` {pattern!r} that is not a valid regex: {exc}") from None
+
+
+def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _search(patrn, instance):
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for patrn, subschema in properties.items():
+        for k, v in instance.items():
+            if _search(patrn, k):
+                yield from validator.descend(v, subschema, path=k, schema_path=patrn)
 
 
 def validator(schema: Any) -> Any:
@@ -25,8 +62,17 @@ def validator(schema: Any) -> Any:
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
+    if "pattern" in cls.VALIDATORS:
+        cls = _bounded(cls)
     # `Registry()` has no retriever: resolving any URI it does not hold raises `Unresolvable`.
     return cls(schema, registry=Registry())
+
+
+def _bounded(cls: Any) -> Any:
+    """``cls`` with `pattern` and `patternProperties` searched under a time limit."""
+    import jsonschema
+
+    return jsonschema.validators.extend(cls, {"pattern": _pattern, "patternProperties": _pattern_properties})
 
 
 def iter_errors(schema: Any, value: Any) -> list[Any]:

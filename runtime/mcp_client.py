@@ -298,13 +298,13 @@ def _arg_problem(args: dict[str, Any], schema: Any) -> str | None:
         return None
     import jsonschema
 
-    from runtime.json_schema import SchemaRefError, first_error
+    from runtime.json_schema import SchemaEvalError, first_error
 
     try:
         exc = first_error(schema, args)
     except jsonschema.SchemaError:
         return None
-    except SchemaRefError as e:
+    except SchemaEvalError as e:
         return f"the tool's input schema has a {e}"
     if exc is None:
         return None

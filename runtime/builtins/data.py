@@ -171,7 +171,7 @@ async def validate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     """
     from jsonschema.exceptions import SchemaError
 
-    from runtime.json_schema import SchemaRefError, iter_errors
+    from runtime.json_schema import SchemaEvalError, iter_errors
 
     if "data" not in args:
         raise TaskError(ARG_CODE, f"`{VALIDATE}` needs `data:`")
@@ -192,7 +192,7 @@ async def validate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
         errors = sorted(iter_errors(schema, data), key=_error_order)
     except SchemaError as e:
         raise TaskError(VALIDATE_001, f"the schema is not valid JSON Schema: {e.message}") from None
-    except SchemaRefError as e:
+    except SchemaEvalError as e:
         raise TaskError(VALIDATE_001, f"the schema has a {e}") from None
     return {"valid": not errors, "errors": [_error(e) for e in errors]}
 
