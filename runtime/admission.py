@@ -93,3 +93,24 @@ def _kind(v: Any) -> str:
     if isinstance(v, list):
         return "a list"
     return "an object"
+
+
+def unsupported_run_block(wf: Any) -> str | None:
+    """Why this build cannot honour the workflow's declared determinism (``run:``, NEP-0010), or
+    ``None``. Seeded entropy and a virtual clock promise byte-identical journals; this build
+    still draws ids and timestamps from the ambient clock and entropy, so it refuses such a
+    workflow before any effect rather than run it as if ``run:`` were absent."""
+    block = getattr(wf, "run", None)
+    if block is None:
+        return None
+    asked = []
+    if block.entropy == "seeded":
+        asked.append("`run.entropy: seeded`")
+    if block.clock == "virtual":
+        asked.append("`run.clock: virtual`")
+    if not asked:
+        return None
+    return (
+        f"{' and '.join(asked)} (NEP-0010 declared determinism) is not available in this build of nika;"
+        " remove it to run with ambient entropy and clock"
+    )

@@ -808,14 +808,18 @@ def retry_delay_s(err: TaskError, attempt: int) -> float:
 def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
     import jsonschema
 
+    from runtime.json_schema import SchemaEvalError, first_error
+
     try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-        return f"at {where}: {exc.message}"
-    except jsonschema.SchemaError as exc:
-        return f"`schema:` is not a valid JSON Schema: {exc.message}"
-    return None
+        exc = first_error(schema, value)
+    except jsonschema.SchemaError as e:
+        return f"`schema:` is not a valid JSON Schema: {e.message}"
+    except SchemaEvalError as e:
+        return f"`schema:` has a {e}"
+    if exc is None:
+        return None
+    where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+    return f"at {where}: {exc.message}"
 
 
 def _strip_fence(text: str) -> str:

@@ -30,7 +30,7 @@ def run_command(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    from runtime.admission import InputError, bind_inputs, compile_file, parse_vars
+    from runtime.admission import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -40,6 +40,9 @@ def run_command(
     if not compiled.clean or compiled.workflow is None or compiled.graph is None:
         return _refuse_findings(out, err, output_format, file, compiled)
     wf = compiled.workflow
+    unsupported = unsupported_run_block(wf)
+    if unsupported is not None:
+        return _refuse(out, err, output_format, f"{file}: {unsupported} [NIKA-IMPL-002]", [])
     try:
         inputs = bind_inputs(wf, parse_vars(var_pairs or []))
     except InputError as exc:
@@ -147,8 +150,11 @@ def _refuse(out: TextIO, err: TextIO, fmt: str, message: str, findings: list[Any
 
 
 def _write(stream: TextIO, text: str) -> None:
+    """Everything the run command prints goes through here, escaped for a terminal."""
+    from runtime.report import terminal_safe
+
     try:
-        stream.write(text)
+        stream.write(terminal_safe(text))
         stream.flush()
     except BrokenPipeError:
         pass

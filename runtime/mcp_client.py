@@ -298,14 +298,18 @@ def _arg_problem(args: dict[str, Any], schema: Any) -> str | None:
         return None
     import jsonschema
 
+    from runtime.json_schema import SchemaEvalError, first_error
+
     try:
-        jsonschema.validate(args, schema)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "the arguments"
-        return f"at {where}: {exc.message}"
+        exc = first_error(schema, args)
     except jsonschema.SchemaError:
         return None
-    return None
+    except SchemaEvalError as e:
+        return f"the tool's input schema has a {e}"
+    if exc is None:
+        return None
+    where = "/".join(str(p) for p in exc.absolute_path) or "the arguments"
+    return f"at {where}: {exc.message}"
 
 
 def to_value(result: Any) -> Any:

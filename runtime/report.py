@@ -5,6 +5,7 @@ Pure functions returning strings; ``nika/cli.py`` decides where they are written
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from checker.model import Agent, CompiledWorkflow, Exec, Infer, Invoke, ScalarValue
@@ -118,3 +119,13 @@ def summary_text(report: dict[str, Any]) -> str:
     if report.get("trace"):
         line += f"\n  trace: {report['trace']}"
     return line + "\n"
+
+
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every C0/C1 control (and DEL) but newline and tab spelled ``\\uXXXX``: untrusted
+    text (a model output inside an error message) cannot move the cursor, erase a line, fake a
+    status or write the clipboard (OSC 52). The spelling is a JSON escape, so JSON stays JSON."""
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

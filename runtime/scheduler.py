@@ -126,17 +126,21 @@ class RunResult:
     trace: str | None
     trace_error: str | None
     head: str
+    redact: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
 
     def report(self) -> dict[str, Any]:
-        return {
-            "workflow_state": self.workflow_state,
-            "tasks": {tid: rec.report() for tid, rec in self.tasks.items()},
-            "outputs": plain(self.outputs),
-            "error": self.error,
-            "events": self.events,
-            "trace": self.trace,
-            "trace_head": self.head,
-        }
+        """The run as it leaves the process: every secret masked (the one redactor, 01 §secrets)."""
+        return self.redact(
+            {
+                "workflow_state": self.workflow_state,
+                "tasks": {tid: rec.report() for tid, rec in self.tasks.items()},
+                "outputs": plain(self.outputs),
+                "error": self.error,
+                "events": self.events,
+                "trace": self.trace,
+                "trace_head": self.head,
+            }
+        )
 
 
 class Run:
@@ -161,6 +165,9 @@ class Run:
         self.records = {tid: TaskRecord(tid) for tid in self.wf.tasks}
         self.events: list[dict[str, Any]] = []
         self.secret_values: set[str] = set()
+        from runtime.redact import Redactor
+
+        self.redactor = Redactor(self.secret_values)
         self.journal = Journal(self.options.trace_dir, run_id=None, redact=self._redact)
         self.boundary = Boundary(self.wf.permits, self.workdir, self._witness, parent_boundary)
         self.sem = asyncio.Semaphore(max(1, self.options.max_parallel))
@@ -205,18 +212,7 @@ class Run:
         }
 
     def _redact(self, value: Any) -> Any:
-        if not self.secret_values:
-            return value
-        if isinstance(value, str):
-            for s in self.secret_values:
-                if s:
-                    value = value.replace(s, "«redacted»")
-            return value
-        if isinstance(value, list):
-            return [self._redact(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self._redact(v) for k, v in value.items()}
-        return value
+        return self.redactor(value)
 
     # -- events ------------------------------------------------------------------------------
 
@@ -296,6 +292,7 @@ class Run:
             str(self.journal.path) if self.journal.path else None,
             self.journal.error,
             self.journal.head,
+            self.redactor,
         )
 
     def cancel(self) -> None:

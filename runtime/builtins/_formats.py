@@ -43,7 +43,16 @@ def load_yaml(text: str) -> Any:
         value = _yaml().load(text)
     except YAMLError as e:
         raise FormatError(_first_line(str(e))) from None
-    return _jsonable(value, "")
+    except RecursionError:
+        raise FormatError("it nests too deeply") from None
+    # Aliases share nodes, so a short text can stand for an exponential tree ("billion laughs")
+    # or a cycle. Without aliases a document has fewer nodes than characters; the expansion is
+    # bounded by that, so a bomb is refused while any alias-free document (and modest reuse) passes.
+    budget = [len(text) + ALIAS_SLACK_NODES]
+    try:
+        return _jsonable(value, "", budget)
+    except RecursionError:
+        raise FormatError("it nests too deeply (or an alias refers to itself)") from None
 
 
 def dump_yaml(value: Any) -> str:
@@ -52,11 +61,21 @@ def dump_yaml(value: Any) -> str:
     return buf.getvalue()
 
 
-def _jsonable(value: Any, where: str) -> Any:
+ALIAS_SLACK_NODES = 10_000
+
+
+def _jsonable(value: Any, where: str, budget: list[int] | None = None) -> Any:
+    if budget is not None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise FormatError(
+                f"its aliases expand past {ALIAS_SLACK_NODES} nodes more than the text has characters"
+                " (an alias expansion bomb, or an alias that refers to itself)"
+            )
     if isinstance(value, dict):
-        return {_key(k, where): _jsonable(v, f"{where}/{k}") for k, v in value.items()}
+        return {_key(k, where): _jsonable(v, f"{where}/{k}", budget) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v, f"{where}/{i}") for i, v in enumerate(value)]
+        return [_jsonable(v, f"{where}/{i}", budget) for i, v in enumerate(value)]
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     if isinstance(value, float) and not math.isfinite(value):

@@ -8,10 +8,7 @@ bindings; each distinct program is compiled once per process and cached.
 from __future__ import annotations
 
 import copy
-import functools
 from typing import Any
-
-import jq as libjq
 
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._formats import (
@@ -25,6 +22,7 @@ from runtime.builtins._formats import (
 )
 from runtime.builtins._support import ARG_CODE, arg, describe, json_equal, need, non_json_at, pointer_escape
 from runtime.errors import TaskError
+from runtime.jq import compile_program
 
 JQ, DIFF, MERGE, VALIDATE, CONVERT = (
     "nika:jq",
@@ -42,9 +40,8 @@ JQ_001 = "NIKA-BUILTIN-JQ-001"
 JQ_COMPILE = "NIKA-VAR-005"
 
 
-@functools.lru_cache(maxsize=512)
-def _program(expression: str) -> Any:
-    return libjq.compile(expression)
+# The one jq compiler (cached per program): no view of the process environment.
+_program = compile_program
 
 
 @builtin(JQ)
@@ -168,9 +165,9 @@ async def validate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     is an annotation only (as 2020-12 specifies), so a verdict never depends on which optional
     format checkers happen to be installed; ``$ref`` never leaves the schema (no network).
     """
-    import jsonschema
     from jsonschema.exceptions import SchemaError
-    from referencing.exceptions import Unresolvable
+
+    from runtime.json_schema import SchemaEvalError, iter_errors
 
     schema = args.get("schema")
     if not isinstance(schema, (dict, bool)):
@@ -185,14 +182,12 @@ async def validate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
             data = load_yaml(data)
         except FormatError as e:
             raise TaskError(VALIDATE_002, f"`data:` does not parse as YAML: {e}") from None
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
-        errors = sorted(cls(schema).iter_errors(data), key=_error_order)
+        errors = sorted(iter_errors(schema, data), key=_error_order)
     except SchemaError as e:
         raise TaskError(VALIDATE_001, f"the schema is not valid JSON Schema: {e.message}") from None
-    except Unresolvable as e:
-        raise TaskError(VALIDATE_001, f"the schema has a `$ref` that cannot be resolved: {e}") from None
+    except SchemaEvalError as e:
+        raise TaskError(VALIDATE_001, f"the schema has a {e}") from None
     return {"valid": not errors, "errors": [_error(e) for e in errors]}
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.builtins import BuiltinContext, builtin
-from runtime.builtins._support import ARG_CODE, arg, content_octets, describe, need, render
+from runtime.builtins._support import ARG_CODE, arg, content_octets, describe, need, read_regular, render
 from runtime.errors import TaskError
 
 READ, WRITE, EDIT, GLOB, GREP = "nika:read", "nika:write", "nika:edit", "nika:glob", "nika:grep"
@@ -45,7 +45,7 @@ async def read(args: dict[str, Any], ctx: BuiltinContext) -> str | bytes:
             raise TaskError(ARG_CODE, f"`encoding:` {encoding!r} of `{READ}` is not a known text encoding") from None
     target = ctx.resolve_read(path)
     try:
-        data = target.read_bytes()
+        data = read_regular(target)
     except (FileNotFoundError, NotADirectoryError):
         raise TaskError("NIKA-BUILTIN-READ-001", f"there is no file at {path}", details={"path": path}) from None
     except OSError as e:
@@ -90,11 +90,7 @@ async def write(args: dict[str, Any], ctx: BuiltinContext) -> str:
         except OSError as e:
             raise TaskError(WRITE_001, f"cannot create the directory of {path}: {_why(e)}") from None
     try:
-        if overwrite:
-            _replace(target, data)
-        else:
-            with open(target, "xb") as f:
-                f.write(data)
+        _replace(target, data, overwrite=overwrite)
     except FileExistsError:
         raise TaskError(WRITE_002, f"{path} already exists and `overwrite:` is false", details={"path": path}) from None
     except OSError as e:
@@ -116,24 +112,42 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
-def _replace(target: Path, data: bytes) -> None:
-    """Write ``data`` next to ``target`` and rename it over, so no reader sees half a file."""
+def _replace(target: Path, data: bytes, *, overwrite: bool = True) -> None:
+    """Write ``data`` to a temporary file next to ``target``, fsync it, then rename it over
+    (``overwrite``) or hard-link it into place (``FileExistsError`` if ``target`` exists): no
+    reader ever sees half a file, and a failure mid-write leaves no truncated ``target``."""
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_UMASK
-    if target.is_dir():
+    if overwrite and target.is_dir():
         raise IsADirectoryError(21, "Is a directory")
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            os.link(tmp, target)  # atomic create-if-absent; the name appears only complete
+            os.unlink(tmp)
+        _fsync_dir(target.parent)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 # ── nika:edit ─────────────────────────────────────────────────────────────────────────────────
@@ -158,7 +172,7 @@ async def edit(args: dict[str, Any], ctx: BuiltinContext) -> str:
     ctx.resolve_read(path)
     target = ctx.resolve_write(path)
     try:
-        text = target.read_bytes().decode("utf-8")
+        text = read_regular(target).decode("utf-8")
     except UnicodeDecodeError:
         raise TaskError(EDIT_002, f"{path} is not UTF-8 text, so it cannot be edited as text") from None
     except OSError as e:
@@ -320,7 +334,7 @@ async def grep(args: dict[str, Any], ctx: BuiltinContext) -> list[dict[str, Any]
     for name in shown:
         target = ctx.resolve_read(name)
         try:
-            text = target.read_bytes().decode("utf-8")
+            text = read_regular(target).decode("utf-8")
         except UnicodeDecodeError:
             continue
         except OSError as e:

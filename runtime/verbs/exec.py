@@ -155,6 +155,12 @@ async def run_process(call: ExecCall) -> Any:
         raise TaskError(SPAWN_CODE, f"cannot start `{call.program}`: permission denied", details={}) from None
     except OSError as exc:
         raise TaskError(SPAWN_CODE, f"cannot start `{call.program}`: {exc.strerror or exc}", details={}) from None
+    except ValueError as exc:  # a NUL byte in an argument, an environment value or the cwd
+        raise TaskError(
+            SPAWN_CODE,
+            f"cannot start `{_printable(call.program)}`: {exc} (a NUL byte cannot be passed to a process)",
+            details={},
+        ) from None
 
     async def feed() -> None:
         if call.stdin is None or proc.stdin is None:
@@ -212,10 +218,23 @@ async def run_process(call: ExecCall) -> Any:
     return decode(raw, call.decode or "text", call.program)
 
 
+def _printable(program: str) -> str:
+    return program.replace("\x00", "\\0")
+
+
 def decode(raw: bytes, how: str, program: str) -> Any:
+    """``raw`` decoded as declared (09 §decode): strict UTF-8 for text, json and jsonl — invalid
+    bytes settle the task ``failure`` (an author who wants octets says ``decode: bytes``)."""
     if how == "bytes":
         return raw
-    text = raw.decode("utf-8", errors="replace")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskError(
+            EXIT_CODE,
+            f"the output of `{program}` is not valid UTF-8 (byte {exc.start}); use `decode: bytes` for octets",
+            details={"decode": how, "byte": exc.start},
+        ) from None
     if how == "text":
         return text.rstrip("\r\n")
     try:
@@ -228,6 +247,10 @@ def decode(raw: bytes, how: str, program: str) -> Any:
             EXIT_CODE,
             f"the output of `{program}` is not valid {how.upper()} (line {exc.lineno}, column {exc.colno}): {exc.msg}",
             details={"decode": how},
+        ) from None
+    except RecursionError:
+        raise TaskError(
+            EXIT_CODE, f"the output of `{program}` nests too deeply to decode as {how.upper()}", details={"decode": how}
         ) from None
     return text
 

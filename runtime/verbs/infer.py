@@ -64,14 +64,18 @@ def validate_output(value: Any, schema: dict[str, Any]) -> None:
     """INFER-002 when a structured reply does not satisfy its ``schema:``."""
     import jsonschema
 
+    from runtime.json_schema import SchemaEvalError, first_error
+
     try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as exc:
+        exc = first_error(schema, value)
+    except jsonschema.SchemaError as e:  # the checker validates schemas; a template may still render one
+        raise TaskError(SCHEMA_CODE, f"`schema:` is not a valid JSON Schema: {e.message}") from None
+    except SchemaEvalError as e:
+        raise TaskError(SCHEMA_CODE, f"`schema:` has a {e}") from None
+    if exc is not None:
         where = "/".join(str(p) for p in exc.absolute_path) or "the reply"
         raise TaskError(
             SCHEMA_CODE,
             f"the model's reply does not match `schema:` at {where}: {exc.message}",
             details={"path": list(exc.absolute_path)},
-        ) from None
-    except jsonschema.SchemaError as exc:  # the checker validates schemas; a template may still render one
-        raise TaskError(SCHEMA_CODE, f"`schema:` is not a valid JSON Schema: {exc.message}") from None
+        )

@@ -110,6 +110,11 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
             f"the child workflow `{target}` does not pass `nika check`: {msg}",
             details={"workflow": target, "codes": [d.code for d in errors]},
         )
+    from runtime.admission import unsupported_run_block
+
+    unsupported = unsupported_run_block(compiled.workflow)
+    if unsupported is not None:
+        raise TaskError(NOT_BUILT, f"the child workflow `{target}`: {unsupported}", details={"workflow": target})
     try:
         inputs = bind_inputs(compiled.workflow, args if isinstance(args, dict) else {}, what=f"`{target}` args")
     except InputError as exc:

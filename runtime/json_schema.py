@@ -1,0 +1,99 @@
+"""The one way the runtime evaluates a user JSON Schema (``nika:validate``, ``infer.schema``,
+``agent.schema``, MCP tool input schemas).
+
+Every validator is built on an empty ``referencing`` registry with no retriever, so a ``$ref``
+reaches only the schema it is written in: an ``http://``, ``https://`` or ``file://`` reference
+is never fetched or opened (a URL-reaching evaluation would be a ``net``/``fs`` effect outside
+every grant, spec 10 §net and 01 §permits). Such a reference fails as ``Unresolvable``, which
+each caller reports as its own typed failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PATTERN_BUDGET_S = 1.0  # one `pattern` search slower than this stops the evaluation (never a hang)
+
+
+class SchemaEvalError(Exception):
+    """A schema that cannot be evaluated on this value (the message completes "the schema has a …")."""
+
+
+class SchemaRefError(SchemaEvalError):
+    """A ``$ref`` that does not resolve inside its own schema (remote references are never fetched)."""
+
+
+def _search(pattern: str, text: str) -> bool:
+    """``pattern`` searched in ``text`` with a time limit (a backtracking pattern never hangs the run)."""
+    import regex  # `re` with a time limit per search, as `nika:grep` uses it
+
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_BUDGET_S) is not None
+    except TimeoutError:
+        raise SchemaEvalError(
+            f"`pattern` {pattern!r} that took over {PATTERN_BUDGET_S:g} s on one value"
+            " (nested quantifiers such as `(a+)+` backtrack without end)"
+        ) from None
+    except regex.error as exc:
+        raise SchemaEvalError(f"`pattern` {pattern!r} that is not a valid regex: {exc}") from None
+
+
+def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _search(patrn, instance):
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for patrn, subschema in properties.items():
+        for k, v in instance.items():
+            if _search(patrn, k):
+                yield from validator.descend(v, subschema, path=k, schema_path=patrn)
+
+
+def validator(schema: Any) -> Any:
+    """A checked validator for ``schema`` (its ``$schema`` dialect, 2020-12 otherwise); raises
+    ``jsonschema.SchemaError`` for a schema that is not valid JSON Schema."""
+    import jsonschema
+    from referencing import Registry
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    if "pattern" in cls.VALIDATORS:
+        cls = _bounded(cls)
+    # `Registry()` has no retriever: resolving any URI it does not hold raises `Unresolvable`.
+    return cls(schema, registry=Registry())
+
+
+def _bounded(cls: Any) -> Any:
+    """``cls`` with `pattern` and `patternProperties` searched under a time limit."""
+    import jsonschema
+
+    return jsonschema.validators.extend(cls, {"pattern": _pattern, "patternProperties": _pattern_properties})
+
+
+def iter_errors(schema: Any, value: Any) -> list[Any]:
+    """Every validation error of ``value`` (``SchemaRefError`` for an unresolvable ``$ref``)."""
+    from referencing.exceptions import Unresolvable
+
+    try:
+        return list(validator(schema).iter_errors(value))
+    except Unresolvable as exc:
+        raise SchemaRefError(
+            f"`$ref` {_ref(exc)} cannot be resolved (references outside the schema are never fetched)"
+        ) from None
+
+
+def first_error(schema: Any, value: Any) -> Any | None:
+    """The most relevant validation error, as ``jsonschema.validate`` would raise it, or ``None``."""
+    from jsonschema.exceptions import best_match
+
+    return best_match(iter_errors(schema, value))
+
+
+def _ref(exc: Exception) -> str:
+    ref = getattr(exc, "ref", None)
+    return f"`{ref}`" if isinstance(ref, str) else str(exc)
