@@ -1,4 +1,4 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -128,6 +128,18 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("bundle", metavar="BUNDLE", help="a decision bundle JSON file")
     d.add_argument("snapshot", metavar="SNAPSHOT", help="an evidence snapshot JSON file (- for stdin)")
 
+    doc = sub.add_parser(
+        "doctor",
+        help="report what this machine gives a run: versions, provider keys, MCP servers, traces",
+        description=(
+            "Report, one ok/warn/broken line each with a repair: Python and package versions, which provider "
+            "key variables are set (names only, never values), the .nika/ engine configuration and its MCP "
+            "servers (stdio commands looked up on PATH, nothing started or contacted), and the trace folder."
+        ),
+        epilog="exit status: 0 nothing is broken (warnings allowed); 1 at least one line is broken",
+    )
+    doc.add_argument("--output-format", choices=("text", "json"), default="text", help="how to print (default: text)")
+
     t = sub.add_parser("trace", help="work with run journals")
     tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
@@ -180,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nika.decide_command import run as decide_run
 
         return decide_run(args.bundle, args.snapshot)
+    if args.command == "doctor":
+        from nika.doctor import run as doctor
+
+        return doctor(args.output_format)
     if args.command == "trace":
         if args.trace_command != "verify":
             print("nika trace: give a subcommand: verify FILE", file=sys.stderr)

@@ -136,8 +136,14 @@ def test_explain_list_with_a_filter() -> None:
 
 
 def test_readme_mentions_every_command() -> None:
+    import argparse
+
+    from nika.cli import _parser
+
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for command in ("check", "explain", "graph", "lsp", "schema", "run"):
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert {"check", "explain", "graph", "lsp", "schema", "run", "doctor"} <= set(sub.choices)
+    for command in sub.choices:
         assert f"`nika {command}" in readme, command
 
 
