@@ -34,7 +34,7 @@ def cold_start(runs: int, target: Path) -> list[float]:
 
 
 def throughput(corpus: Path, rounds: int) -> tuple[int, int, list[float]]:
-    from checker.files import compile_path
+    from checker.project.files import compile_path
 
     files = sorted(str(p) for p in corpus.rglob("*.yaml") if p.stat().st_size < 1_048_576)
     size = sum(Path(f).stat().st_size for f in files)

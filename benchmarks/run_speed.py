@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.engine import compile_text  # noqa: E402
+from checker.engine.pipeline import compile_text  # noqa: E402
 from runtime.scheduler import Options, Run  # noqa: E402
 
 

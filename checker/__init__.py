@@ -4,9 +4,9 @@ Public API::
 
     from checker import compile_text, compile_bytes, compile_source
 
-(``checker.files.check_paths`` finds and reads workflow files for the command line.)
+(``checker.project.files.check_paths`` finds and reads workflow files for the command line.)
 """
 
-from checker.engine import compile_bytes, compile_source, compile_text
+from checker.engine.pipeline import compile_bytes, compile_source, compile_text
 
 __all__ = ["compile_bytes", "compile_source", "compile_text"]

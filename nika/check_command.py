@@ -13,13 +13,13 @@ import os
 import re
 import sys
 
-from checker.report import CheckRun, FileReport
+from checker.project.report import CheckRun, FileReport
 
 MAX_PASSES = 10
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.policy import SettingsError
+    from checker.project.finalize import SettingsError
 
     if args.show_settings:
         return _show_settings(args.show_settings)
@@ -43,18 +43,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileReport]:
-    from checker.policy import finalize
+    from checker.project.finalize import finalize
 
     done = [finalize(r, native_strict=args.native_strict) for r in reports]
     if getattr(args, "strict", False):  # --strict: warnings fail too, whatever the settings say
-        from checker.records import replace
+        from checker.core.records import replace
 
         done = [replace(r, strict=True) for r in done]
     return done
 
 
 def _check(args: argparse.Namespace) -> int:
-    from checker.files import check_paths
+    from checker.project.files import check_paths
 
     reports = check_paths(list(args.paths))
     if not reports and not args.allow_empty:
@@ -71,7 +71,7 @@ def _render(run: CheckRun, args: argparse.Namespace, stream: object = None) -> i
     certificate = args.output_format == "json" or bool(getattr(args, "certificate", False))
     prices = None
     if certificate:  # only then load the certificate code (the plain check's cold start stays as it was)
-        from checker.certificate import prices_from_env
+        from checker.views.certificate import prices_from_env
 
         prices = prices_from_env(os.environ)
     text = render(run, args.output_format, color=color, certificate=certificate, prices=prices)
@@ -136,10 +136,10 @@ def _quiet_broken_pipe() -> None:
 def fix_text(text: str, path: str, base_dir: str | None, *, unsafe: bool, native_strict: bool = False):  # type: ignore[no-untyped-def]
     """Fix ``text`` to a fixed point. Returns ``(new_text, fixed_count, refusal)``; ``refusal`` says
     why nothing was changed (the YAML does not parse), else ``None``."""
-    from checker.engine import compile_text
-    from checker.fixes import apply_fixes
-    from checker.policy import finalize
-    from checker.settings import settings_for
+    from checker.engine.pipeline import compile_text
+    from checker.project.finalize import finalize
+    from checker.project.settings import settings_for
+    from checker.rules.support.fixes import apply_fixes
 
     settings = settings_for(path if path != "<stdin>" else "-")
 
@@ -168,8 +168,8 @@ def fix_text(text: str, path: str, base_dir: str | None, *, unsafe: bool, native
 def _fix(args: argparse.Namespace) -> int:
     import difflib
 
-    from checker.engine import compile_text
-    from checker.files import compile_path, expand, read_bounded
+    from checker.engine.pipeline import compile_text
+    from checker.project.files import compile_path, expand, read_bounded
 
     targets = list(expand(list(args.paths)))
     if not targets and not args.allow_empty:
@@ -246,7 +246,7 @@ def _replace_file(path: str, text: str) -> None:
 
 
 def _show_settings(path: str) -> int:
-    from checker.settings import SettingsError, describe, settings_for
+    from checker.project.settings import SettingsError, describe, settings_for
 
     try:
         settings = settings_for(path)

@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         return cmd_schema()
     if args.command == "run":
-        from runtime.command import run_command
+        from nika.run_command import run_command
 
         return run_command(
             args.file,
@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.trace_command != "verify":
             print("nika trace: give a subcommand: verify FILE", file=sys.stderr)
             return 1
-        from runtime.command import trace_verify_command
+        from nika.run_command import trace_verify_command
 
         return trace_verify_command(args.file, output_format=args.output_format)
     _parser().print_help()
@@ -236,8 +236,8 @@ def cmd_graph(path: str, fmt: str) -> int:
     """Print the plan of one workflow; 1 when it cannot be read or is not a YAML mapping."""
     import contextlib
 
-    from checker.files import compile_path
-    from checker.plan import plan_document
+    from checker.project.files import compile_path
+    from checker.views.plan import plan_document
     from nika.output.graph_formats import render_graph
 
     compiled, why = compile_path(path)
@@ -265,7 +265,7 @@ def cmd_schema() -> int:
     """Print the generated workflow JSON Schema on stdout."""
     import json
 
-    from checker.schema_export import workflow_json_schema
+    from checker.views.json_schema import workflow_json_schema
 
     with contextlib.suppress(BrokenPipeError):
         print(json.dumps(workflow_json_schema(), indent=2))

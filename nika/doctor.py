@@ -66,7 +66,7 @@ def _versions() -> list[Line]:
 
 def _providers(env: Mapping[str, str]) -> list[Line]:
     """Which key variables are set; the names only, never a value."""
-    from checker import contracts
+    from checker.contracts import tables as contracts
 
     out: list[Line] = []
     unset: list[str] = []

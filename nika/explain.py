@@ -42,11 +42,11 @@ def judged_statically(code: str) -> bool:
 
 
 def explain(code: str) -> int:
-    from checker.codes import lints, lookup, nearest, registry
+    from checker.core.codes import lints, lookup, nearest, registry
 
     raw = code.strip()
     if "/" in raw:
-        from checker.suggest import did_you_mean
+        from checker.core.suggest import did_you_mean
 
         rule = raw.lower()
         if rule not in lints():
@@ -90,7 +90,7 @@ def explain(code: str) -> int:
 
 def explain_list(pattern: str) -> int:
     """One line per code and lint rule whose id or title contains ``pattern`` (case-insensitive)."""
-    from checker.codes import lints, registry
+    from checker.core.codes import lints, registry
 
     needle = pattern.strip().lower()
     rows = [(c, i.title, i.phase) for c, i in registry().items()]

@@ -1,6 +1,6 @@
 """Positions at the protocol edge: code-point offsets <-> LSP positions in the negotiated encoding.
 
-Lines are :class:`~checker.source.SourceText`'s lines, which are the protocol's: a line ends at
+Lines are :class:`~checker.core.source.SourceText`'s lines, which are the protocol's: a line ends at
 ``\n``, ``\r\n`` or a lone ``\r``. Nothing else in :mod:`nika_lsp` splits text into lines.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types as lsp
 
-from checker.source import SourceText, Span
+from checker.core.source import SourceText, Span
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"

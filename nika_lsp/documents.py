@@ -5,7 +5,7 @@ current text (incremental edits applied here, with the client's notion of lines)
 analysis, the newest analysis that produced a workflow model, and the version last published.
 Compilation gives what the checker's ``compile_source`` (the call ``nika check`` makes) gives,
 once per version, reusing the unchanged tasks of the previous version (see
-:mod:`checker.incremental`), so every feature reads one :class:`Snapshot`; what a feature derives from a
+:mod:`checker.engine.incremental`), so every feature reads one :class:`Snapshot`; what a feature derives from a
 snapshot (a symbol index, a model view) is memoised on that snapshot. Closing a document drops
 all of it.
 """
@@ -21,10 +21,10 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
-from checker.engine import compile_source
-from checker.incremental import IncrementalDocument
-from checker.model import CompiledWorkflow
-from checker.source import SourceText
+from checker.core.source import SourceText
+from checker.engine.incremental import IncrementalDocument
+from checker.engine.pipeline import compile_source
+from checker.model.workflow import CompiledWorkflow
 from nika_lsp.convert import UTF16, client_lines, range_to_span
 
 T = TypeVar("T")
@@ -100,7 +100,7 @@ ContentChange = lsp.TextDocumentContentChangePartial | lsp.TextDocumentContentCh
 def apply_changes(text: str, changes: Sequence[Any], encoding: str = UTF16) -> str:
     """``text`` after the ``contentChanges`` of one ``didChange``, in order.
 
-    Ranges are read over :class:`~checker.source.SourceText`'s lines, the same index every
+    Ranges are read over :class:`~checker.core.source.SourceText`'s lines, the same index every
     position the server sends is computed from, and clamped to the text.
     """
     for change in changes:
@@ -278,14 +278,14 @@ def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWork
     """The findings ``nika check`` would print for this file: its `# nika: ignore[…]` comments
     and the project configuration found upward from it applied. A broken configuration file is
     `nika check`'s error to report; here the findings then stay as compiled."""
-    from checker.policy import SettingsError, finalize
-    from checker.records import replace
-    from checker.report import FileReport
+    from checker.core.records import replace
+    from checker.project.finalize import SettingsError, finalize
+    from checker.project.report import FileReport
 
     report = FileReport(path or "<unsaved>", compiled.source, compiled.diagnostics)
     try:
         if path is None:  # an unsaved document: its own suppressions, no project configuration
-            from checker.settings import DEFAULT
+            from checker.project.settings import DEFAULT
 
             done = finalize(report, settings=DEFAULT)
         else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.records import record, replace
+from checker.core.records import record, replace
 
 SECTION = "nika"
 

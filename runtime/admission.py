@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from checker.model import CompiledWorkflow, Workflow
+from checker.model.workflow import CompiledWorkflow, Workflow
 
 
 class InputError(Exception):
@@ -29,7 +29,7 @@ class Admitted:
 
 
 def compile_file(path: str) -> tuple[CompiledWorkflow | None, str | None]:
-    from checker.files import compile_path
+    from checker.project.files import compile_path
 
     return compile_path(path)
 
@@ -52,7 +52,7 @@ def parse_vars(pairs: list[str]) -> dict[str, Any]:
 def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> dict[str, Any]:
     """The ``inputs`` scope: supplied values (checked against their types), then defaults;
     a declared optional input with neither reads as ``null``."""
-    from checker.typesys import value_fits
+    from checker.model.typesys import value_fits
 
     declared = {i.name: i for i in wf.inputs}
     unknown = sorted(set(given) - set(declared))

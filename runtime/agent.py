@@ -37,7 +37,7 @@ from runtime.values import materialise, plain
 DONE = "nika:done"
 COMPOSE = "nika:compose"
 # The tools the loop answers itself instead of through the builtin registry. Read as data by
-# checker/built_features.py: keep it a literal set of the names above.
+# checker/contracts/built_features.py: keep it a literal set of the names above.
 LOOP_TOOLS = frozenset({DONE, COMPOSE})
 SEC_CODE = "NIKA-SEC-002"
 TIMEOUT_CODE = "NIKA-TIMEOUT-001"
@@ -183,7 +183,7 @@ def builtin_parameters(tool_id: str, output_schema: dict[str, Any] | None) -> di
             "properties": {"result": result},
             **({"required": ["result"]} if output_schema else {}),
         }
-    from checker import contracts
+    from checker.contracts import tables as contracts
 
     c = contracts.contract(tool_id)
     if c is None:
@@ -193,8 +193,8 @@ def builtin_parameters(tool_id: str, output_schema: dict[str, Any] | None) -> di
 
 async def catalogue(run: Any, tid: str, rules: list[str], output_schema: dict[str, Any] | None) -> list[ToolSpec]:
     """The tools a whitelist grants, offered to the model in whitelist order."""
-    from checker import contracts
-    from checker.tool_globs import expand_tools as expand
+    from checker.contracts import tables as contracts
+    from checker.core.globs import expand_tools as expand
 
     known: dict[str, tuple[str, dict[str, Any]]] = {}
     for c in contracts.contracts():
@@ -220,7 +220,7 @@ def compose_system(system: str | None, skill_paths: list[str], base_dir: str) ->
     """The authored ``system:`` followed by the ``## Skills`` section (02 §Agent Skills)."""
     if not skill_paths:
         return system
-    from checker import skills
+    from checker.rules.support import skill_files as skills
 
     blocks = []
     for path in skill_paths:
@@ -599,7 +599,7 @@ class AgentLoop:
     # -- tool calls -------------------------------------------------------------------------
 
     async def _act(self, calls: tuple[ToolCall, ...]) -> None:
-        from checker.tool_globs import tool_allowed as allowed
+        from checker.core.globs import tool_allowed as allowed
 
         led = self.ledger
         well_formed = all(c.arguments is not None for c in calls)
@@ -754,7 +754,7 @@ class AgentLoop:
         draft = args.get("workflow_yaml")
         if not isinstance(draft, str):
             raise TaskError("NIKA-BUILTIN-001", "`nika:compose` needs `workflow_yaml`: the complete draft as a string")
-        from checker.engine import compile_text
+        from checker.engine.pipeline import compile_text
 
         compiled = compile_text(draft, "<draft>", str(self.run.workdir))
         findings = [

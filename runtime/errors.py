@@ -15,7 +15,7 @@ INTERNAL = "NIKA-IMPL-001"
 
 @dataclass
 class TaskError(Exception):
-    """A failure with a NIKA code from the registry (``checker/codes.toml``).
+    """A failure with a NIKA code from the registry (``checker/core/codes.toml``).
 
     ``transient`` marks errors ``retry:`` may retry without ``on_codes``; ``details`` is
     structured data for ``tasks.X.error.details``. Messages never contain secret values.
@@ -49,7 +49,7 @@ class TaskError(Exception):
 @lru_cache(maxsize=512)
 def category_of(code: str) -> str:
     """The registry category of ``code`` (``internal_error`` for a code the registry lacks)."""
-    from checker.codes import lookup
+    from checker.core.codes import lookup
 
     try:
         return lookup(code).category

@@ -217,7 +217,7 @@ class MCPPool:
         cfg = self.servers.get(server)
         if cfg is None:
             where = self.source or f"{CONFIG_FILE} (none found)"
-            from checker.suggest import did_you_mean
+            from checker.core.suggest import did_you_mean
 
             hint = did_you_mean(server, list(self.servers)) if self.servers else None
             raise TaskError(
@@ -252,7 +252,7 @@ def pool_of(run: Any) -> MCPPool:
 
 async def list_mcp_tools(run: Any, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(tool id, description, input schema)`` for every tool of the servers a whitelist can reach."""
-    from checker.tool_globs import match_tool as matches
+    from checker.core.globs import match_tool as matches
 
     pool = pool_of(run)
     wanted = [
@@ -274,7 +274,7 @@ async def call_mcp_tool(run: Any, tid: str, tool: str, args: dict[str, Any]) -> 
     tools = await conn.list_tools()
     spec = tools.get(name)
     if spec is None:
-        from checker.suggest import did_you_mean
+        from checker.core.suggest import did_you_mean
 
         hint = did_you_mean(name, list(tools))
         raise TaskError(

@@ -19,15 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker import effects
-from checker.model import Permits
+from checker.contracts import effects
+from checker.model.workflow import Permits
 from checker.rules.authority import boundary_of
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
 
 # NEP-0005: the runner floor every child gets (the names no grant can pass are the checker's
-# dangerous-name floor, :func:`checker.effects.dangerous_env`).
+# dangerous-name floor, :func:`checker.contracts.effects.dangerous_env`).
 ENV_FLOOR = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME")
 
 Witness = Callable[[str, str, str, bool, str], None]  # task, plane, gate, allowed, why
@@ -98,7 +98,7 @@ class Boundary:
 
     def check_exec(self, task: str, program: str, *, shell: bool) -> None:
         """``permits.exec``: ``true`` allows any program; a list allows exactly those argv[0]
-        spellings, in argv form (the checker's :meth:`checker.effects.Boundary.check`)."""
+        spellings, in argv form (the checker's :meth:`checker.contracts.effects.Boundary.check`)."""
         for b in self._chain():
             owner = "" if b is self else " (a calling workflow's permits)"
             if b.permits is None:

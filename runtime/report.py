@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from checker.model import Agent, CompiledWorkflow, Exec, Infer, Invoke, ScalarValue
-from checker.values import templates
+from checker.model.workflow import Agent, CompiledWorkflow, Exec, Infer, Invoke, ScalarValue
+from checker.parse.values import templates
 
 MARK = {"success": "ok", "failure": "FAILED", "skipped": "skipped", "cancelled": "cancelled"}
 
@@ -60,7 +60,7 @@ def effects_of(verb: Any, model_override: str | None = None) -> list[str]:
     if isinstance(verb, Invoke):
         if verb.workflow is not None:
             return [f"workflow {shown(verb.workflow)}"]
-        from checker import contracts
+        from checker.contracts import tables as contracts
 
         c = contracts.contract(verb.tool or "")
         planes = ", ".join(c.effects) if c is not None and c.effects else "pure"

@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from checker.model import Agent, CompiledWorkflow, Exec, FinallyStep, Infer, Invoke, Task, Verb, Workflow
-from checker.values import ScalarValue, TemplateValue
-from checker.vocab import OnErrorAction, Status
+from checker.core.vocab import OnErrorAction, Status
+from checker.model.workflow import Agent, CompiledWorkflow, Exec, FinallyStep, Infer, Invoke, Task, Verb, Workflow
+from checker.parse.values import ScalarValue, TemplateValue
 from runtime.errors import INTERNAL, NOT_BUILT, TaskError
 from runtime.permits import Boundary
 from runtime.trace import TRACE_FORMAT, Journal
@@ -578,7 +578,7 @@ class Run:
         (On ``infer:``/``agent:`` the contract is the provider's structured-output lane.)"""
         if task.returns is None or not isinstance(task.verb, Exec | Invoke):
             return
-        from checker.typesys import value_fits
+        from checker.model.typesys import value_fits
 
         if value_fits(raw, task.returns, self.wf.types) is False:
             raise TaskError(
@@ -689,7 +689,7 @@ class Run:
     # -- workflow outputs --------------------------------------------------------------------
 
     def _outputs(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        from checker.typesys import value_fits
+        from checker.model.typesys import value_fits
 
         out: dict[str, Any] = {}
         scope = {**self._base, "tasks": self._task_views}
@@ -711,7 +711,7 @@ class Run:
         return out, None
 
 
-# The secret sources this build resolves. Read as data by checker/built_features.py (which
+# The secret sources this build resolves. Read as data by checker/contracts/built_features.py (which
 # warns at check about the others): keep it a literal set of strings.
 SECRET_SOURCES = frozenset({"env"})
 

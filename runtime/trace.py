@@ -217,7 +217,7 @@ def _is_effect(note: Any) -> bool:
         tool = note.split("·", 1)[1].strip() if "·" in note else ""
         if tool.startswith("mcp:") or tool.startswith("workflow"):
             return True
-        from checker import contracts
+        from checker.contracts import tables as contracts
 
         c = contracts.contract(tool)
         return bool(c and c.effects)

@@ -1,6 +1,6 @@
 """Turning model values into run-time data: templates rendered with the checker's own evaluator.
 
-Nothing here parses an expression: a :class:`~checker.values.TemplateValue` already carries its
+Nothing here parses an expression: a :class:`~checker.parse.values.TemplateValue` already carries its
 parsed template, and :func:`checker.expr.render_template` evaluates it. Evaluation errors become
 :class:`~runtime.errors.TaskError` objects carrying the evaluator's code (NIKA-VAR-001/006/007).
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from checker.expr import EvalError, ExprError, references, render_template
 from checker.expr.evaluate import evaluate_bool
-from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
+from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
 from runtime.errors import TaskError
 
 LOCAL_ROOTS = frozenset({"item", "index"})
@@ -73,7 +73,7 @@ def roots_of(value: Value | None) -> Iterator[str]:
     """The root names every template inside ``value`` reads (``inputs``, ``with``, ``item``…)."""
     if value is None:
         return
-    from checker.values import templates
+    from checker.parse.values import templates
 
     for tv in templates(value):
         if tv.template is None:

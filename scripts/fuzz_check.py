@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A longer fuzz campaign for ``nika check``, with the mutator and judge of tests/test_fuzz.py.
+"""A longer fuzz campaign for ``nika check``, with the mutator and judge of tests/checker/test_fuzz.py.
 
     python3 scripts/fuzz_check.py --count 100000 --jobs 2 --out /tmp/nika-fuzz
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _load_fuzz():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("nika_fuzz", ROOT / "tests" / "test_fuzz.py")
+    spec = importlib.util.spec_from_file_location("nika_fuzz", ROOT / "tests" / "checker" / "test_fuzz.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -1,7 +1,7 @@
 """The registry-phase differential: the static half of check ≡ run.
 
 Seeded mutants of the project's examples and the spec's templates (the mutator of
-tests/test_fuzz.py) go through `nika check`; each one the checker accepts is run in process in a
+tests/checker/test_fuzz.py) go through `nika check`; each one the checker accepts is run in process in a
 sandbox folder with the mock model, no exec, no network, no waiting. The run must never fail
 with a code the registry gives the phase ``check`` (that is a decision the checker should have
 made), and never with an internal error (NIKA-IMPL-001). ``scripts/fuzz_phase.py`` runs the same
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.codes import lookup
+from checker.core.codes import lookup
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT.parent / "shared" / "nika-spec" / "templates"
@@ -32,7 +32,7 @@ RUN_TIMEOUT = 5.0
 
 
 def _fuzz_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("nika_fuzz_for_phase", ROOT / "tests" / "test_fuzz.py")
+    spec = importlib.util.spec_from_file_location("nika_fuzz_for_phase", ROOT / "tests" / "checker" / "test_fuzz.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -97,7 +97,7 @@ def _run_one(data: bytes, workdir: Path, tally: Tally) -> None:
         tally.failures.append(("NIKA-IMPL-001", f"at run: {type(exc).__name__}: {exc}", data))
         return
     tally.ran += 1
-    from checker.model import Agent
+    from checker.model.workflow import Agent
 
     tasks = compiled.workflow.tasks
     errors = [(r.error, isinstance(getattr(tasks.get(tid), "verb", None), Agent)) for tid, r in result.tasks.items()]
@@ -110,8 +110,8 @@ def _run_one(data: bytes, workdir: Path, tally: Tally) -> None:
 
 
 def _safe_to_run(wf) -> bool:  # type: ignore[no-untyped-def]
-    from checker.model import Agent, Exec, Invoke
-    from checker.rules.context import task_verbs
+    from checker.model.workflow import Agent, Exec, Invoke
+    from checker.rules.support.context import task_verbs
 
     for task in wf.tasks.values():
         for verb in task_verbs(task):

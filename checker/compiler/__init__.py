@@ -1,10 +1,10 @@
 """Value tree → compiled model, in one pass, with the structural NIKA-PARSE findings.
 
-The compiler knows the shape of the v1 grammar from :mod:`checker.grammar` and types the value
+The compiler knows the shape of the v1 grammar from :mod:`checker.grammar.table` and types the value
 tree the YAML layer built (copying nothing: a model field is the tree's own value). It reports
 what is malformed and still builds as much of the model as it can, so later rules (graph,
 references, tools) judge everything that is judgeable. Every ``${{ … }}`` string it meets is
-recorded once as an :class:`~checker.model.ExprSite` with its position class.
+recorded once as an :class:`~checker.model.workflow.ExprSite` with its position class.
 
 One module per part of the grammar: :mod:`.envelope` (the document, version marker, outputs),
 :mod:`.declarations` (types, inputs, config, const, secrets, permits, run, policy),
@@ -17,10 +17,10 @@ from __future__ import annotations
 from checker.compiler.builder import Builder
 from checker.compiler.envelope import WORKFLOW_ID_RE
 from checker.compiler.tasks import TASK_ID_RE, TaskMemo
-from checker.diagnostics import Diagnostic
-from checker.model import ExprSite, Workflow
-from checker.source import SourceText
-from checker.values import ScalarValue, Value
+from checker.core.diagnostics import Diagnostic
+from checker.core.source import SourceText
+from checker.model.workflow import ExprSite, Workflow
+from checker.parse.values import ScalarValue, Value
 
 
 def compile_tree(

@@ -3,16 +3,16 @@ and ``declassify``."""
 
 from __future__ import annotations
 
-from checker import grammar as G
-from checker.codes import CODE_RE
 from checker.compiler import verbs
 from checker.compiler.builder import Builder, is_template_text, shown
-from checker.diagnostics import Edit, Fix
-from checker.grammar import DEFAULT_FINALLY_TIMEOUT_MS
-from checker.model import AfterEntry, Binding, Declassify, Duration, FinallyStep, OnError, Retry
-from checker.suggest import did_you_mean
-from checker.values import ListValue, MapValue, ScalarValue, Value, describe
-from checker.vocab import PREDICATES, RESERVED_BINDINGS, OnErrorAction, Predicate, Where
+from checker.core.codes import CODE_RE
+from checker.core.diagnostics import Edit, Fix
+from checker.core.suggest import did_you_mean
+from checker.core.vocab import PREDICATES, RESERVED_BINDINGS, OnErrorAction, Predicate, Where
+from checker.grammar import table as G
+from checker.grammar.table import DEFAULT_FINALLY_TIMEOUT_MS
+from checker.model.workflow import AfterEntry, Binding, Declassify, Duration, FinallyStep, OnError, Retry
+from checker.parse.values import ListValue, MapValue, ScalarValue, Value, describe
 
 _PREDICATE_ALIASES = {
     "succeeded": "success",

@@ -11,15 +11,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.durations import parse_duration
-from checker.grammar import Block, Field, Kind, misplaced
-from checker.model import Duration, ExprSite
-from checker.source import SourceText, Span
-from checker.suggest import did_you_mean
-from checker.values import Entry, ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value, describe, templates
-from checker.vocab import Where
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.durations import parse_duration
+from checker.core.source import SourceText, Span
+from checker.core.suggest import did_you_mean
+from checker.core.vocab import Where
+from checker.grammar.table import Block, Field, Kind, misplaced
+from checker.model.workflow import Duration, ExprSite
+from checker.parse.values import (
+    Entry,
+    ListValue,
+    Literal,
+    MapValue,
+    ScalarValue,
+    TemplateValue,
+    Value,
+    describe,
+    templates,
+)
 
 if TYPE_CHECKING:
     from checker.compiler.tasks import TaskMemo

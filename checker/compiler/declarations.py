@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from checker import grammar as G
 from checker.compiler.builder import Builder, shown
-from checker.model import Config, Const, Egress, Input, Permits, Policy, RunSettings, Secret, TypeDecl
-from checker.values import ListValue, MapValue, ScalarValue, Value, describe
+from checker.grammar import table as G
+from checker.model.workflow import Config, Const, Egress, Input, Permits, Policy, RunSettings, Secret, TypeDecl
+from checker.parse.values import ListValue, MapValue, ScalarValue, Value, describe
 
 PASCAL_RE = re.compile(r"^[A-Z][A-Za-z0-9]*\Z")
 

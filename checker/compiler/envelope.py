@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import re
 
-from checker import grammar as G
 from checker.compiler import declarations, tasks
 from checker.compiler.builder import Builder, shown
-from checker.diagnostics import Edit, Fix
-from checker.model import Output, Workflow
-from checker.source import Span
-from checker.suggest import did_you_mean
-from checker.values import Entry, MapValue, ScalarValue, Value, describe
-from checker.vocab import Where
+from checker.core.diagnostics import Edit, Fix
+from checker.core.source import Span
+from checker.core.suggest import did_you_mean
+from checker.core.vocab import Where
+from checker.grammar import table as G
+from checker.model.workflow import Output, Workflow
+from checker.parse.values import Entry, MapValue, ScalarValue, Value, describe
 
 WORKFLOW_ID_RE = re.compile(r"^[a-z][a-z0-9-]*\Z")
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 
-from checker import grammar as G
 from checker.compiler import blocks, verbs
 from checker.compiler.builder import Builder
-from checker.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.model import ExprSite, Task, Verb
-from checker.source import Span
-from checker.suggest import did_you_mean
-from checker.values import Entry, ListValue, MapValue, ScalarValue, Value, describe
-from checker.vocab import Where
+from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.source import Span
+from checker.core.suggest import did_you_mean
+from checker.core.vocab import Where
+from checker.grammar import table as G
+from checker.model.workflow import ExprSite, Task, Verb
+from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, Value, describe
 
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from checker import grammar as G
 from checker.compiler.builder import Builder
-from checker.diagnostics import Edit, Fix
-from checker.model import Agent, Exec, Infer, Invoke, Verb
-from checker.values import Entry, ListValue, MapValue, ScalarValue, TemplateValue, Value, describe
-from checker.vocab import Where
+from checker.core.diagnostics import Edit, Fix
+from checker.core.vocab import Where
+from checker.grammar import table as G
+from checker.model.workflow import Agent, Exec, Infer, Invoke, Verb
+from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, TemplateValue, Value, describe
 
 _EXAMPLES = {
     "infer": 'Write e.g. `infer: {prompt: "Summarize …"}`.',

@@ -112,7 +112,7 @@ def _schema(raw: Any) -> dict[str, dict[str, Any]]:
 
 def ttl_ms(value: Any) -> int | None:
     """A ``ttl`` in whole milliseconds (integer parts only, so no float survives), or None."""
-    from checker.durations import parse_duration
+    from checker.core.durations import parse_duration
 
     if not isinstance(value, str) or not all(c.isdigit() or c in "hms" for c in value):
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeAlias
 
-from checker.records import record
+from checker.core.records import record
 
 __all__ = [
     "Binary",

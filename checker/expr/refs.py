@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Final
 
+from checker.core.records import record
 from checker.expr.nodes import (
     Binary,
     Call,
@@ -28,7 +29,6 @@ from checker.expr.nodes import (
     Unary,
     children,
 )
-from checker.records import record
 
 __all__ = [
     "STATUS_VOCABULARY",

@@ -21,10 +21,10 @@ from dataclasses import field
 from functools import lru_cache
 from typing import Final
 
+from checker.core.records import record
 from checker.expr.lexer import ExprError
 from checker.expr.nodes import Expr
 from checker.expr.parser import parse_expression
-from checker.records import record
 
 __all__ = [
     "UNCLOSED_CODE",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from checker.diagnostics import Diagnostic
+from checker.core.diagnostics import Diagnostic
 from checker.rules import (
     authority,
     availability,
@@ -18,20 +18,20 @@ from checker.rules import (
     dag,
     decisions,
     fanout,
-    flows,
     jq,
     lint_native,
     lint_obvious,
     literal_types,
     migrations,
-    policy,
     references,
     secrets,
     skills,
     tools,
     types,
 )
-from checker.rules.context import RuleContext
+from checker.rules import trifecta as flows
+from checker.rules import workflow_policy as policy
+from checker.rules.support.context import RuleContext
 
 Rule = Callable[[RuleContext], Iterable[Diagnostic]]
 

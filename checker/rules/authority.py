@@ -11,24 +11,24 @@
   the one door);
 * NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door.
 
-What each call needs comes from the one effect table (:mod:`checker.effects`).
+What each call needs comes from the one effect table (:mod:`checker.contracts.effects`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker import effects
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.effects import Boundary, Denial
-from checker.model import Agent, Exec, Invoke, Permits, Task
-from checker.records import record
-from checker.rules.context import RuleContext, task_verbs
-from checker.rules.flow import arg_values, integrity, resolve_str
+from checker.contracts import effects
+from checker.contracts.effects import Boundary, Denial
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.records import record
+from checker.core.source import Span
+from checker.model.workflow import Agent, Exec, Invoke, Permits, Task
+from checker.parse.values import ScalarValue, TemplateValue, Value, templates
+from checker.rules.support.context import RuleContext, task_verbs
+from checker.rules.support.flow import arg_values, integrity, resolve_str
 from checker.rules.tools import grammar_problem
-from checker.source import Span
-from checker.values import ScalarValue, TemplateValue, Value, templates
 
 _PLANE_VERBS = {
     "fs.read": "reads files",

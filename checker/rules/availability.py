@@ -1,19 +1,19 @@
 """Features this build does not implement yet (``build/unavailable``): a builtin the runtime has
 no implementation for, or a secret source it cannot resolve, fails every run with NIKA-IMPL-002.
 The check warns ahead, naming the feature. What is built is read from the runtime's own
-registry as data (:mod:`checker.built_features`), so a warning disappears when the feature lands.
+registry as data (:mod:`checker.contracts.built_features`), so a warning disappears when the feature lands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker import contracts
-from checker.built_features import built
-from checker.codes import lint
-from checker.diagnostics import Diagnostic
-from checker.model import Agent, Invoke
-from checker.rules.context import RuleContext
+from checker.contracts import tables as contracts
+from checker.contracts.built_features import built
+from checker.core.codes import lint
+from checker.core.diagnostics import Diagnostic
+from checker.model.workflow import Agent, Invoke
+from checker.rules.support.context import RuleContext
 
 RULE = "build/unavailable"
 

@@ -1,6 +1,6 @@
 """NIKA-SEC-001 at check: a literal ``command:`` or ``shell:`` the exec blocklist refuses.
 
-The same detector (:mod:`checker.exec_blocklist`) judges the resolved command at run; here it
+The same detector (:mod:`checker.contracts.blocklist`) judges the resolved command at run; here it
 sees the literal words (a computed word is unknown and never matches) and a fully literal
 ``shell:`` line. A literal hit is refused before the first effect of the run, not after earlier
 tasks have run (spec 02 §exec: the blocklist applies to ``shell:``; 01 §permits: ``exec: true``
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic
-from checker.exec_blocklist import judge_shell, judge_words
-from checker.model import Exec
-from checker.rules.commands import literal_text
-from checker.rules.context import RuleContext, task_verbs
+from checker.contracts.blocklist import judge_shell, judge_words
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic
+from checker.model.workflow import Exec
+from checker.rules.support.commands import literal_text
+from checker.rules.support.context import RuleContext, task_verbs
 
 _HELP = (
     "The blocklist refuses obviously destructive commands whatever the permits say: do the job "

@@ -14,14 +14,14 @@ import os
 import re
 from collections.abc import Iterator
 
-from checker import typesys
-from checker.codes import report
-from checker.diagnostics import Diagnostic
-from checker.model import Invoke, Task, Workflow
-from checker.records import record
-from checker.rules.context import RuleContext, task_verbs
-from checker.suggest import did_you_mean
-from checker.values import MapValue, ScalarValue, TemplateValue, Value, templates
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic
+from checker.core.records import record
+from checker.core.suggest import did_you_mean
+from checker.model import typesys
+from checker.model.workflow import Invoke, Task, Workflow
+from checker.parse.values import MapValue, ScalarValue, TemplateValue, Value, templates
+from checker.rules.support.context import RuleContext, task_verbs
 
 REGISTRY_RE = re.compile(r"^registry:[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*@[^\s@/]+\Z")
 MAX_WORKFLOWS = 64
@@ -48,8 +48,8 @@ class _Loader:
 
 
 def _compile_child(path: str) -> _Child | None:
-    from checker.engine import model_of_bytes
-    from checker.files import read_referenced
+    from checker.compiler.standalone import model_of_bytes
+    from checker.parse.reader import read_referenced
 
     try:
         data = read_referenced(path)
@@ -187,8 +187,8 @@ def _contained(ctx: RuleContext, task: Task, target: Value, rel: str, child: Wor
 
 def _denied(bound: object, n: object) -> bool:
     """Whether the need ``n`` escapes ``bound`` as far as the check can tell."""
-    from checker import effects
-    from checker.effects import Boundary
+    from checker.contracts import effects
+    from checker.contracts.effects import Boundary
     from checker.rules.authority import NeedSite
 
     assert isinstance(bound, Boundary) and isinstance(n, NeedSite)

@@ -6,16 +6,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.suggest import did_you_mean
+from checker.core.vocab import ALL_STATES, OnErrorAction, Status, Where
 from checker.expr import Island
 from checker.expr.refs import Ref, is_status_ref, status_comparisons
-from checker.graph import Edge, Graph
-from checker.model import STATUSES, ExprSite, Task
-from checker.rules.context import RuleContext
-from checker.suggest import did_you_mean
-from checker.values import Literal
-from checker.vocab import ALL_STATES, OnErrorAction, Status, Where
+from checker.model.graph import Edge, Graph
+from checker.model.workflow import STATUSES, ExprSite, Task
+from checker.parse.values import Literal
+from checker.rules.support.context import RuleContext
 
 
 def check_after_targets(ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -13,11 +13,11 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic
-from checker.model import Invoke
-from checker.rules.context import RuleContext, task_verbs
-from checker.values import ScalarValue, TemplateValue, Value, templates
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic
+from checker.model.workflow import Invoke
+from checker.parse.values import ScalarValue, TemplateValue, Value, templates
+from checker.rules.support.context import RuleContext, task_verbs
 
 TOOL = "nika:decide"
 
@@ -64,12 +64,12 @@ def _static_bundle(v: Value, base: str | None) -> Any:
         return None
     from checker.decide import BUNDLE_CODE
     from checker.decide.load import load_json
-    from checker.files import read_bounded
-    from checker.yaml_nodes import MAX_DOCUMENT_BYTES
+    from checker.parse.nodes import MAX_DOCUMENT_BYTES
+    from checker.parse.reader import read_referenced
 
     path = os.path.realpath(os.path.join(base, v.value))
     try:
-        data = read_bounded(path)
+        data = read_referenced(path)
     except OSError:
         return None
     if len(data) > MAX_DOCUMENT_BYTES:

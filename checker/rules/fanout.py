@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic
-from checker.rules.context import RuleContext
-from checker.rules.flow import Unresolvable, resolve, template_refs
-from checker.values import ListValue, ScalarValue, TemplateValue
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic
+from checker.parse.values import ListValue, ScalarValue, TemplateValue
+from checker.rules.support.context import RuleContext
+from checker.rules.support.flow import Unresolvable, resolve, template_refs
 
 
 def _kind(v: object) -> str:

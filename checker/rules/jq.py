@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic
 from checker.expr import Island, Template, has_island, parse_template
-from checker.jq_syntax import JqProblem, jq_problem
-from checker.model import Invoke, Verb
-from checker.rules.context import RuleContext
-from checker.values import MapValue, ScalarValue, TemplateValue, Value
+from checker.jq.syntax import JqProblem, jq_problem
+from checker.model.workflow import Invoke, Verb
+from checker.parse.values import MapValue, ScalarValue, TemplateValue, Value
+from checker.rules.support.context import RuleContext
 
 JQ_ARGS = {"nika:jq": "expression", "nika:fetch": "jq"}
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from checker.codes import lint
-from checker.diagnostics import Diagnostic
-from checker.model import Exec
-from checker.rules.commands import SimpleCommand, command_text, commands_of, program_name, shell_commands
-from checker.rules.context import RuleContext
+from checker.core.codes import lint
+from checker.core.diagnostics import Diagnostic
+from checker.model.workflow import Exec
+from checker.rules.support.commands import SimpleCommand, command_text, commands_of, program_name, shell_commands
+from checker.rules.support.context import RuleContext
 
 HTTP_CLIENTS = frozenset({"curl", "wget", "xh", "http", "https"})
 FILE_COMMANDS = frozenset({"cat", "tee", "cp", "mv", "mkdir", "touch", "head", "tail", "ls"})

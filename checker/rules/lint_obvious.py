@@ -11,14 +11,14 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from checker.codes import lint
-from checker.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.graph import Edge, pass_set
-from checker.model import Agent, Exec, Infer, Invoke, Task
-from checker.rules.commands import commands_of
-from checker.rules.context import RuleContext
-from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
-from checker.vocab import ALL_STATES, EdgeRole, OnErrorAction, Predicate, Where
+from checker.core.codes import lint
+from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.vocab import ALL_STATES, EdgeRole, OnErrorAction, Predicate, Where
+from checker.model.graph import Edge, pass_set
+from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
+from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
+from checker.rules.support.commands import commands_of
+from checker.rules.support.context import RuleContext
 
 # -- /010 · an `after:` entry beside a value edge that does not tighten the gate ---------------
 
@@ -55,7 +55,7 @@ def check_redundant_after(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _remove_after_fix(ctx: RuleContext, task: Task, producer: str) -> tuple[Fix, ...]:
-    from checker.fixes import remove_map_entry
+    from checker.rules.support.fixes import remove_map_entry
 
     after = task.value.get("after")
     if not isinstance(after, MapValue):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic
 from checker.expr.evaluate import EvalError, evaluate
 from checker.expr.nodes import Binary, Call, Expr, Ident, Ternary, children, walk
-from checker.rules.context import RuleContext
+from checker.rules.support.context import RuleContext
 
 
 def _closed(node: Expr) -> bool:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Edit, Fix
-from checker.model import Task
-from checker.rules.context import RuleContext
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Edit, Fix
+from checker.core.vocab import Status
+from checker.model.workflow import Task
+from checker.parse.values import ListValue, ScalarValue, TemplateValue
 from checker.rules.dag import reachable_states
-from checker.values import ListValue, ScalarValue, TemplateValue
-from checker.vocab import Status
+from checker.rules.support.context import RuleContext
 
 
 def check_depends_on(ctx: RuleContext) -> Iterator[Diagnostic]:

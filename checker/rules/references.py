@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Edit, Fix
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Edit, Fix
+from checker.core.source import Span
+from checker.core.suggest import did_you_mean
+from checker.core.vocab import LOOP_ALLOWED, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
 from checker.expr import Island, is_boolean_shaped
 from checker.expr.refs import Ref
-from checker.model import TASK_FIELDS, ExprSite
-from checker.rules.context import RuleContext
-from checker.source import Span
-from checker.suggest import did_you_mean
-from checker.vocab import LOOP_ALLOWED, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
+from checker.model.workflow import TASK_FIELDS, ExprSite
+from checker.rules.support.context import RuleContext
 
 # Value namespaces of other tools (or of older Nika drafts) that are refused outright.
 FOREIGN_VALUE_ROOTS = frozenset(
@@ -195,7 +195,7 @@ def _hoist_fix(
     ``bound`` is the expression to bind when it differs from the text at ``span`` (a misspelled
     task or field, corrected to its unique did-you-mean).
     """
-    from checker.fixes import hoist_into_with
+    from checker.rules.support.fixes import hoist_into_with
 
     task = ctx.workflow.tasks.get(site.task or "")
     if task is None or site.where not in ("body", "when", "for_each") or target == task.id:

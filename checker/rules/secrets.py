@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker import effects
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Label
-from checker.model import Agent, Egress, Exec, Infer, Invoke, Secret, Task, Verb
+from checker.contracts import effects
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Label
+from checker.model.workflow import Agent, Egress, Exec, Infer, Invoke, Secret, Task, Verb
+from checker.parse.values import ScalarValue, TemplateValue, Value
 from checker.rules.authority import boundary_of
-from checker.rules.context import RuleContext, task_verbs
-from checker.rules.flow import SecretFlow, Witness, arg_values, template_refs
-from checker.values import ScalarValue, TemplateValue, Value
+from checker.rules.support.context import RuleContext, task_verbs
+from checker.rules.support.flow import SecretFlow, Witness, arg_values, template_refs
 
 
 def _sinks(verb: Verb) -> Iterator[tuple[str, Value]]:
@@ -148,9 +148,9 @@ def _names(witness: Witness) -> list[str]:
 
 
 def _bound(ctx: RuleContext) -> Diagnostic:
-    from checker.diagnostics import Diagnostic as D
-    from checker.diagnostics import Severity
-    from checker.source import Span
+    from checker.core.diagnostics import Diagnostic as D
+    from checker.core.diagnostics import Severity
+    from checker.core.source import Span
 
     return D(
         code=None,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker import skills
-from checker.codes import report
-from checker.diagnostics import Diagnostic
-from checker.model import Agent
-from checker.rules.context import RuleContext
-from checker.values import TemplateValue
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic
+from checker.model.workflow import Agent
+from checker.parse.values import TemplateValue
+from checker.rules.support import skill_files as skills
+from checker.rules.support.context import RuleContext
 
 
 def check_skills(ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from checker import contracts
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Severity
+from checker.contracts import tables as contracts
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Severity
 from checker.expr import has_island
-from checker.model import Agent, Infer, Invoke
-from checker.rules.context import RuleContext
-from checker.values import ScalarValue, Value
+from checker.model.workflow import Agent, Infer, Invoke
+from checker.parse.values import ScalarValue, Value
+from checker.rules.support.context import RuleContext
 
 MCP_RE = re.compile(r"^mcp:[a-z][a-z0-9-]*/[A-Za-z0-9_/-]+\Z")
 
@@ -22,7 +22,7 @@ def grammar_problem(tool: str) -> tuple[str, str] | None:
     """(message, help) when ``tool`` breaks the tool-id grammar (NIKA-PARSE-019), else ``None``.
 
     Whether a well-formed ``nika:`` id names a builtin is the contracts' question
-    (:func:`checker.contracts.check_tool_ref`).
+    (:func:`checker.contracts.tables.check_tool_ref`).
     """
     if tool.startswith("nika:"):
         if re.match(r"^[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)*\Z", tool[5:]):

@@ -8,16 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from checker import typesys
-from checker.codes import report
-from checker.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.display import clip
-from checker.model import Agent, Exec, ExprSite, Infer, Task
-from checker.rules.context import RuleContext
-from checker.source import Span
-from checker.suggest import did_you_mean
-from checker.typesys import CONSTRUCTORS, PRIMITIVES
-from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, describe
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.display import clip
+from checker.core.source import Span
+from checker.core.suggest import did_you_mean
+from checker.model import typesys
+from checker.model.typesys import CONSTRUCTORS, PRIMITIVES
+from checker.model.workflow import Agent, Exec, ExprSite, Infer, Task
+from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, describe
+from checker.rules.support.context import RuleContext
 
 DEAD_NAMES = {
     "boolean": "bool",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from checker.certificate import PriceTable
-    from checker.report import CheckRun
+    from checker.project.report import CheckRun
+    from checker.views.certificate import PriceTable
 
 FORMATS = ("full", "concise", "json", "sarif", "github")
 # `nika graph` formats (rendered by nika.output.graph_formats, imported only by that command)

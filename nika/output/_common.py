@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checker.source import SourceText
+from checker.core.source import SourceText
 
 if TYPE_CHECKING:
-    from checker.diagnostics import Diagnostic
-    from checker.report import FileReport
+    from checker.core.diagnostics import Diagnostic
+    from checker.project.report import FileReport
 
 _EMPTY = SourceText("")
 

@@ -1,17 +1,17 @@
 """The certificate as a short block of text (``nika check --certificate``), one per file.
 
-Pure: a :class:`~checker.certificate.Certificate` in, lines out. The sentences come from
-:mod:`checker.certificate` where the editor shows the same facts, so both say them alike.
+Pure: a :class:`~checker.views.certificate.Certificate` in, lines out. The sentences come from
+:mod:`checker.views.certificate` where the editor shows the same facts, so both say them alike.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checker.certificate import effects_text, plan_text, spend_text
+from checker.views.certificate import effects_text, plan_text, spend_text
 
 if TYPE_CHECKING:
-    from checker.certificate import Certificate
+    from checker.views.certificate import Certificate
 
 __all__ = ["MAX_COST_ROWS", "MAX_REASONS", "certificate_lines"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checker.diagnostics import Severity
+from checker.core.diagnostics import Severity
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
-    from checker.report import CheckRun
+    from checker.project.report import CheckRun
 
 __all__ = ["escape_data", "escape_property", "render"]
 

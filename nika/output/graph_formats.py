@@ -1,4 +1,4 @@
-"""Renderings of the plan document (:func:`checker.plan.plan_document`) for ``nika graph``.
+"""Renderings of the plan document (:func:`checker.views.plan.plan_document`) for ``nika graph``.
 
 Pure functions from the JSON document to text: ``json`` as is, ``mermaid`` (a ``flowchart LR``
 that GitHub and most Markdown viewers draw) and ``dot`` (Graphviz). Both drawings put each wave

@@ -2,7 +2,7 @@
 
 The shape is a public contract (external tools score against it); change it only together with
 ``REPORT_VERSION``. New keys may be added without a bump (readers ignore keys they do not know):
-each file report carries ``certificate``, the :mod:`checker.certificate` document (``null`` when
+each file report carries ``certificate``, the :mod:`checker.views.certificate` document (``null`` when
 the file holds no workflow). Lines and columns are 1-based, columns count code points, and ``offset`` is
 the 0-based UTF-8 byte offset of the same position.
 """
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
-    from checker.certificate import PriceTable
-    from checker.diagnostics import Diagnostic
-    from checker.report import CheckRun, FileReport
-    from checker.source import SourceText, Span
+    from checker.core.diagnostics import Diagnostic
+    from checker.core.source import SourceText, Span
+    from checker.project.report import CheckRun, FileReport
+    from checker.views.certificate import PriceTable
 
 __all__ = ["REPORT_VERSION", "render", "report_dict"]
 
@@ -58,11 +58,11 @@ def _finding(source: SourceText, d: Diagnostic) -> dict[str, Any]:
 
 
 def _certificate(report: FileReport, prices: PriceTable | None) -> dict[str, Any] | None:
-    """The file's certificate (:mod:`checker.certificate`), ``None`` without a workflow model."""
+    """The file's certificate (:mod:`checker.views.certificate`), ``None`` without a workflow model."""
     compiled = report.compiled
     if compiled is None or compiled.workflow is None:
         return None
-    from checker.certificate import CERTIFICATE_VERSION, certify
+    from checker.views.certificate import CERTIFICATE_VERSION, certify
 
     try:
         cert = certify(compiled, prices)

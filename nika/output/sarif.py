@@ -7,16 +7,16 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from checker.diagnostics import Severity
+from checker.core.diagnostics import Severity
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from checker.codes import CodeInfo, LintInfo
-    from checker.diagnostics import Diagnostic
-    from checker.report import CheckRun
-    from checker.source import SourceText, Span
+    from checker.core.codes import CodeInfo, LintInfo
+    from checker.core.diagnostics import Diagnostic
+    from checker.core.source import SourceText, Span
+    from checker.project.report import CheckRun
 
 __all__ = ["SARIF_SCHEMA", "render", "rule_name", "sarif_log", "tool_version"]
 
@@ -48,7 +48,7 @@ def tool_version() -> str:
 def _registry() -> Mapping[str, CodeInfo]:
     """The code registry, or nothing when ``codes.toml`` is missing or unreadable."""
     try:
-        from checker.codes import registry
+        from checker.core.codes import registry
 
         return registry()
     except (OSError, ValueError, KeyError, TypeError):
@@ -92,7 +92,7 @@ def _info(d: Diagnostic, known: Mapping[str, CodeInfo]) -> CodeInfo | LintInfo |
     if d.code:
         return known.get(d.code)
     if d.rule:
-        from checker.codes import lookup_lint
+        from checker.core.codes import lookup_lint
 
         try:
             return lookup_lint(d.rule)

@@ -6,14 +6,14 @@ import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from checker.diagnostics import Severity
+from checker.core.diagnostics import Severity
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
-    from checker.certificate import PriceTable
-    from checker.diagnostics import Diagnostic
-    from checker.report import CheckRun, FileReport
-    from checker.source import SourceText
+    from checker.core.diagnostics import Diagnostic
+    from checker.core.source import SourceText
+    from checker.project.report import CheckRun, FileReport
+    from checker.views.certificate import PriceTable
 
 __all__ = [
     "FOLD_AFTER",
@@ -353,7 +353,7 @@ def render_full(
 
 
 def _certificate_block(report: FileReport, paint: _Paint, prices: PriceTable | None) -> str:
-    from checker.certificate import certify
+    from checker.views.certificate import certify
     from nika.output.certificate_text import certificate_lines
 
     compiled = report.compiled

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from checker.diagnostics import Edit
-from checker.source import Span
+from checker.core.diagnostics import Edit
+from checker.core.source import Span
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The workflow's certificate in the editor: a hover card on the ``workflow:`` key and, on each
 task's key line, a code lens with the task's cost and wave (``≤ $0.0040 · wave 2 of 3``).
 
-Both read :func:`checker.certificate.certify`, computed once per snapshot, with the prices of
+Both read :func:`checker.views.certificate.certify`, computed once per snapshot, with the prices of
 ``NIKA_PRICES`` in the server's environment (the table ``nika check`` and ``nika run`` read). A
 lens carries a command with an empty id, which clients render as plain, unclickable text.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from checker.certificate import Certificate, certify, effects_text, plan_text, prices_from_env, task_summary
+from checker.views.certificate import Certificate, certify, effects_text, plan_text, prices_from_env, task_summary
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:

@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from checker import contracts as C
-from checker import grammar as G
-from checker.codes import registry
-from checker.engine import compile_text
-from checker.graph import edge_kind
-from checker.model import Task
-from checker.vocab import LOOP_ALLOWED, PREDICATE_MEANING, PREDICATES, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
+from checker.contracts import tables as C
+from checker.core.codes import registry
+from checker.core.vocab import LOOP_ALLOWED, PREDICATE_MEANING, PREDICATES, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
+from checker.engine.pipeline import compile_text
+from checker.grammar import table as G
+from checker.model.graph import edge_kind
+from checker.model.workflow import Task
 from nika_lsp.convert import offset_of, position
 from nika_lsp.features.context import (
     EXCLUSIVE,
@@ -642,7 +642,7 @@ def _expr_items(req: _Req) -> list[lsp.CompletionItem]:
 
 def _declared_brief(model: ModelView, root: str, node: object) -> tuple[str | None, str | None]:
     """A one-word type and a short description of a declaration."""
-    from checker.values import MapValue, ScalarValue
+    from checker.parse.values import MapValue, ScalarValue
 
     if isinstance(node, MapValue):
         t = node.get("type")

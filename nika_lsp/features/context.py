@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from checker import grammar as G
-from checker.graph import Graph
-from checker.model import CompiledWorkflow, Named, Task, Workflow
-from checker.values import ScalarValue, Value
-from checker.vocab import VALUE_ROOTS
+from checker.core.vocab import VALUE_ROOTS
+from checker.grammar import table as G
+from checker.model.graph import Graph
+from checker.model.workflow import CompiledWorkflow, Named, Task, Workflow
+from checker.parse.values import ScalarValue, Value
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot

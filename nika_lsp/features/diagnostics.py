@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from checker.diagnostics import Diagnostic, Edit, Severity
-from checker.source import SourceText
+from checker.core.diagnostics import Diagnostic, Edit, Severity
+from checker.core.source import SourceText
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def fix_data(d: Diagnostic, src: SourceText, encoding: str) -> list[dict[str, An
 
 def suppress_data(d: Diagnostic, src: SourceText, encoding: str) -> dict[str, Any] | None:
     """The "Suppress … on this line" action as plain data (``None`` when it cannot be silenced)."""
-    from checker.suppressions import suppress_edit
+    from checker.project.suppressions import suppress_edit
 
     edit = suppress_edit(src, d)
     if edit is None:

@@ -1,12 +1,12 @@
 """The ``nika/graph`` request: the compiled plan of one document as plain JSON.
 
 A client (a graph view, a test, a script) sends ``{textDocument: {uri}}`` and gets the document
-:func:`checker.plan.plan_document` builds (``nika graph --format json`` prints the same), with
+:func:`checker.views.plan.plan_document` builds (``nika graph --format json`` prints the same), with
 ``spans`` as LSP ranges in the negotiated position encoding, or ``{"reason": "parse"}`` when the
 document has no model (it is not a YAML mapping).
 
 The outline features' helpers (a node's written extent, a task's effective model) live in
-:mod:`checker.plan` and are re-exported here.
+:mod:`checker.views.plan` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from checker.plan import GRAPH_VERSION, extent, node_text, plan_document, scalar_text, task_extent, task_model
-from checker.source import SourceText, Span
+from checker.core.source import SourceText, Span
+from checker.views.plan import GRAPH_VERSION, extent, node_text, plan_document, scalar_text, task_extent, task_model
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ Covered:
 * keys: envelope fields (on ``workflow:``, the workflow's certificate follows, see
   :mod:`nika_lsp.features.certificate`), task fields, verb body fields and the ``retry``/``on_error``/
   ``on_finally``/``permits``/``run``/``policy``/declaration fields (docs from
-  :mod:`checker.grammar`), a builtin's argument keys inside ``args:`` (type, required,
+  :mod:`checker.grammar.table`), a builtin's argument keys inside ``args:`` (type, required,
   default, doc), task ids (under ``tasks:`` and as ``after:`` keys), declared names under
   ``inputs:``/``config:``/``const:``/``secrets:`` and ``with:`` binding names;
 * values: a builtin id after ``tool:`` or in an agent's ``tools`` (the contract card), a
@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from checker import contracts as C
-from checker.codes import lookup
+from checker.contracts import tables as C
+from checker.core.codes import lookup
+from checker.core.source import SourceText
+from checker.core.vocab import PREDICATE_MEANING, TASKS_ALLOWED, VALUE_ROOTS
 from checker.expr import parse_template, references
-from checker.graph import edge_kind, pass_set
-from checker.model import RESERVED_BINDINGS, STATUSES, Task
-from checker.source import SourceText
-from checker.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
-from checker.vocab import PREDICATE_MEANING, TASKS_ALLOWED, VALUE_ROOTS
+from checker.model.graph import edge_kind, pass_set
+from checker.model.workflow import RESERVED_BINDINGS, STATUSES, Task
+from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
 from nika_lsp.convert import client_lines, offset_of, position
 from nika_lsp.features.context import (
     CODE_TOKEN,

@@ -1,6 +1,6 @@
 """Navigation: go to definition, find references and rename, over the symbol index.
 
-Every answer comes from :func:`checker.symbols.build_index` on the document's snapshot; this
+Every answer comes from :func:`checker.views.symbols.build_index` on the document's snapshot; this
 module only turns cursor positions into offsets and spans into ranges (through
 :mod:`nika_lsp.convert`), and resolves the file paths a workflow names (agent ``skills:`` and
 ``invoke: {workflow: …}``) against the directory of the workflow file.
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from checker.source import Span
-from checker.symbols import FileLink, Symbol, SymbolIndex, build_index, rename_blocker, rename_problem
+from checker.core.source import Span
+from checker.views.symbols import FileLink, Symbol, SymbolIndex, build_index, rename_blocker, rename_problem
 from nika_lsp.convert import offset_of, span_to_range
 from nika_lsp.documents import Snapshot, uri_to_path
 

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from checker.core.source import SourceText
 from checker.expr.lexer import EOF, ERROR, FALSE, FLOAT, IDENT, IN, INT, NULL, STRING, TRUE, scan
-from checker.graph import Edge
-from checker.model import Exec, Invoke, Task, Workflow
-from checker.source import SourceText
-from checker.values import Entry, ListValue, MapValue, ScalarValue, Value
+from checker.model.graph import Edge
+from checker.model.workflow import Exec, Invoke, Task, Workflow
+from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, Value
 from nika_lsp.convert import offset_of, position, span_to_range
 from nika_lsp.features.graph import extent, node_text, scalar_text, task_model
 

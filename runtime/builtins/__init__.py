@@ -2,7 +2,7 @@
 
 A builtin is ``async def impl(args: dict[str, Any], ctx: BuiltinContext) -> Any``, registered
 with :func:`builtin`. :func:`call` validates the arguments against the tool's contract (the
-same :mod:`checker.contracts` data ``nika check`` reads) before the implementation runs, and
+same :mod:`checker.contracts.tables` data ``nika check`` reads) before the implementation runs, and
 turns contract violations into a :class:`~runtime.errors.TaskError`. Effects go through the
 context: file paths through ``resolve_read``/``resolve_write`` (which enforce ``permits:`` at the
 moment of the effect), events through ``emit``. A builtin that is not built yet is absent from
@@ -73,8 +73,8 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *
     NIKA-VAR-006 (an expression's value of the wrong type, raised at run) instead of the
     contract's check-phase NIKA-BUILTIN-001; the message is the contract's.
     """
-    from checker import contracts
-    from checker.values import from_python
+    from checker.contracts import tables as contracts
+    from checker.parse.values import from_python
 
     if not REGISTRY:
         _load()
@@ -93,6 +93,6 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *
     return await impl(args, ctx)
 
 
-from checker.source import Span  # noqa: E402  (after the public API, to keep the import graph flat)
+from checker.core.source import Span  # noqa: E402  (after the public API, to keep the import graph flat)
 
 _NOWHERE = Span(0, 0)

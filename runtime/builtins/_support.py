@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from checker import contracts
+from checker.contracts import tables as contracts
 from runtime.errors import TaskError
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from checker.durations import parse_duration
+from checker.core.durations import parse_duration
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import ARG_CODE, arg, clock, describe, need, non_json_at, pattern, render, values
 from runtime.errors import TaskError

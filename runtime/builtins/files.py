@@ -369,7 +369,7 @@ def _re2_compile(pattern: str, flags: int) -> Any:
     """Compile a regex of the portable RE2 subset; backreferences and lookaround are refused."""
     import re._parser as sre_parse  # the stdlib's own parser: judged on structure, not on text
 
-    from checker.typesys import python_regex
+    from checker.model.typesys import python_regex
 
     spelled = python_regex(pattern)  # the same meaning, without Python's FutureWarnings
     try:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from checker.durations import parse_duration
+from checker.core.durations import parse_duration
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import ARG_CODE, arg, clock, content_octets, describe, entropy, render
 from runtime.errors import TaskError

@@ -35,7 +35,7 @@ LOCAL_OPENAI_PATH = "/chat/completions"  # the other local servers' base URLs al
 
 
 def endpoint_for(pid: str, env: dict[str, str]) -> Any:
-    from checker import contracts
+    from checker.contracts import tables as contracts
     from runtime.providers.wire import Endpoint
 
     info = contracts.providers().get(pid)

@@ -24,8 +24,8 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.effects import dangerous_env
-from checker.exec_blocklist import judge_shell, judge_words
+from checker.contracts.blocklist import judge_shell, judge_words
+from checker.contracts.effects import dangerous_env
 from runtime.errors import TaskError
 from runtime.permits import ENV_FLOOR
 
@@ -258,7 +258,7 @@ def decode(raw: bytes, how: str, program: str) -> Any:
 async def run_exec_verb(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any:
     """Resolve an ``exec:`` block of the model against ``scope``, judge it, and run it."""
     from checker.expr import render_string
-    from checker.values import TemplateValue
+    from checker.parse.values import TemplateValue
     from runtime.values import materialise
 
     def text(v: Any, what: str) -> str:

@@ -39,7 +39,7 @@ async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: A
         from runtime.mcp_client import call_mcp_tool
 
         return await call_mcp_tool(run, tid, tool, args)
-    from checker import contracts
+    from checker.contracts import tables as contracts
     from runtime import builtins
 
     c = contracts.contract(tool)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checker import compile_text
-from checker.diagnostics import Diagnostic
+from checker.core.diagnostics import Diagnostic
 
 
 def wf(body: str, head: str = "") -> str:

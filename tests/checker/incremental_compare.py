@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from checker.records import record_fields
-from checker.source import Span
-from checker.values import ScalarValue
+from checker.core.records import record_fields
+from checker.core.source import Span
+from checker.parse.values import ScalarValue
 
 
 def differences(a: Any, b: Any, path: str = "", seen: set[tuple[int, int]] | None = None) -> list[str]:

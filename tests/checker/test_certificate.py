@@ -1,11 +1,12 @@
-"""The certificate (checker/certificate.py): plan, cost ceiling, termination, effects and risk,
+"""The certificate (checker/views/certificate.py): plan, cost ceiling, termination, effects and risk,
 computed from the compiled workflow with an explicit price table."""
 
 from __future__ import annotations
 
 import pytest
 
-from checker.certificate import (
+from checker.engine.pipeline import compile_text
+from checker.views.certificate import (
     GRADES,
     Certificate,
     PriceTable,
@@ -14,7 +15,6 @@ from checker.certificate import (
     parse_prices,
     task_summary,
 )
-from checker.engine import compile_text
 
 # $0.15 in / $0.60 out per million tokens
 PRICES = parse_prices('{"openai/gpt-x": {"input": 0.15, "output": 0.6}, "anthropic/big": {"input": 3, "output": 15}}')

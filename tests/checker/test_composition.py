@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checker.files import compile_path
+from checker.project.files import compile_path
 
 CHILD = """\
 nika: v1
@@ -108,7 +108,7 @@ def test_the_missing_child_code_is_registered_for_both_phases() -> None:
     import io
     from contextlib import redirect_stdout
 
-    from checker.codes import lookup
+    from checker.core.codes import lookup
     from nika.explain import explain
 
     assert lookup("NIKA-COMP-001").phase == "both"

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from checker.files import compile_path
+from checker.project.files import compile_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "decide"))
 from decide_fixtures import BUNDLE

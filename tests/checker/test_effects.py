@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker import effects
-from checker.effects import Boundary, Need
+from checker.contracts import effects
+from checker.contracts.effects import Boundary, Need
 
 
 def test_requirements_read_the_table() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.file_reader import FileReadError, read_file
+from checker.core.reader import FileReadError, read_file
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 
@@ -45,7 +45,7 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
 def test_nika_check_does_not_hang_on_a_fifo_child_or_skill(tmp_path: Path) -> None:
     """A child workflow or a skill file that is a FIFO: `nika check` answers (in process, so a
     hang would block the test run itself rather than pass)."""
-    from checker.files import check_paths
+    from checker.project.files import check_paths
 
     os.mkfifo(tmp_path / "child.nika.yaml")
     os.mkfifo(tmp_path / "skill.md")
@@ -62,8 +62,8 @@ def test_nika_check_does_not_hang_on_a_fifo_child_or_skill(tmp_path: Path) -> No
 def test_an_oversized_pyproject_is_refused_with_the_cap(tmp_path: Path) -> None:
     """A configuration file is read bounded: a pyproject.toml over the cap is an error naming it,
     not a 15-second read of the whole file."""
-    from checker.policy import MAX_CONFIG_BYTES, SettingsError
-    from checker.settings import load
+    from checker.project.finalize import MAX_CONFIG_BYTES, SettingsError
+    from checker.project.settings import load
 
     py = tmp_path / "pyproject.toml"
     py.write_bytes(b"[tool.nika]\n" + b"#" * (MAX_CONFIG_BYTES + 10))

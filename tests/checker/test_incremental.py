@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from checker.engine import compile_source
-from checker.incremental import IncrementalDocument, layout
-from checker.source import Anchor, AnchoredSpan, SourceText, Span
+from checker.core.source import Anchor, AnchoredSpan, SourceText, Span
+from checker.engine.incremental import IncrementalDocument, layout
+from checker.engine.pipeline import compile_source
 from tests.checker.incremental_compare import differences
 
 SPEC = Path(__file__).resolve().parents[3] / "shared" / "nika-spec"

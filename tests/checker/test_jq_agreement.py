@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from jq_corpus import EDGES, generated
 
+from checker.core.source import SourceText
 from checker.expr import has_island
-from checker.jq_builtins import BUILTINS
-from checker.jq_syntax import jq_problem
+from checker.jq.builtins import BUILTINS
+from checker.jq.syntax import jq_problem
+from checker.parse.nodes import parse_yaml
+from checker.parse.values import ListValue, MapValue, ScalarValue, Value
 from checker.rules.jq import ISLAND_NAME, rendered_program
-from checker.source import SourceText
-from checker.values import ListValue, MapValue, ScalarValue, Value
-from checker.yaml_nodes import parse_yaml
 
 jq = pytest.importorskip("jq", reason="the `jq` package (libjq bindings) is not installed; install '.[test]'")
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from checker.codes import lints
-from checker.diagnostics import Severity
-from checker.engine import compile_text
-from checker.rules.commands import shell_commands
+from checker.core.codes import lints
+from checker.core.diagnostics import Severity
+from checker.core.source import Span
+from checker.engine.pipeline import compile_text
 from checker.rules.lint_native import classify
 from checker.rules.lint_obvious import fits_type_grammar
-from checker.source import Span
+from checker.rules.support.commands import shell_commands
 
 # Broad grants: these tests judge lints, not authority.
 HEAD = (
@@ -227,7 +227,7 @@ def test_010_fires_on_terminal_beside_a_value_edge_and_offers_a_safe_removal() -
     wf = compile_text(src)
     [d] = [d for d in wf.diagnostics if d.rule == "one-obvious-way/010"]
     assert d.task == "b" and d.fixes[0].applicability == "safe"
-    from checker.fixes import apply_fixes
+    from checker.rules.support.fixes import apply_fixes
 
     fixed = apply_fixes(src, [d]).text
     assert "terminal" not in fixed and "after" not in fixed

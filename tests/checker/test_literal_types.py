@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import compile_text
+from checker.engine.pipeline import compile_text
 
 HEAD = 'nika: v1\nworkflow: { id: t }\npermits: { tools: ["nika:log"] }\n'
 HEAD += "inputs:\n  flag: { type: bool, default: true }\ntasks:\n  a:\n    invoke:\n      tool: nika:log\n"

@@ -1,4 +1,4 @@
-"""`checker.records`: the checker's record classes behave like the frozen dataclasses they replace."""
+"""`checker.core.records`: the checker's record classes behave like the frozen dataclasses they replace."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import field
 
 import pytest
 
-from checker.records import FrozenInstanceError, record, record_fields, replace
+from checker.core.records import FrozenInstanceError, record, record_fields, replace
 
 
 @record

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from checker import skills
-from checker.files import compile_path
+from checker.project.files import compile_path
+from checker.rules.support import skill_files as skills
 
 GOOD = "---\nname: code-review\ndescription: Review a diff.\nlicense: MIT\n---\n\nLook for bugs.\n"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from checker import compile_text
-from checker.source import Span
-from checker.symbols import Symbol, SymbolIndex, build_index, rename_blocker, rename_problem
+from checker.core.source import Span
+from checker.views.symbols import Symbol, SymbolIndex, build_index, rename_blocker, rename_problem
 
 FLOW = """\
 nika: v1

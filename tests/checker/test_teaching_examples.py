@@ -1,6 +1,6 @@
 """The teaching text of every code and lint rule is a golden case, as actionlint runs its docs.
 
-Each registry entry (``checker/codes.toml``) teaches with a ``Refused:`` (or ``Flagged:``)
+Each registry entry (``checker/core/codes.toml``) teaches with a ``Refused:`` (or ``Flagged:``)
 example and an ``Accepted:`` (or ``Preferred:``) one. Here each example is placed in a minimal
 workflow (an envelope fragment under the envelope, task bodies under ``tasks:``, a bare task body
 as one task) and checked: the refused one must raise exactly its code (or rule), positioned inside
@@ -14,9 +14,10 @@ import re
 
 import pytest
 
-from checker import compile_text, suppressions
-from checker import grammar as G
-from checker.codes import lints, registry
+from checker import compile_text
+from checker.core.codes import lints, registry
+from checker.grammar import table as G
+from checker.project import suppressions
 
 ENVELOPE_KEYS = frozenset(f.name for f in G.ENVELOPE.fields)
 TASK_KEYS = frozenset(f.name for f in G.TASK.fields) if hasattr(G, "TASK") else frozenset()

@@ -8,9 +8,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checker.tool_globs import expand_tools as expand
-from checker.tool_globs import match_tool as matches
-from checker.tool_globs import tool_allowed as allowed
+from checker.core.globs import expand_tools as expand
+from checker.core.globs import match_tool as matches
+from checker.core.globs import tool_allowed as allowed
 
 SEGMENT = st.from_regex(re.compile(r"[a-z][a-z0-9_-]{0,8}", re.ASCII), fullmatch=True)
 NIKA_IDS = SEGMENT.map(lambda s: f"nika:{s}")

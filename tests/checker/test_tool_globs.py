@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checker.tool_globs import canonical_path, glob_match, match_path, match_tool, parse_tool_rules, tool_verdict
+from checker.core.globs import canonical_path, glob_match, match_path, match_tool, parse_tool_rules, tool_verdict
 
 SEG = st.text(alphabet="abcxyz_-.", min_size=1, max_size=6).filter(lambda s: s not in (".", ".."))
 TOOL = st.builds(

@@ -1,4 +1,4 @@
-"""The type core (checker/typesys.py): our own known answers, then the spec's type corpus in full.
+"""The type core (checker/model/typesys.py): our own known answers, then the spec's type corpus in full.
 
 The corpus (4,000 pairs over 400 types: subtyping, consistency, assignability, and the JSON
 Schema lowering of each type) is read from ../shared/nika-spec when it is there; those tests skip
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checker import typesys as T
+from checker.model import typesys as T
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "nika-spec" / "conformance" / "type-corpus" / "corpus.jsonl"
 
@@ -141,7 +141,7 @@ def test_python_regex_keeps_every_meaning_and_silences_pythons_set_warnings() ->
     import re
     import warnings
 
-    from checker.typesys import python_regex
+    from checker.model.typesys import python_regex
 
     samples = ["a", "b", "[", "]", "^", "-", "&", "~", "|", "\\", "c", "ab", "-a", "]]"]
 
@@ -168,7 +168,7 @@ def test_python_regex_keeps_every_meaning_and_silences_pythons_set_warnings() ->
 def test_a_type_pattern_with_a_doubled_dash_checks_without_a_warning() -> None:
     import warnings
 
-    from checker.engine import compile_text
+    from checker.engine.pipeline import compile_text
 
     text = (
         "nika: v1\nworkflow: {id: w}\ntypes:\n  Code: {string: {pattern: '^[a-z--]+$'}}\n"
@@ -182,7 +182,7 @@ def test_a_type_pattern_with_a_doubled_dash_checks_without_a_warning() -> None:
 def test_a_pattern_that_backtracks_without_end_is_not_judged_and_does_not_hang() -> None:
     import time
 
-    from checker.engine import compile_text
+    from checker.engine.pipeline import compile_text
 
     text = (
         "nika: v1\nworkflow: {id: w}\ntypes:\n  Code: {string: {pattern: '^(a|aa)+$'}}\n"

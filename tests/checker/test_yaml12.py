@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from checker import compile_text
-from checker.source import SourceText
-from checker.values import ListValue, MapValue, ScalarValue, Value
-from checker.yaml_nodes import _Builder, parse_yaml
+from checker.core.source import SourceText
+from checker.parse.nodes import _Builder, parse_yaml
+from checker.parse.values import ListValue, MapValue, ScalarValue, Value
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT.parent / "shared" / "nika-spec"

@@ -1,14 +1,14 @@
 """YAML syntax errors in plain words: each common parser message gets its own one-sentence repair,
 indentation mistakes name the column to use, and an unclosed quote or bracket points back at
-where it opened (checker.yaml_errors)."""
+where it opened (checker.parse.errors)."""
 
 from __future__ import annotations
 
 import pytest
 
 from checker import compile_text
-from checker.diagnostics import Diagnostic
-from checker.yaml_errors import GENERIC_HELP
+from checker.core.diagnostics import Diagnostic
+from checker.parse.errors import GENERIC_HELP
 
 WF = "nika: v1\nworkflow: {id: d}\npermits: { exec: true }\ntasks:\n"
 

@@ -12,7 +12,7 @@ from lsp_wire import diagnostics
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from checker.source import SourceText
+from checker.core.source import SourceText
 from nika_lsp.convert import range_to_span
 
 URI = "file:///tmp/nika-test/actions.nika.yaml"

@@ -19,7 +19,7 @@ from lsp_wire import diagnostics
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 
-from checker.contracts import providers, tool_ids
+from checker.contracts.tables import providers, tool_ids
 
 BASE = """\
 nika: v1

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 
-from checker.model import CompiledWorkflow
-from checker.source import SourceText
+from checker.core.source import SourceText
+from checker.model.workflow import CompiledWorkflow
 from nika_lsp.convert import client_lines
 from nika_lsp.documents import Documents, apply_changes, uri_to_path
 
-# Lone CR line breaks are split by SourceText (checker/source.py), as LSP counts lines.
+# Lone CR line breaks are split by SourceText (checker/core/source.py), as LSP counts lines.
 
 
 def protocol_lines(text: str) -> list[str]:
@@ -200,8 +200,8 @@ def test_random_line_edits_give_what_a_fresh_check_gives(monkeypatch: pytest.Mon
     analysis takes (not only ones it hands to the whole-document analysis)."""
     import random
 
-    from checker.engine import compile_text
-    from checker.incremental import IncrementalDocument
+    from checker.engine.incremental import IncrementalDocument
+    from checker.engine.pipeline import compile_text
     from nika_lsp.documents import analyze_source
 
     engaged: list[bool] = []
@@ -297,7 +297,7 @@ _RACE_V1 = (
 def test_an_analysis_overtaken_by_an_edit_is_still_the_last_good_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """Version 2 is analysed while version 3 (broken YAML) arrives: the analysis of 2 moved the
     tasks it shares with version 1, so it, not version 1, must be what hover reads next."""
-    from checker.incremental import IncrementalDocument
+    from checker.engine.incremental import IncrementalDocument
     from nika_lsp.features.context import view_of
     from nika_lsp.features.hover import task_card
 
@@ -329,8 +329,8 @@ def test_an_analysis_overtaken_by_an_edit_is_still_the_last_good_one(monkeypatch
 def test_an_older_text_analysed_after_a_newer_one_moves_nothing() -> None:
     """Two analyses of one document finishing out of order: the older text is analysed whole,
     so the newer analysis's positions stay right."""
-    from checker.engine import compile_source
-    from checker.incremental import IncrementalDocument
+    from checker.engine.incremental import IncrementalDocument
+    from checker.engine.pipeline import compile_source
 
     v2 = _RACE_V1.replace("  a:\n", "  # a new comment line\n  a:\n")
     doc = IncrementalDocument()

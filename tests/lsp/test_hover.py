@@ -17,7 +17,7 @@ from lsp_positions import position_of
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from checker.codes import lookup
+from checker.core.codes import lookup
 
 DOC = """\
 nika: v1

@@ -1,7 +1,7 @@
 """Every feature answers the same after edits that moved reused tasks as on a fresh analysis.
 
 The language server reuses unchanged tasks across versions and only moves their anchors (see
-:mod:`checker.incremental`); positions are read off those objects by every feature. One editor
+:mod:`checker.engine.incremental`); positions are read off those objects by every feature. One editor
 walks a document through edits above its tasks, another opens the final text fresh, and each
 feature is asked the same questions of both.
 """
@@ -14,7 +14,7 @@ import pytest
 from lsp_local import Editor
 from lsprotocol import types as lsp
 
-from checker.source import SourceText
+from checker.core.source import SourceText
 from nika_lsp.convert import position
 
 DOC = """\

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from checker.engine import compile_text
+from checker.engine.pipeline import compile_text
 from runtime.admission import bind_inputs
 from runtime.scheduler import Options, Run, RunResult
 

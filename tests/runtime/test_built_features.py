@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checker.built_features import built
-from checker.engine import compile_text
+from checker.contracts.built_features import built
+from checker.engine.pipeline import compile_text
 
 HEAD = 'nika: v1\nworkflow: { id: t }\npermits: { tools: ["nika:*"], net: { http: ["example.com"] } }\n'
 

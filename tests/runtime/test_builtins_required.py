@@ -8,8 +8,8 @@ import asyncio
 import pytest
 from builtins_harness import fails, make_ctx
 
-from checker import contracts
-from checker.values import from_python
+from checker.contracts import tables as contracts
+from checker.parse.values import from_python
 from runtime.builtins import call
 
 # What each builtin cannot do without (stdlib/builtins-v0.1.md: the arguments the tool's
@@ -33,7 +33,7 @@ CASES = [(tool, name) for tool, args in COMPLETE.items() for name in args]
 
 
 def _static(tool: str, args: dict[str, object]) -> list:
-    from checker.source import Span
+    from checker.core.source import Span
 
     return [d for d in contracts.check_tool_args(tool, from_python(args), task="t", anchor=Span(0, 0)) if d.is_error]
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.engine import compile_text
-from checker.exec_blocklist import judge_shell, judge_words
+from checker.contracts.blocklist import judge_shell, judge_words
+from checker.engine.pipeline import compile_text
 from runtime.errors import TaskError
 from runtime.permits import Boundary
 
@@ -140,7 +140,7 @@ def test_shell_literals(tmp_path_factory, words):
 @given(grants=st.one_of(st.none(), st.lists(tool_grant, max_size=3)), tool_id=tool)
 def test_tool_literals(tmp_path_factory, grants, tool_id):
     tmp = tmp_path_factory.mktemp("tl")
-    from checker import contracts
+    from checker.contracts import tables as contracts
 
     permits = "" if grants is None else f"permits: {{ tools: {json.dumps(grants)}, {REST} }}"
     args = {

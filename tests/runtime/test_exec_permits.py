@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.engine import compile_text
+from checker.engine.pipeline import compile_text
 from runtime.errors import TaskError
 from runtime.permits import Boundary
 from runtime.verbs import exec as ex

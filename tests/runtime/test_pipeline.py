@@ -355,7 +355,7 @@ def test_mock_echo_and_schema_zero_values(run):
 def test_cancellation_cancels_in_flight_work_runs_on_finally_and_settles_the_rest(tmp_path):
     import asyncio
 
-    from checker.engine import compile_text
+    from checker.engine.pipeline import compile_text
     from runtime.scheduler import Options, Run
 
     src = """\
@@ -405,7 +405,7 @@ def test_returns_is_checked_on_exec_output(run):
 
 
 def test_returns_judges_the_run_time_value_itself(run, monkeypatch):
-    """The one fit predicate (checker.typesys) reads run-time data as it is: the octets of
+    """The one fit predicate (checker.model.typesys) reads run-time data as it is: the octets of
     `decode: bytes` fit `bytes`, a tool's tuple fits an array, and an object type is closed."""
 
     async def pair(args, ctx):

@@ -10,7 +10,7 @@ import time
 import pytest
 from fake_llm import Reply, anthropic, gemini, openai, serve
 
-from checker import contracts
+from checker.contracts import tables as contracts
 from runtime.providers.registry import CLOUD_ENDPOINTS, WIRES, endpoint_for
 
 KEY = "secret-key-abcdef123456"

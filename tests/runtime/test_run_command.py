@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from checker.codes import lookup
-from checker.files import compile_path
-from runtime.command import run_command, trace_verify_command
+from checker.core.codes import lookup
+from checker.project.files import compile_path
+from nika.run_command import run_command, trace_verify_command
 from runtime.trace import verify
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "nika-spec"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.effects import dangerous_env
+from checker.contracts.effects import dangerous_env
 from runtime.verbs.exec import compose_env
 
 HOOKS = [
@@ -56,7 +56,7 @@ def test_hook_names_never_reach_a_child(run, tmp_path) -> None:
 
 def test_granting_a_hook_name_is_refused_at_check() -> None:
     """`permits.env: [SSLKEYLOGFILE]` is a dead grant the checker reports (NIKA-AUTH-009)."""
-    from checker.engine import compile_text
+    from checker.engine.pipeline import compile_text
 
     src = (
         'nika: v1\nworkflow: { id: g }\npermits: { exec: ["true"], env: ["SSLKEYLOGFILE"] }\n'

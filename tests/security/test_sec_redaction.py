@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.command import run_command
+from nika.run_command import run_command
 from runtime.redact import MASK, Redactor
 
 SECRET = "sk-test-0123456789abcdef"

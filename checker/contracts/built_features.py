@@ -1,0 +1,143 @@
+"""What this build's runtime implements, read as data from the runtime's own source.
+
+The checker never imports the runtime (it is pure, and `nika check` must not load it). Yet a
+workflow that calls a builtin the runtime does not have yet fails every run with NIKA-IMPL-002,
+and `nika check` should say so ahead. So the registry of implemented builtins is read from the
+source files with :mod:`ast`, never executed: every ``@builtin(X)`` decorator under
+``runtime/builtins/`` (``X`` a string literal, or a module constant holding one), the tools the
+agent loop answers itself (``LOOP_TOOLS`` in ``runtime/agent.py``) and the secret sources the
+scheduler resolves (``SECRET_SOURCES`` in ``runtime/scheduler.py``). When a builtin is built, its
+decorator appears and the warning goes away by itself; tests/runtime/test_built_features.py
+keeps this reading equal to the live registry.
+
+Without the runtime's sources (a checker-only install) nothing is known to be missing, and
+nothing is reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
+from checker.core.records import record
+
+RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
+
+
+@record
+class Built:
+    """The builtins (``nika:…`` ids) and secret sources this build's runtime implements."""
+
+    tools: frozenset[str]
+    secret_sources: frozenset[str]
+
+
+_TOP_CONSTANT = re.compile(r"[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*=[^=]")
+
+
+def _module(path: Path) -> ast.Module | None:
+    """The module's top-level constant assignments and ``@builtin`` decorators, parsed alone.
+
+    Only those statements are parsed (a whole-module parse of the runtime costs a tenth of a
+    second on every `nika check`): each upper-case assignment at column 0 (through its closing
+    bracket when its value opens one on that line), and each ``@builtin(…)`` line with a stub
+    function under it. The test against the live registry keeps this reading honest."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return None
+    body: list[ast.stmt] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        piece: list[str] = []
+        if line.startswith("@builtin("):
+            piece = [line, "async def _(): pass"]
+        elif _TOP_CONSTANT.match(line):
+            piece.append(line)
+            if line.rstrip().endswith(("(", "[", "{")):  # a bracketed value over several lines
+                while i + 1 < len(lines):
+                    i += 1
+                    piece.append(lines[i])
+                    if lines[i][:1] in (")", "]", "}"):
+                        break
+        i += 1
+        if piece:
+            try:
+                body += ast.parse("\n".join(piece), str(path)).body
+            except (SyntaxError, ValueError):
+                continue  # a statement this reading does not need (a string holding brackets)
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``NAME = "text"`` and ``A, B = "a", "b"`` assignments."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        for t in node.targets:
+            pairs: list[tuple[ast.expr, ast.expr]] = [(t, node.value)]
+            if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(t.elts) == len(node.value.elts):
+                pairs = list(zip(t.elts, node.value.elts, strict=True))
+            for name, value in pairs:
+                if isinstance(name, ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    out[name.id] = value.value
+    return out
+
+
+def _text(node: ast.expr, consts: dict[str, str]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return consts.get(node.id)
+    return None
+
+
+def _registered(tree: ast.Module) -> set[str]:
+    consts = _constants(tree)
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Name) and dec.func.id == "builtin" and dec.args:
+                name = _text(dec.args[0], consts)
+                if name is not None:
+                    out.add(name)
+    return out
+
+
+def _literal_set(tree: ast.Module, name: str) -> set[str]:
+    """The strings of a module-level ``name = frozenset({...})`` (or a set/tuple/list literal)."""
+    consts = _constants(tree)
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and value.args:
+            value = value.args[0]
+        if isinstance(value, (ast.Set, ast.Tuple, ast.List)):
+            return {s for e in value.elts if (s := _text(e, consts)) is not None}
+    return set()
+
+
+@cache
+def built(root: Path = RUNTIME) -> Built | None:
+    """What the runtime under ``root`` implements, or ``None`` when its sources are not there."""
+    builtins_dir = root / "builtins"
+    if not builtins_dir.is_dir():
+        return None
+    tools: set[str] = set()
+    for path in sorted(builtins_dir.glob("*.py")):
+        tree = _module(path)
+        if tree is not None:
+            tools |= _registered(tree)
+    agent = _module(root / "agent.py")
+    if agent is not None:
+        tools |= _literal_set(agent, "LOOP_TOOLS")
+    scheduler = _module(root / "scheduler.py")
+    sources = _literal_set(scheduler, "SECRET_SOURCES") if scheduler is not None else set()
+    return Built(frozenset(tools), frozenset(sources))

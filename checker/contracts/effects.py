@@ -1,0 +1,477 @@
+"""The effect table and the boundary it is judged against (spec 10, 01 §permits, NEP-0003..0009).
+
+One table (``contracts/effects.toml``) says which verb, builtin and argument needs which grant;
+this module reads it and answers, for concrete values, the questions both the checker (on
+literals and check-time-resolvable values) and the runtime (on resolved values) ask:
+
+* :func:`tool_effects` / :func:`requirements` — what a call needs (``requirements`` takes the
+  concrete ``args`` mapping a runtime is about to dispatch);
+* :class:`Boundary` — a ``permits:`` block as data; :meth:`Boundary.check` returns ``None`` when
+  a need fits, else a :class:`Denial` that names the canonical form and the bound it escaped;
+* the canonical forms per plane (:func:`canonical_path`, :func:`canonical_host`, :func:`url_host`)
+  and the floors no grant lifts (:func:`floor_reason`, :func:`dangerous_env`, :func:`is_reentry`,
+  :func:`code_bearing`).
+
+Nothing here reads a file other than the table, touches the network or resolves a name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import field
+from functools import cache
+from typing import Any
+
+from checker.core.globs import ToolRule, canonical_path, match_path, parse_tool_rules, tool_verdict
+from checker.core.records import record
+
+__all__ = [
+    "PLANES",
+    "Boundary",
+    "Denial",
+    "Need",
+    "Target",
+    "ToolEffects",
+    "canonical_host",
+    "canonical_path",
+    "code_bearing",
+    "dangerous_env",
+    "floor_reason",
+    "is_exact_loopback",
+    "is_reentry",
+    "requirements",
+    "tool_effects",
+    "url_host",
+    "url_path",
+]
+
+#: the grant planes, in the order a ``permits:`` block is written
+PLANES = ("fs.read", "fs.write", "net", "exec", "tools", "env")
+
+
+@cache
+def _table() -> dict[str, Any]:
+    import tomllib
+
+    with open(os.path.join(os.path.dirname(__file__), "effects.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+@record
+class Target:
+    """One argument naming where an effect lands."""
+
+    arg: str
+    plane: str
+    kind: str
+    when: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(self.arg.split("."))
+
+
+@record
+class ToolEffects:
+    """What one tool id needs and what its result is."""
+
+    tool: str
+    needs: tuple[str, ...]
+    targets: tuple[Target, ...] = ()
+    pure: bool = False
+    ingress: bool = False
+    egress: bool = False
+    known: bool = True
+
+    @property
+    def needs_tools_grant(self) -> bool:
+        return not self.pure
+
+
+def _capability(tool_id: str) -> str | None:
+    """``pure_internal`` / ``external`` from the builtin's contract (loaded for this id only)."""
+    from checker.contracts import tables as contracts
+
+    c = contracts.contract(tool_id)
+    return c.capability if c is not None else None
+
+
+@cache
+def tool_effects(tool_id: str) -> ToolEffects:
+    """The effects of ``tool_id``. An ``mcp:`` tool is opaque (ingress and egress hold); an
+    unknown ``nika:`` id is treated like an external tool with no known target."""
+    rows = _table()["builtins"]
+    if tool_id.startswith("mcp:"):
+        return ToolEffects(tool_id, ("tools",), ingress=True, egress=True)
+    capability = _capability(tool_id)
+    row = rows.get(tool_id)
+    if row is None:
+        pure = capability == "pure_internal"
+        return ToolEffects(tool_id, () if pure else ("tools",), pure=pure, known=capability is not None)
+    targets = tuple(
+        Target(t["arg"], t["plane"], t.get("kind", "path"), tuple((k, tuple(v)) for k, v in t.get("when", {}).items()))
+        for t in row.get("targets", ())
+    )
+    pure = capability == "pure_internal"
+    needs = tuple(row.get("needs", ())) + (() if pure else ("tools",))
+    return ToolEffects(
+        tool_id, needs, targets, pure, bool(row.get("ingress", False)), bool(row.get("egress", False)), True
+    )
+
+
+def verb_needs(verb: str) -> tuple[str, ...]:
+    return tuple(_table()["verbs"].get(verb, {}).get("needs", ()))
+
+
+# -- concrete requirements (the runtime's entry point) ------------------------------------------
+
+
+@record
+class Need:
+    """One grant a call needs: its plane and, when an argument names the target, the value."""
+
+    plane: str
+    value: str | None = None
+    arg: str | None = None
+
+
+def _at(args: Any, steps: Sequence[str]) -> Iterator[Any]:
+    if not steps:
+        yield args
+        return
+    step, rest = steps[0], steps[1:]
+    many = step.endswith("[]")
+    key = step[:-2] if many else step
+    if not isinstance(args, Mapping) or key not in args:
+        return
+    v = args[key]
+    if many:
+        if isinstance(v, list | tuple):
+            for item in v:
+                yield from _at(item, rest)
+    else:
+        yield from _at(v, rest)
+
+
+def target_applies(target: Target, lookup: Mapping[str, Any]) -> bool:
+    """Whether a conditional target applies given the concrete (or unknown) condition values."""
+    for k, allowed in target.when:
+        v = lookup.get(k, None)
+        if isinstance(v, str | int | float | bool) and v not in allowed:
+            return False
+    return True
+
+
+def requirements(tool_id: str, args: Mapping[str, Any] | None) -> list[Need]:
+    """Every grant an ``invoke`` of ``tool_id`` with these concrete ``args`` needs."""
+    eff = tool_effects(tool_id)
+    out = [Need(p) for p in eff.needs]
+    args = args or {}
+    for t in eff.targets:
+        if not target_applies(t, args):
+            continue
+        for v in _at(args, t.steps):
+            if isinstance(v, str):
+                out.append(Need(t.plane, v, t.arg))
+    return out
+
+
+# -- canonical forms ----------------------------------------------------------------------------
+
+
+def url_host(url: str) -> str | None:
+    """The host of an absolute ``scheme://`` URL (lower-cased, unbracketed), else ``None``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
+        return None
+    authority = rest
+    for stop in "/?#":
+        authority = authority.split(stop, 1)[0]
+    authority = authority.rsplit("@", 1)[-1]
+    host = authority[1:].split("]", 1)[0] if authority.startswith("[") else authority.split(":", 1)[0]
+    return canonical_host(host) if host else None
+
+
+def url_path(url: str) -> str:
+    """The path of a URL (query and fragment dropped), percent-decoded once."""
+    _, sep, rest = url.partition("://")
+    if sep:
+        slash = rest.find("/")
+        rest = rest[slash:] if slash >= 0 else ""
+    for stop in "?#":
+        rest = rest.split(stop, 1)[0]
+    return _percent_decode(rest)
+
+
+def _percent_decode(s: str) -> str:
+    """``%XX`` sequences decoded once (UTF-8, invalid bytes replaced); no ``+`` handling."""
+    if "%" not in s:
+        return s
+    out = bytearray()
+    i = 0
+    raw = s.encode("utf-8")
+    while i < len(raw):
+        if raw[i] == 0x25 and _is_hex(raw[i + 1 : i + 3]):
+            out.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _is_hex(b: bytes) -> bool:
+    return len(b) == 2 and all(c in b"0123456789abcdefABCDEF" for c in b)
+
+
+def canonical_host(host: str) -> str:
+    """Lower-case, no trailing dot, no port, no brackets, IDNA labels as punycode."""
+    h = host.strip()
+    if h.startswith("[") and "]" in h:
+        h = h[1 : h.index("]")]
+    elif h.count(":") == 1:
+        h = h.split(":", 1)[0]
+    h = h.rstrip(".").lower()
+    if h and not h.isascii():
+        with contextlib.suppress(UnicodeError):
+            h = h.encode("idna").decode("ascii")
+    return h
+
+
+def _ip(host: str) -> Any:
+    if not host or any(c not in "0123456789abcdefx.:" for c in host):
+        return None  # a name, not an address literal
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    # legacy IPv4 spellings the C resolver accepts (127.1, 0x7f000001, 2130706433)
+    if host and all(c in "0123456789abcdefx." for c in host) and any(c.isdigit() for c in host):
+        import socket
+
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def is_exact_loopback(entry: str) -> bool:
+    """``localhost``, a dotted-quad ``127.x.y.z`` or ``::1`` / ``[::1]``, exactly."""
+    h = entry.strip().lower()
+    if h == "localhost" or h in ("::1", "[::1]"):
+        return True
+    parts = h.split(".")
+    return len(parts) == 4 and parts[0] == "127" and all(p.isdigit() and int(p) < 256 for p in parts)
+
+
+def floor_reason(host: str) -> str | None:
+    """Why the SSRF floor refuses ``host`` (a canonical host), or ``None`` for a public one."""
+    floor = _table()["floor"]
+    h = canonical_host(host)
+    if h in floor["loopback_names"] or h.endswith(".localhost"):
+        return "a loopback name"
+    if h in floor["metadata_hosts"]:
+        return "a cloud metadata endpoint"
+    ip = _ip(h)
+    if ip is None:
+        return None
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if mapped is not None:
+        ip = mapped
+    text = str(ip)
+    if text in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"):
+        return "a cloud metadata endpoint"
+    if ip.is_loopback:
+        return "a loopback address"
+    if ip.is_link_local:
+        return "a link-local address"
+    if ip.version == 4 and ip in _cgn():
+        return "a shared (carrier-grade NAT) address"
+    if ip.is_unspecified:
+        return "the unspecified address"
+    if ip.is_private:
+        return "a private address"
+    if not ip.is_global:
+        return "a non-public address"
+    return None
+
+
+@cache
+def _cgn() -> Any:
+    import ipaddress
+
+    return ipaddress.ip_network("100.64.0.0/10")
+
+
+def dangerous_env(name: str) -> bool:
+    """Whether ``name`` is on the dangerous-name floor (compared in upper case: a platform whose
+    names fold case would honour the lower-case spelling too)."""
+    env = _table()["env"]
+    upper = name.upper()
+    return upper in env["dangerous"] or any(upper.startswith(p) for p in env["dangerous_prefixes"])
+
+
+def is_reentry(token: str) -> bool:
+    """Whether an argv token re-enters an interpreter (``-c``, ``--exec``, ``--exec=…``)."""
+    tokens = _table()["exec"]["reentry_tokens"]
+    return token in tokens or any(token.startswith(t + "=") for t in tokens if t.startswith("--"))
+
+
+def code_bearing(url: str) -> tuple[str, str] | None:
+    """``(class, extension)`` when the URL's path names a code-bearing artifact (NEP-0006).
+
+    The path is judged as a server reads it: percent-decoded until it is stable (a double-encoded
+    ``%252e`` is a dot too) and without the trailing dots servers drop (``x.py.`` serves ``x.py``).
+    """
+    path = url_path(url)
+    for _ in range(4):  # each round peels one encoding layer; four is beyond any real server
+        decoded = _percent_decode(path)
+        if decoded == path:
+            break
+        path = decoded
+    name = path.rsplit("/", 1)[-1].rstrip(". ").lower()
+    classes: dict[str, list[str]] = {k: v for k, v in _table()["code_bearing"].items() if k != "versioned"}
+    versioned = set(_table()["code_bearing"].get("versioned", ()))
+    candidates = [name]
+    stripped = name
+    while True:  # libx.so.1.2.3 -> libx.so (only for classes that version on disk)
+        head, dot, tail = stripped.rpartition(".")
+        if not dot or not tail.isdigit() or not head:
+            break
+        stripped = head
+    if stripped != name:
+        candidates.append(stripped)
+    for i, cand in enumerate(candidates):
+        if "." not in cand:
+            continue
+        ext = "." + cand.rsplit(".", 1)[1]
+        for cls, exts in classes.items():
+            if ext in exts and (i == 0 or cls in versioned):
+                return cls, ext
+    return None
+
+
+# -- the boundary -------------------------------------------------------------------------------
+
+
+@record
+class Denial:
+    """Why a need does not fit: the plane, the value as given and canonical, and a reason."""
+
+    plane: str
+    value: str | None
+    canonical: str | None
+    reason: str
+    rule: ToolRule | None = None
+
+
+@record
+class Boundary:
+    """A ``permits:`` block as plain data. ``declared`` is False for an absent block (zero
+    authority). ``exec`` is ``False``, ``True`` or the program names."""
+
+    declared: bool
+    fs_read: tuple[str, ...] = ()
+    fs_write: tuple[str, ...] = ()
+    net_http: tuple[str, ...] = ()
+    exec: bool | tuple[str, ...] = False
+    tools: tuple[ToolRule, ...] = field(default=())
+    env: tuple[str, ...] = ()
+
+    @classmethod
+    def from_data(cls, permits: Mapping[str, Any] | None) -> Boundary:
+        """From the plain ``permits:`` mapping a runtime holds (``None``: absent block)."""
+        if permits is None:
+            return cls(False)
+        fs = permits.get("fs") or {}
+        net = permits.get("net") or {}
+        ex = permits.get("exec", False)
+        return cls(
+            True,
+            tuple(_strs(fs.get("read"))),
+            tuple(_strs(fs.get("write"))),
+            tuple(_strs(net.get("http"))),
+            ex if isinstance(ex, bool) else tuple(_strs(ex)),
+            parse_tool_rules(_strs(permits.get("tools"))),
+            tuple(_strs(permits.get("env"))),
+        )
+
+    def grants(self, plane: str) -> bool:
+        """Whether the plane is granted at all (some entry exists)."""
+        return {
+            "fs.read": bool(self.fs_read),
+            "fs.write": bool(self.fs_write),
+            "net": bool(self.net_http),
+            "exec": self.exec is not False and self.exec != (),
+            "tools": any(not r.negated for r in self.tools),
+            "env": bool(self.env),
+        }.get(plane, False)
+
+    def check(self, plane: str, value: str | None = None, *, directory: bool = False) -> Denial | None:
+        """``None`` when a need of ``plane`` (with this concrete target, if any) fits.
+
+        ``directory``: the value is a directory the tool creates files under; it fits when a
+        grant covers the directory or something inside it (the files are re-judged by name at
+        run time)."""
+        if not self.declared:
+            return Denial(plane, value, None, "the workflow declares no `permits:` block")
+        if plane in ("fs.read", "fs.write"):
+            globs = self.fs_read if plane == "fs.read" else self.fs_write
+            if not globs:
+                return Denial(plane, value, None, f"`permits.{plane}` grants nothing")
+            if value is None:
+                return None
+            canon = canonical_path(value)
+            if any(match_path(g, value) for g in globs):
+                return None
+            if directory and any(_inside(canonical_path(g), canon) for g in globs):
+                return None
+            return Denial(plane, value, canon, f"`{canon}` lies outside `permits.{plane}`")
+        if plane == "net":
+            if not self.net_http:
+                return Denial(plane, value, None, "`permits.net.http` grants nothing")
+            if value is None:
+                return None
+            host = canonical_host(value)
+            if any(e.strip() == "*" or canonical_host(e) == host for e in self.net_http):
+                return None
+            return Denial(plane, value, host, f"host `{host}` is not in `permits.net.http`")
+        if plane == "exec":
+            if self.exec is False or self.exec == ():
+                return Denial(plane, value, None, "`permits.exec` does not allow processes")
+            if self.exec is True or value is None:
+                return None
+            if value in self.exec:
+                return None
+            return Denial(plane, value, value, f"program `{value}` is not in `permits.exec`")
+        if plane == "tools":
+            if value is None:
+                return None if self.grants("tools") else Denial(plane, None, None, "`permits.tools` grants nothing")
+            rule = tool_verdict(self.tools, value)
+            if rule is None:
+                return Denial(plane, value, value, f"`{value}` matches no entry of `permits.tools`")
+            if rule.negated:
+                return Denial(plane, value, value, f"`{value}` is excluded by `!{rule.pattern}`", rule)
+            return None
+        if plane == "env":
+            if value is not None and value in self.env:
+                return None
+            return Denial(plane, value, value, f"`{value}` is not in `permits.env`")
+        return Denial(plane, value, None, f"unknown plane `{plane}`")
+
+
+def _inside(glob: str, directory: str) -> bool:
+    if directory == ".":
+        return not glob.startswith(("/", ".."))
+    return glob.startswith(directory + "/")
+
+
+def _strs(v: Any) -> Iterable[str]:
+    if isinstance(v, list | tuple):
+        return [x for x in v if isinstance(x, str)]
+    return []

@@ -1,0 +1,2 @@
+"""The checking pipeline (``pipeline``) and the language server's incremental analysis
+(``incremental``)."""

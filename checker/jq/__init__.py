@@ -1,0 +1,1 @@
+"""jq as the runtime runs it: the recogniser (``syntax``) and the predefined functions (``builtins``)."""

@@ -1,0 +1,90 @@
+"""Finding workflow files and reading them safely (bounded reads, one-line errors)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+
+from checker.core.source import SourceText
+from checker.engine.pipeline import compile_bytes
+from checker.model.workflow import CompiledWorkflow
+from checker.parse.nodes import MAX_DOCUMENT_BYTES, oversize
+from checker.project.report import FileReport
+
+SUFFIXES = (".nika.yaml", ".nika.yml")
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
+
+
+def is_workflow_file(name: str) -> bool:
+    return name.endswith(SUFFIXES)
+
+
+def expand(paths: list[str]) -> Iterator[tuple[str, str | None]]:
+    """Yield ``(path as given or found, error)``; directories are searched for workflow files."""
+    for given in paths:
+        if given == "-":
+            yield given, None
+            continue
+        if os.path.isdir(given):
+            found = sorted(_walk(given))
+            if not found:
+                print(f"nika: {given}: no *.nika.yaml or *.nika.yml files found", file=sys.stderr)
+            for f in found:
+                yield f, None
+        elif os.path.exists(given):
+            yield given, None
+        else:
+            yield given, "no such file or directory"
+
+
+def _walk(root: str) -> Iterator[str]:
+    def onerror(exc: OSError) -> None:
+        print(f"nika: {exc.filename}: cannot read directory ({exc.strerror})", file=sys.stderr)
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in filenames:
+            if is_workflow_file(name):
+                yield os.path.join(dirpath, name)
+
+
+def read_bounded(path: str) -> bytes:
+    """Read at most one byte more than the document cap, so a huge file costs nothing."""
+    if path == "-":
+        return sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
+    with open(path, "rb") as fh:
+        return fh.read(MAX_DOCUMENT_BYTES + 1)
+
+
+def compile_path(path: str) -> tuple[CompiledWorkflow | None, str | None]:
+    """Compile one path; returns (compiled, None) or (None, one-line reason)."""
+    try:
+        data = read_bounded(path)
+    except IsADirectoryError:
+        return None, "is a directory"
+    except PermissionError:
+        return None, "permission denied"
+    except OSError as exc:
+        return None, (exc.strerror or str(exc)).lower()
+    base = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
+    shown = "<stdin>" if path == "-" else path
+    if len(data) > MAX_DOCUMENT_BYTES:
+        head = data[:4096].decode("utf-8", errors="replace")
+        src = SourceText(head, shown)
+        return CompiledWorkflow(src, None, None, (), (oversize(None),)), None
+    return compile_bytes(data, shown, base), None
+
+
+def check_paths(paths: list[str]) -> list[FileReport]:
+    out: list[FileReport] = []
+    for path, err in expand(paths):
+        if err is not None:
+            out.append(FileReport(path, None, (), err))
+            continue
+        compiled, why = compile_path(path)
+        if compiled is None:
+            out.append(FileReport(path, None, (), why))
+        else:
+            out.append(FileReport(path, compiled.source, compiled.diagnostics, compiled=compiled))
+    return out

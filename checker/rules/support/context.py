@@ -1,0 +1,43 @@
+"""What every rule receives: the compiled model, its expression sites and its graph."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checker.core.records import record
+from checker.core.source import SourceText, Span
+from checker.expr import Island
+from checker.expr.refs import Ref
+from checker.model.graph import Graph
+from checker.model.workflow import ExprSite, Task, Verb, Workflow
+
+
+def task_verbs(task: Task) -> Iterator[Verb]:
+    """A task's verb, then the verbs of its ``on_finally:`` steps."""
+    if task.verb is not None:
+        yield task.verb
+    for step in task.on_finally:
+        if step.verb is not None:
+            yield step.verb
+
+
+@record(slots=False)
+class RuleContext:
+    source: SourceText
+    workflow: Workflow
+    sites: tuple[ExprSite, ...]
+    graph: Graph
+    base_dir: str | None = None
+
+    def refs(self, where: tuple[str, ...] | None = None) -> Iterator[tuple[ExprSite, Island, Ref, Span]]:
+        """Every reference of every parsed island, with the source span of the reference."""
+        for site in self.sites:
+            if where is None or site.where in where:
+                for island, ref, span in site.references():
+                    yield site, island, ref, span
+
+    def verbs(self) -> Iterator[tuple[str, Verb]]:
+        """Every verb of the workflow with its task's id (:func:`task_verbs` of each task)."""
+        for task in self.workflow.tasks.values():
+            for verb in task_verbs(task):
+                yield task.id, verb

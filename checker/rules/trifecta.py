@@ -1,0 +1,227 @@
+"""Flows over the graph: the lethal trifecta (NIKA-SEC-009, NEP-0002) and unordered shared writes
+(NIKA-SEC-012, NEP-0014 law 1).
+
+The trifecta is judged on the declared boundary and the realized flow: ① ``fs.read`` grants
+something; ② a task brings outside content in (``nika:fetch``, an ``mcp:`` tool, an agent whose
+whitelist admits one); ③ the boundary can carry data out (``net.http``, an ``fs.write`` glob
+leaving the workspace, ``exec``). When all three hold, every egress-capable task that the outside
+content reaches (through ``with:`` reads and recovery reads; a model's output carries what its
+prompt saw; a ``with:`` binding read only by ``when:`` is a gate, not a transmission, and carries
+nothing into the effect) is refused unless it waits, directly or transitively, on a blocking human gate
+(``nika:prompt`` without ``default:``): the action cannot fire before a human has answered.
+The check over-approximates on purpose, and the finding names which disjunct armed each leg.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from checker.contracts import effects
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Label
+from checker.core.globs import canonical_path, match_tool
+from checker.core.vocab import EdgeRole, Where
+from checker.model.workflow import Agent, Exec, Invoke, Task
+from checker.parse.values import TemplateValue
+from checker.rules.authority import boundary_of, needs_of
+from checker.rules.support.context import RuleContext
+from checker.rules.workflow_policy import path_witness
+
+_CONTENT_EDGES = frozenset({EdgeRole.VALUE, EdgeRole.RECOVERY, EdgeRole.FAILURE_OBSERVATION})
+
+
+def _agent_admits(agent: Agent, pred) -> bool:  # type: ignore[no-untyped-def]
+    for entry in agent.tools:
+        pat = entry.value
+        if not isinstance(pat, str) or isinstance(entry, TemplateValue) or pat.startswith("!"):
+            continue
+        if pat.startswith("mcp:"):
+            return True
+        if any(pred(tid) and match_tool(pat, tid) for tid in _builtin_ids()):
+            return True
+    return False
+
+
+def _builtin_ids() -> list[str]:
+    from checker.contracts import tables as contracts
+
+    return list(contracts.tool_ids())
+
+
+def _ingress(task: Task) -> bool:
+    v = task.verb
+    if isinstance(v, Invoke) and v.tool:
+        return effects.tool_effects(v.tool).ingress
+    if isinstance(v, Agent):
+        return _agent_admits(v, lambda t: effects.tool_effects(t).ingress)
+    return False
+
+
+def _egress(task: Task, write_escapes: bool) -> bool:
+    v = task.verb
+    if isinstance(v, Exec):
+        return True
+    if isinstance(v, Invoke) and v.tool:
+        eff = effects.tool_effects(v.tool)
+        return "net" in eff.needs or v.tool.startswith("mcp:") or (write_escapes and "fs.write" in eff.needs)
+    if isinstance(v, Agent):
+        return _agent_admits(v, lambda t: "net" in effects.tool_effects(t).needs)
+    return False
+
+
+def _gate_only_bindings(ctx: RuleContext) -> set[tuple[str, str]]:
+    """``(task, binding)`` pairs whose ``with:`` value is read only by the task's ``when:``.
+
+    Such a value decides whether the effect happens; it never reaches the effect's surface
+    (NEP-0002 v2.0: the finding is for tasks "whose effect surface the untrusted content
+    reaches"). A read of the whole ``with`` object outside ``when:`` counts as reading every
+    binding.
+    """
+    gate: dict[str, set[str]] = {}
+    content: dict[str, set[str] | None] = {}  # None: the whole `with` object is read
+    for site in ctx.sites:
+        if site.task is None:
+            continue
+        for _island, ref, _span in site.references():
+            if ref.root != "with":
+                continue
+            name = ref.path[0] if ref.path and isinstance(ref.path[0], str) else None
+            if site.where == Where.WHEN and name is not None:
+                gate.setdefault(site.task, set()).add(name)
+            elif name is None:
+                content[site.task] = None
+            elif content.get(site.task, set()) is not None:
+                content.setdefault(site.task, set()).add(name)  # type: ignore[union-attr]
+    out = set()
+    for tid, names in gate.items():
+        used = content.get(tid, set())
+        if used is None:
+            continue
+        out.update((tid, n) for n in names - used)
+    return out
+
+
+def _is_blocking_gate(task: Task) -> bool:
+    v = task.verb
+    return isinstance(v, Invoke) and v.tool == "nika:prompt" and (v.args is None or "default" not in v.args)
+
+
+def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    if wf.permits is None:
+        return
+    bound = boundary_of(wf.permits)
+    if not bound.fs_read:
+        return
+    escaping = [g for g in bound.fs_write if canonical_path(g).startswith(("/", ".."))]
+    leg3 = []
+    if bound.net_http:
+        leg3.append("`net.http` grants hosts")
+    if escaping:
+        leg3.append(f"`fs.write` reaches outside the workspace (`{escaping[0]}`)")
+    if bound.grants("exec"):
+        leg3.append("`exec` is granted")
+    if not leg3:
+        return
+    sources = [t for t in wf.tasks.values() if _ingress(t)]
+    if not sources:
+        return
+    g = ctx.graph
+    order = [t for wave in g.waves for t in wave]
+    content_out: dict[str, list[str]] = {}
+    gates = _gate_only_bindings(ctx)
+    for e in g.edges:
+        if e.kind in _CONTENT_EDGES and (e.consumer, e.binding) not in gates:
+            content_out.setdefault(e.producer, []).append(e.consumer)
+    tainted: dict[str, str] = {}  # task -> the ingress source whose content reaches it
+    stack = [(s.id, s.id) for s in sources]
+    while stack:
+        node, src = stack.pop()
+        for nxt in content_out.get(node, ()):
+            if nxt not in tainted:
+                tainted[nxt] = src
+                stack.append((nxt, src))
+    # the file-mediated channel: an exec after a tainted task that can write files
+    writers = {
+        tid
+        for tid in tainted
+        if isinstance(wf.tasks[tid].verb, Exec) or any(n.plane == "fs.write" for n in needs_of(wf.tasks[tid]))
+    }
+    if writers:
+        for tid, task in wf.tasks.items():
+            if isinstance(task.verb, Exec) and tid not in tainted:
+                up = g.upstream(tid) & writers
+                if not up:
+                    continue
+                first = next((u for u in order if u in up), None)
+                if first is not None:
+                    tainted[tid] = tainted[first]
+    gated: dict[str, bool] = {}
+    for tid in order:
+        task = wf.tasks[tid]
+        preds = [e.producer for e in g.incoming(tid)]
+        gated[tid] = _is_blocking_gate(task) or any(gated.get(p, False) for p in preds)
+    for tid in order:
+        task = wf.tasks[tid]
+        if tid not in tainted or gated[tid] or not _egress(task, bool(escaping)):
+            continue
+        src = tainted[tid]
+        names, edges = path_witness(ctx, src, tid)
+        yield report(
+            "NIKA-SEC-009",
+            task.key.span,
+            f"lethal trifecta: task `{tid}` can send data out and outside content reaches it ({names}), while "
+            f"the workflow also reads private files (`fs.read`) and {leg3[0]}",
+            "Put a `nika:prompt` gate (without `default:`) before this task, or drop one leg: the `fs.read` grant, "
+            "the outside source, or the way out.",
+            related=(
+                Label(wf.tasks[src].key.span, f"`{src}` brings outside content in"),
+                *edges,
+                Label(wf.permits.span, "the boundary that grants all three legs"),
+            ),
+            task=tid,
+        )
+
+
+# -- shared writes -----------------------------------------------------------------------------
+
+
+def check_shared_writes(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    by_path: dict[str, list[tuple[Task, object]]] = {}
+    for task in wf.tasks.values():
+        v = task.verb
+        if not (isinstance(v, Invoke) and v.tool in ("nika:write", "nika:edit") and v.args is not None):
+            continue
+        p = v.args.get("path")
+        if p is None or isinstance(p, TemplateValue) or not isinstance(getattr(p, "value", None), str):
+            continue
+        if task.for_each is not None and task.max_parallel != 1:
+            yield report(
+                "NIKA-SEC-012",
+                p.span,
+                f"every iteration of `for_each` task `{task.id}` writes the same path `{p.value}`, in parallel",
+                "Put `${{ index }}` (or the item) in the path, or collect the results and write once.",
+                task=task.id,
+            )
+            continue
+        by_path.setdefault(canonical_path(p.value), []).append((task, p))
+    g = ctx.graph
+    for path, writers in by_path.items():
+        if len(writers) < 2:
+            continue
+        for i, (task, p) in enumerate(writers):
+            up = g.upstream(task.id)
+            down = g.downstream(task.id)
+            for other, op in writers[:i]:
+                if other.id in up or other.id in down:
+                    continue
+                yield report(
+                    "NIKA-SEC-012",
+                    p.span,  # type: ignore[attr-defined]
+                    f"tasks `{other.id}` and `{task.id}` both write `{path}` and nothing orders them",
+                    f"Order them (`after: {{ {other.id}: success }}` on `{task.id}`), or give each its own path.",
+                    related=(Label(op.span, f"`{other.id}` writes it too"),),  # type: ignore[attr-defined]
+                    task=task.id,
+                )
+                break

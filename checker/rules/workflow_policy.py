@@ -1,0 +1,207 @@
+"""Workflow law: the hard ``policy:`` rules (spec 10 §policy, NEP-0013/0014/0017).
+
+* NIKA-POLICY-001 — ``require.human_gate_before``, ``forbid.exec_after``, ``allow.providers``,
+  ``limits.max_tasks``; each finding names the rule, the task and the witness (the missing gate,
+  the path, the offending literal, the count);
+* NIKA-SEC-013 — the endorsement mode: a human gate under a ``policy:`` that names no mode, or
+  ``endorsement: solo`` with more than one gate.
+
+The soft families (``prefer``, ``optimize``) are recorded and never judged. Everything is read
+off the derived graph (data and control edges alike).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+
+from checker.contracts import effects
+from checker.core.codes import report
+from checker.core.diagnostics import Diagnostic, Label
+from checker.model.graph import Edge
+from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
+from checker.parse.values import ScalarValue, TemplateValue
+from checker.rules.authority import needs_of
+from checker.rules.support.context import RuleContext, task_verbs
+
+GATE_TOOL = "nika:prompt"
+
+
+def effect_classes(task: Task) -> set[str]:
+    """The policy effect classes a task carries: ``exec``, ``write``, ``net``, ``tools``."""
+    out: set[str] = set()
+    for verb in task_verbs(task):
+        if isinstance(verb, Exec):
+            out.add("exec")
+        elif isinstance(verb, Invoke) and verb.tool and not effects.tool_effects(verb.tool).pure:
+            out.add("tools")
+    for n in needs_of(task):
+        if n.plane == "fs.write":
+            out.add("write")
+        elif n.plane == "net":
+            out.add("net")
+        elif n.plane == "exec":
+            out.add("exec")
+    return out
+
+
+def is_gate(task: Task) -> bool:
+    return isinstance(task.verb, Invoke) and task.verb.tool == GATE_TOOL
+
+
+def path_between(ctx: RuleContext, src: str, dst: str) -> list[Edge]:
+    """One shortest chain of scheduling edges from ``src`` to ``dst`` (empty when none)."""
+    g = ctx.graph
+    prev: dict[str, Edge] = {}
+    seen = {src}
+    queue = deque([src])
+    while queue:
+        node = queue.popleft()
+        if node == dst:
+            break
+        for e in g.outgoing(node):
+            if e.consumer not in seen:
+                seen.add(e.consumer)
+                prev[e.consumer] = e
+                queue.append(e.consumer)
+    if dst not in prev:
+        return []
+    chain = []
+    cur = dst
+    while cur != src:
+        e = prev[cur]
+        chain.append(e)
+        cur = e.producer
+    return chain[::-1]
+
+
+def path_witness(ctx: RuleContext, src: str, dst: str) -> tuple[str, tuple[Label, ...]]:
+    """The chain from ``src`` to ``dst`` as a message names it (``a → b → c``), with a label on
+    each of its edges."""
+    chain = path_between(ctx, src, dst)
+    names = " → ".join([src, *(e.consumer for e in chain)])
+    return names, tuple(Label(e.span, f"`{e.producer}` → `{e.consumer}`") for e in chain)
+
+
+def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
+    wf = ctx.workflow
+    pol = wf.policy
+    if pol is None:
+        return
+    classes = {tid: effect_classes(t) for tid, t in wf.tasks.items()}
+    gates = [t for t in wf.tasks.values() if is_gate(t)]
+    order = {tid: i for i, tid in enumerate(wf.tasks)}
+
+    # require.human_gate_before
+    for rule in pol.human_gate_before:
+        cls = rule.value
+        for tid, task in wf.tasks.items():
+            if cls not in classes[tid] or is_gate(task):
+                continue
+            if any(is_gate(wf.tasks[a]) for a in ctx.graph.upstream(tid) if a in wf.tasks):
+                continue
+            yield report(
+                "NIKA-POLICY-001",
+                task.key.span,
+                f"`require.human_gate_before: [{cls}]`: task `{tid}` carries a `{cls}` effect and no "
+                f"`{GATE_TOOL}` task comes before it",
+                f"Add a `{GATE_TOOL}` task and make `{tid}` wait for it (`after:` or a `with:` read of its answer).",
+                related=(Label(rule.span, "the rule"),),
+                task=tid,
+            )
+
+    # forbid.exec_after
+    for rule in pol.exec_after:
+        cls = rule.value
+        for tid, task in wf.tasks.items():
+            if not isinstance(task.verb, Exec):
+                continue
+            for src in sorted(ctx.graph.upstream(tid), key=lambda x: order.get(x, 0)):
+                if src not in wf.tasks or cls not in classes[src]:
+                    continue
+                names, edges = path_witness(ctx, src, tid)
+                yield report(
+                    "NIKA-POLICY-001",
+                    task.key.span,
+                    f"`forbid.exec_after: [{cls}]`: `exec:` task `{tid}` runs downstream of `{src}`, which carries "
+                    f"a `{cls}` effect ({names})",
+                    f"Cut the dependency of `{tid}` on `{src}`, or move the work out of `exec:`.",
+                    related=(
+                        Label(rule.span, "the rule"),
+                        Label(wf.tasks[src].key.span, f"`{src}` carries the `{cls}` effect"),
+                        *edges,
+                    ),
+                    task=tid,
+                )
+                break
+
+    # allow.providers
+    if pol.allow_providers is not None:
+        allowed = {p.value for p in pol.allow_providers}
+        allow_span = pol.allow_providers[0].span if pol.allow_providers else pol.value.span
+        for tid, task in wf.tasks.items():
+            for verb in task_verbs(task):
+                if not isinstance(verb, Infer | Agent):
+                    continue
+                m = verb.effective_model
+                if not isinstance(m, ScalarValue):
+                    continue  # no model anywhere: the deployment's default, not the file's
+                if isinstance(m, TemplateValue):
+                    yield report(
+                        "NIKA-POLICY-001",
+                        m.span,
+                        f"`allow.providers`: the model of task `{tid}` is computed at run time, so its provider "
+                        "cannot be checked against the allowlist",
+                        "Write the model as a literal `<provider>/<name>` from an allowed provider.",
+                        related=(Label(allow_span, "the allowlist"),),
+                        task=tid,
+                    )
+                    continue
+                provider = str(m.value).split("/", 1)[0]
+                if provider not in allowed:
+                    yield report(
+                        "NIKA-POLICY-001",
+                        m.span,
+                        f"`allow.providers`: task `{tid}` uses provider `{provider}`, which is not in the allowlist "
+                        f"({', '.join(sorted(allowed)) or 'empty'})",
+                        "Pick a model from an allowed provider, or add the provider to `allow.providers`.",
+                        related=(Label(allow_span, "the allowlist"),),
+                        task=tid,
+                    )
+
+    # limits.max_tasks
+    if pol.max_tasks is not None and len(wf.tasks) > pol.max_tasks:
+        limits = pol.value.get("limits")
+        span = limits.get("max_tasks").span if limits is not None and hasattr(limits, "get") else pol.value.span
+        extra = list(wf.tasks.values())[pol.max_tasks]
+        yield report(
+            "NIKA-POLICY-001",
+            span,
+            f"`limits.max_tasks: {pol.max_tasks}`: the workflow declares {len(wf.tasks)} tasks",
+            "Merge or remove tasks, or raise the limit if the policy allows it.",
+            related=(Label(extra.key.span, f"task number {pol.max_tasks + 1}"),),
+            task=extra.id,
+        )
+
+    # the endorsement mode (SEC-013)
+    if pol.endorsement is None:
+        for g in gates:
+            yield report(
+                "NIKA-SEC-013",
+                g.key.span,
+                f"task `{g.id}` is a human gate, but `policy:` names no endorsement mode",
+                "Declare the mode the gate runs under, e.g. `endorsement: solo` in `policy:`.",
+                related=(Label(pol.value.span, "the policy"),),
+                task=g.id,
+            )
+    elif pol.endorsement == "solo" and len(gates) > 1:
+        for g in gates[1:]:
+            yield report(
+                "NIKA-SEC-013",
+                g.key.span,
+                f"`endorsement: solo` declares one endorser, but task `{g.id}` is human gate number "
+                f"{gates.index(g) + 1}",
+                "Keep a single `nika:prompt` gate under `endorsement: solo`.",
+                related=(Label(gates[0].key.span, "the first gate"),),
+                task=g.id,
+            )

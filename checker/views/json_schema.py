@@ -1,0 +1,523 @@
+"""A JSON Schema (draft 2020-12) of the ``nika: v1`` workflow format, generated from our data.
+
+Editors that validate YAML against a JSON Schema (yaml-language-server and every client built on
+it) get completion, hover text and structural errors from it before the checker ever runs. The
+schema is *generated*, never written by hand, from the facts the checker itself uses:
+
+* the grammar table of :mod:`checker.grammar.table`: each field's kind, closed values, range, default and one-line doc;
+* the 28 builtins of :mod:`checker.contracts.tables` with the contract of their arguments (types, enums,
+  defaults, ranges, patterns, nested fields) and the rules among arguments that depend only on
+  which arguments are present;
+* the model provider ids, the ``after:`` predicates, the ``exec`` capture/decode modes, the
+  TypeExpr grammar, the NIKA code pattern of ``on_codes`` and the Go-duration pattern.
+
+What a schema cannot say (references, the graph, permits, rules that depend on a value) stays
+with ``nika check``. The schema errs on the side of accepting: wherever the checker leaves a
+``${{ … }}`` value alone because it is only known at run time, the schema accepts one too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.compiler import TASK_ID_RE, WORKFLOW_ID_RE
+from checker.contracts import tables as C
+from checker.core.codes import CODE_RE
+from checker.core.durations import duration_pattern
+from checker.core.vocab import PREDICATES, RESERVED_BINDINGS
+from checker.grammar import table as G
+from checker.grammar.table import Block, Field, Kind
+from checker.rules.tools import MCP_RE
+from checker.rules.types import CONSTRUCTORS, PRIMITIVES
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+PASCAL_NAME = r"^[A-Z][A-Za-z0-9]*$"
+
+Schema = dict[str, Any]
+
+
+def _ref(name: str) -> Schema:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _anchored(pattern: str) -> str:
+    """A Python ``re`` pattern (``\\Z``/implicit full match) as an anchored ECMA-262 pattern."""
+    body = pattern.removeprefix("^").removesuffix("\\Z").removesuffix("$")
+    return f"^(?:{body})$"
+
+
+def _described(schema: Schema, description: str | None) -> Schema:
+    if description:
+        return {"description": description, **schema}
+    return schema
+
+
+def _field(f: Field) -> Schema:
+    """The schema of one grammar field, generated from its kind, values, range and default."""
+    k = f.kind
+    out: Schema
+    if k in (Kind.STRING, Kind.TEXT):
+        out = {"type": "string"}
+        if k is Kind.TEXT:
+            out["pattern"] = r"\S"
+    elif k is Kind.BOOL:
+        out = {"type": "boolean"}
+    elif k is Kind.TRUE:
+        out = {"const": True}
+    elif k in (Kind.INT, Kind.NUMBER):
+        out = {"type": "integer" if k is Kind.INT else "number"}
+        if f.minimum is not None:
+            out["minimum"] = f.minimum
+        if f.maximum is not None:
+            out["maximum"] = f.maximum
+    elif k is Kind.ENUM:
+        out = {"enum": list(f.values)}
+    elif k is Kind.DURATION:
+        out = _ref("duration")
+    elif k is Kind.STRINGS:
+        out = _string_list()
+    elif k is Kind.MAPPING:
+        out = {"type": "object"}
+    elif k is Kind.LIST:
+        out = {"type": "array"}
+    elif k is Kind.SCHEMA:
+        out = {"type": ["object", "boolean"]}
+    elif k is Kind.TYPE:
+        out = _ref("typeExpr")
+    elif k is Kind.MODEL:
+        return _ref("model")
+    else:
+        out = {}
+    if f.template and out:
+        out = _or_template(out)
+    if f.has_default:
+        out = {**out, "default": f.default}
+    return out
+
+
+def _closed(block: Block, shapes: dict[str, Schema] | None = None, **extra: Any) -> Schema:
+    """An object whose keys are exactly the block's fields: each field's schema generated from the
+    grammar (or given in ``shapes`` for nested structure), its doc as ``description``, the
+    block's required fields and the pairs of fields that exclude each other."""
+    shapes = shapes or {}
+    props = {f.name: _described(shapes[f.name] if f.name in shapes else _field(f), f.doc) for f in block.fields}
+    out: Schema = {"type": "object", "properties": props, "additionalProperties": False}
+    if block.required and "required" not in extra:
+        out["required"] = list(block.required)
+    pairs = sorted({tuple(sorted((f.name, x))) for f in block.fields for x in f.excludes})
+    if pairs and "oneOf" not in extra:
+        out["not"] = {"anyOf": [{"required": list(p)} for p in pairs]}
+    return {**out, **extra}
+
+
+def _or_template(schema: Schema) -> Schema:
+    """``schema``, or a ``${{ … }}`` string resolved at run time."""
+    return {"anyOf": [schema, _ref("template")]}
+
+
+def _string_list(description: str | None = None) -> Schema:
+    return _described({"type": "array", "items": {"type": "string"}}, description)
+
+
+def _exactly_one(names: tuple[str, ...] | list[str]) -> list[Schema]:
+    return [{"required": [n]} for n in names]
+
+
+# -- builtin argument contracts --------------------------------------------------------------
+
+
+def _arg_alternative(t: str, spec: C.ArgSpec) -> Schema:
+    """The schema of one member of an argument's type union."""
+    values = list(spec.values)
+    if t == "any":
+        return {}
+    if t == "enum":
+        return {"enum": values} if values else {"type": "string"}
+    if t == "null":
+        return {"type": "null"}
+    if t == "duration":
+        out: Schema = {"type": "string", "pattern": duration_pattern()}
+    elif t == "string":
+        out = {"type": "string"}
+        if spec.pattern is not None:
+            out["pattern"] = _anchored(spec.pattern)
+        if spec.min_length is not None:
+            out["minLength"] = spec.min_length
+        if spec.max_length is not None:
+            out["maxLength"] = spec.max_length
+        if spec.template:
+            return _ref("template")
+    elif t in ("integer", "number"):
+        out = {"type": t}
+        if spec.min is not None:
+            out["minimum"] = spec.min
+        if spec.max is not None:
+            out["maximum"] = spec.max
+    elif t == "boolean":
+        out = {"type": "boolean"}
+    elif t == "array":
+        out = {"type": "array"}
+        if spec.items is not None:
+            out["items"] = _arg_schema(spec.items)
+        if spec.min_items is not None:
+            out["minItems"] = spec.min_items
+        if spec.max_items is not None:
+            out["maxItems"] = spec.max_items
+        return out
+    else:  # object
+        return _object_schema(spec)
+    if values:
+        out["enum"] = [v for v in values if _fits(t, v)] or values
+    return out
+
+
+def _fits(t: str, v: Any) -> bool:
+    if t == "boolean":
+        return isinstance(v, bool)
+    if t in ("integer", "number"):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, str)
+
+
+def _object_schema(spec: C.ArgSpec) -> Schema:
+    out: Schema = {"type": "object"}
+    if spec.single_key:
+        out |= {"minProperties": 1, "maxProperties": 1}
+        out["properties"] = {f.name: _arg_schema(f) for f in spec.fields}
+        out["additionalProperties"] = False
+        return out
+    if spec.fields:
+        _fields_into(out, spec.fields, open_=spec.open, rules=spec.rules)
+    if spec.entries is not None:
+        out["additionalProperties"] = _arg_schema(spec.entries)
+    return out
+
+
+def _fields_into(out: Schema, specs: tuple[C.ArgSpec, ...], *, open_: bool, rules: tuple[C.Rule, ...]) -> None:
+    """Properties, required names, closedness and presence rules of a set of fields."""
+    props: Schema = {}
+    for s in specs:
+        props[s.name] = False if s.reserved else _arg_schema(s)
+    out["properties"] = props
+    required = [s.name for s in specs if s.required]
+    if required:
+        out["required"] = required
+    if not open_:
+        out["additionalProperties"] = False
+    constraints = [c for r in rules if (c := _presence_rule(r)) is not None]
+    if constraints:
+        out["allOf"] = constraints
+
+
+def _presence_rule(rule: C.Rule) -> Schema | None:
+    """A rule that depends only on which arguments are present, as a schema; else ``None``."""
+    names = list(rule.args)
+    if rule.kind == "exactly_one_of":
+        return {"oneOf": _exactly_one(names)}
+    if rule.kind == "at_least_one_of":
+        return {"anyOf": _exactly_one(names)}
+    if rule.kind == "at_most_one_of":
+        pairs = [{"required": [a, b]} for i, a in enumerate(names) for b in names[i + 1 :]]
+        return {"not": {"anyOf": pairs}}
+    if rule.kind == "requires" and rule.with_ and not rule.value and rule.arg:
+        return {"dependentRequired": {rule.arg: list(rule.with_)}}
+    if rule.kind == "excludes" and rule.arg:
+        return {"if": {"required": [rule.arg]}, "then": {"not": {"anyOf": _exactly_one(names)}}}
+    return None
+
+
+def _arg_schema(spec: C.ArgSpec) -> Schema:
+    """One argument: its type union, or a ``${{ … }}`` template (judged at run time)."""
+    alternatives = [_arg_alternative(t, spec) for t in spec.types]
+    if any(a == {} for a in alternatives):
+        out: Schema = {}
+    else:
+        if _ref("template") not in alternatives:
+            alternatives.append(_ref("template"))
+        out = {"anyOf": alternatives}
+    if spec.doc:
+        out["description"] = spec.doc
+    if spec.has_default:
+        out["default"] = spec.default
+    return out
+
+
+def _args_def_name(tool_id: str) -> str:
+    return "args-" + tool_id.split(":", 1)[1].replace("/", "-")
+
+
+def _tool_args(c: C.ToolContract) -> Schema:
+    out: Schema = {"type": "object", "description": f"Arguments of `{c.id}`."}
+    _fields_into(out, c.args, open_=c.open_args, rules=c.rules)
+    return out
+
+
+def _builtin_ids() -> Schema:
+    return {
+        "description": "A builtin tool of the closed `nika:` set.",
+        "anyOf": [{"const": c.id, "description": c.summary} for c in C.contracts()],
+    }
+
+
+def _args_dispatch() -> list[Schema]:
+    """``invoke:`` bodies: each builtin's ``args:`` must follow that builtin's contract."""
+    out = []
+    for c in C.contracts():
+        then: Schema = {"properties": {"args": _ref(_args_def_name(c.id))}}
+        if c.required_args():
+            then["required"] = ["args"]
+        out.append({"if": {"properties": {"tool": {"const": c.id}}, "required": ["tool"]}, "then": then})
+    return out
+
+
+# -- the TypeExpr grammar --------------------------------------------------------------------
+
+
+def _type_defs() -> dict[str, Schema]:
+    bounds: dict[str, Schema] = {
+        "integer": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+        "number": {"min": {"type": "number"}, "max": {"type": "number"}},
+        "string": {
+            "pattern": {"type": "string", "maxLength": 512},
+            "min_len": {"type": "integer", "minimum": 0},
+            "max_len": {"type": "integer", "minimum": 0},
+        },
+    }
+    shapes: dict[str, Schema] = {
+        "array": _ref("typeExpr"),
+        "map": _ref("typeExpr"),
+        "object": {"type": "object", "additionalProperties": _ref("fieldTypeExpr")},
+        "union": {"type": "array", "items": _ref("typeExpr"), "minItems": 2},
+        "enum": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True},
+    }
+    shapes |= {k: {"type": "object", "properties": v, "additionalProperties": False} for k, v in bounds.items()}
+    ctors = []
+    for name in CONSTRUCTORS:
+        props: Schema = {name: shapes[name]}
+        if name == "object":
+            props["additional"] = {"type": "boolean", "description": "Allow fields that are not listed."}
+        ctors.append({"type": "object", "required": [name], "properties": props, "additionalProperties": False})
+    return {
+        "typeExpr": {
+            "description": "A type: a primitive, a name declared under `types:`, or one constructor mapping.",
+            "anyOf": [
+                {"enum": list(PRIMITIVES)},
+                {"type": "null", "description": "An unquoted `null` reads as the null type."},
+                {"type": "string", "pattern": PASCAL_NAME},
+                *ctors,
+            ],
+        },
+        "fieldTypeExpr": {
+            "description": "The type of an object field; `{optional: T}` marks a field that may be absent.",
+            "anyOf": [
+                _ref("typeExpr"),
+                {
+                    "type": "object",
+                    "required": ["optional"],
+                    "properties": {"optional": _ref("typeExpr")},
+                    "additionalProperties": False,
+                },
+            ],
+        },
+    }
+
+
+# -- envelope, tasks and verbs ---------------------------------------------------------------
+
+
+def _model() -> Schema:
+    prefixes = "|".join(sorted(C.providers()))
+    return {
+        "description": "`<provider>/<name>`, e.g. `mock/echo`.",
+        "anyOf": [{"type": "string", "pattern": f"^(?:{prefixes})/.+$"}, _ref("template")],
+    }
+
+
+def _verb_defs() -> dict[str, Schema]:
+    infer = _closed(
+        G.INFER,
+        {
+            "thinking": {"type": "object", "properties": {f.name: _field(f) for f in G.THINKING.fields}},
+            "vision": {
+                "type": "array",
+                "items": {"type": "object", "properties": {f.name: _field(f) for f in G.VISION_ITEM.fields}},
+            },
+        },
+    )
+    exec_ = _closed(
+        G.EXEC,
+        {
+            "command": {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
+            "env": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        oneOf=_exactly_one(["command", "shell"]),
+        # `decode:` has no meaning once the capture is already structured
+        allOf=[
+            {
+                "if": {"properties": {"capture": {"const": "structured"}}, "required": ["capture"]},
+                "then": {"not": {"required": ["decode"]}},
+            }
+        ],
+    )
+    agent_only = [c.id for c in C.contracts() if c.agent_only]
+    invoke = _closed(
+        G.INVOKE,
+        {
+            "tool": {
+                "anyOf": [_ref("builtinTool"), {"type": "string", "pattern": MCP_RE.pattern.replace("\\Z", "$")}],
+                "not": {"enum": agent_only},
+            },
+            "args": {"type": ["object", "null"]},
+        },
+        oneOf=_exactly_one(["tool", "workflow"]),
+        allOf=_args_dispatch(),
+    )
+    agent = _closed(G.AGENT)
+    return {"infer": infer, "exec": exec_, "invoke": invoke, "agent": agent}
+
+
+def _task_defs() -> dict[str, Schema]:
+    codes = {"type": "array", "items": _ref("code")}
+    retry = _closed(G.RETRY, {"on_codes": codes})
+    on_error = _closed(
+        G.ON_ERROR,
+        {"on_codes": {**codes, "minItems": 1}},
+        oneOf=_exactly_one(G.ON_ERROR_ACTIONS),
+    )
+    verb_refs = {v: _ref(v) for v in G.VERBS}
+    finally_step = _closed(G.FINALLY_STEP, verb_refs, oneOf=_exactly_one(G.VERBS))
+    reserved = {"not": {"enum": sorted(RESERVED_BINDINGS)}}
+    task = _closed(
+        G.TASK,
+        {
+            "with": {"type": "object", "propertyNames": reserved},
+            "after": {"type": "object", "additionalProperties": {"enum": list(PREDICATES)}},
+            "retry": _ref("retry"),
+            "on_error": _ref("onError"),
+            "on_finally": {"type": "array", "items": _ref("finallyStep")},
+            "output": {"type": "object", "propertyNames": reserved, "additionalProperties": {"type": "string"}},
+            "declassify": {"type": "array", "items": _closed(G.DECLASSIFY)},
+            **verb_refs,
+        },
+        oneOf=_exactly_one(G.VERBS),
+    )
+    return {"task": task, "retry": retry, "onError": on_error, "finallyStep": finally_step}
+
+
+def _envelope() -> dict[str, Schema]:
+    typed_const = _closed(G.TYPED_CONST, {"value": {}})
+    egress = _closed(G.EGRESS)
+    secret = _closed(
+        G.SECRET,
+        {"egress": {"type": "array", "items": egress}},
+        **{
+            "if": {"properties": {"source": {"const": "file"}}},
+            "then": {"required": ["path"], "not": {"required": ["key"]}},
+            "else": {"required": ["key"], "not": {"required": ["path"]}},
+        },
+    )
+    permits = _closed(
+        G.PERMITS,
+        {
+            "fs": _closed(G.PERMITS_FS),
+            "net": _closed(G.PERMITS_NET),
+            "exec": {"anyOf": [{"type": "boolean"}, _string_list()]},
+        },
+    )
+    seeded = _closed(G.SEEDED)
+    run = _closed(
+        G.RUN,
+        {"entropy": {"anyOf": [{"enum": list(G.ENTROPY_MODES)}, seeded]}},
+        # the legal pairs: ambient entropy on the system clock, deterministic entropy on a virtual one
+        allOf=[
+            {
+                "if": {"properties": {"entropy": {"const": "ambient"}}, "required": ["entropy"]},
+                "then": {"not": {"properties": {"clock": {"const": "virtual"}}, "required": ["clock"]}},
+            },
+            {
+                "if": {"properties": {"clock": {"const": "system"}}, "required": ["clock"]},
+                "then": {"not": {"properties": {"entropy": {"not": {"const": "ambient"}}}, "required": ["entropy"]}},
+            },
+        ],
+    )
+    policy = _closed(G.POLICY, {fam: _closed(sub) for fam, sub in G.POLICY_SUB.items()})
+    output = _closed(G.OUTPUT)
+    shapes: dict[str, Schema] = {
+        "nika": {"const": "v1"},
+        "workflow": _closed(
+            G.WORKFLOW,
+            {"id": {"type": "string", "pattern": _anchored(WORKFLOW_ID_RE.pattern)}},
+        ),
+        "model": _ref("model"),
+        "types": {
+            "type": ["object", "null"],
+            "propertyNames": {"pattern": PASCAL_NAME},
+            "additionalProperties": _ref("typeExpr"),
+        },
+        "inputs": {"type": ["object", "null"], "additionalProperties": _closed(G.INPUT, {"default": {}})},
+        "config": {"type": ["object", "null"], "additionalProperties": _closed(G.CONFIG, {"default": {}})},
+        "const": {
+            "type": ["object", "null"],
+            # a mapping with both `type` and `value` is a typed constant; anything else is the value
+            "additionalProperties": {
+                "if": {"type": "object", "required": ["type", "value"]},
+                "then": typed_const,
+            },
+        },
+        "secrets": {"type": ["object", "null"], "additionalProperties": secret},
+        "permits": permits,
+        "run": run,
+        "policy": policy,
+        "tasks": {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"pattern": _anchored(TASK_ID_RE.pattern)},
+            "additionalProperties": _ref("task"),
+        },
+        "outputs": {
+            "type": "object",
+            "additionalProperties": {"anyOf": [{"type": "string"}, output]},
+        },
+    }
+    return shapes
+
+
+def workflow_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a ``nika: v1`` workflow file (a fresh dict on every call)."""
+    defs: dict[str, Schema] = {
+        "template": {
+            "type": "string",
+            "pattern": r"\$\{\{",
+            "description": "A `${{ … }}` expression, evaluated at run time.",
+        },
+        "duration": {
+            "type": "string",
+            "pattern": duration_pattern(),
+            "description": 'A quoted Go duration such as "30s" or "1h30m": largest unit first, at most 24h.',
+        },
+        "code": {
+            "type": "string",
+            "pattern": CODE_RE.pattern,
+            "description": "A NIKA error code such as `NIKA-TIMEOUT-001`.",
+        },
+        "model": _model(),
+        "builtinTool": _builtin_ids(),
+        **_type_defs(),
+        **_verb_defs(),
+        **_task_defs(),
+    }
+    for c in C.contracts():
+        defs[_args_def_name(c.id)] = _tool_args(c)
+    envelope = _envelope()
+    props = {f.name: _described(envelope[f.name], f.doc) for f in G.ENVELOPE.fields}
+    return {
+        "$schema": DIALECT,
+        "title": "Nika workflow (nika: v1)",
+        "description": "A Nika workflow file. Generated by `nika schema` from the checker's own field and tool data.",
+        "type": "object",
+        "required": ["nika", "workflow", "tasks"],
+        "properties": props,
+        "additionalProperties": False,
+        "$defs": defs,
+    }

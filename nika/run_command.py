@@ -1,0 +1,179 @@
+"""``nika run`` and ``nika trace verify``: admission, the run, and the exit code.
+
+Exit codes: 0 the workflow succeeded, 1 it failed, 2 it was refused before any effect (``nika
+check`` found an error, or a ``--var`` does not fit ``inputs:``), 3 it was cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT = {"success": 0, "failure": 1, "cancelled": 3}
+REFUSED = 2
+
+
+def run_command(
+    file: str,
+    *,
+    output_format: str = "text",
+    var_pairs: list[str] | None = None,
+    model: str | None = None,
+    dry_run: bool = False,
+    max_parallel: int | None = None,
+    trace_dir: str | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    from runtime.admission import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    compiled, why = compile_file(file)
+    if compiled is None:
+        return _refuse(out, err, output_format, f"{file}: {why}", [], exit_code=1)
+    if not compiled.clean or compiled.workflow is None or compiled.graph is None:
+        return _refuse_findings(out, err, output_format, file, compiled)
+    wf = compiled.workflow
+    unsupported = unsupported_run_block(wf)
+    if unsupported is not None:
+        return _refuse(out, err, output_format, f"{file}: {unsupported} [NIKA-IMPL-002]", [])
+    try:
+        inputs = bind_inputs(wf, parse_vars(var_pairs or []))
+    except InputError as exc:
+        return _refuse(out, err, output_format, str(exc), [])
+    if model is not None and "/" not in model:
+        return _refuse(out, err, output_format, f"--model `{model}` is not `provider/name`", [])
+
+    if dry_run:
+        from runtime.report import plan, plan_text
+
+        p = plan(compiled, model)
+        p["inputs"] = inputs
+        _write(out, json.dumps(p, indent=2, default=str) + "\n" if output_format == "json" else plan_text(p))
+        return 0
+
+    from runtime.report import event_line, summary_text
+    from runtime.scheduler import DEFAULT_MAX_PARALLEL, Options
+
+    on_event = None
+    if output_format == "text":
+
+        def on_event(event: dict[str, Any]) -> None:
+            line = event_line(event)
+            if line is not None:
+                _write(err, line + "\n")
+
+    options = Options(
+        max_parallel=max_parallel or DEFAULT_MAX_PARALLEL,
+        model=model,
+        trace_dir=Path(trace_dir) if trace_dir else Path(".nika/traces"),
+        interactive=False,
+        on_event=on_event,
+        call_stack=(),
+    )
+    workdir = Path(os.path.dirname(os.path.abspath(file)))
+    result = asyncio.run(_run(compiled, inputs, options, workdir))
+    report = result.report()
+    if output_format == "json":
+        _write(out, json.dumps(report, default=str) + "\n")
+    else:
+        _write(err, summary_text(report))
+        _write(out, json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
+    if result.trace_error:
+        _write(err, f"nika run: note: {result.trace_error}\n")
+    return EXIT[result.workflow_state]
+
+
+async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path) -> Any:
+    from runtime.scheduler import Run
+
+    run = Run(compiled, inputs, options, workdir=workdir)
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, run.cancel)
+        loop.add_signal_handler(signal.SIGTERM, run.cancel)
+    except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix loops
+        pass
+    return await run.execute()
+
+
+def _refuse_findings(out: TextIO, err: TextIO, fmt: str, file: str, compiled: Any) -> int:
+    from checker.project.report import CheckRun, FileReport
+    from nika.output import render
+
+    check = CheckRun((FileReport(file, compiled.source, compiled.diagnostics),))
+    if fmt == "json":
+        findings = json.loads(render(check, "json"))["reports"][0]["findings"]
+        errors = [f for f in findings if f.get("severity") == "error"]
+        first = errors[0] if errors else None
+        _write(
+            out,
+            json.dumps(
+                {
+                    "workflow_state": "refused",
+                    "tasks": {},
+                    "outputs": {},
+                    "events": [],
+                    "error": {"code": first.get("code"), "message": first.get("message")} if first else None,
+                    "findings": findings,
+                    "trace": None,
+                }
+            )
+            + "\n",
+        )
+    else:
+        _write(err, render(check, "full", color=False))
+        _write(err, "nika run: refused before any effect; fix the errors above (`nika check` shows the same)\n")
+    return REFUSED
+
+
+def _refuse(out: TextIO, err: TextIO, fmt: str, message: str, findings: list[Any], exit_code: int = REFUSED) -> int:
+    if fmt == "json":
+        doc = {
+            "workflow_state": "refused",
+            "tasks": {},
+            "outputs": {},
+            "events": [],
+            "error": {"code": None, "message": message},
+            "findings": findings,
+            "trace": None,
+        }
+        _write(out, json.dumps(doc) + "\n")
+    _write(err, f"nika run: {message}\n")
+    return exit_code
+
+
+def _write(stream: TextIO, text: str) -> None:
+    """Everything the run command prints goes through here, escaped for a terminal."""
+    from runtime.report import terminal_safe
+
+    try:
+        stream.write(terminal_safe(text))
+        stream.flush()
+    except BrokenPipeError:
+        pass
+
+
+def trace_verify_command(file: str, *, output_format: str = "text", out: TextIO | None = None) -> int:
+    from runtime.trace import verify
+
+    out = out or sys.stdout
+    try:
+        data = Path(file).read_bytes()
+    except OSError as exc:
+        print(f"nika trace verify: {file}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
+        return 1
+    verdict = verify(data)
+    if output_format == "json":
+        _write(out, json.dumps(verdict) + "\n")
+    else:
+        lines = [f"{file}: {verdict['verdict']} ({verdict['frames']} frames, head {verdict['head']})"]
+        lines += [f"  line {p['line']}: {p['problem']}" for p in verdict["problems"]]
+        _write(out, "\n".join(lines) + "\n")
+    return {"clean": 0, "finding": 1, "forged": 2}[verdict["verdict"]]
