@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from checker.core.display import kind_of
 from checker.model.workflow import CompiledWorkflow, Workflow
 
 
@@ -69,7 +70,7 @@ def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> 
                     shown = shown[:57] + "..."
                 type_text = decl.type.to_python()
                 raise InputError(
-                    f"{what}: input `{name}` is declared `{json.dumps(type_text)}` but got {shown} ({_kind(value)})"
+                    f"{what}: input `{name}` is declared `{json.dumps(type_text)}` but got {shown} ({kind_of(value)})"
                 )
             out[name] = value
         elif decl.default is not None:
@@ -79,20 +80,6 @@ def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> 
         else:
             out[name] = None
     return out
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int | float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
-    return "an object"
 
 
 def unsupported_run_block(wf: Any) -> str | None:

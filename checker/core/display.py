@@ -69,3 +69,20 @@ def show_value(value: Any, limit: int = DEFAULT_LIMIT) -> str:
         return clip(repr(value), limit)
     except Exception:  # a repr that fails (a huge int inside a foreign object) still gets a name
         return f"<{type(value).__name__}>"
+
+
+def kind_of(value: Any) -> str:
+    """What kind of plain (JSON-like) value this is, with its article: ``a string``, ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -11,23 +11,10 @@ from collections.abc import Iterator
 
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
+from checker.core.display import kind_of
 from checker.parse.values import ListValue, ScalarValue, TemplateValue
 from checker.rules.support.context import RuleContext
 from checker.rules.support.flow import Unresolvable, resolve, template_refs
-
-
-def _kind(v: object) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int | float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, dict):
-        return "an object"
-    return type(v).__name__
 
 
 def check_for_each_shape(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -48,7 +35,7 @@ def check_for_each_shape(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         if isinstance(value, list):
             continue
-        what = "a value that is not a list" if isinstance(fe, TemplateValue) else _kind(value)
+        what = "a value that is not a list" if isinstance(fe, TemplateValue) else kind_of(value)
         yield report(
             "NIKA-VAR-006",
             fe.span,
