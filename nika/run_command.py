@@ -30,7 +30,7 @@ def run_command(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    from checker.project.admission import admit
+    from checker.project.admission import admit, model_option
     from checker.project.finalize import SettingsError
     from runtime.admission import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
 
@@ -53,8 +53,8 @@ def run_command(
         inputs = bind_inputs(wf, parse_vars(var_pairs or []))
     except InputError as exc:
         return _refuse(out, err, output_format, str(exc), [])
-    if model is not None and "/" not in model:
-        return _refuse(out, err, output_format, f"--model `{model}` is not `provider/name`", [])
+    if model is not None and (bad := model_option(model)) is not None:  # judged before the first effect
+        return _refuse(out, err, output_format, f"--model `{model}`: {bad.full_message()}", [], code=bad.code)
 
     if dry_run:
         from runtime.report import plan, plan_text
@@ -140,14 +140,22 @@ def _refuse_findings(out: TextIO, err: TextIO, fmt: str, verdict: Any) -> int:
     return REFUSED
 
 
-def _refuse(out: TextIO, err: TextIO, fmt: str, message: str, findings: list[Any], exit_code: int = REFUSED) -> int:
+def _refuse(
+    out: TextIO,
+    err: TextIO,
+    fmt: str,
+    message: str,
+    findings: list[Any],
+    exit_code: int = REFUSED,
+    code: str | None = None,
+) -> int:
     if fmt == "json":
         doc = {
             "workflow_state": "refused",
             "tasks": {},
             "outputs": {},
             "events": [],
-            "error": {"code": None, "message": message},
+            "error": {"code": code, "message": message},
             "findings": findings,
             "trace": None,
         }

@@ -68,3 +68,14 @@ def admit_report(
     if strict:
         done = replace(done, strict=True)
     return Verdict(done)
+
+
+def model_option(model: str) -> Diagnostic | None:
+    """The finding a ``--model`` value gets, judged as a literal ``model:`` is (one rule for both):
+    ``None`` when it names ``<provider>/<name>`` with a known provider."""
+    from checker.contracts import tables as contracts
+    from checker.core.source import Span
+    from checker.parse.values import ScalarValue
+
+    found = contracts.check_model_ref(ScalarValue(Span(0, len(model)), model, model), task=None)
+    return found[0] if found else None

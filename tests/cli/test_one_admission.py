@@ -151,3 +151,44 @@ def test_a_child_workflow_is_admitted_with_the_same_configuration(here, capsys):
     code, rep = run(parent)
     assert code == 0, rep
     assert marker(here)
+
+
+MODELLED = """\
+nika: v1
+workflow: { id: m }
+model: mock/echo
+permits: { exec: ["touch"] }
+tasks:
+  t:
+    exec: { command: ["touch", "marker.txt"] }
+  ask:
+    after: { t: success }
+    infer: { prompt: "hi" }
+"""
+
+
+@pytest.mark.parametrize("given", ["nosuch/x", "mocc/echo", "echo", "mock/"])
+def test_a_model_option_without_a_known_provider_is_refused_before_the_first_effect(here, given):
+    """`--model` is judged as a literal `model:` is (NIKA-PROVIDER-002), at admission: the exec
+    that would run before the model call never happens, and `--dry-run` refuses the same way."""
+    path = project(here, "", flow=MODELLED)
+    out, err = io.StringIO(), io.StringIO()
+    assert run_command(str(path), output_format="text", dry_run=True, model=given, out=out, err=err) == 2
+    assert "NIKA-PROVIDER-002" not in out.getvalue() and "--model" in err.getvalue()
+    out = io.StringIO()
+    code = run_command(
+        str(path), output_format="json", model=given, trace_dir=str(here / "traces"), out=out, err=io.StringIO()
+    )
+    rep = json.loads(out.getvalue())
+    assert code == 2 and rep["workflow_state"] == "refused" and rep["error"]["code"] == "NIKA-PROVIDER-002"
+    assert not marker(here)
+
+
+def test_a_model_option_with_a_known_provider_runs(here):
+    path = project(here, "", flow=MODELLED)
+    out = io.StringIO()
+    code = run_command(
+        str(path), output_format="json", model="mock/echo", trace_dir=str(here / "traces"), out=out, err=io.StringIO()
+    )
+    assert code == 0 and json.loads(out.getvalue())["workflow_state"] == "success"
+    assert marker(here)
