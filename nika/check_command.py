@@ -43,14 +43,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileReport]:
-    from checker.project.finalize import finalize
+    from checker.project.admission import admit_report
 
-    done = [finalize(r, native_strict=args.native_strict) for r in reports]
-    if getattr(args, "strict", False):  # --strict: warnings fail too, whatever the settings say
-        from checker.core.records import replace
-
-        done = [replace(r, strict=True) for r in done]
-    return done
+    strict = bool(getattr(args, "strict", False))  # --strict: warnings fail too, whatever the settings say
+    return [admit_report(r, native_strict=args.native_strict, strict=strict).report for r in reports]
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -137,7 +133,7 @@ def fix_text(text: str, path: str, base_dir: str | None, *, unsafe: bool, native
     """Fix ``text`` to a fixed point. Returns ``(new_text, fixed_count, refusal)``; ``refusal`` says
     why nothing was changed (the YAML does not parse), else ``None``."""
     from checker.engine.pipeline import compile_text
-    from checker.project.finalize import finalize
+    from checker.project.admission import admit
     from checker.project.settings import settings_for
     from checker.rules.support.fixes import apply_fixes
 
@@ -145,8 +141,7 @@ def fix_text(text: str, path: str, base_dir: str | None, *, unsafe: bool, native
 
     def judge(src: str) -> tuple[object, FileReport]:
         compiled = compile_text(src, path, base_dir)
-        rep = FileReport(path, compiled.source, compiled.diagnostics)
-        return compiled, finalize(rep, native_strict=native_strict, settings=settings)
+        return compiled, admit(compiled, path, native_strict=native_strict, settings=settings).report
 
     compiled, report = judge(text)
     if compiled.root is None:  # type: ignore[attr-defined]

@@ -30,6 +30,8 @@ def run_command(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
+    from checker.project.admission import admit, model_option
+    from checker.project.finalize import SettingsError
     from runtime.admission import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
 
     out = out or sys.stdout
@@ -37,8 +39,12 @@ def run_command(
     compiled, why = compile_file(file)
     if compiled is None:
         return _refuse(out, err, output_format, f"{file}: {why}", [], exit_code=1)
-    if not compiled.clean or compiled.workflow is None or compiled.graph is None:
-        return _refuse_findings(out, err, output_format, file, compiled)
+    try:  # the verdict `nika check` gives this file: its suppressions and configuration applied
+        verdict = admit(compiled, file)
+    except SettingsError as exc:
+        return _refuse(out, err, output_format, f"configuration error in {exc}", [], exit_code=1)
+    if verdict.refused or compiled.workflow is None or compiled.graph is None:
+        return _refuse_findings(out, err, output_format, verdict)
     wf = compiled.workflow
     unsupported = unsupported_run_block(wf)
     if unsupported is not None:
@@ -47,8 +53,8 @@ def run_command(
         inputs = bind_inputs(wf, parse_vars(var_pairs or []))
     except InputError as exc:
         return _refuse(out, err, output_format, str(exc), [])
-    if model is not None and "/" not in model:
-        return _refuse(out, err, output_format, f"--model `{model}` is not `provider/name`", [])
+    if model is not None and (bad := model_option(model)) is not None:  # judged before the first effect
+        return _refuse(out, err, output_format, f"--model `{model}`: {bad.full_message()}", [], code=bad.code)
 
     if dry_run:
         from runtime.report import plan, plan_text
@@ -103,14 +109,15 @@ async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Pat
     return await run.execute()
 
 
-def _refuse_findings(out: TextIO, err: TextIO, fmt: str, file: str, compiled: Any) -> int:
-    from checker.project.report import CheckRun, FileReport
+def _refuse_findings(out: TextIO, err: TextIO, fmt: str, verdict: Any) -> int:
+    from checker.project.report import CheckRun
     from nika.output import render
 
-    check = CheckRun((FileReport(file, compiled.source, compiled.diagnostics),))
+    check = CheckRun((verdict.report,))
     if fmt == "json":
         findings = json.loads(render(check, "json"))["reports"][0]["findings"]
-        errors = [f for f in findings if f.get("severity") == "error"]
+        failing = ("error", "warning") if verdict.report.strict else ("error",)
+        errors = [f for f in findings if f.get("severity") in failing]
         first = errors[0] if errors else None
         _write(
             out,
@@ -133,14 +140,22 @@ def _refuse_findings(out: TextIO, err: TextIO, fmt: str, file: str, compiled: An
     return REFUSED
 
 
-def _refuse(out: TextIO, err: TextIO, fmt: str, message: str, findings: list[Any], exit_code: int = REFUSED) -> int:
+def _refuse(
+    out: TextIO,
+    err: TextIO,
+    fmt: str,
+    message: str,
+    findings: list[Any],
+    exit_code: int = REFUSED,
+    code: str | None = None,
+) -> int:
     if fmt == "json":
         doc = {
             "workflow_state": "refused",
             "tasks": {},
             "outputs": {},
             "events": [],
-            "error": {"code": None, "message": message},
+            "error": {"code": code, "message": message},
             "findings": findings,
             "trace": None,
         }

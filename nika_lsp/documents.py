@@ -279,17 +279,16 @@ def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWork
     and the project configuration found upward from it applied. A broken configuration file is
     `nika check`'s error to report; here the findings then stay as compiled."""
     from checker.core.records import replace
-    from checker.project.finalize import SettingsError, finalize
-    from checker.project.report import FileReport
+    from checker.project.admission import admit
+    from checker.project.finalize import SettingsError
 
-    report = FileReport(path or "<unsaved>", compiled.source, compiled.diagnostics)
     try:
         if path is None:  # an unsaved document: its own suppressions, no project configuration
             from checker.project.settings import DEFAULT
 
-            done = finalize(report, settings=DEFAULT)
+            done = admit(compiled, "<unsaved>", settings=DEFAULT).report
         else:
-            done = finalize(report)
+            done = admit(compiled, path).report
     except (SettingsError, OSError):
         return compiled
     if done.diagnostics == compiled.diagnostics:

@@ -100,8 +100,15 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
     compiled, why = compile_file(path)
     if compiled is None:
         raise TaskError("NIKA-COMP-001", f"cannot read the child workflow `{target}`: {why}", details={})
-    errors = [d for d in compiled.diagnostics if d.is_error]
-    if errors or compiled.workflow is None:
+    from checker.project.admission import admit
+    from checker.project.finalize import SettingsError
+
+    try:  # the child is admitted as `nika check` judges it: its suppressions and configuration apply
+        verdict = admit(compiled, path)
+    except SettingsError as exc:
+        raise TaskError("NIKA-COMP-001", f"the child workflow `{target}`: configuration error in {exc}") from None
+    errors = list(verdict.errors) if verdict.refused else []
+    if verdict.refused or compiled.workflow is None:
         first = errors[0] if errors else None
         code = (first.code if first is not None else None) or "NIKA-COMP-001"
         msg = first.full_message() if first is not None else "the file holds no workflow"
