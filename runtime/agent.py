@@ -31,6 +31,7 @@ from typing import Any
 from checker.expr import render_string
 from runtime import limits
 from runtime.errors import TaskError
+from runtime.policy import judge_provider
 from runtime.providers.base import Message, Request, Response, ToolCall, ToolSpec
 from runtime.values import materialise, plain
 
@@ -265,6 +266,7 @@ class AgentLoop:
                 "NIKA-PROVIDER-002",
                 "the agent has no model: set `model: provider/name` on the workflow or the task, or pass `--model`",
             )
+        judge_provider(run.wf, self.tid, model)
         prompt = self._value(verb.prompt, "`prompt:`")
         if not isinstance(prompt, str):
             prompt = render_string(prompt)

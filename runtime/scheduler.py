@@ -33,6 +33,7 @@ from checker.model.workflow import Agent, CompiledWorkflow, Exec, FinallyStep, I
 from checker.parse.values import ScalarValue, TemplateValue
 from runtime.errors import INTERNAL, NOT_BUILT, TaskError
 from runtime.permits import Boundary
+from runtime.policy import judge_human_gate
 from runtime.trace import TRACE_FORMAT, Journal
 from runtime.values import condition, materialise, plain, reads_locals
 
@@ -191,6 +192,7 @@ class Run:
 
         self.services = Services(self.engine_env, self.workdir, self.secret_values)
         self.agent_records: dict[str, dict[str, Any]] = {}
+        self.answered_by: dict[str, str] = {}  # gate task → "human" | "default" (nika:prompt)
 
     # -- scope -------------------------------------------------------------------------------
 
@@ -234,6 +236,8 @@ class Run:
         )
 
     def _builtin_event(self, task: str, event: dict[str, Any]) -> None:
+        if event.get("type") == "prompt" and isinstance(event.get("answered_by"), str):
+            self.answered_by[task] = event["answered_by"]
         fields = [("task", task), ("event", event.get("type", "event"))]
         fields += [(k, v) for k, v in event.items() if k not in ("type", "task")]
         self.emit("tool_invoked", fields)
@@ -612,6 +616,7 @@ class Run:
     async def _attempts(self, task: Task, scope: dict[str, Any], iteration: int | None) -> Any:
         r = task.retry
         max_attempts = r.max_attempts if r is not None else 1
+        judge_human_gate(self.wf, self.graph, task, self.answered_by)
         attempt = 0
         while True:
             attempt += 1

@@ -13,7 +13,7 @@ off the derived graph (data and control edges alike).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from checker.contracts import effects
 from checker.core.codes import report
@@ -46,7 +46,47 @@ def effect_classes(task: Task) -> set[str]:
 
 
 def is_gate(task: Task) -> bool:
+    """A ``nika:prompt`` task: it is shaped as a gate (endorsement counts every one)."""
     return isinstance(task.verb, Invoke) and task.verb.tool == GATE_TOOL
+
+
+def answers_itself(task: Task) -> bool:
+    """Whether the gate's ``default:`` can stand in for a human's consent (spec 10 §policy: the
+    pause is the consent). An unattended run answers with ``default:``, so a confirm prompt whose
+    default is anything but the literal refusal ``false``, or an input/choice prompt with any
+    default, is answered by the file, not by a human."""
+    verb = task.verb
+    args = verb.args if isinstance(verb, Invoke) else None
+    if args is None or not hasattr(args, "get"):
+        return False
+    default = args.get("default")
+    if default is None:
+        return False
+    mode = args.get("mode")
+    confirm = mode is None or (isinstance(mode, ScalarValue) and mode.value == "confirm")
+    literal_false = (
+        isinstance(default, ScalarValue) and not isinstance(default, TemplateValue) and default.value is False
+    )
+    return not (confirm and literal_false)
+
+
+def is_human_gate(task: Task) -> bool:
+    """A gate that only a human can pass: a ``nika:prompt`` that cannot answer itself with consent."""
+    return is_gate(task) and not answers_itself(task)
+
+
+def provider_verdict(model: str | None, allowed: Collection[str]) -> str | None:
+    """The one judge of ``allow.providers`` (spec 10 §policy), on plain data: ``model`` is the
+    resolved ``provider/name`` (``None`` when it cannot be determined). Returns why the model is
+    refused, or ``None`` when its provider is in the allowlist. Undeterminable is refused
+    (fail-closed). The checker calls it with the literal, the runtime with the model it is about
+    to call."""
+    if model is None or "/" not in model:
+        return "has no determinable provider, so it cannot be checked against the allowlist"
+    provider = model.split("/", 1)[0]
+    if provider in allowed:
+        return None
+    return f"uses provider `{provider}`, which is not in the allowlist ({', '.join(sorted(allowed)) or 'empty'})"
 
 
 def path_between(ctx: RuleContext, src: str, dst: str) -> list[Edge]:
@@ -98,15 +138,23 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
         for tid, task in wf.tasks.items():
             if cls not in classes[tid] or is_gate(task):
                 continue
-            if any(is_gate(wf.tasks[a]) for a in ctx.graph.upstream(tid) if a in wf.tasks):
+            ancestors = [wf.tasks[a] for a in ctx.graph.upstream(tid) if a in wf.tasks]
+            if any(is_human_gate(a) for a in ancestors):
                 continue
+            self_answering = [a for a in ancestors if is_gate(a)]
+            why = (
+                f"its only `{GATE_TOOL}` gate `{self_answering[0].id}` answers itself through `default:`, "
+                "so an unattended run would consent without a human"
+                if self_answering
+                else f"no `{GATE_TOOL}` task comes before it"
+            )
             yield report(
                 "NIKA-POLICY-001",
                 task.key.span,
-                f"`require.human_gate_before: [{cls}]`: task `{tid}` carries a `{cls}` effect and no "
-                f"`{GATE_TOOL}` task comes before it",
-                f"Add a `{GATE_TOOL}` task and make `{tid}` wait for it (`after:` or a `with:` read of its answer).",
-                related=(Label(rule.span, "the rule"),),
+                f"`require.human_gate_before: [{cls}]`: task `{tid}` carries a `{cls}` effect and {why}",
+                f"Add a `{GATE_TOOL}` task without a consenting `default:` (omit it, or `default: false`) "
+                f"and make `{tid}` wait for it (`after:` or a `with:` read of its answer).",
+                related=(Label(rule.span, "the rule"), *(Label(a.key.span, "answers itself") for a in self_answering)),
                 task=tid,
             )
 
@@ -144,8 +192,6 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
                 if not isinstance(verb, Infer | Agent):
                     continue
                 m = verb.effective_model
-                if not isinstance(m, ScalarValue):
-                    continue  # no model anywhere: the deployment's default, not the file's
                 if isinstance(m, TemplateValue):
                     yield report(
                         "NIKA-POLICY-001",
@@ -157,17 +203,30 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
                         task=tid,
                     )
                     continue
-                provider = str(m.value).split("/", 1)[0]
-                if provider not in allowed:
+                literal = str(m.value) if isinstance(m, ScalarValue) else None
+                why = provider_verdict(literal, allowed)
+                if why is None:
+                    continue
+                if literal is None:
                     yield report(
                         "NIKA-POLICY-001",
-                        m.span,
-                        f"`allow.providers`: task `{tid}` uses provider `{provider}`, which is not in the allowlist "
-                        f"({', '.join(sorted(allowed)) or 'empty'})",
-                        "Pick a model from an allowed provider, or add the provider to `allow.providers`.",
+                        task.key.span,
+                        f"`allow.providers`: task `{tid}` names no model and the workflow has no `model:`, so its "
+                        "provider cannot be checked against the allowlist",
+                        "Set `model:` to a literal `<provider>/<name>` from an allowed provider, "
+                        "on the task or the workflow.",
                         related=(Label(allow_span, "the allowlist"),),
                         task=tid,
                     )
+                    continue
+                yield report(
+                    "NIKA-POLICY-001",
+                    m.span,
+                    f"`allow.providers`: task `{tid}` {why}",
+                    "Pick a model from an allowed provider, or add the provider to `allow.providers`.",
+                    related=(Label(allow_span, "the allowlist"),),
+                    task=tid,
+                )
 
     # limits.max_tasks
     if pol.max_tasks is not None and len(wf.tasks) > pol.max_tasks:

@@ -7,6 +7,7 @@ from typing import Any
 
 from checker.expr import render_string
 from runtime.errors import TaskError
+from runtime.policy import judge_provider
 from runtime.providers import Request
 from runtime.values import materialise
 
@@ -20,6 +21,7 @@ async def run_infer(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any
             "NIKA-PROVIDER-002",
             "the task has no model: set `model: provider/name` on the workflow or the task, or pass `--model`",
         )
+    judge_provider(run.wf, tid, model)
     prompt = materialise(verb.prompt, scope, "`prompt:`")
     if not isinstance(prompt, str):
         prompt = render_string(prompt)

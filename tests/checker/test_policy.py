@@ -51,3 +51,36 @@ def test_endorsement_mode() -> None:
     two = GATE + GATE.replace("human:", "other:")
     assert codes(wf(two, PERMITS + "policy:\n  endorsement: solo\n")) == ["NIKA-SEC-013"]
     assert codes(wf(two, PERMITS)) == []  # no policy: no endorsement law
+
+
+def test_providers_allowlist_fails_closed_without_a_model() -> None:
+    """Spec 10 §policy: a provider that cannot be determined statically violates a declared
+    allowlist (fail-closed); a task naming no model, in a file with no `model:`, has none."""
+    pol = "policy:\n  allow: { providers: [ollama] }\n"
+    (d,) = diags(wf('  s:\n    infer: { prompt: "x" }\n', pol))
+    assert d.code == "NIKA-POLICY-001" and d.task == "s" and "names no model" in d.message
+    (d,) = diags(wf('  s:\n    agent: { prompt: "x" }\n', pol))
+    assert d.code == "NIKA-POLICY-001" and d.task == "s"
+    assert codes(wf('  s:\n    infer: { prompt: "x" }\n', 'model: "ollama/x"\n' + pol)) == []
+    # without an allowlist, no model in the file is not a policy matter
+    assert codes(wf('  s:\n    infer: { prompt: "x" }\n', "policy:\n  limits: { max_tasks: 3 }\n")) == []
+
+
+def test_a_gate_that_answers_itself_is_not_a_human_gate() -> None:
+    """Spec 10 §policy: the human gate is a `nika:prompt` and "the pause is the consent"; a
+    prompt whose `default:` consents for an unattended run (stdlib: non-interactive runs use
+    `default:`) is not counted; a refusing default (`false`) or none still counts."""
+    pol = "policy:\n  endorsement: solo\n  require: { human_gate_before: [exec] }\n"
+    act = ACT.replace("    exec:", "    after: { human: success }\n    exec:")
+
+    def gate(args: str) -> str:
+        return f'  human:\n    invoke: {{ tool: "nika:prompt", args: {{ message: "ok?"{args} }} }}\n'
+
+    (d,) = diags(wf(gate(", default: true") + act, PERMITS + pol))
+    assert d.code == "NIKA-POLICY-001" and d.task == "act" and "answers itself" in d.message
+    assert codes(wf(gate(", default: false") + act, PERMITS + pol)) == []
+    assert codes(wf(gate("") + act, PERMITS + pol)) == []
+    # an input prompt with a default answers itself too; a templated default cannot be verified
+    assert codes(wf(gate(', mode: input, default: "yes"') + act, PERMITS + pol)) == ["NIKA-POLICY-001"]
+    templated = "inputs:\n  ok: { type: boolean, default: true }\n" + PERMITS + pol
+    assert codes(wf(gate(', default: "${{ inputs.ok }}"') + act, templated)) == ["NIKA-POLICY-001"]
