@@ -156,6 +156,11 @@ class Documents:
         else:
             base = current.text
         self.set(uri, apply_changes(base, changes, encoding), version)
+        if current is not None and regresses(current.version, version):
+            # The text was taken (see ``did_change``): forget the version last pushed, so the
+            # diagnostics of this text are pushed although its number is lower.
+            with self._lock:
+                self._published.pop(uri, None)
         return True
 
     def text(self, uri: str) -> DocumentText | None:
@@ -256,6 +261,14 @@ class Documents:
                 return False
             self._published[snap.uri] = snap.version
             return True
+
+
+def regresses(current: int | None, version: int | None) -> bool:
+    """Whether ``version`` breaks LSP's rule that a document's version only grows: lower than
+    ``current``, or negative."""
+    if version is None:
+        return False
+    return version < 0 or (current is not None and version < current)
 
 
 def _newer(snap: Snapshot, than: Snapshot | None) -> bool:

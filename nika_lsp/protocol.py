@@ -23,6 +23,7 @@ answered with their code and logged in one line, without a traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -229,7 +230,14 @@ class NikaProtocol(LanguageServerProtocol):
             self._reply_error(msg_id, problem)
         else:
             log.warning("notification %r dropped: %s", method, problem.message)
+            if not self._shutdown:  # after `shutdown` the client expects nothing but the exit
+                self._tell_client(f"nika: notification {method!r} dropped: {problem.message}")
         return None
+
+    def _tell_client(self, message: str) -> None:
+        """A ``window/logMessage`` warning: a dropped notification has no reply to carry why."""
+        with contextlib.suppress(Exception):
+            self.notify(lsp.WINDOW_LOG_MESSAGE, lsp.LogMessageParams(type=lsp.MessageType.Warning, message=message))
 
     def _structure_response(self, data: dict[str, Any]) -> Any | None:
         """A response to one of our requests (the client never gets an answer to an answer)."""

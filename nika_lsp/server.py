@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from nika_lsp import settings as settings_mod
 from nika_lsp.convert import UTF16
-from nika_lsp.documents import Documents, Snapshot
+from nika_lsp.documents import Documents, Snapshot, regresses
 from nika_lsp.features import diagnostics
 from nika_lsp.protocol import NikaProtocol, strict_converter
 from nika_lsp.settings import Settings
@@ -270,9 +270,24 @@ def did_open(ls: NikaLanguageServer, params: lsp.DidOpenTextDocumentParams) -> N
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: NikaLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
+    version = params.text_document.version
+    before = ls.docs.version(uri)
     # A change for a document that was never opened is taken only if it gives the full text.
-    if ls.docs.change(uri, params.text_document.version, params.content_changes, ls.encoding):
-        ls.schedule_check(uri)
+    if not ls.docs.change(uri, version, params.content_changes, ls.encoding):
+        return
+    if ls.docs.known(uri) and regresses(before, version):
+        # LSP 3.17 says a version only grows, but the changes are still the client's latest
+        # edit of its buffer: refusing them would leave our text behind the client's, and every
+        # later incremental change would land at the wrong place. So the text is taken, its
+        # diagnostics are pushed (the stale-push guard is reset for it), and the client is told.
+        ls.window_log_message(
+            lsp.LogMessageParams(
+                type=lsp.MessageType.Warning,
+                message=f"nika: didChange of {uri} has version {version} after version {before}; "
+                "versions must increase (the change was applied and its diagnostics pushed)",
+            )
+        )
+    ls.schedule_check(uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)

@@ -47,6 +47,13 @@ MAX_DEPTH = 64
 MAX_INT_DIGITS = 4300
 _INT_CAP = 10**MAX_INT_DIGITS
 
+
+def over_scalar_cap(raw: str) -> bool:
+    """Whether a scalar's text is over ``MAX_SCALAR_BYTES`` (UTF-8): the one test of the cap, so
+    the parser's NIKA-YAML-005 and every editor feature that skips such a scalar agree."""
+    return len(raw) > MAX_SCALAR_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > MAX_SCALAR_BYTES
+
+
 CORE_TAGS = {"tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "map", "seq")} | {"!"}
 
 _INT_RE = re.compile(r"[-+]?[0-9]+\Z")
@@ -276,7 +283,7 @@ class _Builder:
                 f"over the {MAX_INT_DIGITS}-digit cap for numbers",
                 "Quote it if it is an identifier; otherwise move the number into a file read at run time.",
             )
-        if len(raw) > MAX_SCALAR_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > MAX_SCALAR_BYTES:
+        if over_scalar_cap(raw):
             self.flag(
                 "NIKA-YAML-005",
                 Span(start, min(end, start + 1)),

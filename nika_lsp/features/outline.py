@@ -18,6 +18,7 @@ Everything is read from the document's snapshot; nothing here parses or compiles
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
@@ -26,6 +27,7 @@ from checker.core.source import SourceText
 from checker.expr.lexer import EOF, ERROR, FALSE, FLOAT, IDENT, IN, INT, NULL, STRING, TRUE, scan
 from checker.model.graph import Edge
 from checker.model.workflow import Exec, Invoke, Task, Workflow
+from checker.parse.nodes import over_scalar_cap
 from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, Value
 from nika_lsp.convert import offset_of, position, span_to_range
 from nika_lsp.features.graph import extent, node_text, scalar_text, task_model
@@ -371,6 +373,8 @@ def semantic_tokens(snap: Snapshot, encoding: str) -> list[int]:
         node = site.value
         if not node.offsets:
             continue  # the value cannot be mapped back to the text exactly (escapes, folding)
+        if over_scalar_cap(node.raw):
+            continue  # the checker refused this scalar (NIKA-YAML-005): it gets no colour either
         for island in site.template.islands:
             for s, e, kind in classify(island.text):
                 a, b = island.expr_start + s, island.expr_start + e
@@ -442,4 +446,10 @@ def register(server: NikaLanguageServer) -> None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
-        return lsp.SemanticTokens(data=ls.safely("semanticTokens", lambda: semantic_tokens(snap, ls.encoding), []))
+        # Off the request loop, like the analysis itself: tokens of a large document take time,
+        # and every other document's requests must keep answering meanwhile.
+        loop = asyncio.get_running_loop()
+        data = await loop.run_in_executor(
+            ls.thread_pool, ls.safely, "semanticTokens", lambda: semantic_tokens(snap, ls.encoding), []
+        )
+        return lsp.SemanticTokens(data=data)
