@@ -178,7 +178,7 @@ def _fix(args: argparse.Namespace) -> int:
             reports.append(FileReport(path, None, (), err))
             continue
         shown = "<stdin>" if path == "-" else path
-        base = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
+        base = os.getcwd()  # relative paths the workflow names resolve from here (02)
         try:
             text = read_bounded(path).decode("utf-8")
         except (OSError, UnicodeDecodeError):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sys
 from pathlib import Path
@@ -83,7 +82,7 @@ def run_command(
         on_event=on_event,
         call_stack=(),
     )
-    workdir = Path(os.path.dirname(os.path.abspath(file)))
+    workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
     result = asyncio.run(_run(compiled, inputs, options, workdir))
     report = result.report()
     if output_format == "json":

@@ -12,7 +12,6 @@ all of it.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from functools import cached_property
@@ -26,6 +25,7 @@ from checker.engine.incremental import IncrementalDocument
 from checker.engine.pipeline import compile_source
 from checker.model.workflow import CompiledWorkflow
 from nika_lsp.convert import UTF16, client_lines, range_to_span
+from nika_lsp.workdir import working_directory
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -63,10 +63,11 @@ class Snapshot:
     with the snapshot, so nothing derived outlives the document or a newer version.
     """
 
-    __slots__ = ("__weakref__", "_derived", "_lock", "compiled", "uri", "version")
+    __slots__ = ("__weakref__", "_derived", "_lock", "compiled", "uri", "version", "work_dir")
 
-    def __init__(self, uri: str, version: int | None, compiled: CompiledWorkflow) -> None:
+    def __init__(self, uri: str, version: int | None, compiled: CompiledWorkflow, work_dir: str | None = None) -> None:
         self.uri = uri
+        self.work_dir = work_dir  # where the document's relative paths resolve from (nika_lsp.workdir)
         self.version = version
         self.compiled = compiled
         self._derived: dict[Hashable, Any] = {}
@@ -127,7 +128,8 @@ class _Job:
 class Documents:
     """Open documents keyed by URI; thread-safe, since analysis runs off the request loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, folders: Callable[[], Sequence[str]] = tuple) -> None:
+        self.folders = folders  # the workspace folders' paths, asked at each analysis
         self._lock = threading.Lock()
         self._text: dict[str, DocumentText] = {}
         self._cache: dict[str, Snapshot] = {}
@@ -230,7 +232,7 @@ class Documents:
             if job.result is not None:
                 return job.result
         try:
-            snap = analyze_source(uri, entry.source, entry.version, incremental)
+            snap = analyze_source(uri, entry.source, entry.version, incremental, self.folders())
             job.result = snap
         finally:
             job.done.set()
@@ -279,12 +281,16 @@ def _newer(snap: Snapshot, than: Snapshot | None) -> bool:
 
 
 def analyze_source(
-    uri: str, src: SourceText, version: int | None, incremental: IncrementalDocument | None = None
+    uri: str,
+    src: SourceText,
+    version: int | None,
+    incremental: IncrementalDocument | None = None,
+    folders: Sequence[str] = (),
 ) -> Snapshot:
     path = uri_to_path(uri)
-    base = os.path.dirname(path) if path else None
+    base = working_directory(path, folders)
     compiled = incremental.compile(src, base, version) if incremental is not None else compile_source(src, base)
-    return Snapshot(uri, version, _as_configured(compiled, path))
+    return Snapshot(uri, version, _as_configured(compiled, path), base)
 
 
 def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWorkflow:
@@ -309,6 +315,6 @@ def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWork
     return replace(compiled, diagnostics=done.diagnostics)
 
 
-def analyze(uri: str, text: str, version: int | None) -> Snapshot:
+def analyze(uri: str, text: str, version: int | None, folders: Sequence[str] = ()) -> Snapshot:
     """The analysis of ``text`` as document ``uri`` (outside any :class:`Documents`)."""
-    return analyze_source(uri, SourceText(text, uri_to_path(uri) or uri), version)
+    return analyze_source(uri, SourceText(text, uri_to_path(uri) or uri), version, None, folders)

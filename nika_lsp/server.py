@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from nika_lsp import settings as settings_mod
 from nika_lsp.convert import UTF16
-from nika_lsp.documents import Documents, Snapshot, regresses
+from nika_lsp.documents import Documents, Snapshot, regresses, uri_to_path
 from nika_lsp.features import diagnostics
 from nika_lsp.protocol import NikaProtocol, strict_converter
 from nika_lsp.settings import Settings
@@ -57,7 +57,7 @@ class NikaLanguageServer(LanguageServer):
             protocol_cls=NikaProtocol,
             converter_factory=strict_converter,
         )
-        self.docs = Documents()
+        self.docs = Documents(self.workspace_paths)
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self.settings = Settings()
@@ -81,6 +81,17 @@ class NikaLanguageServer(LanguageServer):
         super().report_server_error(error, source)
 
     # -- settings ----------------------------------------------------------------------------
+    def workspace_paths(self) -> tuple[str, ...]:
+        """The local paths of the client's workspace folders (pygls keeps them across
+        ``didChangeWorkspaceFolders``); none before ``initialize`` or without a workspace."""
+        try:
+            ws = self.workspace
+            uris = [f.uri for f in ws.folders.values()] or ([ws.root_uri] if ws.root_uri else [])
+        except (AttributeError, RuntimeError):
+            return ()
+        paths = (uri_to_path(u) for u in uris)
+        return tuple(p for p in paths if p)
+
     def apply_settings(self, payload: Any, *, bare: bool = False, origin: str = "settings") -> bool:
         """Read ``payload`` into :attr:`settings` (see :mod:`nika_lsp.settings`); ``False`` when
         it holds no ``nika`` section at all."""

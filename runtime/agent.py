@@ -217,7 +217,9 @@ async def catalogue(run: Any, tid: str, rules: list[str], output_schema: dict[st
 # -- skills -------------------------------------------------------------------------------------
 
 
-def compose_system(system: str | None, skill_paths: list[str], base_dir: str) -> str | None:
+def compose_system(
+    system: str | None, skill_paths: list[str], base_dir: str, document: str | None = None
+) -> str | None:
     """The authored ``system:`` followed by the ``## Skills`` section (02 §Agent Skills)."""
     if not skill_paths:
         return system
@@ -225,7 +227,7 @@ def compose_system(system: str | None, skill_paths: list[str], base_dir: str) ->
 
     blocks = []
     for path in skill_paths:
-        loaded = skills.load(path, base_dir)
+        loaded = skills.load(path, base_dir, document)
         if isinstance(loaded, tuple):
             code, why = loaded
             raise TaskError(code, f"skill `{path}`: {why}", details={"skill": path})
@@ -283,7 +285,9 @@ class AgentLoop:
         )
         self.ledger = ledger
         skill_paths = [str(s.value) for s in verb.skills]
-        system = compose_system(system if isinstance(system, str) else None, skill_paths, str(run.workdir))
+        system = compose_system(
+            system if isinstance(system, str) else None, skill_paths, str(run.workdir), run.compiled.source.path
+        )
         if self.task is not None and self.task.timeout is not None:
             self.deadline = run.records[self.tid]._t0 + self.task.timeout.ms / 1000
         provider, name = run.services.provider_for(model)

@@ -67,7 +67,7 @@ def compile_path(path: str) -> tuple[CompiledWorkflow | None, str | None]:
         return None, "permission denied"
     except OSError as exc:
         return None, (exc.strerror or str(exc)).lower()
-    base = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
+    base = os.getcwd()  # relative paths the workflow names resolve from here (02)
     shown = "<stdin>" if path == "-" else path
     if len(data) > MAX_DOCUMENT_BYTES:
         head = data[:4096].decode("utf-8", errors="replace")

@@ -2,10 +2,12 @@
 -003 (the call graph loops back) and -004 (the typed call does not compose).
 
 A child is compiled by the same compiler (structure and model only: its own rules are its own
-check's business) from the file the parent names, resolved against the parent's directory. Only
-files the workflow names are read; reads are bounded, and the call graph is explored up to
-:data:`MAX_WORKFLOWS` files. A child that cannot be found or read is left to the run (the
-target itself is static), so a missing sibling never blocks a commit of the parent.
+check's business) from the file the parent names, resolved from the working directory (02: like
+every other relative path; :func:`checker.core.paths.resolve_named`, the runtime's resolver too).
+Only files the workflow names are read; reads are bounded, and the call graph is explored up to
+:data:`MAX_WORKFLOWS` files. A child that does not exist is NIKA-COMP-001 (spec 14 law 1: the
+callee is resolvable before the run), the code `nika run` refuses it with; one that exists but
+cannot be read or compiled is left to the run.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
+from checker.core.paths import resolve_named
 from checker.core.records import record
 from checker.core.suggest import did_you_mean
 from checker.model import typesys
@@ -82,7 +85,7 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     loader = _Loader()
     base = ctx.base_dir
-    own = os.path.realpath(os.path.join(base, os.path.basename(ctx.source.path))) if base else None
+    own = os.path.realpath(ctx.source.path) if os.path.isfile(ctx.source.path) else None
     for task, call in calls:
         target = call.workflow
         assert target is not None
@@ -93,9 +96,18 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
         rel = _static_target(target)
         if rel is None or base is None:
             continue  # a pinned registry reference, or no directory to resolve against
-        path = os.path.realpath(os.path.join(base, rel))
+        path = resolve_named(rel, base, ctx.source.path)
+        if not os.path.lexists(path):
+            yield report(
+                "NIKA-COMP-001",
+                target.span,
+                f"the child workflow `{rel}` does not exist (relative paths resolve from the working directory)",
+                "Fix the path, or run from the folder the path is relative to.",
+                task=task.id,
+            )
+            continue
         if own is not None:
-            loop = _loop_back(path, own, loader)
+            loop = _loop_back(path, own, loader, base)
             if loop is not None:
                 chain = " → ".join(os.path.basename(p) for p in [own, *loop])
                 yield report(
@@ -134,7 +146,7 @@ def _target_problem(target: Value) -> tuple[str, str] | None:
     return None
 
 
-def _loop_back(start: str, own: str, loader: _Loader) -> list[str] | None:
+def _loop_back(start: str, own: str, loader: _Loader, work_dir: str) -> list[str] | None:
     """The chain of files from ``start`` back to ``own`` through static calls, if there is one."""
     if start == own:
         return [start]
@@ -145,12 +157,11 @@ def _loop_back(start: str, own: str, loader: _Loader) -> list[str] | None:
         child = loader.load(path)
         if child is None or child.workflow is None:
             continue
-        here = os.path.dirname(path)
         for _task, call in _calls(child.workflow):
             rel = _static_target(call.workflow) if call.workflow is not None else None
             if rel is None:
                 continue
-            nxt = os.path.realpath(os.path.join(here, rel))
+            nxt = resolve_named(rel, work_dir, path)
             if nxt == own:
                 return [*trail, nxt]
             if nxt not in seen and len(seen) < MAX_WORKFLOWS:

@@ -9,12 +9,12 @@ NIKA-DECIDE-002 on it. A file that cannot be found or read is left to the run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
+from checker.core.paths import resolve_named
 from checker.model.workflow import Invoke
 from checker.parse.values import ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
@@ -67,7 +67,7 @@ def _static_bundle(v: Value, base: str | None) -> Any:
     from checker.parse.nodes import MAX_DOCUMENT_BYTES
     from checker.parse.reader import read_referenced
 
-    path = os.path.realpath(os.path.join(base, v.value))
+    path = resolve_named(v.value, base)  # read at run by `nika:decide` under permits.fs: the cwd only
     try:
         data = read_referenced(path)
     except OSError:

@@ -28,7 +28,7 @@ def check_skills(ctx: RuleContext) -> Iterator[Diagnostic]:
                     task=tid,
                 )
                 continue
-            found = skills.load(path, ctx.base_dir)
+            found = skills.load(path, ctx.base_dir, ctx.source.path)
             if isinstance(found, tuple):
                 code, why = found
                 help = (

@@ -27,7 +27,7 @@ REGISTRY: dict[str, Builtin] = {}
 class BuiltinContext:
     """What a builtin may touch, supplied by the scheduler for one call.
 
-    ``workdir`` is the directory relative paths resolve against (the workflow file's directory).
+    ``workdir`` is the directory relative paths resolve against (the working directory, 02).
     ``resolve_read``/``resolve_write`` canonicalise a path (symlinks resolved) and raise a
     :class:`TaskError` (NIKA-SEC-004) when it falls outside the granted ``permits.fs``.
     ``emit`` appends an event to the run's event list and trace (``{"type": …, …}``).

@@ -14,9 +14,9 @@ under its own permits *and* its caller's (a child never gains authority). Nestin
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
+from checker.core.paths import resolve_named
 from runtime.errors import NOT_BUILT, TaskError
 from runtime.values import materialise
 
@@ -80,8 +80,7 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
         raise TaskError("NIKA-COMP-001", "`invoke.workflow` must name a workflow file")
     if target.startswith("registry:"):
         raise TaskError(NOT_BUILT, f"registry workflows (`{target}`) are not available in this build of nika yet")
-    path = target if os.path.isabs(target) else str(run.workdir / target)
-    canonical = os.path.realpath(path)
+    path = canonical = resolve_named(target, str(run.workdir), run.compiled.source.path)
     me = os.path.realpath(run.compiled.source.path) if run.compiled.source.path else ""
     stack = (*run.options.call_stack, me)
     if canonical in stack:
@@ -136,7 +135,7 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
         call_stack=stack,
         engine_env=run.engine_env,
     )
-    child = Run(compiled, inputs, opts, workdir=Path(os.path.dirname(canonical)), parent_boundary=run.boundary)
+    child = Run(compiled, inputs, opts, workdir=run.workdir, parent_boundary=run.boundary)
     result = await child.execute()
     run.emit(
         "tool_invoked",

@@ -92,8 +92,30 @@ def test_a_child_may_not_exceed_the_parent_boundary(tmp_path: Path) -> None:
     assert codes(tmp_path, absent, **child) == ["NIKA-COMP-002"]
 
 
-def test_a_missing_child_is_left_to_the_run(tmp_path: Path) -> None:
-    assert codes(tmp_path, call('    invoke: {workflow: "./nowhere.nika.yaml"}\n')) == []
+def test_a_missing_child_is_comp_001_as_at_run(tmp_path: Path) -> None:
+    """Spec 14 law 1: the callee must be resolvable before the run; a child that exists nowhere
+    is NIKA-COMP-001, the code `nika run` refuses the call with (tests/runtime/test_run_command)."""
+    assert codes(tmp_path, call('    invoke: {workflow: "./nowhere.nika.yaml"}\n')) == ["NIKA-COMP-001"]
+
+
+def test_a_child_resolves_from_the_working_directory_first(tmp_path: Path, monkeypatch) -> None:
+    """Spec 02 §Agent Skills (Resolution): relative paths resolve from the working directory,
+    like every other relative path in the language. Checked from the project root,
+    `flows/parent` naming `./child.nika.yaml` is judged against the root's child (whose input
+    the literal argument misfits: NIKA-COMP-004), not the well-fitting one beside the parent;
+    and a path relative to the root (`flows/child.nika.yaml`) is found at all."""
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "child.nika.yaml").write_text(CHILD)
+    (tmp_path / "child.nika.yaml").write_text(CHILD.replace("url: {type: string", "url: {type: integer"))
+    monkeypatch.chdir(tmp_path)
+    near = call('    invoke: {workflow: "./child.nika.yaml", args: {url: "https://x.test"}}\n')
+    (tmp_path / "flows" / "near.nika.yaml").write_text(near)
+    compiled, _ = compile_path("flows/near.nika.yaml")
+    assert compiled is not None and [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-COMP-004"]
+    rooted = call('    invoke: {workflow: "flows/child.nika.yaml", args: {url: 3}}\n')
+    (tmp_path / "flows" / "rooted.nika.yaml").write_text(rooted)
+    compiled, _ = compile_path("flows/rooted.nika.yaml")
+    assert compiled is not None and [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-COMP-004"]
 
 
 def test_a_nul_in_the_child_path_is_a_finding_not_a_crash(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ bundle is left to the run."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import sys
@@ -33,9 +34,27 @@ def findings(tmp: Path, bundle: str, evidence: str = GOOD_EVIDENCE, file: dict |
     if file is not None:
         (tmp / "b.json").write_text(json.dumps(file))
     (tmp / "gate.nika.yaml").write_text(FLOW.format(bundle=bundle, evidence=evidence))
-    compiled, why = compile_path(str(tmp / "gate.nika.yaml"))
+    with contextlib.chdir(tmp):  # the bundle path resolves from the working directory (spec 02)
+        compiled, why = compile_path("gate.nika.yaml")
     assert compiled is not None, why
     return compiled.source, [d for d in compiled.diagnostics if d.is_error]
+
+
+def test_a_bundle_path_resolves_from_the_working_directory_only(tmp_path):
+    """Spec 02 §Agent Skills (Resolution): relative paths resolve from the working directory.
+    The bundle is read at run by `nika:decide` under `permits.fs`, from that directory, so the
+    check reads it there too: a bad bundle beside the workflow, checked from elsewhere, is not
+    the file the run would read (left to the run), and from the workflow's folder it is judged."""
+    bad = copy.deepcopy(BUNDLE)
+    bad["rules"]["dimensions"]["risk"]["terms"][0]["weight_bp"] = 0.25
+    (tmp_path / "b.json").write_text(json.dumps(bad))
+    (tmp_path / "gate.nika.yaml").write_text(FLOW.format(bundle='"./b.json"', evidence=GOOD_EVIDENCE))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with contextlib.chdir(elsewhere):
+        compiled, _ = compile_path(str(tmp_path / "gate.nika.yaml"))
+    assert compiled is not None and [d.code for d in compiled.diagnostics if d.is_error] == []
+    assert [d.code for d in findings(tmp_path, '"./b.json"')[1]] == ["NIKA-DECIDE-001"]
 
 
 def test_a_lawful_bundle_file_is_clean(tmp_path):

@@ -263,11 +263,11 @@ def test_two_threads_asking_for_one_version_share_one_analysis(monkeypatch: pyte
     release = threading.Event()
     real = documents.analyze_source
 
-    def slow(uri: str, src: SourceText, version: int | None, incremental: Any = None) -> Any:
+    def slow(uri: str, src: SourceText, version: int | None, incremental: Any = None, folders: Any = ()) -> Any:
         calls.append(version)
         started.set()
         release.wait(5)
-        return real(uri, src, version, incremental)
+        return real(uri, src, version, incremental, folders)
 
     monkeypatch.setattr(documents, "analyze_source", slow)
     docs = Documents()

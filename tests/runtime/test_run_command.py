@@ -223,12 +223,115 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.mark.parametrize("name", ["code-review-agent", "translate-fanout", "deploy-gate"])
-def test_offline_examples_run_with_the_mock_provider(name: str, tmp_path: Path) -> None:
+def test_offline_examples_run_with_the_mock_provider(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The shipped examples that need neither network nor a git checkout run to success as
-    shipped (mock provider); the agent finishes at once: the mock calls `nika:done` when granted."""
+    shipped (mock provider), from their own folder (their relative paths resolve from the working
+    directory, spec 02 §Agent Skills); the agent finishes at once: the mock calls `nika:done`."""
     src = EXAMPLES / f"{name}.nika.yaml"
     work = tmp_path / "ex"
     shutil.copytree(EXAMPLES, work)
+    monkeypatch.chdir(work)
     code, report, err = nika_run(work / src.name)
     assert code == 0, err
     assert isinstance(report, dict) and report["workflow_state"] == "success"
+
+
+# -- relative paths resolve from the working directory (spec 02 §Agent Skills, "Resolution") ----
+
+PROJECT_FLOW = """\
+nika: v1
+workflow: { id: copy }
+permits:
+  fs: { read: ["./data/**"], write: ["./out/**"] }
+  tools: ["nika:read", "nika:write"]
+tasks:
+  load:
+    invoke: { tool: "nika:read", args: { path: "./data/in.json" } }
+  save:
+    with: { body: "${{ tasks.load.output }}" }
+    invoke: { tool: "nika:write", args: { path: "./out/copy.txt", content: "${{ with.body }}", create_dirs: true } }
+"""
+
+
+def test_run_from_the_project_root_reads_and_writes_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spec 02 §Agent Skills (Resolution): relative paths resolve from the working directory,
+    like every other relative path in the language; so `nika run flows/x.nika.yaml` started in a
+    project root reads `./data/in.json` from that root and writes `./out/…` there, never beside
+    the workflow file (a decoy `flows/data/in.json` must not be read)."""
+    (tmp_path / "flows" / "data").mkdir(parents=True)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "in.json").write_text('{"from": "root"}')
+    (tmp_path / "flows" / "data" / "in.json").write_text('{"from": "flows"}')
+    (tmp_path / "flows" / "x.nika.yaml").write_text(PROJECT_FLOW)
+    monkeypatch.chdir(tmp_path)
+    code, rep, err = nika_run(Path("flows/x.nika.yaml"))
+    assert code == 0, (rep, err)
+    assert "root" in json.dumps(rep["tasks"]["load"]["output"])
+    assert "root" in (tmp_path / "out" / "copy.txt").read_text()
+    assert not (tmp_path / "flows" / "out").exists()
+
+
+CALLER = """\
+nika: v1
+workflow: { id: caller }
+model: mock/echo
+tasks:
+  call:
+    invoke: { workflow: "%s", args: { who: "hi" } }
+"""
+
+CALLEE = """\
+nika: v1
+workflow: { id: callee }
+model: mock/echo
+inputs: { who: { type: string, required: true } }
+tasks:
+  t: { infer: { prompt: "%s ${{ inputs.who }}" } }
+outputs: { said: "${{ tasks.t.output }}" }
+"""
+
+
+def test_a_child_workflow_path_resolves_from_the_working_directory_at_check_and_at_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spec 02 §Agent Skills (Resolution) and spec 14 law 1: a child workflow path is a
+    relative path like any other, resolved from the working directory. From the project root,
+    `flows/parent` calling `flows/child.nika.yaml` runs that file; a same-named file beside the
+    parent and one in the root are told apart by where the run was started."""
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "parent.nika.yaml").write_text(CALLER % "flows/child.nika.yaml")
+    (tmp_path / "flows" / "child.nika.yaml").write_text(CALLEE % "flows-child")
+    monkeypatch.chdir(tmp_path)
+    compiled, why = compile_path("flows/parent.nika.yaml")
+    assert compiled is not None and not [d for d in compiled.diagnostics if d.is_error], why
+    code, rep, err = nika_run(Path("flows/parent.nika.yaml"))
+    assert code == 0, (rep, err)
+    assert "flows-child" in json.dumps(rep["tasks"]["call"]["output"])
+    # `./child.nika.yaml` from the root: the root's file wins over the one beside the parent
+    (tmp_path / "flows" / "near.nika.yaml").write_text(CALLER % "./child.nika.yaml")
+    (tmp_path / "child.nika.yaml").write_text(CALLEE % "root-child")
+    code, rep, err = nika_run(Path("flows/near.nika.yaml"))
+    assert code == 0, (rep, err)
+    assert "root-child" in json.dumps(rep["tasks"]["call"]["output"])
+
+
+def test_a_missing_child_is_refused_by_check_and_run_with_the_same_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spec 14 law 1 (the callee is resolvable before the run) with spec 02's resolution rule:
+    a child that exists neither from the working directory nor beside the parent is
+    NIKA-COMP-001 at `nika check`, and `nika run` refuses the same workflow with the same code
+    before any task runs."""
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "flows" / "parent.nika.yaml").write_text(CALLER % "flows/nowhere.nika.yaml")
+    monkeypatch.chdir(tmp_path)
+    compiled, _ = compile_path("flows/parent.nika.yaml")
+    assert compiled is not None
+    assert [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-COMP-001"]
+    code, rep, err = nika_run(Path("flows/parent.nika.yaml"))
+    assert code == 2 and rep["workflow_state"] == "refused", (rep, err)
+    assert "NIKA-COMP-001" in json.dumps(rep)

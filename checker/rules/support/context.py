@@ -27,7 +27,7 @@ class RuleContext:
     workflow: Workflow
     sites: tuple[ExprSite, ...]
     graph: Graph
-    base_dir: str | None = None
+    base_dir: str | None = None  # the working directory relative paths resolve from (02)
 
     def refs(self, where: tuple[str, ...] | None = None) -> Iterator[tuple[ExprSite, Island, Ref, Span]]:
         """Every reference of every parsed island, with the source span of the reference."""

@@ -2,15 +2,14 @@
 
 Used by the check (NIKA-AGENT-003/004) and, at compose time, by the runtime that injects the
 skills into an agent's system context: one reader, so check and run agree on every file.
-Paths resolve from the working directory as the spec says; a path that only exists beside the
-workflow file is accepted too (editors and CI often run from elsewhere), and the runtime loads
-exactly the file :func:`resolve` found.
+Paths resolve from the working directory as the spec says (:func:`checker.core.paths.resolve_named`,
+the one resolver); a path that only exists beside the workflow file is accepted too, and the
+runtime loads exactly the file :func:`resolve` found.
 """
 
 from __future__ import annotations
 
-import os
-
+from checker.core.paths import resolve_named
 from checker.core.reader import is_regular_file
 from checker.core.records import record
 
@@ -28,21 +27,16 @@ class Skill:
     body: str
 
 
-def resolve(path: str, base_dir: str | None) -> str | None:
+def resolve(path: str, work_dir: str | None, document: str | None = None) -> str | None:
     """The file a skill path names: from the working directory, else beside the workflow."""
-    candidates = [path] if os.path.isabs(path) else [os.path.abspath(path)]
-    if base_dir is not None and not os.path.isabs(path):
-        candidates.append(os.path.join(base_dir, path))
-    for c in candidates:
-        if is_regular_file(c):
-            return c
-    return None
+    found = resolve_named(path, work_dir, document)
+    return found if is_regular_file(found) else None
 
 
-def load(path: str, base_dir: str | None) -> Skill | tuple[str, str]:
+def load(path: str, work_dir: str | None, document: str | None = None) -> Skill | tuple[str, str]:
     """The skill at ``path``, or ``(code, reason)``: NIKA-AGENT-003 when the file cannot be
     found or read, NIKA-AGENT-004 when it is not a valid skill."""
-    found = resolve(path, base_dir)
+    found = resolve(path, work_dir, document)
     if found is None:
         return "NIKA-AGENT-003", "no such file"
     from checker.core.reader import FileReadError, read_file
