@@ -82,11 +82,33 @@ def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> 
     return out
 
 
+# Fields the compiler accepts that this build's model adapters cannot send (issue 21 builds them):
+# a task that uses one is refused before any effect, never run as if the field were absent.
+UNSENT_INFER_FIELDS = ("vision", "thinking")
+
+
+def unsupported_task_fields(wf: Any) -> list[str]:
+    """``task `x`: `infer.vision``` for every accepted field the runtime cannot honour."""
+    out = []
+    for tid, task in getattr(wf, "tasks", {}).items():
+        verb = getattr(task, "verb", None)
+        if getattr(verb, "kind", None) != "infer":
+            continue
+        out.extend(f"`{tid}`'s `infer.{name}:`" for name in UNSENT_INFER_FIELDS if getattr(verb, name, None) is not None)
+    return out
+
+
 def unsupported_run_block(wf: Any) -> str | None:
     """Why this build cannot honour the workflow's declared determinism (``run:``, NEP-0010), or
     ``None``. Seeded entropy and a virtual clock promise byte-identical journals; this build
     still draws ids and timestamps from the ambient clock and entropy, so it refuses such a
     workflow before any effect rather than run it as if ``run:`` were absent."""
+    fields = unsupported_task_fields(wf)
+    if fields:
+        return (
+            f"{', '.join(fields)} {'is' if len(fields) == 1 else 'are'} not available in this build of nika "
+            "(the model adapters do not send it yet); remove it to run without it"
+        )
     block = getattr(wf, "run", None)
     if block is None:
         return None
