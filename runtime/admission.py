@@ -94,7 +94,8 @@ def unsupported_task_fields(wf: Any) -> list[str]:
         verb = getattr(task, "verb", None)
         if getattr(verb, "kind", None) != "infer":
             continue
-        out.extend(f"`{tid}`'s `infer.{name}:`" for name in UNSENT_INFER_FIELDS if getattr(verb, name, None) is not None)
+        used = [name for name in UNSENT_INFER_FIELDS if getattr(verb, name, None) is not None]
+        out.extend(f"`{tid}`'s `infer.{name}:`" for name in used)
     return out
 
 
