@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.contracts import effects
+from checker.contracts.effects import boundary_of
 from checker.model.workflow import Permits
-from checker.rules.authority import boundary_of
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"

@@ -26,6 +26,8 @@ from typing import Any
 
 from checker.core.globs import ToolRule, canonical_path, match_path, parse_tool_rules, tool_verdict
 from checker.core.records import record
+from checker.model.workflow import Permits
+from checker.parse.values import ScalarValue, TemplateValue
 
 __all__ = [
     "PLANES",
@@ -475,3 +477,23 @@ def _strs(v: Any) -> Iterable[str]:
     if isinstance(v, list | tuple):
         return [x for x in v if isinstance(x, str)]
     return []
+
+
+def boundary_of(permits: Permits | None) -> Boundary:
+    """The model's ``permits:`` block as a :class:`Boundary` (template entries grant nothing)."""
+    if permits is None:
+        return Boundary(False)
+
+    def lits(xs: tuple[ScalarValue, ...]) -> tuple[str, ...]:
+        return tuple(x.value for x in xs if not isinstance(x, TemplateValue))
+
+    ex = permits.exec
+    return Boundary(
+        True,
+        lits(permits.fs_read),
+        lits(permits.fs_write),
+        lits(permits.net_http),
+        ex if isinstance(ex, bool) else (lits(ex) if ex is not None else False),
+        parse_tool_rules(lits(permits.tools)),
+        lits(permits.env),
+    )

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checker.contracts import effects
-from checker.contracts.effects import Boundary, Denial
+from checker.contracts.effects import Boundary, Denial, boundary_of
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.core.records import record
 from checker.core.source import Span
-from checker.model.workflow import Agent, Exec, Invoke, Permits, Task
+from checker.model.workflow import Agent, Exec, Invoke, Task
 from checker.parse.values import ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
 from checker.rules.support.flow import arg_values, integrity, resolve_str
@@ -38,26 +38,6 @@ _PLANE_VERBS = {
     "tools": "invokes a tool",
     "env": "passes environment variables",
 }
-
-
-def boundary_of(permits: Permits | None) -> Boundary:
-    """The model's ``permits:`` block as a :class:`Boundary` (template entries grant nothing)."""
-    if permits is None:
-        return Boundary(False)
-
-    def lits(xs: tuple[ScalarValue, ...]) -> tuple[str, ...]:
-        return tuple(x.value for x in xs if not isinstance(x, TemplateValue))
-
-    ex = permits.exec
-    return Boundary(
-        True,
-        lits(permits.fs_read),
-        lits(permits.fs_write),
-        lits(permits.net_http),
-        ex if isinstance(ex, bool) else (lits(ex) if ex is not None else False),
-        effects.parse_tool_rules(lits(permits.tools)),
-        lits(permits.env),
-    )
 
 
 @record

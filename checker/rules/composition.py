@@ -174,7 +174,8 @@ def _contained(ctx: RuleContext, task: Task, target: Value, rel: str, child: Wor
     """Laws 3/4 and NEP-0003 law 6: every effect the child's body needs fits inside the child's
     own boundary and the parent's (the effective authority is their intersection; an absent
     block on either side is the zero wall, and grants never flow down)."""
-    from checker.rules.authority import boundary_of, needs_of
+    from checker.contracts.effects import boundary_of
+    from checker.rules.authority import needs_of
 
     sides = (("this workflow", boundary_of(ctx.workflow.permits)), (f"`{rel}` itself", boundary_of(child.permits)))
     for child_task in child.tasks.values():

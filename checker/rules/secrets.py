@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checker.contracts import effects
+from checker.contracts.effects import boundary_of
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Label
 from checker.model.workflow import Agent, Egress, Exec, Infer, Invoke, Secret, Task, Verb
 from checker.parse.values import ScalarValue, TemplateValue, Value
-from checker.rules.authority import boundary_of
 from checker.rules.support.context import RuleContext, task_verbs
 from checker.rules.support.flow import SecretFlow, Witness, arg_values, template_refs
 

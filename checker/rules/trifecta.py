@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checker.contracts import effects
+from checker.contracts.effects import boundary_of
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Label
 from checker.core.globs import canonical_path, match_tool
 from checker.core.vocab import EdgeRole, Where
 from checker.model.workflow import Agent, Exec, Invoke, Task
 from checker.parse.values import TemplateValue
-from checker.rules.authority import boundary_of, needs_of
+from checker.rules.authority import needs_of
 from checker.rules.support.context import RuleContext
 from checker.rules.workflow_policy import path_witness
 

@@ -791,7 +791,8 @@ def _waits_outside(verb: Verb | None) -> bool:
 
 def _effects(compiled: CompiledWorkflow, wf: Workflow) -> Effects:
     from checker.contracts import effects as fx
-    from checker.rules.authority import boundary_of, needs_of
+    from checker.contracts.effects import boundary_of
+    from checker.rules.authority import needs_of
 
     fs: dict[str, list[str]] = {}
     net: list[str] | None = None

@@ -2,7 +2,7 @@
 
 Each test states the spec sentence it enforces. The fs/exec/net/tools comparisons below are a
 small differential: the same grant and the same literal go to the static judge
-(:meth:`checker.contracts.effects.Boundary.check`, via :func:`checker.rules.authority.boundary_of`) and to
+(:meth:`checker.contracts.effects.Boundary.check`, via :func:`checker.contracts.effects.boundary_of`) and to
 the run-time adapter (:class:`runtime.permits.Boundary`), and must get the same verdict.
 """
 
@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from checker.contracts.blocklist import judge_shell, judge_words
-from checker.contracts.effects import dangerous_env
+from checker.contracts.effects import boundary_of, dangerous_env
 from checker.engine.pipeline import compile_text
-from checker.rules.authority import boundary_of
 from runtime.errors import TaskError
 from runtime.permits import Boundary
 from runtime.verbs import exec as ex
