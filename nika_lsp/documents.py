@@ -25,7 +25,7 @@ from checker.engine.incremental import IncrementalDocument
 from checker.engine.pipeline import compile_source
 from checker.model.workflow import CompiledWorkflow
 from nika_lsp.convert import UTF16, client_lines, range_to_span
-from nika_lsp.workdir import working_directory
+from nika_lsp.workdir import reading_roots, working_directory
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -63,11 +63,19 @@ class Snapshot:
     with the snapshot, so nothing derived outlives the document or a newer version.
     """
 
-    __slots__ = ("__weakref__", "_derived", "_lock", "compiled", "uri", "version", "work_dir")
+    __slots__ = ("__weakref__", "_derived", "_lock", "compiled", "roots", "uri", "version", "work_dir")
 
-    def __init__(self, uri: str, version: int | None, compiled: CompiledWorkflow, work_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        version: int | None,
+        compiled: CompiledWorkflow,
+        work_dir: str | None = None,
+        roots: tuple[str, ...] | None = None,
+    ) -> None:
         self.uri = uri
         self.work_dir = work_dir  # where the document's relative paths resolve from (nika_lsp.workdir)
+        self.roots = roots  # the only folders files it names may be read from (nika_lsp.workdir)
         self.version = version
         self.compiled = compiled
         self._derived: dict[Hashable, Any] = {}
@@ -289,8 +297,13 @@ def analyze_source(
 ) -> Snapshot:
     path = uri_to_path(uri)
     base = working_directory(path, folders)
-    compiled = incremental.compile(src, base, version) if incremental is not None else compile_source(src, base)
-    return Snapshot(uri, version, _as_configured(compiled, path), base)
+    roots = reading_roots(path, folders)
+    compiled = (
+        incremental.compile(src, base, version, roots)
+        if incremental is not None
+        else compile_source(src, base, roots=roots)
+    )
+    return Snapshot(uri, version, _as_configured(compiled, path), base, roots)
 
 
 def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWorkflow:

@@ -5,6 +5,12 @@ relative path in the language. An editor's equivalent of the directory ``nika ch
 ``nika run`` are started from is the workspace folder, never the server's own process
 directory: the first workspace folder that contains the document; with none, the document's
 own folder; for a document that is not a local file, ``None`` (nothing is resolved).
+
+What the server may read beyond the document (:func:`reading_roots`) is confined to the
+workspace folders, plus the document's own folder when it lies in none of them: a child
+workflow, skill or decision bundle named outside is neither read nor looked at and is
+reported as workspace/001 (``checker.core.paths.resolve_inside``). ``nika check`` and
+``nika run`` are not confined.
 """
 
 from __future__ import annotations
@@ -23,3 +29,13 @@ def working_directory(document: str | None, folders: Iterable[str]) -> str | Non
         if doc == root or doc.startswith(root.rstrip(os.sep) + os.sep):
             return root
     return os.path.dirname(doc)
+
+
+def reading_roots(document: str | None, folders: Iterable[str]) -> tuple[str, ...]:
+    """The folders files named by ``document`` may be read from (see the module docstring)."""
+    roots = tuple(os.path.normpath(f) for f in folders)
+    if document and os.path.isabs(document):
+        own = os.path.dirname(os.path.normpath(document))
+        if not any(own == r or own.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            roots += (own,)
+    return roots

@@ -144,7 +144,13 @@ class IncrementalDocument:
         self._model_text = ""
         self._version: int | None = None
 
-    def compile(self, src: SourceText, base_dir: str | None = None, version: int | None = None) -> CompiledWorkflow:
+    def compile(
+        self,
+        src: SourceText,
+        base_dir: str | None = None,
+        version: int | None = None,
+        roots: tuple[str, ...] | None = None,
+    ) -> CompiledWorkflow:
         """What :func:`checker.engine.pipeline.compile_source` gives for ``src`` (never raises).
 
         ``version`` orders the texts of the document: one older than the last text analysed
@@ -153,9 +159,9 @@ class IncrementalDocument:
         """
         with self._lock:
             if version is not None and self._version is not None and version < self._version:
-                return compile_source(src, base_dir)
+                return compile_source(src, base_dir, roots=roots)
             try:
-                done = self._compile(src, base_dir)
+                done = self._compile(src, base_dir, roots)
                 if done is not None and version is not None:
                     self._version = version
             except Exception:  # a bug here must not cost the user the analysis: do it whole
@@ -163,7 +169,7 @@ class IncrementalDocument:
                 self._memo = TaskMemo()
                 self._model = None
                 done = None
-            return done if done is not None else compile_source(src, base_dir)
+            return done if done is not None else compile_source(src, base_dir, roots=roots)
 
     def _kept_model(self, text: str, entry: Entry | None) -> tuple[ScalarValue | None, int]:
         """The envelope's default ``model:`` value as one object for as long as its text stays
@@ -186,7 +192,9 @@ class IncrementalDocument:
         self._model_text = text[start:end]
         return replace(value, span=AnchoredSpan(0, end - start, anchor), offsets=offsets), start
 
-    def _compile(self, src: SourceText, base_dir: str | None) -> CompiledWorkflow | None:
+    def _compile(
+        self, src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None = None
+    ) -> CompiledWorkflow | None:
         text = src.text
         if len(text) * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
             return None
@@ -255,7 +263,7 @@ class IncrementalDocument:
         # (No duplicate keys anywhere: the YAML layer reports them, so the text fell back.)
         compiled = compile_tree(src, whole, (), self._memo)
         self._memo.prune()
-        return judge(src, whole, compiled, [], base_dir)
+        return judge(src, whole, compiled, [], base_dir, roots)
 
 
 def _plain_unicode(text: str) -> bool:

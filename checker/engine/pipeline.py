@@ -13,20 +13,24 @@ from checker.parse.nodes import decode_source, parse_yaml
 from checker.parse.values import Value
 
 
-def compile_source(src: SourceText, base_dir: str | None = None) -> CompiledWorkflow:
+def compile_source(
+    src: SourceText, base_dir: str | None = None, *, roots: tuple[str, ...] | None = None
+) -> CompiledWorkflow:
     """Parse, compile and judge one document. Pure: reads nothing but ``src``.
 
     (Rules that follow the workflow to files it names — skills, child workflows — resolve
-    them against ``base_dir``.) Never raises: an exception inside a rule, or in the parse and
-    compile steps, becomes a NIKA-IMPL-001 error finding beside whatever was found.
+    them against ``base_dir``; with ``roots``, only files inside those folders are read:
+    :func:`checker.core.paths.resolve_inside`, the language server's workspace rule.) Never
+    raises: an exception inside a rule, or in the parse and compile steps, becomes a
+    NIKA-IMPL-001 error finding beside whatever was found.
     """
     try:
-        return _compile(src, base_dir)
+        return _compile(src, base_dir, roots)
     except Exception as exc:  # a bug before the rules ran: nothing else can be reported
         return CompiledWorkflow(src, None, None, (), (_internal("the parse and compile steps", exc),))
 
 
-def _compile(src: SourceText, base_dir: str | None) -> CompiledWorkflow:
+def _compile(src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None) -> CompiledWorkflow:
     parsed = parse_yaml(src)
     diags: list[Diagnostic] = list(parsed.diagnostics)
     if parsed.root is None:
@@ -40,7 +44,7 @@ def _compile(src: SourceText, base_dir: str | None) -> CompiledWorkflow:
                 )
             )
         return CompiledWorkflow(src, None, None, (), _finish(diags))
-    return judge(src, parsed.root, compile_tree(src, parsed.root, parsed.duplicates), diags, base_dir)
+    return judge(src, parsed.root, compile_tree(src, parsed.root, parsed.duplicates), diags, base_dir, roots)
 
 
 def judge(
@@ -49,6 +53,7 @@ def judge(
     compiled: tuple[Workflow | None, list[Diagnostic], tuple[ExprSite, ...]],
     diags: list[Diagnostic],
     base_dir: str | None,
+    roots: tuple[str, ...] | None = None,
 ) -> CompiledWorkflow:
     """The graph and every rule over a compiled tree; ``diags`` holds the findings so far."""
     wf, structural, sites = compiled
@@ -59,7 +64,7 @@ def judge(
         from checker.rules import RULES, RuleContext
 
         graph = build_graph(wf, sites)
-        ctx = RuleContext(src, wf, sites, graph, base_dir)
+        ctx = RuleContext(src, wf, sites, graph, base_dir, roots)
         for rule in RULES:
             try:
                 diags.extend(rule(ctx))

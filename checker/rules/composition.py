@@ -18,13 +18,14 @@ from collections.abc import Iterator
 
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
-from checker.core.paths import resolve_named
+from checker.core.paths import resolve_inside
 from checker.core.records import record
 from checker.core.suggest import did_you_mean
 from checker.model import typesys
 from checker.model.workflow import Invoke, Task, Workflow
 from checker.parse.values import MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
+from checker.rules.support.workspace import outside_workspace
 
 REGISTRY_RE = re.compile(r"^registry:[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*@[^\s@/]+\Z")
 MAX_WORKFLOWS = 64
@@ -96,7 +97,11 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
         rel = _static_target(target)
         if rel is None or base is None:
             continue  # a pinned registry reference, or no directory to resolve against
-        path = resolve_named(rel, base, ctx.source.path)
+        found = ctx.locate(rel)
+        if found is None:
+            yield outside_workspace(target.span, rel, "child workflow", task.id)
+            continue
+        path = found
         if not os.path.lexists(path):
             yield report(
                 "NIKA-COMP-001",
@@ -107,7 +112,7 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             continue
         if own is not None:
-            loop = _loop_back(path, own, loader, base)
+            loop = _loop_back(path, own, loader, base, ctx.roots)
             if loop is not None:
                 chain = " → ".join(os.path.basename(p) for p in [own, *loop])
                 yield report(
@@ -146,8 +151,9 @@ def _target_problem(target: Value) -> tuple[str, str] | None:
     return None
 
 
-def _loop_back(start: str, own: str, loader: _Loader, work_dir: str) -> list[str] | None:
-    """The chain of files from ``start`` back to ``own`` through static calls, if there is one."""
+def _loop_back(start: str, own: str, loader: _Loader, work_dir: str, roots: tuple[str, ...] | None) -> list[str] | None:
+    """The chain of files from ``start`` back to ``own`` through static calls, if there is one
+    (files outside ``roots`` are not followed)."""
     if start == own:
         return [start]
     stack: list[tuple[str, list[str]]] = [(start, [start])]
@@ -161,7 +167,9 @@ def _loop_back(start: str, own: str, loader: _Loader, work_dir: str) -> list[str
             rel = _static_target(call.workflow) if call.workflow is not None else None
             if rel is None:
                 continue
-            nxt = resolve_named(rel, work_dir, path)
+            nxt = resolve_inside(rel, work_dir, path, roots)
+            if nxt is None:
+                continue
             if nxt == own:
                 return [*trail, nxt]
             if nxt not in seen and len(seen) < MAX_WORKFLOWS:

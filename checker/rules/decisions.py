@@ -18,6 +18,7 @@ from checker.core.paths import resolve_named
 from checker.model.workflow import Invoke
 from checker.parse.values import ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
+from checker.rules.support.workspace import outside_workspace
 
 TOOL = "nika:decide"
 
@@ -32,6 +33,9 @@ def check_decisions(ctx: RuleContext) -> Iterator[Diagnostic]:
                 continue
             from checker.decide import DecideError, evaluate, validate_bundle
 
+            if _outside(bundle_value, ctx):
+                yield outside_workspace(bundle_value.span, str(bundle_value.to_python()), "decision bundle", task.id)
+                continue
             try:
                 bundle = _static_bundle(bundle_value, ctx.base_dir)
                 if bundle is None:
@@ -51,6 +55,13 @@ def check_decisions(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 _HELP_001 = "Fix the bundle so it satisfies its own laws; `nika explain NIKA-DECIDE-001` lists them."
 _HELP_002 = "Emit exactly the keys, types, sources and integrity the bundle's evidence schema declares."
+
+
+def _outside(v: Value, ctx: RuleContext) -> bool:
+    """A literal bundle path outside the language server's workspace (never read there)."""
+    if ctx.roots is None or isinstance(v, TemplateValue) or not isinstance(v, ScalarValue):
+        return False
+    return isinstance(v.value, str) and bool(v.value.strip()) and ctx.locate(v.value, beside=False) is None
 
 
 def _static_bundle(v: Value, base: str | None) -> Any:

@@ -11,6 +11,7 @@ from checker.model.workflow import Agent
 from checker.parse.values import TemplateValue
 from checker.rules.support import skill_files as skills
 from checker.rules.support.context import RuleContext
+from checker.rules.support.workspace import outside_workspace
 
 
 def check_skills(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -28,7 +29,11 @@ def check_skills(ctx: RuleContext) -> Iterator[Diagnostic]:
                     task=tid,
                 )
                 continue
-            found = skills.load(path, ctx.base_dir, ctx.source.path)
+            where = ctx.locate(path)
+            if where is None:
+                yield outside_workspace(item.span, path, "skill", tid)
+                continue
+            found = skills.load(where if ctx.roots is not None else path, ctx.base_dir, ctx.source.path)
             if isinstance(found, tuple):
                 code, why = found
                 help = (

@@ -180,7 +180,12 @@ def _code_card(code: str, lo: int, hi: int) -> Card | None:
         info = lookup(code)
     except KeyError:
         return None
-    phase = {"check": "refused by `nika check`", "run": "raised at run time", "both": "at check and run time"}
+    phase = {
+        "check": "refused by `nika check`",
+        "run": "raised at run time",
+        "both": "at check and run time",
+        "editor": "reported by the editor only",
+    }
     text = (
         f"**{info.code}** — {info.title}\n\n"
         f"*{info.category} · {phase.get(info.phase, info.phase)} · {info.severity.value}*\n\n{info.teaching}"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from checker.core.paths import resolve_named
+from checker.core.paths import resolve_inside
 from checker.core.source import Span
 from checker.views.symbols import FileLink, Symbol, SymbolIndex, build_index, rename_blocker, rename_problem
 from nika_lsp.convert import offset_of, span_to_range
@@ -66,12 +66,12 @@ def _span_under(symbol: Symbol, offset: int) -> Span:
 
 def resolve_link(snap: Snapshot, link: FileLink) -> str | None:
     """The absolute path of a named file, resolved as the check resolved it (from the workspace
-    folder, :mod:`nika_lsp.workdir`); ``None`` when the document is not a local file or the
-    target does not exist."""
+    folder, :mod:`nika_lsp.workdir`); ``None`` when the document is not a local file, the target
+    lies outside the workspace (never looked at) or does not exist."""
     if not os.path.isabs(link.path) and snap.work_dir is None:
         return None
-    path = resolve_named(link.path, snap.work_dir, uri_to_path(snap.uri))
-    return path if os.path.isfile(path) else None
+    path = resolve_inside(link.path, snap.work_dir, uri_to_path(snap.uri), snap.roots)
+    return path if path is not None and os.path.isfile(path) else None
 
 
 def find_definition(snap: Snapshot, pos: lsp.Position, encoding: str) -> lsp.Location | None:

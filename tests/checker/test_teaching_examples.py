@@ -5,7 +5,8 @@ example and an ``Accepted:`` (or ``Preferred:``) one. Here each example is place
 workflow (an envelope fragment under the envelope, task bodies under ``tasks:``, a bare task body
 as one task) and checked: the refused one must raise exactly its code (or rule), positioned inside
 the example; the accepted one must be clean of it. Codes the run decides (phase ``run``) are
-taught, not checked here.
+taught, not checked here; rules only the language server decides (phase ``editor``) are checked
+with a workspace in tests/lsp/test_workspace_rule.py.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ FILLER_TASK = 'tasks:\n  noop: { infer: { model: mock/echo, prompt: "x" } }\n'
 # the test fails when one of them starts to pass, so this list can only shrink.
 NOT_SELF_CONTAINED = frozenset(
     {
+        "NIKA-AGENT-003",  # the accepted example names a SKILL.md that must exist
         "NIKA-AGENT-004",
         "NIKA-ASSERT-001",
         "NIKA-COMP-002",
@@ -66,7 +68,7 @@ NOT_SELF_CONTAINED = frozenset(
     }
 )
 
-_EXAMPLE = re.compile(r"\n(Refused|Flagged|Accepted|Preferred):\n\n((?:    .*\n|[ \t]*\n)+)")
+_EXAMPLE = re.compile(r"^(Refused|Flagged|Accepted|Preferred):\n\n((?:    .*\n|[ \t]*\n)+)", re.M)
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*):")
 _TASK_BODY = re.compile(r"^  (?:exec|infer|invoke|agent):", re.M)
 
@@ -74,7 +76,7 @@ _TASK_BODY = re.compile(r"^  (?:exec|infer|invoke|agent):", re.M)
 def examples(teaching: str) -> dict[str, str]:
     """The first refused (``bad``) and accepted (``good``) example of a teaching text."""
     out: dict[str, str] = {}
-    for label, body in _EXAMPLE.findall("\n" + teaching + "\n"):
+    for label, body in _EXAMPLE.findall(teaching + "\n"):
         text = re.sub(r"^    ", "", body, flags=re.M).strip("\n") + "\n"
         out.setdefault("bad" if label in ("Refused", "Flagged") else "good", text)
     return out
@@ -99,7 +101,7 @@ def place(fragment: str) -> tuple[str, int]:
 
 def _cases() -> list[tuple[str, str]]:
     cases = [(code, info.teaching) for code, info in registry().items() if info.phase != "run"]
-    cases += [(rule, info.teaching) for rule, info in lints().items() if info.phase != "run"]
+    cases += [(rule, info.teaching) for rule, info in lints().items() if info.phase not in ("run", "editor")]
     return sorted(cases)
 
 

@@ -207,8 +207,10 @@ def test_random_line_edits_give_what_a_fresh_check_gives(monkeypatch: pytest.Mon
     engaged: list[bool] = []
     real = IncrementalDocument._compile
 
-    def counting(self: IncrementalDocument, src: SourceText, base_dir: str | None) -> Any:
-        done = real(self, src, base_dir)
+    def counting(
+        self: IncrementalDocument, src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None = None
+    ) -> Any:
+        done = real(self, src, base_dir, roots)
         engaged.append(done is not None)
         return done
 
@@ -311,9 +313,13 @@ def test_an_analysis_overtaken_by_an_edit_is_still_the_last_good_one(monkeypatch
     real = IncrementalDocument.compile
 
     def overtaken(
-        self: IncrementalDocument, src: SourceText, base: str | None = None, version: int | None = None
+        self: IncrementalDocument,
+        src: SourceText,
+        base: str | None = None,
+        version: int | None = None,
+        roots: tuple[str, ...] | None = None,
     ) -> Any:
-        done = real(self, src, base, version)
+        done = real(self, src, base, version, roots)
         docs.set(uri, v3, 3)  # the next edit lands while this analysis runs
         return done
 

@@ -28,6 +28,15 @@ class RuleContext:
     sites: tuple[ExprSite, ...]
     graph: Graph
     base_dir: str | None = None  # the working directory relative paths resolve from (02)
+    roots: tuple[str, ...] | None = None  # the only folders files may be read from (language server)
+
+    def locate(self, path: str, *, beside: bool = True) -> str | None:
+        """The file a path the workflow names points to (:func:`checker.core.paths.resolve_inside`;
+        ``beside``: also beside the workflow file): ``None`` when it lies outside :attr:`roots`,
+        and is then neither read nor looked at."""
+        from checker.core.paths import resolve_inside
+
+        return resolve_inside(path, self.base_dir, self.source.path if beside else None, self.roots)
 
     def refs(self, where: tuple[str, ...] | None = None) -> Iterator[tuple[ExprSite, Island, Ref, Span]]:
         """Every reference of every parsed island, with the source span of the reference."""
