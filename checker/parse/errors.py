@@ -273,10 +273,10 @@ def _last_quoted_scalar(src: SourceText, at: int) -> tuple[int, int, str] | None
     """``(start, end, quote)`` of the last quoted scalar the parser read before stopping at ``at``."""
     from ruamel.yaml.error import YAMLError
 
-    from checker.parse.nodes import _make_parser
+    from checker.parse.events import make_parser
 
     last: tuple[int, int, str] | None = None
-    parser = _make_parser(src.text)
+    parser = make_parser(src.text)
     try:
         while (ev := parser.get_event()) is not None:
             style = getattr(ev, "style", None)

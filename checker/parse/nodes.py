@@ -37,6 +37,8 @@ from checker.core.records import record
 from checker.core.source import Anchor, AnchoredSpan, SourceText, Span
 from checker.expr import parse_template
 from checker.expr.template import has_island
+from checker.parse.events import Mark as _Mark
+from checker.parse.events import make_parser as _make_parser
 from checker.parse.values import Entry, ListValue, Literal, MapValue, ScalarValue, TemplateValue, Value
 
 MAX_DOCUMENT_BYTES = 1_048_576
@@ -129,62 +131,6 @@ def _resolve_tagged(tag: str, text: str) -> Any:
     if kind == "null" and value is None:
         return None
     return text
-
-
-def _make_parser(text: str, pure: bool = False) -> Any:
-    if text.startswith("\ufeff"):
-        # Both parsers drop a leading byte order mark and count from the character after it,
-        # while every span indexes the text as the editor holds it, BOM included.
-        return _Shifted(_make_parser(text[1:], pure), 1)
-    if pure:
-        return _pure_parser(text)
-    try:
-        from _ruamel_yaml import CParser  # type: ignore[import-not-found]
-
-        return CParser(text)
-    except ImportError:  # pragma: no cover - exercised only without ruamel.yaml.clib
-        return _pure_parser(text)
-
-
-def _pure_parser(text: str) -> Any:
-    from ruamel.yaml import YAML
-
-    return _PureEvents(YAML(typ="safe", pure=True).parse(text))
-
-
-class _Shifted:
-    """A parser over a suffix of the text whose marks are moved to index the whole text."""
-
-    def __init__(self, inner: Any, by: int) -> None:
-        self._inner = inner
-        self._by = by
-
-    def get_event(self) -> Any:
-        by = self._by
-        try:
-            ev = self._inner.get_event()
-        except YAMLError as exc:
-            for name in ("problem_mark", "context_mark"):
-                mark = getattr(exc, name, None)
-                if mark is not None and isinstance(getattr(mark, "index", None), int):
-                    setattr(exc, name, _Mark(mark.index + by))
-            if isinstance(getattr(exc, "position", None), int):
-                exc.position += by  # type: ignore[attr-defined]
-            raise
-        if ev is not None:
-            ev.start_mark = _Mark(ev.start_mark.index + by)
-            ev.end_mark = _Mark(ev.end_mark.index + by)
-        return ev
-
-
-class _PureEvents:
-    """Adapts the pure-Python event generator to the C parser's ``get_event`` protocol."""
-
-    def __init__(self, gen: Any) -> None:
-        self._gen = gen
-
-    def get_event(self) -> Any:
-        return next(self._gen, None)
 
 
 class _Frame:
@@ -642,11 +588,6 @@ def _error_index(exc: Exception) -> int:
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-class _Mark:
-    def __init__(self, index: int) -> None:
-        self.index = index
 
 
 class _Refusal(Exception):

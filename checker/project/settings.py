@@ -22,12 +22,12 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import field
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from checker.core.diagnostics import Diagnostic, Severity
 from checker.core.records import record, replace
-from checker.project.finalize import SettingsError
+from checker.project.config_files import SettingsError
 
 KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict")
 STRUCTURAL = ("NIKA-PARSE", "NIKA-YAML")
@@ -92,14 +92,15 @@ def known_selector(selector: str) -> bool:
 
 def settings_for(path: str) -> Settings:
     """The settings that apply to ``path`` (``-`` means standard input: search from the cwd)."""
-    from checker.project.finalize import config_file_for
+    from checker.project.config_files import config_file_for, signature
 
     found = config_file_for(path)
-    return DEFAULT if found is None else _load_cached(*found)
+    return DEFAULT if found is None else _load_cached(*found, signature(found[0]))
 
 
-@cache
-def _load_cached(path: str, is_pyproject: bool) -> Settings:
+@lru_cache(maxsize=64)
+def _load_cached(path: str, is_pyproject: bool, sig: tuple[int, int, int] | None) -> Settings:
+    """:func:`load`, remembered for as long as the file's signature stays the same."""
     return load(path, is_pyproject)
 
 
@@ -107,7 +108,7 @@ def load(path: str, is_pyproject: bool) -> Settings:
     import tomllib
 
     from checker.core.reader import FileReadError, read_file
-    from checker.project.finalize import MAX_CONFIG_BYTES
+    from checker.project.config_files import MAX_CONFIG_BYTES
 
     try:
         data = tomllib.loads(read_file(path, MAX_CONFIG_BYTES).decode("utf-8"))
