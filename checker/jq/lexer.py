@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import re
 
-from checker.core.records import record
-
-
-@record
-class JqProblem:
-    message: str
-    start: int
-    end: int
+from checker.jq.problem import JqProblem
 
 
 class _Syntax(Exception):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
 from checker.expr import Island, Template, has_island, parse_template
-from checker.jq.syntax import JqProblem, jq_problem
+from checker.jq.problem import JqProblem
 from checker.model.workflow import Invoke, Verb
 from checker.parse.values import MapValue, ScalarValue, TemplateValue, Value
 from checker.rules.support.context import RuleContext
@@ -86,6 +86,8 @@ def rendered_program(text: str, placeholder: str, template: Template | None = No
 
 def _templated_problem(text: str, template: Template | None) -> JqProblem | None:
     """The problem of a program whose islands are values, or ``None`` when some rendering fits."""
+    from checker.jq.syntax import jq_problem  # the recogniser loads only when there is jq to judge
+
     first: JqProblem | None = None
     for placeholder in _PLACEHOLDERS:
         rendered = rendered_program(text, placeholder, template)
@@ -111,6 +113,8 @@ def check_jq(ctx: RuleContext) -> Iterator[Diagnostic]:
                 continue  # reported with its exact island by the expression rule
             problem = _templated_problem(text, node.template if isinstance(node, TemplateValue) else None)
         else:
+            from checker.jq.syntax import jq_problem  # loads only when there is jq to judge
+
             problem = jq_problem(text)
         if problem is None:
             continue
