@@ -50,13 +50,17 @@ def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileR
 
 
 def _check(args: argparse.Namespace) -> int:
-    from checker.project.files import check_paths
+    from checker.project.files import expand
 
-    reports = check_paths(list(args.paths))
-    if not reports and not args.allow_empty:
+    targets = list(expand(list(args.paths)))
+    if not targets and not args.allow_empty:
         print("nika check: no workflow files to check (use --allow-empty to accept that)", file=sys.stderr)
         return 1
-    return _render(CheckRun(tuple(_finalize(reports, args))), args)
+    needs_model = args.output_format == "json" or bool(getattr(args, "certificate", False))
+    from nika.check_pool import check_targets
+
+    reports = check_targets(targets, keep_model=needs_model, finish=lambda r: _finalize([r], args)[0])
+    return _render(CheckRun(tuple(reports)), args)
 
 
 def _render(run: CheckRun, args: argparse.Namespace, stream: object = None) -> int:

@@ -138,7 +138,9 @@ def _find_runs_rm(words: Sequence[str]) -> bool:
 
 def judge_shell(script: str) -> str | None:
     """Why a ``shell:`` line is blocked (``None`` when it passes). Unparseable lines are blocked."""
-    import bashlex  # type: ignore[import-untyped]  # a declared dependency, loaded only here
+    from checker.contracts.shell_parser import bashlex as load_bashlex  # loaded only here, tables ready-made
+
+    bashlex = load_bashlex()
 
     if ":(){" in script.replace(" ", ""):
         return "a fork bomb"

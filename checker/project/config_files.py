@@ -21,8 +21,12 @@ class SettingsError(Exception):
 
     def __init__(self, path: str, key: str | None, message: str) -> None:
         self.path, self.key = path, key
+        self.message = message
         where = f"{path}: `{key}`" if key else path
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self) -> tuple[type[SettingsError], tuple[str, str | None, str]]:
+        return SettingsError, (self.path, self.key, self.message)  # crosses process boundaries whole
 
 
 def config_file_for(path: str) -> tuple[str, bool] | None:

@@ -1,0 +1,73 @@
+"""Checking many files on every core: a process pool past a file-count threshold.
+
+Each worker checks whole files (read, compile, admission) and sends back the finished report
+without its compiled model (pickling a model costs more than building it); results are merged
+in input order, so the output is byte-identical to a serial run. The pool is used only when the
+model is not needed afterwards (``--output-format json`` and ``--certificate`` render from it),
+when there are at least :data:`MIN_FILES` files and more than one core, and where ``fork`` is
+the start method (workers inherit the loaded checker instead of importing it again).
+Set ``NIKA_JOBS=1`` to force a serial run (``NIKA_JOBS=N`` caps the workers).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from checker.core.records import replace
+from checker.project.report import FileReport
+
+MIN_FILES = 48  # below this a serial run finishes before a pool pays for itself (benchmarks/check_speed.py)
+
+Finish = Callable[[FileReport], FileReport]
+_finish: Finish | None = None  # the worker's copy of the caller's finishing step (inherited by fork)
+
+
+def check_one(path: str, err: str | None, finish: Finish) -> FileReport:
+    """One file, read, compiled and finished (suppressions, configuration, admission)."""
+    from checker.project.files import compile_path
+
+    if err is not None:
+        return finish(FileReport(path, None, (), err))
+    compiled, why = compile_path(path)
+    if compiled is None:
+        return finish(FileReport(path, None, (), why))
+    return finish(FileReport(path, compiled.source, compiled.diagnostics, compiled=compiled))
+
+
+def _worker(item: tuple[str, str | None]) -> FileReport:
+    assert _finish is not None
+    return replace(check_one(item[0], item[1], _finish), compiled=None)
+
+
+def jobs(count: int) -> int:
+    """How many worker processes a batch of ``count`` files gets (1: check serially)."""
+    import multiprocessing
+
+    wanted = os.environ.get("NIKA_JOBS", "")
+    cores = os.cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        cores = len(os.sched_getaffinity(0))
+    cap = int(wanted) if wanted.isdigit() and int(wanted) > 0 else cores
+    if count < MIN_FILES or min(cap, cores) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(cap, cores, count // (MIN_FILES // 2))
+
+
+def check_targets(targets: Sequence[tuple[str, str | None]], *, keep_model: bool, finish: Finish) -> list[FileReport]:
+    """The finished reports of ``targets`` (``(path, error)`` pairs from ``expand``), in order."""
+    workers = 1 if keep_model or any(p == "-" for p, _ in targets) else jobs(len(targets))
+    if workers == 1:
+        return [check_one(p, e, finish) for p, e in targets]
+    import multiprocessing
+
+    first = check_one(*targets[0], finish)  # warms what loads lazily, once, before the workers fork
+    global _finish
+    _finish = finish
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            rest = list(targets[1:])
+            chunk = max(1, len(rest) // (workers * 8))
+            return [first, *pool.map(_worker, rest, chunksize=chunk)]
+    finally:
+        _finish = None
