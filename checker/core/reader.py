@@ -48,7 +48,7 @@ def read_file(path: str, cap: int, *, deadline_s: float = DEFAULT_DEADLINE_S, tr
     except OSError as exc:
         raise _error(path, exc) from None
     if not stat.S_ISREG(st.st_mode):
-        raise FileReadError(path, _kind(st.st_mode), errno.EINVAL)
+        raise FileReadError(path, file_kind(st.st_mode), errno.EINVAL)
     if st.st_size > cap and not truncate:
         raise FileReadError(path, cap_reason(cap), errno.EFBIG)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
@@ -87,7 +87,8 @@ def _read_fd(path: str, fd: int, cap: int, deadline_s: float, truncate: bool) ->
     return data
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words for an error line."""
     if stat.S_ISDIR(mode):
         return "is a directory"
     if stat.S_ISFIFO(mode):

@@ -31,7 +31,7 @@ def expand(paths: list[str]) -> Iterator[tuple[str, str | None]]:
             if not found:
                 print(f"nika: {given}: no *.nika.yaml or *.nika.yml files found", file=sys.stderr)
             for f in found:
-                yield f, None
+                yield f, _not_regular(f)  # a FIFO found by the walk would block the whole run
         elif os.path.exists(given):
             yield given, None
         else:
@@ -47,6 +47,20 @@ def _walk(root: str) -> Iterator[str]:
         for name in filenames:
             if is_workflow_file(name):
                 yield os.path.join(dirpath, name)
+
+
+def _not_regular(path: str) -> str | None:
+    """Why a file the directory walk found is not read (``None`` for a regular file). A path
+    given by name is read whatever it is (``nika check <(make-workflow)``): the user asked."""
+    import stat
+
+    from checker.core.reader import file_kind
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    return None if stat.S_ISREG(mode) else file_kind(mode)
 
 
 def read_bounded(path: str) -> bytes:

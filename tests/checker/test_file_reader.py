@@ -69,3 +69,24 @@ def test_an_oversized_pyproject_is_refused_with_the_cap(tmp_path: Path) -> None:
     py.write_bytes(b"[tool.nika]\n" + b"#" * (MAX_CONFIG_BYTES + 10))
     with pytest.raises(SettingsError, match="MiB cap"):
         load(str(py), True)
+
+
+def test_a_fifo_found_in_a_checked_folder_is_reported_not_waited_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`nika check DIR` (a pre-commit hook) never blocks on a named pipe the walk finds."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not hasattr(os, "mkfifo"):
+        import pytest
+
+        pytest.skip("no named pipes on this platform")
+    os.mkfifo(tmp_path / "pipe.nika.yaml")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "nika", "check", str(tmp_path)], capture_output=True, text=True, timeout=30, env=env
+    )
+    assert proc.returncode == 1
+    assert "pipe.nika.yaml: error: not a regular file (a named pipe)" in proc.stdout + proc.stderr

@@ -15,7 +15,10 @@ from nika import check_pool
 ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = 'nika: v1\nworkflow: {{ id: w{i} }}\ntasks:\n  t: {{ infer: {{ model: mock/echo, prompt: "x{i}" }} }}\n'
-BAD = "nika: v1\nworkflow: {{ id: b{i} }}\ntasks:\n  t:\n    after: {{ nope{i}: success }}\n    exec: {{ command: [make] }}\n"
+BAD = (
+    "nika: v1\nworkflow: {{ id: b{i} }}\ntasks:\n"
+    "  t:\n    after: {{ nope{i}: success }}\n    exec: {{ command: [make] }}\n"
+)
 
 
 def _nika(args: list[str], cwd: Path, jobs: str) -> subprocess.CompletedProcess[str]:
