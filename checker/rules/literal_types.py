@@ -14,20 +14,35 @@ from collections.abc import Iterator
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
 from checker.expr.evaluate import EvalError, evaluate
-from checker.expr.nodes import Binary, Call, Expr, Ident, Ternary, children, walk
+from checker.expr.nodes import Binary, Call, Expr, Ident, ListLit, Literal, MethodCall, Ternary, children, walk
 from checker.rules.support.context import RuleContext
 
 
-def _closed(node: Expr) -> bool:
-    return not any(isinstance(n, Ident) for n in walk(node))
+def _closed_nodes(root: Expr) -> set[int] | None:
+    """The ids of the sub-expressions of ``root`` that read nothing, found in one pass (children
+    before parents); ``None`` when there are none (a tree of names alone: the common case)."""
+    order = list(walk(root))
+    if not any(isinstance(n, _LEAVES) for n in order):
+        return None
+    closed: set[int] = set()
+    for node in reversed(order):
+        if not isinstance(node, Ident) and all(id(k) in closed for k in children(node)):
+            closed.add(id(node))
+    return closed
+
+
+_LEAVES = (Literal, ListLit, Call, MethodCall)  # what a sub-expression that reads nothing is made of
 
 
 def _always_evaluated_closed(root: Expr) -> Iterator[Expr]:
     """The largest sub-expressions that read nothing and that every evaluation of ``root`` reaches."""
+    closed = _closed_nodes(root)
+    if closed is None:
+        return
     stack = [root]
     while stack:
         node = stack.pop()
-        if _closed(node):
+        if id(node) in closed:
             yield node
             continue
         if isinstance(node, Binary) and node.op in ("&&", "||"):
