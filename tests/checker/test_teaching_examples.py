@@ -44,18 +44,12 @@ NOT_SELF_CONTAINED = frozenset(
         "NIKA-PORT-001",
         "NIKA-PORT-002",
         "NIKA-SEC-007",
-        "NIKA-SEC-009",
         "NIKA-SEC-010",
         "NIKA-TYPE-005",
-        "NIKA-TYPE-006",
-        "NIKA-VAR-006",
         "NIKA-YAML-005",
         "NIKA-YAML-009",
         "NIKA-YAML-010",
         "NIKA-YAML-011",
-        "one-obvious-way/002",
-        "one-obvious-way/007",
-        "one-obvious-way/010",
     }
 )
 
