@@ -43,13 +43,10 @@ NOT_SELF_CONTAINED = frozenset(
         "NIKA-PARSE-028",
         "NIKA-PORT-001",
         "NIKA-PORT-002",
-        "NIKA-SEC-007",
         "NIKA-SEC-010",
         "NIKA-TYPE-005",
         "NIKA-YAML-005",
-        "NIKA-YAML-009",
         "NIKA-YAML-010",
-        "NIKA-YAML-011",
     }
 )
 
