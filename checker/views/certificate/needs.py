@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from checker.model.workflow import Agent, CompiledWorkflow, Invoke, Workflow
+from checker.model.workflow import Agent, CompiledWorkflow, Invoke, Task, Workflow
 from checker.parse.values import ScalarValue, TemplateValue
 
 #: effect planes that reach outside the run (reads stay inside)
@@ -35,89 +35,112 @@ class Effects(NamedTuple):
         }
 
 
-def effects_of(compiled: CompiledWorkflow, wf: Workflow) -> Effects:
-    from checker.contracts import effects as fx
+_OUTWARD_WORDS = {"exec": "runs a process", "fs.write": "writes files", "net": "reaches the network"}
+
+
+def _add(lst: list[str], item: str) -> None:
+    if item not in lst:
+        lst.append(item)
+
+
+class _Needs:
+    """What the body needs, plane by plane, gathered one need at a time (``None``: the plane is not
+    needed; ``exec`` is ``True`` once any program is not a literal)."""
+
+    def __init__(self) -> None:
+        self.fs: dict[str, list[str]] = {}
+        self.net: list[str] | None = None
+        self.exec_: list[str] | bool | None = None
+        self.tools: list[str] | None = None
+        self.dynamic: list[tuple[str, str, str]] = []
+        self.outward: dict[str, list[str]] = {}
+
+    def note(self, tid: str, what: str) -> None:
+        _add(self.outward.setdefault(tid, []), what)
+
+    def add(self, task: Task, n: Any) -> None:
+        """One need of ``task`` (an :func:`~checker.rules.authority.needs_of` item)."""
+        from checker.contracts import effects as fx
+
+        v = n.value
+        literal = v.value if isinstance(v, ScalarValue) and not isinstance(v, TemplateValue) else None
+        if isinstance(v, TemplateValue) or (n.plane == "exec" and n.kind == "shell"):
+            self.dynamic.append((task.id, n.plane, n.arg or n.kind))
+        elif isinstance(task.verb, Agent) and v is None and n.plane != "tools":
+            self.dynamic.append((task.id, n.plane, f"agent tool {n.tool}"))  # the model picks the target
+        if n.plane in ("fs.read", "fs.write"):
+            lst = self.fs.setdefault(n.plane.split(".")[1], [])
+            if isinstance(literal, str):
+                _add(lst, fx.canonical_path(literal).rstrip("/") + ("/**" if n.kind == "dir" else ""))
+        elif n.plane == "net":
+            self.net = self.net if self.net is not None else []
+            host = fx.url_host(literal) if isinstance(literal, str) and n.kind == "url" else None
+            if host:
+                _add(self.net, host)
+        elif n.plane == "exec":
+            self._add_program(literal if n.kind == "program" else None)
+        elif n.plane == "tools" and n.tool:
+            self.add_tool(n.tool)
+        if n.plane in OUTWARD_PLANES:
+            self.note(task.id, _OUTWARD_WORDS[n.plane])
+        if n.tool and n.tool.startswith("mcp:"):
+            self.note(task.id, "calls an MCP server")
+
+    def _add_program(self, literal: object) -> None:
+        if not isinstance(literal, str):
+            self.exec_ = True
+        elif self.exec_ is not True:
+            self.exec_ = self.exec_ if isinstance(self.exec_, list) else []
+            _add(self.exec_, literal)
+
+    def add_tool(self, name: str) -> None:
+        self.tools = self.tools if self.tools is not None else []
+        _add(self.tools, name)
+
+    def needed(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.fs:
+            out["fs"] = {k: self.fs[k] for k in ("read", "write") if k in self.fs}
+        if self.net is not None:
+            out["net"] = {"http": self.net}
+        if self.exec_ is not None:
+            out["exec"] = self.exec_
+        if self.tools is not None:
+            out["tools"] = self.tools
+        return out
+
+
+def _granted(wf: Workflow) -> dict[str, Any] | None:
+    """The grant of ``permits:`` in the shape of ``needed`` (``None`` without a block)."""
     from checker.contracts.effects import boundary_of
+
+    if wf.permits is None:
+        return None
+    b = boundary_of(wf.permits)
+    return {
+        "fs": {"read": list(b.fs_read), "write": list(b.fs_write)},
+        "net": {"http": list(b.net_http)},
+        "exec": b.exec if isinstance(b.exec, bool) else list(b.exec),
+        "tools": [("!" if r.negated else "") + r.pattern for r in b.tools],
+        "env": list(b.env),
+    }
+
+
+def effects_of(compiled: CompiledWorkflow, wf: Workflow) -> Effects:
     from checker.rules.authority import needs_of
 
-    fs: dict[str, list[str]] = {}
-    net: list[str] | None = None
-    exec_: list[str] | bool | None = None
-    tools: list[str] | None = None
-    dynamic: list[tuple[str, str, str]] = []
-    outward: dict[str, list[str]] = {}
-
-    def note(tid: str, what: str) -> None:
-        lst = outward.setdefault(tid, [])
-        if what not in lst:
-            lst.append(what)
-
-    def add(lst: list[str], item: str) -> None:
-        if item not in lst:
-            lst.append(item)
-
+    acc = _Needs()
     for task in wf.tasks.values():
         for n in needs_of(task):
-            v = n.value
-            literal = v.value if isinstance(v, ScalarValue) and not isinstance(v, TemplateValue) else None
-            if isinstance(v, TemplateValue) or (n.plane == "exec" and n.kind == "shell"):
-                dynamic.append((task.id, n.plane, n.arg or n.kind))
-            elif isinstance(task.verb, Agent) and v is None and n.plane != "tools":
-                dynamic.append((task.id, n.plane, f"agent tool {n.tool}"))  # the model picks the target
-            if n.plane in ("fs.read", "fs.write"):
-                lst = fs.setdefault(n.plane.split(".")[1], [])
-                if isinstance(literal, str):
-                    add(lst, fx.canonical_path(literal).rstrip("/") + ("/**" if n.kind == "dir" else ""))
-            elif n.plane == "net":
-                net = net if net is not None else []
-                host = fx.url_host(literal) if isinstance(literal, str) and n.kind == "url" else None
-                if host:
-                    add(net, host)
-            elif n.plane == "exec":
-                if n.kind == "program" and isinstance(literal, str):
-                    if exec_ is not True:
-                        exec_ = exec_ if isinstance(exec_, list) else []
-                        add(exec_, literal)
-                else:
-                    exec_ = True
-            elif n.plane == "tools" and n.tool:
-                tools = tools if tools is not None else []
-                add(tools, n.tool)
-            if n.plane in OUTWARD_PLANES:
-                note(
-                    task.id,
-                    {"exec": "runs a process", "fs.write": "writes files", "net": "reaches the network"}[n.plane],
-                )
-            if n.tool and n.tool.startswith("mcp:"):
-                note(task.id, "calls an MCP server")
+            acc.add(task, n)
         verb = task.verb
         if isinstance(verb, Agent):
             for entry in verb.tools:
                 name = entry.value if isinstance(entry.value, str) else ""
                 if isinstance(entry, TemplateValue) or "*" in name:
-                    tools = tools if tools is not None else []
-                    add(tools, name)
-                    note(task.id, "gives an agent tools by pattern")
+                    acc.add_tool(name)
+                    acc.note(task.id, "gives an agent tools by pattern")
         if isinstance(verb, Invoke) and verb.workflow is not None:
-            note(task.id, "runs a child workflow")
-    needed: dict[str, Any] = {}
-    if fs:
-        needed["fs"] = {k: fs[k] for k in ("read", "write") if k in fs}
-    if net is not None:
-        needed["net"] = {"http": net}
-    if exec_ is not None:
-        needed["exec"] = exec_
-    if tools is not None:
-        needed["tools"] = tools
-    granted: dict[str, Any] | None = None
-    if wf.permits is not None:
-        b = boundary_of(wf.permits)
-        granted = {
-            "fs": {"read": list(b.fs_read), "write": list(b.fs_write)},
-            "net": {"http": list(b.net_http)},
-            "exec": b.exec if isinstance(b.exec, bool) else list(b.exec),
-            "tools": [("!" if r.negated else "") + r.pattern for r in b.tools],
-            "env": list(b.env),
-        }
+            acc.note(task.id, "runs a child workflow")
     escapes = sum(1 for d in compiled.diagnostics if d.code in _ESCAPE_CODES)
-    return Effects(wf.permits is not None, needed, granted, tuple(dynamic), escapes, outward)
+    return Effects(wf.permits is not None, acc.needed(), _granted(wf), tuple(acc.dynamic), escapes, acc.outward)
