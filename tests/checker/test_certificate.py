@@ -1,4 +1,4 @@
-"""The certificate (checker/views/certificate.py): plan, cost ceiling, termination, effects and risk,
+"""The certificate (the checker/views/certificate package): plan, cost ceiling, termination, effects and risk,
 computed from the compiled workflow with an explicit price table."""
 
 from __future__ import annotations
