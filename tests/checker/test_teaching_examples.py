@@ -40,7 +40,6 @@ NOT_SELF_CONTAINED = frozenset(
         "NIKA-DRIFT-001",  # the declared-but-unused hint is not emitted by the check
         "NIKA-IMPL-001",  # needs an input that crashes a rule, i.e. a checker bug
         "NIKA-INVOKE-002",  # an MCP tool's schema is known only at run time
-        "NIKA-PARSE-028",  # `entropy: none` against a live retry jitter is not judged by the check
         "NIKA-PORT-001",  # judges gateway artifacts (a lowering report), not a workflow file
         "NIKA-PORT-002",  # judges a policy lowering onto a backend, not a workflow file
         "NIKA-SEC-010",  # the static one-prompt-many-effect-classes refusal is not emitted by the check
