@@ -21,13 +21,18 @@ import json
 import os
 import shutil
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.contracts.blocklist import judge_shell, judge_words
 from checker.contracts.effects import dangerous_env
 from runtime.errors import TaskError
 from runtime.permits import ENV_FLOOR
+
+if TYPE_CHECKING:
+    from checker.model.workflow import Exec
+    from runtime.engine.context import VerbContext
 
 EXIT_CODE = "NIKA-EXEC-001"
 SPAWN_CODE = "NIKA-EXEC-002"
@@ -61,7 +66,9 @@ class ExecCall:
         return "/bin/sh"
 
 
-def compose_env(passthrough: tuple[str, ...], authored: dict[str, str], engine_env: dict[str, str]) -> dict[str, str]:
+def compose_env(
+    passthrough: tuple[str, ...], authored: Mapping[str, str], engine_env: Mapping[str, str]
+) -> dict[str, str]:
     """Floor ∪ passthrough (read from the engine's environment) ∪ ``exec.env``, minus dangerous names."""
     out: dict[str, str] = {}
     for name in (*ENV_FLOOR, *passthrough):
@@ -255,11 +262,23 @@ def decode(raw: bytes, how: str, program: str) -> Any:
     return text
 
 
-async def run_exec_verb(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any:
-    """Resolve an ``exec:`` block of the model against ``scope``, judge it, and run it."""
+async def run_exec_verb(ctx: VerbContext, verb: Exec) -> Any:
+    """Resolve an ``exec:`` block of the model against the task's scope, judge it, and hand the
+    resolved call to the run's executor."""
+    from runtime.engine.executor import ExecEffect
+
+    call = resolve_exec(ctx, verb)
+    result = await ctx.executor.perform(ExecEffect(ctx.task_id, call))
+    return result.value()
+
+
+def resolve_exec(ctx: VerbContext, verb: Exec) -> ExecCall:
+    """The ``exec:`` block as plain data, after the permit judge and the blocklist accepted it."""
     from checker.expr import render_string
     from checker.parse.values import TemplateValue
     from runtime.values import materialise
+
+    tid, scope = ctx.task_id, ctx.scope
 
     def text(v: Any, what: str) -> str:
         value = materialise(v, scope, what)
@@ -271,13 +290,13 @@ async def run_exec_verb(run: Any, tid: str, verb: Any, scope: dict[str, Any]) ->
         argv = [text(v, f"`command[{i}]`") for i, v in enumerate(verb.command)]
         if not argv or not argv[0]:
             raise TaskError(SPAWN_CODE, "`command:` is empty", details={})
-        run.boundary.check_exec(tid, argv[0], shell=False)
+        ctx.boundary.check_exec(tid, argv[0], shell=False)
         computed = {i for i, v in enumerate(verb.command) if isinstance(v, TemplateValue)}
-        run.boundary.check_argv(tid, argv, computed)
+        ctx.boundary.check_argv(tid, argv, computed)
         why = judge_words(argv)
     else:
         shell = text(verb.shell, "`shell:`")
-        run.boundary.check_exec(tid, "/bin/sh", shell=True)
+        ctx.boundary.check_exec(tid, "/bin/sh", shell=True)
         why = judge_shell(shell)
     if why is not None:
         raise TaskError(
@@ -285,23 +304,23 @@ async def run_exec_verb(run: Any, tid: str, verb: Any, scope: dict[str, Any]) ->
             f"the command was refused by the exec blocklist: {why}",
             details={"reason": why},
         )
-    cwd = str(run.workdir)
+    cwd = str(ctx.workdir)
     if verb.cwd is not None:
         c = text(verb.cwd, "`cwd:`")
-        cwd = c if os.path.isabs(c) else str(run.workdir / c)
+        cwd = c if os.path.isabs(c) else str(ctx.workdir / c)
     authored: dict[str, str] = {}
     if verb.env is not None:
         for name, entry in verb.env.items():
             authored[name] = text(entry.value, f"`env.{name}`")
-    env = compose_env(run.boundary.env_passthrough(tid), authored, run.engine_env)
+    env = compose_env(ctx.boundary.env_passthrough(tid), authored, ctx.engine_env)
     stdin = text(verb.stdin, "`stdin:`") if verb.stdin is not None else None
     call = ExecCall(argv, shell, cwd, env, stdin, verb.capture, verb.decode)
     if argv is not None:
-        call.executable = engine_program(argv[0], run.engine_env, cwd)
-    return await run_process(call)
+        call.executable = engine_program(argv[0], ctx.engine_env, cwd)
+    return call
 
 
-def engine_program(program: str, engine_env: dict[str, str], cwd: str) -> str:
+def engine_program(program: str, engine_env: Mapping[str, str], cwd: str) -> str:
     """The file ``program`` names: a bare name looked up on the *engine's* ``PATH`` (never the
     task's ``exec.env`` PATH, which would re-point an allowed name at any binary); a path with a
     separator relative to ``cwd``."""
