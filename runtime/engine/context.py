@@ -27,7 +27,7 @@ from runtime.permits import Boundary
 from runtime.services import Services
 
 if TYPE_CHECKING:
-    from runtime.engine.executor import Executor, ExecutorFactory
+    from runtime.engine.executor import EffectCall, EffectResult, Executor, ExecutorFactory
 
 
 @dataclass(frozen=True)
@@ -69,3 +69,11 @@ class VerbContext:
 
     def emit(self, kind: str, fields: Fields) -> None:
         self.events.emit(kind, fields)
+
+    async def perform(self, call: EffectCall) -> EffectResult:
+        """Have the executor perform ``call``; the witnesses it reports are journaled here, in the driver."""
+        from runtime.engine.executor import journal_witness
+
+        result = await self.executor.perform(call)
+        journal_witness(self.events, result)
+        return result

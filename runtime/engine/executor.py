@@ -43,8 +43,8 @@ from runtime.permits import Boundary
 from runtime.services import Services
 
 if TYPE_CHECKING:
+    from runtime.process import ExecCall
     from runtime.providers.base import Request
-    from runtime.verbs.exec import ExecCall
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class LocalExecutor:
     async def _perform(self, call: EffectCall) -> tuple[Any, tuple[int | None, int | None, str | None]]:
         none: tuple[int | None, int | None, str | None] = (None, None, None)
         if isinstance(call, ExecEffect):
-            from runtime.verbs.exec import run_process
+            from runtime.process import run_process
 
             return await run_process(call.call), none
         if isinstance(call, ModelEffect):

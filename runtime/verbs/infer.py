@@ -44,7 +44,7 @@ async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
         ("provider", provider.id or model.partition("/")[0]),
         ("model", model),
     ]
-    result = await ctx.executor.perform(ModelEffect(tid, model, request))
+    result = await ctx.perform(ModelEffect(tid, model, request))
     if result.error is not None:
         ctx.emit("verb_invoked", [*fields, ("duration_ms", result.duration_ms), ("error_code", result.error["code"])])
         result.value()

@@ -46,7 +46,7 @@ async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, comput
     tid = ctx.task_id
     if tool.startswith("mcp:"):
         ctx.boundary.check_tool(tid, tool, ("mcp",))
-        return (await ctx.executor.perform(McpEffect(tid, tool, args))).value()
+        return (await ctx.perform(McpEffect(tid, tool, args))).value()
     from checker.contracts import tables as contracts
 
     c = contracts.contract(tool)
@@ -56,7 +56,7 @@ async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, comput
     if "net" in effects and ("url" in args or (c is not None and c.arg("url"))):
         ctx.boundary.check_url(tid, args.get("url"), inert=inert)
     call = ToolEffect(tid, tool, args, computed, ctx.settings.interactive, "net" in effects, inert)
-    return (await ctx.executor.perform(call)).value()
+    return (await ctx.perform(call)).value()
 
 
 async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
