@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rt_helpers import run_yaml, statuses
 
 from runtime.engine.context import VerbContext
 from runtime.engine.executor import (
@@ -25,7 +26,6 @@ from runtime.engine.executor import (
     ToolEffect,
     make_executor,
 )
-from tests.runtime.rt_helpers import run_yaml, statuses
 
 WF = """
 nika: v1
