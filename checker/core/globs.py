@@ -36,6 +36,7 @@ __all__ = [
     "GlobSyntaxError",
     "ToolRule",
     "canonical_path",
+    "glob_base",
     "glob_match",
     "match_path",
     "match_tool",
@@ -250,6 +251,30 @@ def canonical_path(path: str) -> str:
     if absolute:
         return "/" + body
     return body or "."
+
+
+def glob_base(pattern: str) -> tuple[str, str]:
+    """A file-name glob split at its first wildcard segment: ``(base, rest)``.
+
+    ``base`` is the literal folder the walk starts from (``""`` for the working directory, ``"/"``
+    for the root) and ``rest`` the wildcard part (``""`` when the pattern has no wildcard: then
+    ``base`` is the pattern itself). ``nika:glob`` walks from the base; the permit judge judges
+    the base as the path read, statically on a literal pattern and at run on the resolved one.
+    """
+    parts = pattern.split("/")
+    fixed = 0
+    while fixed < len(parts) - 1 and not _has_magic(parts[fixed]):
+        fixed += 1
+    if not _has_magic(parts[fixed]):
+        return pattern, ""
+    base = "/".join(parts[:fixed]) if fixed else ""
+    if base == "" and pattern.startswith("/"):
+        base = "/"
+    return base, "/".join(parts[fixed:])
+
+
+def _has_magic(segment: str) -> bool:
+    return any(c in segment for c in "*?[\\")
 
 
 def _climb(path: str) -> int:

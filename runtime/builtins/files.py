@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checker.core.globs import GlobSyntaxError, glob_match
+from checker.core.globs import GlobSyntaxError, glob_base, glob_match
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import ARG_CODE, arg, content_octets, describe, need, read_regular, render
 from runtime.errors import TaskError
@@ -198,7 +198,6 @@ def _literal(args: dict[str, Any], name: str) -> str:
 # ── nika:glob ─────────────────────────────────────────────────────────────────────────────────
 
 GLOB_001 = "NIKA-BUILTIN-GLOB-001"
-_MAGIC = re.compile(r"[*?\[\\]")
 
 
 @builtin(GLOB)
@@ -213,22 +212,13 @@ async def glob(args: dict[str, Any], ctx: BuiltinContext) -> list[str]:
     excludes = [_matcher(_plain(x)) for x in args.get("exclude") or []]
     if not pattern:
         raise TaskError(GLOB_001, "the glob pattern is empty")
-    parts = pattern.split("/")
-    fixed = 0
-    while fixed < len(parts) - 1 and not _MAGIC.search(parts[fixed]):
-        fixed += 1
-    if not _MAGIC.search(parts[fixed]):
-        fixed = len(parts)
-    prefix = "/".join(parts[:fixed]) if fixed else ""
-    if prefix == "" and pattern.startswith("/"):
-        prefix = "/"
-    rest = parts[fixed:]
+    prefix, rest = glob_base(pattern)
     if not rest:  # no wildcard at all: the path itself, when it exists
         hits = [pattern] if os.path.lexists(ctx.resolve_read(pattern)) else []
     else:
-        matches = _matcher("/".join(rest))
+        matches = _matcher(rest)
         base = ctx.resolve_read(prefix or ".")
-        depth = None if "**" in rest else len(rest)
+        depth = None if "**" in rest.split("/") else len(rest.split("/"))
         hits = [_join(prefix, rel) for rel in _walk(base, depth) if matches(rel)]
     return sorted(h for h in hits if not any(x(_plain(h)) for x in excludes))
 
