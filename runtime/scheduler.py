@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from runtime.engine.executor import EffectCall, EffectResult, Executor, LocalExecutor
 from runtime.engine.records import DEFAULT_MAX_PARALLEL, Options, RunResult, TaskRecord
-from runtime.engine.retry import backoff_ms as _backoff_ms
 from runtime.engine.run import Run
 
 __all__ = [
@@ -22,5 +21,4 @@ __all__ = [
     "Run",
     "RunResult",
     "TaskRecord",
-    "_backoff_ms",
 ]

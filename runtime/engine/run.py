@@ -103,10 +103,6 @@ class Run:
     def journal(self) -> Journal:
         return self.sink.journal
 
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        return self.sink.events
-
     def emit(self, kind: str, fields: Fields) -> None:
         self.sink.emit(kind, fields)
 
@@ -135,7 +131,7 @@ class Run:
         j = self.journal
         j.close()
         path = str(j.path) if j.path else None
-        return RunResult(state, self.records, outputs, self.events, error, path, j.error, j.head, self.redactor)
+        return RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
 
     def _announce(self) -> None:
         import hashlib
