@@ -26,7 +26,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.expr import render_string
 from runtime import limits
@@ -34,6 +34,10 @@ from runtime.errors import TaskError
 from runtime.policy import judge_provider
 from runtime.providers.base import Message, Request, Response, ToolCall, ToolSpec
 from runtime.values import materialise, plain
+
+if TYPE_CHECKING:
+    from checker.model.workflow import Agent as AgentVerb
+    from runtime.engine.context import VerbContext
 
 DONE = "nika:done"
 COMPOSE = "nika:compose"
@@ -192,7 +196,9 @@ def builtin_parameters(tool_id: str, output_schema: dict[str, Any] | None) -> di
     return _object_schema(c.args, c.open_args)
 
 
-async def catalogue(run: Any, tid: str, rules: list[str], output_schema: dict[str, Any] | None) -> list[ToolSpec]:
+async def catalogue(
+    ctx: VerbContext, tid: str, rules: list[str], output_schema: dict[str, Any] | None
+) -> list[ToolSpec]:
     """The tools a whitelist grants, offered to the model in whitelist order."""
     from checker.contracts import tables as contracts
     from checker.core.globs import expand_tools as expand
@@ -203,7 +209,7 @@ async def catalogue(run: Any, tid: str, rules: list[str], output_schema: dict[st
     if any(r.lstrip("!").startswith("mcp:") for r in rules):
         from runtime.mcp_client import list_mcp_tools
 
-        for tool_id, description, schema in await list_mcp_tools(run, tid, rules):
+        for tool_id, description, schema in await list_mcp_tools(ctx, tid, rules):
             known[tool_id] = (description, schema)
     taken: set[str] = set()
     specs = []
@@ -243,12 +249,12 @@ def compose_system(
 
 
 class AgentLoop:
-    def __init__(self, run: Any, tid: str, verb: Any, scope: dict[str, Any], task: Any) -> None:
-        self.run = run
-        self.tid = tid
+    def __init__(self, ctx: VerbContext, verb: Any) -> None:
+        self.ctx = ctx
+        self.tid = ctx.task_id
         self.verb = verb
-        self.scope = scope
-        self.task = task
+        self.scope = ctx.scope
+        self.task = ctx.task
         self.messages: list[Message] = []
         self.tools: list[ToolSpec] = []
         self.by_wire: dict[str, str] = {}
@@ -261,14 +267,14 @@ class AgentLoop:
         return materialise(node, self.scope, what) if node is not None else None
 
     async def run_loop(self) -> Any:
-        verb, run = self.verb, self.run
-        model = run.options.model or self._value(verb.effective_model, "`model:`")
+        verb, ctx = self.verb, self.ctx
+        model = ctx.settings.model or self._value(verb.effective_model, "`model:`")
         if not isinstance(model, str) or "/" not in model:
             raise TaskError(
                 "NIKA-PROVIDER-002",
                 "the agent has no model: set `model: provider/name` on the workflow or the task, or pass `--model`",
             )
-        judge_provider(run.wf, self.tid, model)
+        judge_provider(ctx.workflow, self.tid, model)
         prompt = self._value(verb.prompt, "`prompt:`")
         if not isinstance(prompt, str):
             prompt = render_string(prompt)
@@ -281,26 +287,26 @@ class AgentLoop:
         ledger = Ledger(
             int(max_turns) if isinstance(max_turns, int) else limits.DEFAULT_MAX_TURNS,
             int(max_tokens) if isinstance(max_tokens, int) else limits.DEFAULT_MAX_TOKENS_TOTAL,
-            run.services.max_cost_usd(),
+            ctx.services.max_cost_usd(),
         )
         self.ledger = ledger
         skill_paths = [str(s.value) for s in verb.skills]
         system = compose_system(
-            system if isinstance(system, str) else None, skill_paths, str(run.workdir), run.compiled.source.path
+            system if isinstance(system, str) else None, skill_paths, str(ctx.workdir), ctx.source_path
         )
-        if self.task is not None and self.task.timeout is not None:
-            self.deadline = run.records[self.tid]._t0 + self.task.timeout.ms / 1000
-        provider, name = run.services.provider_for(model)
-        self.tools = await catalogue(run, self.tid, self.rules, self.schema)
+        if self.task is not None and self.task.timeout is not None and ctx.started_monotonic is not None:
+            self.deadline = ctx.started_monotonic + self.task.timeout.ms / 1000
+        provider, name = ctx.services.provider_for(model)
+        self.tools = await catalogue(ctx, self.tid, self.rules, self.schema)
         self.by_wire = {t.name: t.tool_id for t in self.tools}
-        run._witness(
+        ctx.events.witness(
             self.tid,
             "tool",
             "agent:tools",
             True,
             "the agent may call only what its `tools:` whitelist grants" if self.rules else "no `tools:`: no tools",
         )
-        run.emit(
+        ctx.emit(
             "agent_tools_selected",
             [("task", self.tid), ("model", model), ("tools", [t.tool_id for t in self.tools])],
         )
@@ -316,7 +322,7 @@ class AgentLoop:
                 self._model_event(model, None, t0, "cut")
             left = self._remaining_s()
             ledger.stop_reason = StopReason.DEADLINE if left is not None and left <= 0 else StopReason.CANCELLED
-            run.agent_records[self.tid] = ledger.record()
+            ctx.record_agent(ledger.record())
             raise
         return output  # pragma: no cover - _turns always stops
 
@@ -324,8 +330,8 @@ class AgentLoop:
         led = self.ledger
         led.stop_reason = stop.reason
         record = led.record()
-        self.run.agent_records[self.tid] = record
-        self.run.emit(
+        self.ctx.record_agent(record)
+        self.ctx.emit(
             "agent_budget_checkpoint",
             [("task", self.tid), *record.items()],
         )
@@ -442,10 +448,10 @@ class AgentLoop:
                     f"finishing; the next call (about {est_in} tokens in) would overshoot it",
                 ),
             )
-        if led.max_cost_usd is not None and self.run.services.is_priced(model):
+        if led.max_cost_usd is not None and self.ctx.services.is_priced(model):
             left = led.max_cost_usd - led.cost_usd
-            per_out = self.run.services.cost_of(model, 0, 1_000_000) / 1_000_000
-            room = left - self.run.services.cost_of(model, est_in, 0)
+            per_out = self.ctx.services.cost_of(model, 0, 1_000_000) / 1_000_000
+            room = left - self.ctx.services.cost_of(model, est_in, 0)
             if per_out > 0:
                 cap = min(cap, int(room / per_out)) if room > 0 else 0
             elif room < 0:
@@ -512,7 +518,7 @@ class AgentLoop:
             self._in_flight = None
             led.provider_attempts += 1
             led.turns += 1
-            if not reply.usage_reported and self.run.services.is_priced(base.model):
+            if not reply.usage_reported and self.ctx.services.is_priced(base.model):
                 self._model_event(base.model, reply, t0, "NIKA-AGENT-005")
                 raise Stop(
                     StopReason.PROVIDER_ERROR,
@@ -531,7 +537,7 @@ class AgentLoop:
             led.tokens_out += reply.tokens_out
             if reply.tokens_in == 0 and reply.tokens_out == 0 and reply.tokens:
                 led.tokens_out += reply.tokens
-            led.cost_usd += self.run.services.cost_of(base.model, reply.tokens_in, reply.tokens_out)
+            led.cost_usd += self.ctx.services.cost_of(base.model, reply.tokens_in, reply.tokens_out)
             self._model_event(base.model, reply, t0, None)
             return reply
 
@@ -556,7 +562,7 @@ class AgentLoop:
             ]
         if code is not None:
             fields.append(("error_code", code))
-        self.run.emit("verb_invoked", fields)
+        self.ctx.emit("verb_invoked", fields)
 
     # -- final answers ----------------------------------------------------------------------
 
@@ -568,7 +574,7 @@ class AgentLoop:
             led = self.ledger
             if not led.empty_nudged:  # an empty answer is not success: ask the model to synthesise once
                 led.empty_nudged = True
-                self.run.emit("agent_nudge", [("task", self.tid), ("why", "empty final message"), ("turn", led.turns)])
+                self.ctx.emit("agent_nudge", [("task", self.tid), ("why", "empty final message"), ("turn", led.turns)])
                 self.messages.append(Message("user", limits.EMPTY_ANSWER_NUDGE))
                 return
             raise Stop(
@@ -599,7 +605,7 @@ class AgentLoop:
                     SCHEMA_CODE, f"the model sent {led.malformed_in_a_row} malformed replies in a row: {feedback}"
                 ),
             )
-        self.run.emit("agent_nudge", [("task", self.tid), ("why", "malformed reply"), ("turn", led.turns)])
+        self.ctx.emit("agent_nudge", [("task", self.tid), ("why", "malformed reply"), ("turn", led.turns)])
         self.messages.append(Message("user", feedback))
 
     # -- tool calls -------------------------------------------------------------------------
@@ -701,7 +707,7 @@ class AgentLoop:
             else:
                 from runtime.verbs.invoke import call_tool
 
-                result = await call_tool(self.run, self.tid, tool_id, args, self.task)
+                result = await call_tool(self.ctx, tool_id, args)
         except TaskError as err:
             if err.category == "security_error":
                 self._tool_event(call, tool_id, "refused", err.code, t0)
@@ -762,7 +768,7 @@ class AgentLoop:
             raise TaskError("NIKA-BUILTIN-001", "`nika:compose` needs `workflow_yaml`: the complete draft as a string")
         from checker.engine.pipeline import compile_text
 
-        compiled = compile_text(draft, "<draft>", str(self.run.workdir))
+        compiled = compile_text(draft, "<draft>", str(self.ctx.workdir))
         findings = [
             {
                 "code": d.code,
@@ -772,7 +778,7 @@ class AgentLoop:
             for d in compiled.diagnostics
         ]
         valid = not any(d.is_error for d in compiled.diagnostics)
-        self.run.emit(
+        self.ctx.emit(
             "agent_compose_checked",
             [("task", self.tid), ("valid", valid), ("errors", sum(1 for d in compiled.diagnostics if d.is_error))],
         )
@@ -799,7 +805,7 @@ class AgentLoop:
             fields.append(("result_summary", cut + ("…" if len(result) > len(cut) else "")))
         if code is not None:
             fields.append(("error_code", code))
-        self.run.emit("tool_invoked", fields)
+        self.ctx.emit("tool_invoked", fields)
 
 
 def retry_delay_s(err: TaskError, attempt: int) -> float:
@@ -851,5 +857,6 @@ def _render(value: Any) -> str:
     return text
 
 
-async def run_agent(run: Any, tid: str, verb: Any, scope: dict[str, Any], task: Any) -> Any:
-    return await AgentLoop(run, tid, verb, scope, task).run_loop()
+async def run_agent(ctx: VerbContext, verb: AgentVerb) -> Any:
+    """The agent loop of one ``agent:`` task, given what its task may read and do."""
+    return await AgentLoop(ctx, verb).run_loop()

@@ -24,12 +24,31 @@ import asyncio
 import base64
 import contextlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime import limits
 from runtime.errors import TaskError
+
+if TYPE_CHECKING:
+    from runtime.permits import Boundary
+    from runtime.services import Services
+
+
+class McpHost(Protocol):
+    """What the MCP client reads of its caller (a verb context, the executor's host)."""
+
+    @property
+    def workdir(self) -> Path: ...
+    @property
+    def boundary(self) -> Boundary: ...
+    @property
+    def services(self) -> Services: ...
+    @property
+    def engine_env(self) -> Mapping[str, str]: ...
+
 
 UNAVAILABLE = "NIKA-MCP-001"
 CALL_FAILED = "NIKA-MCP-002"
@@ -207,7 +226,7 @@ def _why(exc: BaseException) -> str:
 class MCPPool:
     """The MCP servers one run has started."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: McpHost) -> None:
         self.run = run
         self.servers, self.source = load_config(run.workdir)
         self.conns: dict[str, Connection] = {}
@@ -243,14 +262,14 @@ class MCPPool:
         await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
 
 
-def pool_of(run: Any) -> MCPPool:
+def pool_of(run: McpHost) -> MCPPool:
     if run.services.mcp is None:
         run.services.mcp = MCPPool(run)
     pool: MCPPool = run.services.mcp
     return pool
 
 
-async def list_mcp_tools(run: Any, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
+async def list_mcp_tools(run: McpHost, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(tool id, description, input schema)`` for every tool of the servers a whitelist can reach."""
     from checker.core.globs import match_tool as matches
 
@@ -266,9 +285,9 @@ async def list_mcp_tools(run: Any, tid: str, rules: list[str]) -> list[tuple[str
     return out
 
 
-async def call_mcp_tool(run: Any, tid: str, tool: str, args: dict[str, Any]) -> Any:
+async def call_mcp_tool(run: McpHost, tid: str, tool: str, args: dict[str, Any]) -> Any:
+    """Perform one MCP tool call (the tool grant was judged by the caller, ``verbs/invoke``)."""
     server, name = split_tool(tool)
-    run.boundary.check_tool(tid, tool, ("mcp",))
     pool = pool_of(run)
     conn = await pool.connection(tid, server)
     tools = await conn.list_tools()

@@ -6,7 +6,7 @@ and `nika check` should say so ahead. So the registry of implemented builtins is
 source files with :mod:`ast`, never executed: every ``@builtin(X)`` decorator under
 ``runtime/builtins/`` (``X`` a string literal, or a module constant holding one), the tools the
 agent loop answers itself (``LOOP_TOOLS`` in ``runtime/agent.py``) and the secret sources the
-scheduler resolves (``SECRET_SOURCES`` in ``runtime/scheduler.py``). When a builtin is built, its
+engine resolves (``SECRET_SOURCES`` in ``runtime/engine/scope.py``). When a builtin is built, its
 decorator appears and the warning goes away by itself; tests/runtime/test_built_features.py
 keeps this reading equal to the live registry.
 
@@ -133,6 +133,6 @@ def built(root: Path = RUNTIME) -> Built | None:
     agent = _module(root / "agent.py")
     if agent is not None:
         tools |= _literal_set(agent, "LOOP_TOOLS")
-    scheduler = _module(root / "scheduler.py")
-    sources = _literal_set(scheduler, "SECRET_SOURCES") if scheduler is not None else set()
+    scope = _module(root / "engine" / "scope.py")
+    sources = _literal_set(scope, "SECRET_SOURCES") if scope is not None else set()
     return Built(frozenset(tools), frozenset(sources))

@@ -14,6 +14,12 @@ and ``dir/**`` also covers the folder ``dir`` itself.
 Both sides are canonicalised lexically first (see :func:`canonical_path`); a path that climbs
 out of the base (``../x``) is matched only by a pattern that climbs the same way literally.
 
+File-name globs (``nika:glob`` patterns and ``exclude:``) ask for the shell classes too
+(``classes=True``): ``?`` is one character inside a segment, ``[…]`` a character class (``[!…]``
+or ``[^…]`` negated, ``a-z`` ranges) that never matches a separator. Without ``classes`` those
+characters are literal, as in permit and tool globs. A pattern the class syntax cannot read
+(a ``[`` never closed, a lone trailing ``\\``) raises :class:`GlobSyntaxError`.
+
 Patterns are data: they are interpreted token by token, never compiled into a regular
 expression, so no text from a workflow reaches ``re``. ``\\`` escapes the next character.
 The matcher is a dynamic programme in O(len(pattern) x len(text)).
@@ -27,8 +33,10 @@ from functools import lru_cache
 from checker.core.records import record
 
 __all__ = [
+    "GlobSyntaxError",
     "ToolRule",
     "canonical_path",
+    "glob_base",
     "glob_match",
     "match_path",
     "match_tool",
@@ -39,17 +47,59 @@ __all__ = [
 _STAR = 1  # one run inside a segment
 _DSTAR = 2  # a run crossing segments
 _DSTAR_SLASH = 3  # "**/": nothing, or a run ending in a separator
+_ONE = 4  # "?": one character inside a segment (classes only)
+
+# A character class: (negated, ((lo, hi), ...)), matching one character inside a segment.
+_Class = tuple[bool, tuple[tuple[str, str], ...]]
+_Token = str | int | _Class
+
+
+class GlobSyntaxError(ValueError):
+    """A file-name glob the class syntax cannot read; the message says where."""
+
+
+def _class_at(pattern: str, i: int) -> tuple[_Class, int]:
+    """The class opening at ``pattern[i] == "["`` and the index after its ``]``."""
+    j, n = i + 1, len(pattern)
+    negated = j < n and pattern[j] in "!^"
+    if negated:
+        j += 1
+    ranges: list[tuple[str, str]] = []
+    first = True
+    while j < n and (pattern[j] != "]" or first):
+        first = False
+        lo = pattern[j]
+        if lo == "\\" and j + 1 < n:
+            j += 1
+            lo = pattern[j]
+        if j + 2 < n and pattern[j + 1] == "-" and pattern[j + 2] != "]":
+            ranges.append((lo, pattern[j + 2]))
+            j += 3
+        else:
+            ranges.append((lo, lo))
+            j += 1
+    if j >= n:
+        raise GlobSyntaxError(f"the glob {pattern!r} opens a `[` character class it never closes")
+    return (negated, tuple(ranges)), j + 1
 
 
 @lru_cache(maxsize=1024)
-def _tokens(pattern: str) -> tuple[str | int, ...]:
-    out: list[str | int] = []
+def _tokens(pattern: str, classes: bool = False) -> tuple[_Token, ...]:
+    out: list[_Token] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "\\" and i + 1 < n:
             out.append(pattern[i + 1])
             i += 2
+        elif c == "\\" and classes:
+            raise GlobSyntaxError(f"the glob {pattern!r} ends with a lone `\\`")
+        elif c == "?" and classes:
+            out.append(_ONE)
+            i += 1
+        elif c == "[" and classes:
+            cls, i = _class_at(pattern, i)
+            out.append(cls)
         elif c == "*":
             if i + 1 < n and pattern[i + 1] == "*":
                 j = i + 2
@@ -70,13 +120,18 @@ def _tokens(pattern: str) -> tuple[str | int, ...]:
     return tuple(out)
 
 
-def glob_match(pattern: str, text: str, *, seps: str = "/", hard: str = "") -> bool:
+def _in_class(cls: _Class, c: str) -> bool:
+    negated, ranges = cls
+    return any(lo <= c <= hi for lo, hi in ranges) != negated
+
+
+def glob_match(pattern: str, text: str, *, seps: str = "/", hard: str = "", classes: bool = False) -> bool:
     """Whether ``text`` matches ``pattern``.
 
-    ``seps``: characters ``*`` never matches; ``hard``: characters no wildcard ever matches
-    (``**`` included).
+    ``seps``: characters ``*`` (and ``?``, a class) never matches; ``hard``: characters no
+    wildcard ever matches (``**`` included); ``classes``: read ``?`` and ``[…]`` as wildcards.
     """
-    toks = _tokens(pattern)
+    toks = _tokens(pattern, classes)
     n = len(text)
     # cur[j]: the tokens read so far match text[:j]
     cur = [False] * (n + 1)
@@ -86,6 +141,12 @@ def glob_match(pattern: str, text: str, *, seps: str = "/", hard: str = "") -> b
         if isinstance(tok, str):
             for j in range(n):
                 if cur[j] and text[j] == tok:
+                    nxt[j + 1] = True
+        elif tok == _ONE or isinstance(tok, tuple):
+            stop = seps + hard
+            for j in range(n):
+                c = text[j]
+                if cur[j] and c not in stop and (tok == _ONE or _in_class(tok, c)):  # type: ignore[arg-type]
                     nxt[j + 1] = True
         elif tok in (_STAR, _DSTAR):
             stop = seps + hard if tok == _STAR else hard
@@ -190,6 +251,30 @@ def canonical_path(path: str) -> str:
     if absolute:
         return "/" + body
     return body or "."
+
+
+def glob_base(pattern: str) -> tuple[str, str]:
+    """A file-name glob split at its first wildcard segment: ``(base, rest)``.
+
+    ``base`` is the literal folder the walk starts from (``""`` for the working directory, ``"/"``
+    for the root) and ``rest`` the wildcard part (``""`` when the pattern has no wildcard: then
+    ``base`` is the pattern itself). ``nika:glob`` walks from the base; the permit judge judges
+    the base as the path read, statically on a literal pattern and at run on the resolved one.
+    """
+    parts = pattern.split("/")
+    fixed = 0
+    while fixed < len(parts) - 1 and not _has_magic(parts[fixed]):
+        fixed += 1
+    if not _has_magic(parts[fixed]):
+        return pattern, ""
+    base = "/".join(parts[:fixed]) if fixed else ""
+    if base == "" and pattern.startswith("/"):
+        base = "/"
+    return base, "/".join(parts[fixed:])
+
+
+def _has_magic(segment: str) -> bool:
+    return any(c in segment for c in "*?[\\")
 
 
 def _climb(path: str) -> int:

@@ -22,6 +22,7 @@ from checker.contracts import effects
 from checker.contracts.effects import Boundary, Denial, boundary_of
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.globs import canonical_path, glob_base
 from checker.core.records import record
 from checker.core.source import Span
 from checker.model.workflow import Agent, Exec, Invoke, Task
@@ -197,7 +198,10 @@ def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
             if d is not None:  # a present block grants only the tools it lists, pure ones too (01 §permits)
                 yield _escape(n, d)
             continue
-        if n.value is None or n.kind == "glob":
+        if n.value is None:
+            continue
+        if n.kind == "glob":
+            yield from _judge_glob(bound, n)
             continue
         yield from _judge_value(ctx, bound, n)
     yield from _reentry(ctx, bound)
@@ -253,6 +257,21 @@ def _target(n: NeedSite, raw: str) -> str | None:
     if n.kind == "url":
         return effects.url_host(raw)
     return raw
+
+
+def _judge_glob(bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:
+    """A literal glob reads its base folder (or, without a wildcard, the path itself): judged as
+    the run judges it (``nika:glob`` resolves the same base). A base in the working directory
+    itself is left to the run, which judges the resolved folder."""
+    v = n.value
+    if v is None or isinstance(v, TemplateValue) or not isinstance(v.value, str) or not v.value:
+        return
+    base, _rest = glob_base(v.value)
+    if canonical_path(base or ".") == ".":
+        return
+    d = bound.check(n.plane, base)
+    if d is not None:
+        yield _escape(n, d)
 
 
 def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:

@@ -19,9 +19,11 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from checker.core.globs import GlobSyntaxError, glob_base, glob_match
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import ARG_CODE, arg, content_octets, describe, need, read_regular, render
 from runtime.errors import TaskError
@@ -196,7 +198,6 @@ def _literal(args: dict[str, Any], name: str) -> str:
 # ── nika:glob ─────────────────────────────────────────────────────────────────────────────────
 
 GLOB_001 = "NIKA-BUILTIN-GLOB-001"
-_MAGIC = re.compile(r"[*?\[\\]")
 
 
 @builtin(GLOB)
@@ -208,27 +209,18 @@ async def glob(args: dict[str, Any], ctx: BuiltinContext) -> list[str]:
     like any other. Symlinked directories are listed but not descended into.
     """
     pattern = need(args, GLOB, "pattern", str)
-    excludes = [_glob_regex(_plain(x)) for x in args.get("exclude") or []]
+    excludes = [_matcher(_plain(x)) for x in args.get("exclude") or []]
     if not pattern:
         raise TaskError(GLOB_001, "the glob pattern is empty")
-    parts = pattern.split("/")
-    fixed = 0
-    while fixed < len(parts) - 1 and not _MAGIC.search(parts[fixed]):
-        fixed += 1
-    if not _MAGIC.search(parts[fixed]):
-        fixed = len(parts)
-    prefix = "/".join(parts[:fixed]) if fixed else ""
-    if prefix == "" and pattern.startswith("/"):
-        prefix = "/"
-    rest = parts[fixed:]
+    prefix, rest = glob_base(pattern)
     if not rest:  # no wildcard at all: the path itself, when it exists
         hits = [pattern] if os.path.lexists(ctx.resolve_read(pattern)) else []
     else:
-        rx = _glob_regex("/".join(rest))
+        matches = _matcher(rest)
         base = ctx.resolve_read(prefix or ".")
-        depth = None if "**" in rest else len(rest)
-        hits = [_join(prefix, rel) for rel in _walk(base, depth) if rx.fullmatch(rel)]
-    return sorted(h for h in hits if not any(x.fullmatch(_plain(h)) for x in excludes))
+        depth = None if "**" in rest.split("/") else len(rest.split("/"))
+        hits = [_join(prefix, rel) for rel in _walk(base, depth) if matches(rel)]
+    return sorted(h for h in hits if not any(x(_plain(h)) for x in excludes))
 
 
 def _walk(base: Path, depth: int | None) -> list[str]:
@@ -258,56 +250,13 @@ def _plain(path: str) -> str:
     return path
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    segments = pattern.split("/")
-    out = []
-    for i, seg in enumerate(segments):
-        last = i == len(segments) - 1
-        if seg == "**":
-            out.append(".*" if last else "(?:[^/]+/)*")
-        else:
-            out.append(_segment_regex(seg, pattern) + ("" if last else "/"))
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """``pattern`` read by the one glob matcher (``checker.core.globs``, file-name classes on)."""
     try:
-        return re.compile("".join(out), re.DOTALL)
-    except re.error as e:
-        raise TaskError(GLOB_001, f"the glob {pattern!r} is not valid: {e.msg}") from None
-
-
-def _segment_regex(seg: str, pattern: str) -> str:
-    out, i = [], 0
-    while i < len(seg):
-        c = seg[i]
-        if c == "*":
-            while i + 1 < len(seg) and seg[i + 1] == "*":
-                i += 1
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\":
-            if i + 1 == len(seg):
-                raise TaskError(GLOB_001, f"the glob {pattern!r} ends with a lone `\\`")
-            i += 1
-            out.append(re.escape(seg[i]))
-        elif c == "[":
-            j = i + 1
-            negate = j < len(seg) and seg[j] in "!^"
-            if negate:
-                j += 1
-            start = j
-            if j < len(seg) and seg[j] == "]":
-                j += 1
-            while j < len(seg) and seg[j] != "]":
-                j += 1
-            if j >= len(seg):
-                raise TaskError(GLOB_001, f"the glob {pattern!r} opens a `[` character class it never closes")
-            body = seg[start:j].replace("\\", "\\\\").replace("[", "\\[")
-            body = "\\]" + body[1:] if body.startswith("]") else body
-            out.append(f"[{'^' if negate else ''}{body}]")
-            i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+        glob_match(pattern, "", classes=True)  # read once: a syntax error is the caller's, now
+    except GlobSyntaxError as e:
+        raise TaskError(GLOB_001, str(e)) from None
+    return lambda path: glob_match(pattern, path, classes=True)
 
 
 # ── nika:grep ─────────────────────────────────────────────────────────────────────────────────

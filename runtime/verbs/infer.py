@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.expr import render_string
 from runtime.errors import TaskError
@@ -11,17 +10,25 @@ from runtime.policy import judge_provider
 from runtime.providers import Request
 from runtime.values import materialise
 
+if TYPE_CHECKING:
+    from checker.model.workflow import Infer
+    from runtime.engine.context import VerbContext
+
 SCHEMA_CODE = "NIKA-INFER-002"
 
 
-async def run_infer(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any:
-    model = run.options.model or materialise(verb.effective_model, scope, "`model:`")
+async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
+    """Evaluate the call, judge the model against ``policy:``, and hand the call to the executor."""
+    from runtime.engine.executor import ModelEffect
+
+    tid, scope = ctx.task_id, ctx.scope
+    model = ctx.settings.model or materialise(verb.effective_model, scope, "`model:`")
     if not isinstance(model, str) or "/" not in model:
         raise TaskError(
             "NIKA-PROVIDER-002",
             "the task has no model: set `model: provider/name` on the workflow or the task, or pass `--model`",
         )
-    judge_provider(run.wf, tid, model)
+    judge_provider(ctx.workflow, tid, model)
     prompt = materialise(verb.prompt, scope, "`prompt:`")
     if not isinstance(prompt, str):
         prompt = render_string(prompt)
@@ -29,37 +36,31 @@ async def run_infer(run: Any, tid: str, verb: Any, scope: dict[str, Any]) -> Any
     schema = materialise(verb.schema, scope, "`schema:`") if verb.schema is not None else None
     temperature = materialise(verb.temperature, scope, "`temperature:`") if verb.temperature is not None else None
     max_tokens = materialise(verb.max_tokens, scope, "`max_tokens:`") if verb.max_tokens is not None else None
-    provider, name = run.services.provider_for(model)
+    provider, _name = ctx.services.provider_for(model)
     request = Request(model, prompt, system, temperature, max_tokens, schema if isinstance(schema, dict) else None)
-    t0 = time.monotonic()
     fields: list[tuple[str, Any]] = [
         ("task", tid),
         ("phase", "model_call"),
         ("provider", provider.id or model.partition("/")[0]),
         ("model", model),
     ]
-    try:
-        response = await provider.complete(name, request)
-    except TaskError as err:
-        run.emit("verb_invoked", [*fields, ("duration_ms", _since(t0)), ("error_code", err.code)])
-        raise
-    run.emit(
+    result = await ctx.perform(ModelEffect(tid, model, request))
+    if result.error is not None:
+        ctx.emit("verb_invoked", [*fields, ("duration_ms", result.duration_ms), ("error_code", result.error["code"])])
+        result.value()
+    ctx.emit(
         "verb_invoked",
         [
             *fields,
-            ("duration_ms", _since(t0)),
-            ("tokens_in", response.tokens_in),
-            ("tokens_out", response.tokens_out),
-            ("finish_reason", response.finish_reason),
+            ("duration_ms", result.duration_ms),
+            ("tokens_in", result.tokens_in),
+            ("tokens_out", result.tokens_out),
+            ("finish_reason", result.finish_reason),
         ],
     )
     if request.schema is not None:
-        validate_output(response.value, request.schema)
-    return response.value
-
-
-def _since(t0: float) -> float:
-    return round((time.monotonic() - t0) * 1000, 3)
+        validate_output(result.output, request.schema)
+    return result.output
 
 
 def validate_output(value: Any, schema: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ effectful tool needs a grant, and a network tool's resolved URL must fit ``permi
 
 A child workflow is compiled by the checker (a child ``nika check`` refuses fails the task with
 the child's first error code), its arguments are bound to its ``inputs:`` exactly like ``--var``,
-and it runs in a fresh :class:`~runtime.scheduler.Run` with its own scope and its own journal,
+and it runs in a fresh :class:`~runtime.engine.run.Run` with its own scope and its own journal,
 under its own permits *and* its caller's (a child never gains authority). Nesting is bounded
 (NIKA-SEC-003), and a workflow that calls itself is refused.
 """
@@ -14,95 +14,127 @@ under its own permits *and* its caller's (a child never gains authority). Nestin
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.core.paths import resolve_named
 from runtime.errors import NOT_BUILT, TaskError
 from runtime.values import materialise
 
+if TYPE_CHECKING:
+    from checker.model.workflow import Invoke
+    from runtime.engine.context import VerbContext
+    from runtime.engine.records import RunResult
+
 DEPTH_CODE = "NIKA-SEC-003"
 CALL_FIT_CODE = "NIKA-COMP-004"
 
 
-async def run_invoke(run: Any, tid: str, verb: Any, scope: dict[str, Any], task: Any) -> Any:
-    args = materialise(verb.args, scope, "`args:`") if verb.args is not None else {}
+async def run_invoke(ctx: VerbContext, verb: Invoke) -> Any:
+    args = materialise(verb.args, ctx.scope, "`args:`") if verb.args is not None else {}
     if verb.workflow is not None:
-        return await _child(run, tid, verb, args)
+        return await _child(ctx, verb, args)
     tool = verb.tool or ""
-    return await call_tool(run, tid, tool, args if isinstance(args, dict) else {}, task, computed=True)
+    return await call_tool(ctx, tool, args if isinstance(args, dict) else {}, computed=True)
 
 
-async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: Any, *, computed: bool = False) -> Any:
-    """One tool call, from ``invoke:`` or from an agent's turn: an MCP tool through the run's MCP
-    client, a builtin after the authority checks of the dispatch boundary."""
+async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, computed: bool = False) -> Any:
+    """One tool call, from ``invoke:`` or from an agent's turn: judged here (the tool grant, a
+    network tool's URL), then performed by the run's executor (an MCP tool through the run's MCP
+    client, a builtin with its paths re-judged at the moment of the effect)."""
+    from runtime.engine.executor import McpEffect, ToolEffect
+
+    tid = ctx.task_id
     if tool.startswith("mcp:"):
-        from runtime.mcp_client import call_mcp_tool
-
-        return await call_mcp_tool(run, tid, tool, args)
+        ctx.boundary.check_tool(tid, tool, ("mcp",))
+        return (await ctx.perform(McpEffect(tid, tool, args))).value()
     from checker.contracts import tables as contracts
-    from runtime import builtins
 
     c = contracts.contract(tool)
     effects = c.effects if c is not None else ()
-    run.boundary.check_tool(tid, tool, effects)
+    ctx.boundary.check_tool(tid, tool, effects)
+    inert = ctx.task is not None and ctx.task.inert is not None
     if "net" in effects and ("url" in args or (c is not None and c.arg("url"))):
-        inert = task is not None and task.inert is not None
-        run.boundary.check_url(tid, args.get("url"), inert=inert)
-    ctx = builtins.BuiltinContext(
-        workdir=run.workdir,
-        resolve_read=lambda p: run.boundary.resolve(tid, p, "read"),
-        resolve_write=lambda p: run.boundary.resolve(tid, p, "write"),
-        emit=lambda event: run._builtin_event(tid, event),
-        task_id=tid,
-        interactive=run.options.interactive,
-        extra=_net_extra(run, tid, task) if "net" in effects else {},
+        ctx.boundary.check_url(tid, args.get("url"), inert=inert)
+    call = ToolEffect(tid, tool, args, computed, ctx.settings.interactive, "net" in effects, inert)
+    return (await ctx.perform(call)).value()
+
+
+async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
+    """Compile, admit and run the child workflow; its outputs, or its first failure."""
+    from runtime.admission import InputError, bind_inputs
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
+
+    s = ctx.settings
+    target, path, stack = _child_target(ctx, verb)
+    compiled = _admit_child(target, path)
+    assert compiled.workflow is not None
+    try:
+        inputs = bind_inputs(compiled.workflow, args if isinstance(args, dict) else {}, what=f"`{target}` args")
+    except InputError as exc:
+        raise TaskError(CALL_FIT_CODE, str(exc), details={"workflow": target}) from None
+    opts = Options(
+        max_parallel=s.max_parallel,
+        model=s.model,
+        trace_dir=s.trace_dir,
+        interactive=s.interactive,
+        depth=s.depth + 1,
+        max_depth=s.max_depth,
+        call_stack=stack,
+        engine_env=ctx.engine_env,
+        executor=s.executor,
     )
-    return await builtins.call(tool, args, ctx, computed=computed)
+    result = await Run(compiled, inputs, opts, workdir=ctx.workdir, parent_boundary=ctx.boundary).execute()
+    ctx.emit(
+        "tool_invoked",
+        [
+            ("task", ctx.task_id),
+            ("workflow", target),
+            ("state", result.workflow_state),
+            ("trace", result.trace),
+            ("chain_head", result.head),
+        ],
+    )
+    return _child_result(target, result)
 
 
-def _net_extra(run: Any, tid: str, task: Any) -> dict[str, Any]:
-    """What a network builtin needs: the run's one HTTP client, the engine environment (the SSRF
-    allowance) and the permits judge for every redirect hop."""
-    inert = task is not None and task.inert is not None
-    return {
-        "http": run.services.http(),
-        "env": run.engine_env,
-        "judge_url": lambda url: run.boundary.check_url(tid, url, inert=inert),
-    }
-
-
-async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
-    from runtime.admission import InputError, bind_inputs, compile_file
-    from runtime.scheduler import Options, Run
-
+def _child_target(ctx: VerbContext, verb: Invoke) -> tuple[str, str, tuple[str, ...]]:
+    """The child's name, its file, and the call chain it runs under (self-calls and nesting bounded)."""
+    s = ctx.settings
     target = materialise(verb.workflow, {}, "`workflow:`")
     if not isinstance(target, str) or not target or "\0" in target:
         raise TaskError("NIKA-COMP-001", "`invoke.workflow` must name a workflow file")
     if target.startswith("registry:"):
         raise TaskError(NOT_BUILT, f"registry workflows (`{target}`) are not available in this build of nika yet")
-    path = canonical = resolve_named(target, str(run.workdir), run.compiled.source.path)
-    me = os.path.realpath(run.compiled.source.path) if run.compiled.source.path else ""
-    stack = (*run.options.call_stack, me)
-    if canonical in stack:
+    path = resolve_named(target, str(ctx.workdir), ctx.source_path)
+    me = os.path.realpath(ctx.source_path) if ctx.source_path else ""
+    stack = (*s.call_stack, me)
+    if path in stack:
         raise TaskError(
             DEPTH_CODE,
             f"`{target}` is already running further up this call chain; a workflow may not launch itself",
             details={"workflow": target, "chain": list(stack)},
         )
-    if run.options.depth + 1 > run.options.max_depth:
+    if s.depth + 1 > s.max_depth:
         raise TaskError(
             DEPTH_CODE,
-            f"calling `{target}` would nest workflows {run.options.depth + 1} deep; the limit is "
-            f"{run.options.max_depth}",
-            details={"workflow": target, "max_depth": run.options.max_depth},
+            f"calling `{target}` would nest workflows {s.depth + 1} deep; the limit is {s.max_depth}",
+            details={"workflow": target, "max_depth": s.max_depth},
         )
+    return target, path, stack
+
+
+def _admit_child(target: str, path: str) -> Any:
+    """The child compiled and admitted as ``nika check`` judges it (its suppressions and
+    configuration apply), or the task failure naming its first error."""
+    from checker.project.admission import admit
+    from checker.project.finalize import SettingsError
+    from runtime.admission import compile_file, unsupported_run_block
+
     compiled, why = compile_file(path)
     if compiled is None:
         raise TaskError("NIKA-COMP-001", f"cannot read the child workflow `{target}`: {why}", details={})
-    from checker.project.admission import admit
-    from checker.project.finalize import SettingsError
-
-    try:  # the child is admitted as `nika check` judges it: its suppressions and configuration apply
+    try:
         verdict = admit(compiled, path)
     except SettingsError as exc:
         raise TaskError("NIKA-COMP-001", f"the child workflow `{target}`: configuration error in {exc}") from None
@@ -116,37 +148,13 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
             f"the child workflow `{target}` does not pass `nika check`: {msg}",
             details={"workflow": target, "codes": [d.code for d in errors]},
         )
-    from runtime.admission import unsupported_run_block
-
     unsupported = unsupported_run_block(compiled.workflow)
     if unsupported is not None:
         raise TaskError(NOT_BUILT, f"the child workflow `{target}`: {unsupported}", details={"workflow": target})
-    try:
-        inputs = bind_inputs(compiled.workflow, args if isinstance(args, dict) else {}, what=f"`{target}` args")
-    except InputError as exc:
-        raise TaskError(CALL_FIT_CODE, str(exc), details={"workflow": target}) from None
-    opts = Options(
-        max_parallel=run.options.max_parallel,
-        model=run.options.model,
-        trace_dir=run.options.trace_dir,
-        interactive=run.options.interactive,
-        depth=run.options.depth + 1,
-        max_depth=run.options.max_depth,
-        call_stack=stack,
-        engine_env=run.engine_env,
-    )
-    child = Run(compiled, inputs, opts, workdir=run.workdir, parent_boundary=run.boundary)
-    result = await child.execute()
-    run.emit(
-        "tool_invoked",
-        [
-            ("task", tid),
-            ("workflow", target),
-            ("state", result.workflow_state),
-            ("trace", result.trace),
-            ("chain_head", result.head),
-        ],
-    )
+    return compiled
+
+
+def _child_result(target: str, result: RunResult) -> Any:
     if result.workflow_state == "success":
         return result.outputs
     failed = next((r for r in result.tasks.values() if r.status == "failure" and r.error), None)

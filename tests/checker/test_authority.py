@@ -248,3 +248,21 @@ def _shipped() -> list[Path]:
 def test_examples_and_templates_stay_clean(path: Path) -> None:
     c = compile_text(path.read_text(encoding="utf-8"), str(path))
     assert c.clean, [f"{d.code}: {d.message}" for d in c.diagnostics if d.is_error]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "grant", "refused"),
+    [
+        ("./src/**/*.py", "./src/**", False),
+        ("./src", "./src/**", False),  # no wildcard: the path itself, which `dir/**` covers
+        ("../outside/*.txt", "./**", True),  # the base climbs out of every grant
+        ("./data/*.txt", "./data/a.txt", True),  # the walk reads the folder, which the grant does not cover
+        ("/etc/*", "./**", True),
+        ("./**/*.txt", "./src/**", False),  # a base in the working directory itself: judged at run
+    ],
+)
+def test_a_literal_glob_is_judged_on_its_base(pattern: str, grant: str, refused: bool) -> None:
+    """`nika:glob` walks from the pattern's literal base; the check judges that base as the run does."""
+    head = f'permits:\n  fs: {{ read: ["{grant}"] }}\n  tools: ["nika:glob"]\n'
+    body = f'  g:\n    invoke: {{ tool: "nika:glob", args: {{ pattern: "{pattern}" }} }}\n'
+    assert ("NIKA-SEC-004" in codes(wf(body, head))) is refused

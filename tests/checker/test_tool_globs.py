@@ -120,3 +120,27 @@ def test_paths_the_spec_names() -> None:
     assert match_path("./examples/fixtures/kpis.csv", "examples/fixtures/kpis.csv")
     assert match_path("**/*.md", "README.md") and match_path("**/*.md", "a/b/c.md")
     assert not match_path("./out/**", "/out/x") and not match_path("/srv/**", "srv/x")
+
+
+def test_file_name_classes_only_when_asked() -> None:
+    """``?`` and ``[…]`` are wildcards for ``nika:glob`` (classes=True) and literal in permits/tools."""
+    assert glob_match("src/?.rs", "src/a.rs", classes=True)
+    assert not glob_match("src/?.rs", "src/a.rs")
+    assert glob_match("src/?.rs", "src/?.rs")
+    assert glob_match("*/[!a-m]*", "src/x", classes=True)
+    assert not glob_match("*/[!a-m]*", "src/b", classes=True)
+    assert glob_match("[]x]", "]", classes=True) and glob_match("[^a]", "b", classes=True)
+    assert not glob_match("a[!x]b", "a/b", classes=True)  # a class never matches a separator
+    assert not glob_match("a?b", "a/b", classes=True)
+
+
+def test_file_name_class_syntax_errors() -> None:
+    from checker.core.globs import GlobSyntaxError
+
+    for bad in ("src/[a-z.rs", "src/\\"):
+        try:
+            glob_match(bad, "x", classes=True)
+        except GlobSyntaxError as e:
+            assert bad in str(e) or repr(bad) in str(e)
+        else:
+            raise AssertionError(f"{bad!r} was accepted")

@@ -20,7 +20,7 @@ def test_the_reading_equals_the_live_registry() -> None:
     """The checker's reading (source as data, never imported) and the runtime's registry agree."""
     from runtime.agent import LOOP_TOOLS
     from runtime.builtins import REGISTRY, _load
-    from runtime.scheduler import SECRET_SOURCES
+    from runtime.engine.scope import SECRET_SOURCES
 
     _load()
     have = built()
@@ -52,7 +52,8 @@ def test_the_warning_disappears_when_the_feature_is_registered(tmp_path: Path) -
     (tmp_path / "builtins" / "net.py").write_text(
         'FETCH, OTHER = "nika:fetch", "x"\n\n@builtin(FETCH)\nasync def fetch(args, ctx):\n    return None\n'
     )
-    (tmp_path / "scheduler.py").write_text('SECRET_SOURCES = frozenset({"env", "file"})\n')
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "scope.py").write_text('SECRET_SOURCES = frozenset({"env", "file"})\n')
     have = built(tmp_path)
     assert have is not None
     assert have.tools == frozenset({"nika:fetch"}) and have.secret_sources == frozenset({"env", "file"})

@@ -6,8 +6,8 @@ import pytest
 from rt_helpers import statuses
 
 from runtime import builtins
+from runtime.engine.retry import backoff_ms as _backoff_ms
 from runtime.errors import TaskError
-from runtime.scheduler import _backoff_ms
 
 
 @pytest.fixture

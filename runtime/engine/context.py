@@ -1,0 +1,79 @@
+"""What a verb may read and do: :class:`VerbContext`, built by the dispatch for one verb call.
+
+A verb (``runtime/verbs/*``, the agent loop) receives this frozen record and nothing else of the
+run: never the run object, never its private state. It holds
+
+* the call: ``task_id``, the model ``task`` (``None`` for an ``on_finally`` step), the evaluation
+  ``scope`` and, in it, the evaluated ``with:`` values;
+* the judge: ``boundary``, the permit adapter (:class:`runtime.permits.Boundary`) every effect
+  is judged by at the moment it happens;
+* the resources: ``services`` (providers, the HTTP client, the MCP servers, prices), the
+  ``engine_env``, the ``workdir`` relative paths resolve from;
+* the seams: ``events`` (the event sink: trace, report, progress), ``record_agent`` (the journal
+  hook an agent's stop reason and spend go through) and ``executor``, where effects run;
+* ``settings``: the run options a verb may need (the model override, prompts, nesting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.model.workflow import Task, Workflow
+from runtime.engine.events import EventSink, Fields
+from runtime.permits import Boundary
+from runtime.services import Services
+
+if TYPE_CHECKING:
+    from runtime.engine.executor import EffectCall, EffectResult, Executor, ExecutorFactory
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The options of the run a verb may read (a child workflow inherits them one level deeper)."""
+
+    model: str | None
+    interactive: bool
+    max_parallel: int
+    trace_dir: Path | None
+    depth: int
+    max_depth: int
+    call_stack: tuple[str, ...]
+    executor: str | ExecutorFactory
+
+
+@dataclass(frozen=True)
+class VerbContext:
+    task_id: str
+    task: Task | None
+    scope: Mapping[str, Any]
+    workflow: Workflow
+    source_path: str | None
+    workdir: Path
+    boundary: Boundary
+    services: Services
+    engine_env: Mapping[str, str]
+    events: EventSink
+    executor: Executor
+    settings: RunSettings
+    record_agent: Callable[[dict[str, Any]], None]
+    started_monotonic: float | None = None  # when the task started (``time.monotonic``), for deadlines
+
+    @property
+    def with_(self) -> Mapping[str, Any]:
+        """The task's evaluated ``with:`` values."""
+        w = self.scope.get("with")
+        return w if isinstance(w, Mapping) else {}
+
+    def emit(self, kind: str, fields: Fields) -> None:
+        self.events.emit(kind, fields)
+
+    async def perform(self, call: EffectCall) -> EffectResult:
+        """Have the executor perform ``call``; the witnesses it reports are journaled here, in the driver."""
+        from runtime.engine.executor import journal_witness
+
+        result = await self.executor.perform(call)
+        journal_witness(self.events, result)
+        return result

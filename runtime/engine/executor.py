@@ -1,0 +1,204 @@
+"""The executor seam: where a task's effect runs.
+
+A verb decides *what* to do; an executor *does* it. The verb (in the driver) evaluates its
+fields, asks the permit judge, and builds the effect as plain data, an :data:`EffectCall`:
+
+* :class:`ExecEffect`: a resolved process (argv or shell line, cwd, composed environment, the
+  engine-resolved executable, stdin, capture and decode);
+* :class:`ToolEffect`: an effectful ``nika:*`` builtin with its resolved arguments;
+* :class:`ModelEffect`: one model call (``provider/name`` and the wire-neutral request);
+* :class:`McpEffect`: one MCP tool call.
+
+:meth:`Executor.perform` runs it and answers with an :class:`EffectResult`: a plain record of
+the output or the error (code, message, transient, details), the permit witnesses recorded
+while performing it, the timing and the tokens. ``perform`` never raises a task failure (a
+cancellation still propagates); :meth:`EffectResult.value` turns the record back into the
+value or the :class:`~runtime.errors.TaskError` on the driver's side.
+
+What stays in the driver, whatever the executor: the admission gate, ``with:``/``when:``,
+the permit decisions taken before the effect, ``retry:`` and its backoff, ``timeout:``,
+budgets, ``on_error:``, ``output:``, the trace and its witnesses. An executor only performs.
+
+:class:`LocalExecutor` (``Options.executor = "local"``, the default) performs in this process
+on this event loop. It shares the run's :class:`ExecutorHost`: the judge re-decides what only
+the effect can see (a builtin's paths after symlink resolution, each redirect hop of a fetch)
+through the run's own boundary, so its witnesses are journaled as they happen and
+``EffectResult.witness`` stays empty. An executor out of process receives the grant as data,
+judges with the same checker judge there, and returns those witnesses in ``witness``; the
+driver journals them on receipt (:func:`journal_witness`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from runtime.engine.events import EventSink
+from runtime.engine.records import now_iso
+from runtime.errors import TaskError
+from runtime.permits import Boundary
+from runtime.services import Services
+
+if TYPE_CHECKING:
+    from runtime.process import ExecCall
+    from runtime.providers.base import Request
+
+
+@dataclass(frozen=True)
+class ExecEffect:
+    task_id: str
+    call: ExecCall
+
+
+@dataclass(frozen=True)
+class ToolEffect:
+    task_id: str
+    tool: str
+    args: Mapping[str, Any]
+    computed: bool = False  # the arguments come from expressions (a misfit is NIKA-VAR-006)
+    interactive: bool = False  # a human may answer `nika:prompt`
+    net: bool = False  # the tool reaches the network (gets the HTTP client and the URL judge)
+    inert: bool = False  # the task is `inert:` (fetched content is never executable)
+
+
+@dataclass(frozen=True)
+class ModelEffect:
+    task_id: str
+    model: str  # `provider/name`
+    request: Request
+
+
+@dataclass(frozen=True)
+class McpEffect:
+    task_id: str
+    tool: str  # `mcp:server/name`
+    args: Mapping[str, Any]
+
+
+EffectCall = ExecEffect | ToolEffect | ModelEffect | McpEffect
+
+
+@dataclass(frozen=True)
+class EffectResult:
+    output: Any = None
+    error: dict[str, Any] | None = None  # {code, message, transient, details}
+    witness: tuple[dict[str, Any], ...] = ()  # {task, plane, gate, ok, why} decided while performing
+    started_at: str = ""
+    duration_ms: float = 0.0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    finish_reason: str | None = None
+
+    def value(self) -> Any:
+        """The output, or the task failure the effect ended with."""
+        if self.error is not None:
+            e = self.error
+            raise TaskError(e["code"], e["message"], bool(e.get("transient")), dict(e.get("details") or {}))
+        return self.output
+
+
+class Executor(Protocol):
+    """Where effects run. ``perform`` receives plain data and answers a plain record."""
+
+    name: str
+
+    async def perform(self, call: EffectCall) -> EffectResult: ...
+
+
+@dataclass(frozen=True)
+class ExecutorHost:
+    """What an executor in this process may use: the run's judge adapter (for the re-judgements
+    inside an effect), its services (providers, HTTP client, MCP servers) and its event sink."""
+
+    workdir: Path
+    boundary: Boundary
+    services: Services
+    events: EventSink
+    engine_env: Mapping[str, str] = field(default_factory=dict)
+
+
+ExecutorFactory = Callable[[ExecutorHost], Executor]
+
+
+def journal_witness(events: EventSink, result: EffectResult) -> None:
+    """Journal the witnesses an out-of-process executor returned (the local one returns none)."""
+    for w in result.witness:
+        events.witness(w["task"], w["plane"], w["gate"], bool(w["ok"]), w["why"])
+
+
+class LocalExecutor:
+    """Today's executor: every effect on this process's event loop."""
+
+    name = "local"
+
+    def __init__(self, host: ExecutorHost) -> None:
+        self.host = host
+
+    async def perform(self, call: EffectCall) -> EffectResult:
+        started, t0 = now_iso(), time.monotonic()
+        usage: tuple[int | None, int | None, str | None] = (None, None, None)
+        try:
+            output, usage = await self._perform(call)
+        except TaskError as err:
+            error = {"code": err.code, "message": err.message, "transient": err.transient, "details": err.details}
+            return EffectResult(None, error, (), started, _since(t0))
+        return EffectResult(output, None, (), started, _since(t0), *usage)
+
+    async def _perform(self, call: EffectCall) -> tuple[Any, tuple[int | None, int | None, str | None]]:
+        none: tuple[int | None, int | None, str | None] = (None, None, None)
+        if isinstance(call, ExecEffect):
+            from runtime.process import run_process
+
+            return await run_process(call.call), none
+        if isinstance(call, ModelEffect):
+            provider, name = self.host.services.provider_for(call.model)
+            response = await provider.complete(name, call.request)
+            return response.value, (response.tokens_in, response.tokens_out, response.finish_reason)
+        if isinstance(call, McpEffect):
+            from runtime.mcp_client import call_mcp_tool
+
+            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
+        return await self._builtin(call), none
+
+    async def _builtin(self, call: ToolEffect) -> Any:
+        from runtime import builtins
+
+        host, tid = self.host, call.task_id
+        extra: dict[str, Any] = {}
+        if call.net:  # the run's one HTTP client, the SSRF allowance, the judge for every redirect hop
+            extra = {
+                "http": host.services.http(),
+                "env": host.engine_env,
+                "judge_url": lambda url: host.boundary.check_url(tid, url, inert=call.inert),
+            }
+        ctx = builtins.BuiltinContext(
+            workdir=host.workdir,
+            resolve_read=lambda p: host.boundary.resolve(tid, p, "read"),
+            resolve_write=lambda p: host.boundary.resolve(tid, p, "write"),
+            emit=lambda event: host.events.tool_event(tid, event),
+            task_id=tid,
+            interactive=call.interactive,
+            extra=extra,
+        )
+        return await builtins.call(call.tool, dict(call.args), ctx, computed=call.computed)
+
+
+EXECUTORS: dict[str, ExecutorFactory] = {"local": LocalExecutor}
+
+
+def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor:
+    """The executor ``Options.executor`` names (or builds), for one run."""
+    if callable(choice):
+        return choice(host)
+    factory = EXECUTORS.get(choice)
+    if factory is None:
+        known = ", ".join(sorted(EXECUTORS))
+        raise ValueError(f"executor `{choice}` is not available in this build of nika (known: {known})")
+    return factory(host)
+
+
+def _since(t0: float) -> float:
+    return round((time.monotonic() - t0) * 1000, 3)

@@ -1,0 +1,143 @@
+"""``for_each:`` — one scope per item (03 §for_each).
+
+The collection is evaluated once (a failure there is a boundary failure). Each iteration gets
+its own scope (``item``, ``index``), its late ``with:`` bindings (those that read the locals)
+and, when ``when:`` reads the locals, its own ``when:``; then the verb stage runs under the
+task's ``max_parallel``. Outputs and ``output:`` bindings are gathered by index. Under
+``fail_fast`` the first failure stops the others; the task's error is the lowest-indexed
+failure, with every failed iteration listed in its details.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from checker.core.vocab import Status
+from checker.model.workflow import Task
+from runtime.engine.dispatch import verb_stage
+from runtime.engine.records import Outcome
+from runtime.errors import TaskError
+from runtime.values import condition, materialise, reads_locals
+
+if TYPE_CHECKING:
+    from runtime.engine.run import Run
+
+
+async def for_each(run: Run, task: Task, scope: dict[str, Any], with_now: dict[str, Any]) -> Outcome:
+    items = _collection(task, scope)
+    if isinstance(items, Outcome):
+        return items
+    fan = FanOut(run, task, scope, with_now, items)
+    await fan.drive()
+    return fan.outcome()
+
+
+def _collection(task: Task, scope: dict[str, Any]) -> list[Any] | Outcome:
+    """The items, or the outcome that ends the task before any iteration."""
+    try:
+        items = materialise(task.for_each, scope, "`for_each:`")
+    except TaskError as err:
+        return Outcome(Status.FAILURE, error=err)
+    if not isinstance(items, list):
+        kind = "null" if items is None else type(items).__name__
+        err = TaskError("NIKA-VAR-006", f"`for_each:` needs an array, got {kind}", details={"for_each_kind": kind})
+        return Outcome(Status.FAILURE, error=err)
+    if not items:
+        return Outcome(Status.SKIPPED)
+    if task.when is not None and not reads_locals(task.when):
+        try:
+            if not condition(task.when, scope):
+                return Outcome(Status.SKIPPED)
+        except TaskError as err:
+            return Outcome(Status.FAILURE, error=err)
+    return items
+
+
+class FanOut:
+    """The iterations of one ``for_each`` task and what they gathered."""
+
+    def __init__(self, run: Run, task: Task, scope: dict[str, Any], with_now: dict[str, Any], items: list[Any]):
+        self.run, self.task, self.scope, self.with_now, self.items = run, task, scope, with_now, items
+        n = len(items)
+        self.outputs: list[Any] = [None] * n
+        self.bindings: dict[str, list[Any]] = {b.name: [None] * n for b in task.output}
+        self.failures: list[tuple[int, TaskError]] = []
+        self.late = [b for b in task.with_ if reads_locals(b.value)]
+        self.when_each = task.when is not None and reads_locals(task.when)
+        self.limit = asyncio.Semaphore(task.max_parallel) if task.max_parallel else None
+        self.stop = asyncio.Event()
+
+    def _fail(self, i: int, err: TaskError) -> None:
+        self.failures.append((i, err))
+        if self.task.fail_fast:
+            self.stop.set()
+
+    def _iteration_scope(self, i: int, item: Any) -> dict[str, Any] | None:
+        """The scope of iteration ``i`` (``None`` when its ``when:`` is false); raises a boundary error."""
+        s = {**self.scope, "item": item, "index": i}
+        w = dict(self.with_now)
+        for b in self.late:
+            w[b.name] = materialise(b.value, {**s, "with": w}, f"`with.{b.name}`")
+        s["with"] = w
+        if self.when_each and self.task.when is not None and not condition(self.task.when, s):
+            return None
+        return s
+
+    async def one(self, i: int, item: Any) -> None:
+        if self.limit is not None:
+            await self.limit.acquire()
+        try:
+            if self.stop.is_set():
+                return
+            try:
+                s = self._iteration_scope(i, item)
+            except TaskError as err:
+                self._fail(i, err)
+                return
+            if s is None:
+                return
+            out = await verb_stage(self.run, self.task, s, iteration=i)
+            if out.status == Status.SUCCESS:
+                self.outputs[i] = out.output
+                n = len(self.items)
+                for k, v in out.bindings.items():
+                    self.bindings.setdefault(k, [None] * n)[i] = v
+            elif out.status == Status.FAILURE and out.error is not None:
+                self._fail(i, out.error)
+        finally:
+            if self.limit is not None:
+                self.limit.release()
+
+    async def drive(self) -> None:
+        """Run every iteration; under ``fail_fast`` cancel the rest once one failed."""
+        jobs = [asyncio.ensure_future(self.one(i, item)) for i, item in enumerate(self.items)]
+        stopper = asyncio.ensure_future(self.stop.wait())
+        try:
+            pending: set[asyncio.Future[Any]] = set(jobs)
+            while pending:
+                _done, pending = await asyncio.wait(pending | {stopper}, return_when=asyncio.FIRST_COMPLETED)
+                pending.discard(stopper)
+                if self.stop.is_set():
+                    for j in pending:
+                        j.cancel()
+                    await asyncio.gather(*pending, return_exceptions=True)
+                    break
+        except asyncio.CancelledError:
+            for j in jobs:
+                j.cancel()
+            await asyncio.gather(*jobs, return_exceptions=True)
+            raise
+        finally:
+            stopper.cancel()
+
+    def outcome(self) -> Outcome:
+        if not self.failures:
+            return Outcome(Status.SUCCESS, self.outputs, self.bindings, started=True)
+        self.failures.sort(key=lambda f: f[0])
+        first_i, first = self.failures[0]
+        details = dict(first.details)
+        details["iterations"] = [{"index": i, "code": e.code, "message": e.message} for i, e in self.failures]
+        details["failed_index"] = first_i
+        err = TaskError(first.code, f"iteration {first_i}: {first.message}", first.transient, details)
+        return Outcome(Status.FAILURE, error=err, started=True)

@@ -1,0 +1,140 @@
+"""The run's records: how to run (:class:`Options`), ``tasks.X`` (:class:`TaskRecord`), one
+pipeline's result (:class:`Outcome`) and the run as it leaves the process (:class:`RunResult`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.errors import TaskError
+from runtime.values import plain
+
+if TYPE_CHECKING:
+    from runtime.engine.executor import ExecutorFactory
+
+CANCEL_CODE = "NIKA-CANCEL-001"
+TIMEOUT_CODE = "NIKA-TIMEOUT-001"
+ENGINE_VERSION = "nika-tools 0.1.0"
+DEFAULT_MAX_PARALLEL = 64
+MAX_DEPTH = 8
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Options:
+    """How to run: concurrency, the model override, where traces go, nesting, and the executor
+    that performs effects (a name from :data:`runtime.engine.executor.EXECUTORS`, or a factory)."""
+
+    max_parallel: int = DEFAULT_MAX_PARALLEL
+    model: str | None = None
+    trace_dir: Path | None = Path(".nika/traces")
+    interactive: bool = False
+    depth: int = 0
+    max_depth: int = MAX_DEPTH
+    call_stack: tuple[str, ...] = ()
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    engine_env: Mapping[str, str] | None = None
+    executor: str | ExecutorFactory = "local"
+
+
+@dataclass
+class TaskRecord:
+    """``tasks.X`` (03 §task record) plus the ``output:`` bindings."""
+
+    id: str
+    status: str = "pending"
+    output: Any = None
+    error: dict[str, Any] | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_ms: float | None = None
+    bindings: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+    agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
+    started_monotonic: float = 0.0
+
+    def view(self) -> dict[str, Any]:
+        """What ``${{ tasks.X.… }}`` reads once X settled."""
+        return {
+            **self.bindings,
+            "output": self.output,
+            "status": self.status,
+            "error": self.error,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "duration_ms": self.duration_ms,
+        }
+
+    def report(self) -> dict[str, Any]:
+        out = {
+            "status": self.status,
+            "output": plain(self.output),
+            "error": self.error,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "duration_ms": self.duration_ms,
+        }
+        if self.bindings:
+            out["bindings"] = plain(self.bindings)
+        if self.agent is not None:
+            out["agent"] = self.agent
+        return out
+
+
+@dataclass
+class Outcome:
+    status: str
+    output: Any = None
+    bindings: dict[str, Any] = field(default_factory=dict)
+    error: TaskError | None = None
+    started: bool = False  # the verb stage began (on_finally runs only then)
+
+
+@dataclass
+class RunResult:
+    workflow_state: str
+    tasks: dict[str, TaskRecord]
+    outputs: dict[str, Any]
+    events: list[dict[str, Any]]
+    error: dict[str, Any] | None
+    trace: str | None
+    trace_error: str | None
+    head: str
+    redact: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
+
+    def report(self) -> dict[str, Any]:
+        """The run as it leaves the process: every secret masked (the one redactor, 01 §secrets)."""
+        return self.redact(
+            {
+                "workflow_state": self.workflow_state,
+                "tasks": {tid: rec.report() for tid, rec in self.tasks.items()},
+                "outputs": plain(self.outputs),
+                "error": self.error,
+                "events": self.events,
+                "trace": self.trace,
+                "trace_head": self.head,
+            }
+        )
+
+
+def cancelled(message: str = "the run was cancelled") -> TaskError:
+    return TaskError(CANCEL_CODE, message)
+
+
+def human_ms(ms: float) -> str:
+    return f"{ms / 1000:g}s" if ms >= 1000 else f"{ms:g}ms"
+
+
+def compact(value: Any) -> str:
+    """One value as compact, sorted JSON (the trace's ``output`` and ``outcome`` fields)."""
+    try:
+        return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return json.dumps(str(value))

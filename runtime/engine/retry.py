@@ -1,0 +1,79 @@
+"""``retry:`` — attempts, which failures may be retried, and the backoff between them (03 §retry).
+
+Never retried: a timeout, a security refusal. With ``on_codes`` only the listed codes are;
+without, only errors marked transient. The delay follows ``backoff`` (fixed, linear or
+exponential, capped at ``max_ms``), drawn uniformly below it under ``jitter`` (from the run's
+seeded generator), and a provider's ``Retry-After`` wins when it is longer (capped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import TYPE_CHECKING, Any
+
+from checker.model.workflow import Retry, Task
+from runtime.engine.records import TIMEOUT_CODE
+from runtime.errors import TaskError
+from runtime.policy import judge_human_gate
+
+if TYPE_CHECKING:
+    from runtime.engine.run import Run
+
+MAX_RETRY_AFTER_MS = 60_000  # runtime.limits.MAX_RETRY_AFTER_S, the cap on a provider's Retry-After
+
+
+def retryable(err: TaskError, on_codes: tuple[str, ...]) -> bool:
+    if err.code == TIMEOUT_CODE or err.category == "security_error":
+        return False
+    if on_codes:
+        return err.code in on_codes
+    return err.transient
+
+
+def backoff_ms(strategy: str, base: int, cap: int, attempt: int) -> float:
+    if strategy == "fixed":
+        delay = base
+    elif strategy == "linear":
+        delay = base * attempt
+    else:
+        delay = base * 2 ** (attempt - 1)
+    return float(min(delay, cap))
+
+
+def retry_delay_ms(r: Retry, attempt: int, err: TaskError, rng: random.Random) -> float:
+    """How long to wait after failed attempt number ``attempt``."""
+    delay = backoff_ms(r.backoff_strategy, r.backoff_ms, r.backoff_max_ms, attempt)
+    if r.jitter:
+        delay = rng.uniform(0, delay)
+    retry_after = err.details.get("retry_after_ms")  # a provider's Retry-After wins when longer
+    if isinstance(retry_after, int | float) and retry_after > delay:
+        delay = float(min(retry_after, MAX_RETRY_AFTER_MS))
+    return delay
+
+
+async def attempts(run: Run, task: Task, scope: dict[str, Any], iteration: int | None) -> Any:
+    """The verb, attempted until it succeeds or ``retry:`` gives up (the last error is raised)."""
+    from runtime.engine.dispatch import run_verb
+
+    r = task.retry
+    max_attempts = r.max_attempts if r is not None else 1
+    judge_human_gate(run.wf, run.graph, task, run.sink.answered_by)
+    attempt = 0
+    while True:
+        attempt += 1
+        run.records[task.id].attempts = max(run.records[task.id].attempts, attempt)
+        try:
+            async with run.sem:
+                assert task.verb is not None
+                return await run_verb(run, task.id, task.verb, scope, task)
+        except TaskError as err:
+            if r is None or attempt >= max_attempts or not retryable(err, r.on_codes):
+                raise
+            delay = retry_delay_ms(r, attempt, err, run.rng)
+            fields: list[tuple[str, Any]] = [("task", task.id), ("attempt", attempt), ("error_code", err.code)]
+            fields.append(("delay_ms", round(delay, 3)))
+            if iteration is not None:
+                fields.append(("index", iteration))
+            run.sink.emit("task_retrying", fields)
+            await asyncio.sleep(delay / 1000)

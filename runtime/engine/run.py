@@ -1,0 +1,278 @@
+"""One run of one compiled workflow: the ready set over the precedence graph, on asyncio.
+
+There are no level barriers: a task is considered the moment its last producer settles. Its
+admission follows the gate algebra v2 of the graph the checker built (``Edge.passes``): every
+incoming edge's producer must have settled inside that edge's pass-set, else the task settles
+``cancelled`` and the dead path spreads by the same rule. An admitted task runs the dispatch
+pipeline (:mod:`runtime.engine.dispatch`); ``on_finally:`` (:mod:`runtime.engine.on_finally`)
+runs after a started task's outcome is known and before it is published downstream. A failed
+task never stops unrelated work (in-flight tasks drain); only a user cancellation stops
+everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from checker.core.vocab import Status
+from checker.model.workflow import CompiledWorkflow, Workflow
+from runtime.engine.context import RunSettings
+from runtime.engine.events import EventSink, Fields, note
+from runtime.engine.executor import ExecutorHost, make_executor
+from runtime.engine.records import (
+    CANCEL_CODE,
+    ENGINE_VERSION,
+    Options,
+    Outcome,
+    RunResult,
+    TaskRecord,
+    cancelled,
+    compact,
+    now_iso,
+)
+from runtime.engine.scope import Secrets, base_scope, workflow_outputs
+from runtime.errors import INTERNAL, TaskError
+from runtime.permits import Boundary
+from runtime.trace import TRACE_FORMAT, Journal
+
+_SETTLED_KIND = {
+    Status.SUCCESS: "task_completed",
+    Status.FAILURE: "task_failed",
+    Status.SKIPPED: "task_skipped",
+    Status.CANCELLED: "task_cancelled",
+}
+_END_KIND = {"success": "workflow_completed", "failure": "workflow_failed", "cancelled": "workflow_cancelled"}
+
+
+class Run:
+    """One run of one compiled workflow."""
+
+    def __init__(
+        self,
+        compiled: CompiledWorkflow,
+        inputs: dict[str, Any],
+        options: Options | None = None,
+        *,
+        workdir: Path | None = None,
+        parent_boundary: Boundary | None = None,
+    ) -> None:
+        assert compiled.workflow is not None and compiled.graph is not None
+        from runtime.redact import Redactor
+        from runtime.services import Services
+
+        self.compiled = compiled
+        self.wf: Workflow = compiled.workflow
+        self.graph = compiled.graph
+        self.options = o = options or Options()
+        self.workdir = (workdir or Path.cwd()).resolve()
+        self.inputs = inputs
+        self.records = {tid: TaskRecord(tid) for tid in self.wf.tasks}
+        self.secret_values: set[str] = set()
+        self.redactor = Redactor(self.secret_values)
+        self.sink = EventSink(Journal(o.trace_dir, run_id=None, redact=self.redactor), o.on_event)
+        self.boundary = Boundary(self.wf.permits, self.workdir, self.sink.witness, parent_boundary)
+        self.sem = asyncio.Semaphore(max(1, o.max_parallel))
+        self.cancelled = False
+        self.settled: dict[str, asyncio.Event] = {}
+        self.task_views: dict[str, dict[str, Any]] = {}
+        self.engine_env = dict(o.engine_env if o.engine_env is not None else os.environ)
+        self.base = base_scope(self.wf, inputs, Secrets(self.wf, self.engine_env, self.secret_values), self.task_views)
+        self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
+        self.services = Services(self.engine_env, self.workdir, self.secret_values)
+        host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env)
+        self.executor = make_executor(o.executor, host)
+        self.settings = RunSettings(
+            o.model, o.interactive, o.max_parallel, o.trace_dir, o.depth, o.max_depth, o.call_stack, o.executor
+        )
+        self.agent_records: dict[str, dict[str, Any]] = {}
+        self._inflight: dict[str, asyncio.Task[None]] = {}
+        self._waiting: dict[str, set[str]] = {}
+        self._ready: deque[str] = deque()
+        self._left = len(self.wf.tasks)
+        self._done = asyncio.Event()
+
+    @property
+    def journal(self) -> Journal:
+        return self.sink.journal
+
+    def emit(self, kind: str, fields: Fields) -> None:
+        self.sink.emit(kind, fields)
+
+    # -- the run -----------------------------------------------------------------------------
+
+    async def execute(self) -> RunResult:
+        self._announce()
+        for tid in self.wf.tasks:
+            self.settled[tid] = asyncio.Event()
+            self._waiting[tid] = {e.producer for e in self.graph.incoming(tid) if e.producer in self.wf.tasks}
+            self.emit("task_scheduled", [("task", tid)])
+        self._ready.extend(tid for tid in self.wf.tasks if not self._waiting[tid])
+        try:
+            self._pump()
+            if self._left:
+                await self._done.wait()
+        except asyncio.CancelledError:
+            await self._cancel_all()
+        if self.cancelled:
+            await self._cancel_all()
+        await self.services.aclose()
+        outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled)
+        failed = any(r.status == Status.FAILURE for r in self.records.values()) or error is not None
+        state = "cancelled" if self.cancelled else ("failure" if failed else "success")
+        self.emit(_END_KIND[state], [("workflow", self.wf.id), ("state", state)])
+        j = self.journal
+        j.close()
+        path = str(j.path) if j.path else None
+        return RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
+
+    def _announce(self) -> None:
+        import hashlib
+        import platform
+
+        wf = self.wf
+        permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
+        src = self.compiled.source.text.encode("utf-8")
+        self.emit(
+            "workflow_started",
+            [
+                ("workflow", wf.id),
+                ("permits", "declared boundary · default-deny" if wf.permits else "no permits block · zero authority"),
+                ("permits_json", permits_json or "{}"),
+                ("workflow_sha256", hashlib.sha256(src).hexdigest()),
+                ("sandbox", "noop"),
+                ("trace_format", TRACE_FORMAT),
+                ("engine_version", ENGINE_VERSION),
+                ("platform", f"{platform.system().lower()}/{platform.machine()}"),
+                ("depth", self.options.depth),
+            ],
+        )
+
+    def cancel(self) -> None:
+        """A user cancellation: in-flight tasks are cancelled (their ``on_finally`` runs), the rest
+        settle ``cancelled``."""
+        if self.cancelled:
+            return
+        self.cancelled = True
+        for t in list(self._inflight.values()):
+            t.cancel()
+        for tid, rec in self.records.items():
+            if rec.status == "pending" and tid not in self._inflight:
+                self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
+        self._pump()
+
+    async def _cancel_all(self) -> None:
+        self.cancel()
+        while self._inflight:
+            await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        if self._left:
+            for tid, rec in self.records.items():
+                if rec.status == "pending":
+                    self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
+
+    # -- the ready set -----------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        """Admit every ready task: apply the gate, then start it or settle it cancelled."""
+        while self._ready:
+            tid = self._ready.popleft()
+            if self.records[tid].status != "pending" or tid in self._inflight:
+                continue
+            if self.cancelled:
+                self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
+                continue
+            blocked = self._gate(tid)
+            if blocked is not None:
+                self._settle_now(tid, Outcome(Status.CANCELLED, error=blocked))
+                continue
+            self._inflight[tid] = asyncio.get_running_loop().create_task(self._run_task(tid), name=f"nika:{tid}")
+
+    def _gate(self, tid: str) -> TaskError | None:
+        """GATE-v2: ``None`` when every incoming edge admits, else the cancellation error."""
+        for e in self.graph.incoming(tid):
+            rec = self.records.get(e.producer)
+            if rec is None:
+                continue
+            if rec.status not in e.passes:
+                what = f"`after: {{{e.producer}: {e.label}}}`" if e.kind == "control" else f"a {e.kind} edge"
+                return TaskError(
+                    CANCEL_CODE,
+                    f"`{e.producer}` settled {rec.status}, which {what} does not accept, so `{tid}` cannot run",
+                    details={"producer": e.producer, "producer_status": rec.status, "edge": str(e.kind)},
+                )
+        return None
+
+    def _settle_now(self, tid: str, outcome: Outcome) -> None:
+        rec = self.records[tid]
+        if rec.status != "pending":
+            return
+        rec.status = str(outcome.status)
+        rec.output = outcome.output
+        rec.bindings = dict(outcome.bindings)
+        rec.error = outcome.error.record(tid, rec.attempts or None) if outcome.error is not None else None
+        rec.agent = self.agent_records.pop(tid, None)
+        rec.ended_at = now_iso()
+        if rec.started_at is not None:
+            rec.duration_ms = round((time.monotonic() - rec.started_monotonic) * 1000, 3)
+        self.task_views[tid] = rec.view()
+        self.emit(_SETTLED_KIND[Status(rec.status)], self._settled_fields(rec))
+        self.settled[tid].set()
+        self._left -= 1
+        for e in self.graph.outgoing(tid):
+            waiting = self._waiting.get(e.consumer)
+            if waiting is not None and tid in waiting:
+                waiting.discard(tid)
+                if not waiting:
+                    self._ready.append(e.consumer)
+        if self._left == 0:
+            self._done.set()
+
+    def _settled_fields(self, rec: TaskRecord) -> Fields:
+        fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
+        if rec.duration_ms is not None:
+            fields.append(("duration_ms", rec.duration_ms))
+        if rec.status == Status.SUCCESS:
+            fields.append(("output", compact(rec.output)))
+        if rec.error is not None:
+            fields.append(("error_code", rec.error["code"]))
+            fields.append(("message", rec.error["message"]))
+        fields.append(("outcome", compact({"class": rec.status, "payload": {"attempts": rec.attempts}})))
+        return fields
+
+    # -- one task ----------------------------------------------------------------------------
+
+    async def _run_task(self, tid: str) -> None:
+        from runtime.engine.dispatch import pipeline
+        from runtime.engine.on_finally import run_finally
+
+        task = self.wf.tasks[tid]
+        rec = self.records[tid]
+        rec.started_at = now_iso()
+        rec.started_monotonic = time.monotonic()
+        self.emit("task_started", [("task", tid), ("note", note(task, self.options.model))])
+        outcome: Outcome
+        try:
+            outcome = await pipeline(self, task)
+        except asyncio.CancelledError:
+            outcome = Outcome(Status.CANCELLED, error=cancelled(), started=True)
+        except TaskError as err:  # pragma: no cover - the pipeline turns these into outcomes
+            outcome = Outcome(Status.FAILURE, error=err, started=True)
+        except Exception as exc:  # an engine bug must not take the run down with a traceback
+            why = TaskError(INTERNAL, f"internal error in the runtime: {type(exc).__name__}: {exc}")
+            outcome = Outcome(Status.FAILURE, error=why, started=True)
+        if task.on_finally and outcome.started:
+            provisional = TaskRecord(tid, str(outcome.status), outcome.output, None, rec.started_at)
+            provisional.bindings = outcome.bindings
+            provisional.error = outcome.error.record(tid, rec.attempts) if outcome.error else None
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(run_finally(self, task, provisional))
+        self._inflight.pop(tid, None)
+        self._settle_now(tid, outcome)
+        self._pump()
