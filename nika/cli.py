@@ -145,6 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
     tv.add_argument("file")
     tv.add_argument("--output-format", choices=("text", "json"), default="text")
+    from nika.trace_command import add_parsers  # stdlib-only at import: the check path stays light
+
+    add_parsers(tsub)
     return p
 
 
@@ -198,8 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return doctor(args.output_format)
     if args.command == "trace":
         if args.trace_command != "verify":
-            print("nika trace: give a subcommand: verify FILE", file=sys.stderr)
-            return 1
+            from nika.trace_command import run as trace_run
+
+            return trace_run(args)
         from nika.run_command import trace_verify_command
 
         return trace_verify_command(args.file, output_format=args.output_format)

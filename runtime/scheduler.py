@@ -263,6 +263,7 @@ class Run:
                 ("engine_version", ENGINE_VERSION),
                 ("platform", f"{platform.system().lower()}/{platform.machine()}"),
                 ("depth", self.options.depth),
+                ("source", self.compiled.source.path),  # read back by `nika trace receipt` (additive)
             ],
         )
         for tid in wf.tasks:
@@ -285,7 +286,7 @@ class Run:
         failed = any(r.status == Status.FAILURE for r in self.records.values()) or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
         kind = {"success": "workflow_completed", "failure": "workflow_failed", "cancelled": "workflow_cancelled"}[state]
-        self.emit(kind, [("workflow", wf.id), ("state", state)])
+        self.emit(kind, [("workflow", wf.id), ("state", state), ("outputs", _compact(outputs))])
         self.journal.close()
         return RunResult(
             state,
