@@ -325,10 +325,25 @@ def _int(v: Any) -> int | None:
 
 
 def journals(trace_dir: Path) -> list[Path]:
-    """The journals in ``trace_dir``, oldest first (names start with their UTC stamp)."""
+    """The journals in ``trace_dir``, oldest first: by the first frame's timestamp (names carry the
+    second only, and two runs can start within one)."""
     if not trace_dir.is_dir():
         return []
-    return sorted(p for p in trace_dir.iterdir() if p.suffix == ".ndjson" and p.is_file())
+    return sorted((p for p in trace_dir.iterdir() if p.suffix == ".ndjson" and p.is_file()), key=_opened)
+
+
+def _opened(path: Path) -> tuple[int, str]:
+    try:
+        with path.open("rb") as fh:
+            ts = json.loads(fh.readline()).get("timestamp")
+    except (OSError, ValueError, AttributeError):
+        ts = None
+    if not isinstance(ts, int):
+        try:
+            ts = path.stat().st_mtime_ns
+        except OSError:
+            ts = 0
+    return ts, path.name
 
 
 def resolve_run(name: str, trace_dir: Path) -> Path:
