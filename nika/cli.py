@@ -119,6 +119,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--dry-run", action="store_true", help="print the plan (waves, edges, effects) and stop")
     r.add_argument("--max-parallel", type=int, metavar="N", help="tasks running at once (default 64)")
     r.add_argument("--trace-dir", metavar="DIR", help="where the run journal goes (default .nika/traces)")
+    r.add_argument(
+        "--events",
+        metavar="ndjson[:PATH|-]",
+        help="stream every event as one JSON line as it happens, to PATH or standard output (docs/events.md)",
+    )
 
     d = sub.add_parser(
         "decide",
@@ -190,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             dry_run=args.dry_run,
             max_parallel=args.max_parallel,
             trace_dir=args.trace_dir,
+            events=args.events,
         )
     if args.command == "decide":
         from nika.decide_command import run as decide_run
