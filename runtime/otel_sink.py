@@ -13,7 +13,8 @@ is set (and neither ``OTEL_SDK_DISABLED=true`` nor ``OTEL_TRACES_EXPORTER=none``
 OTLP/HTTP protobuf. The events reach the sink through the run's redactor (runtime/redact.py),
 so a secret is masked in every span as in the journal. Telemetry never slows or fails the run:
 spans leave on the SDK's background thread, and at the end the sink waits at most
-``flush_timeout_s`` for them (a down or silent endpoint costs that bound, once, after the run).
+``flush_timeout_s`` for them (a down or silent endpoint costs that bound, once, after the run:
+2 s, or ``OTEL_EXPORTER_OTLP_TIMEOUT`` seconds up to 10).
 
 The SDK is imported only when export is switched on: ``nika check`` never loads it.
 """
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 DEFAULT_FLUSH_TIMEOUT_S = 2.0
+MAX_TIMEOUT_S = 10.0
 DEFAULT_SERVICE = "nika"
 TERMINAL_TASK = {
     "task.completed": "success",
@@ -59,6 +61,20 @@ def otel_endpoint(env: Mapping[str, str]) -> str | None:
     return traces or base.rstrip("/") + "/v1/traces"
 
 
+def export_timeout(env: Mapping[str, str]) -> float:
+    """The bound on one export and on the wait after the run: ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` /
+    ``OTEL_EXPORTER_OTLP_TIMEOUT`` in seconds, as the Python SDK reads them, capped at
+    ``MAX_TIMEOUT_S``; ``DEFAULT_FLUSH_TIMEOUT_S`` when unset."""
+    raw = env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or env.get("OTEL_EXPORTER_OTLP_TIMEOUT")
+    if not raw:
+        return DEFAULT_FLUSH_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise OtelConfigError(f"OTEL_EXPORTER_OTLP_TIMEOUT `{raw}` is not a number of seconds") from None
+    return min(max(value, 0.05), MAX_TIMEOUT_S)
+
+
 def sink_from_env(env: Mapping[str, str]) -> OtelSink | None:
     """The sink the environment switches on (``None`` when off); raises :class:`OtelConfigError`."""
     url = otel_endpoint(env)
@@ -69,7 +85,7 @@ def sink_from_env(env: Mapping[str, str]) -> OtelSink | None:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # failures are reported once, by the sink
-    timeout = DEFAULT_FLUSH_TIMEOUT_S
+    timeout = export_timeout(env)
     exporter = OTLPSpanExporter(endpoint=url, timeout=timeout)
     return OtelSink(exporter, flush_timeout_s=timeout, service=env.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE)
 
