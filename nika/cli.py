@@ -124,6 +124,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ndjson[:PATH|-]",
         help="stream every event as one JSON line as it happens, to PATH or standard output (docs/events.md)",
     )
+    r.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
+    )
 
     d = sub.add_parser(
         "decide",
@@ -196,6 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_parallel=args.max_parallel,
             trace_dir=args.trace_dir,
             events=args.events,
+            gc=not args.no_gc,
         )
     if args.command == "decide":
         from nika.decide_command import run as decide_run

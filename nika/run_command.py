@@ -27,6 +27,7 @@ def run_command(
     max_parallel: int | None = None,
     trace_dir: str | None = None,
     events: str | None = None,
+    gc: bool = True,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -85,10 +86,13 @@ def run_command(
     for note in sinks.notes:
         _write(err, f"nika run: note: {note}\n")
     on_event = sinks.fanout
+    trace_path = Path(trace_dir) if trace_dir else Path(".nika/traces")
+    if gc and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded by default, never silently
+        _write(err, line + "\n")
     options = Options(
         max_parallel=max_parallel or DEFAULT_MAX_PARALLEL,
         model=model,
-        trace_dir=Path(trace_dir) if trace_dir else Path(".nika/traces"),
+        trace_dir=trace_path,
         interactive=False,
         on_event=on_event,
         call_stack=(),
@@ -106,6 +110,14 @@ def run_command(
         if note:
             _write(err, f"nika run: note: {note}\n")
     return EXIT[result.workflow_state]
+
+
+def _gc_at_start(trace_dir: Path) -> str | None:
+    import os
+
+    from runtime.trace_gc import collect_at_start
+
+    return collect_at_start(trace_dir, os.environ)
 
 
 async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path) -> Any:

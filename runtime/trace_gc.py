@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.trace_read import UNFINISHED, RunView, journals, read_run
+from runtime.trace_read import UNFINISHED, RunView, journals, peek_run
 
 DEFAULT_KEEP = 10
 DEFAULT_MAX_AGE_S = 30 * 86_400
@@ -42,6 +42,8 @@ class Policy:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Policy:
         keep, age, size = env.get("NIKA_TRACE_KEEP"), env.get("NIKA_TRACE_MAX_AGE"), env.get("NIKA_TRACE_MAX_SIZE")
+        if keep and not keep.strip().isdigit():
+            raise PolicyError(f"NIKA_TRACE_KEEP `{keep}` is not a count of runs")
         try:
             return cls(
                 int(keep) if keep else DEFAULT_KEEP,
@@ -153,20 +155,33 @@ def _started(r: RunView) -> float:
         return 0.0
 
 
-def read_all(trace_dir: Path) -> list[RunView]:
-    """Every readable journal of ``trace_dir`` (an unreadable one is left alone)."""
+def read_all(trace_dir: Path, *, whole: bool = True) -> list[RunView]:
+    """Every readable journal of ``trace_dir``, oldest first (an unreadable one is left alone);
+    ``whole=False`` reads only what retention needs (:func:`runtime.trace_read.peek_run`)."""
+    from runtime.trace_read import read_run
+
     out = []
     for p in journals(trace_dir):
         try:
-            out.append(read_run(p))
+            out.append(read_run(p) if whole else peek_run(p))
         except OSError:
             continue
     return out
 
 
+def collect_at_start(trace_dir: Path, env: Mapping[str, str]) -> str | None:
+    """ADR-100 D2: the collection ``nika run`` makes before it starts, fail-open. The one line to
+    print: the report when something was removed, a note when collection could not run, else None."""
+    try:
+        plan = collect(trace_dir, Policy.from_env(env))
+    except (PolicyError, OSError) as exc:
+        return f"nika run: note: trace gc skipped: {exc}"
+    return plan.line() if plan.removed else None
+
+
 def collect(trace_dir: Path, policy: Policy, *, dry_run: bool = False, now: float | None = None) -> Plan:
     """Plan a collection of ``trace_dir`` and carry it out (unless ``dry_run``)."""
-    plan = plan_gc(read_all(trace_dir), policy, now)
+    plan = plan_gc(read_all(trace_dir, whole=False), policy, now)
     if not dry_run:
         for r, _ in plan.removed:
             r.path.unlink(missing_ok=True)

@@ -205,6 +205,44 @@ def read_run(path: Path) -> RunView:
     return view
 
 
+TAIL_BYTES = 64 * 1024
+
+
+def peek_run(path: Path) -> RunView:
+    """The facts retention needs (workflow, state, start, size, the paused task) from the first line
+    and the last ``TAIL_BYTES`` only: collection at every run start must not read every journal whole.
+    The view has no tasks; :func:`read_run` is the full fold."""
+    size = path.stat().st_size
+    view = RunView(path=path, run_id=path.name.removesuffix(".ndjson"), size=size)
+    with path.open("rb") as fh:
+        first = fh.readline()
+        fh.seek(max(0, size - TAIL_BYTES))
+        tail = fh.read().split(b"\n")
+    head = _frame(first)
+    if head is not None:
+        _fold(view, str(head.get("kind", "")), event_of(head))
+    last = True
+    for line in reversed(tail):  # newest first: the last frame's time, then the last terminal frame
+        frame = _frame(line)
+        if frame is None:
+            continue
+        ev = event_of(frame)
+        if last and isinstance(ev.get("at"), int):
+            view.ended, last = ev["at"], False
+        if frame.get("kind") in TERMINAL_STATE:
+            _fold(view, str(frame["kind"]), ev)
+            break
+    return view
+
+
+def _frame(line: bytes) -> dict[str, Any] | None:
+    try:
+        frame = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return frame if isinstance(frame, dict) else None
+
+
 def _fold(view: RunView, kind: str, ev: dict[str, Any]) -> None:
     at = ev.get("at") if isinstance(ev.get("at"), int) else None
     if view.started is None:

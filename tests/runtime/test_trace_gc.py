@@ -88,3 +88,38 @@ def test_nika_trace_gc_removes_by_the_policy_and_dry_run_removes_nothing(tmp_pat
     monkeypatch.setenv("NIKA_TRACE_MAX_SIZE", "lots")
     assert main(["trace", "gc", "--trace-dir", str(tmp_path)]) == 1
     assert "NIKA_TRACE_MAX_SIZE `lots`" in capsys.readouterr().err
+
+
+def test_peek_reads_what_retention_needs_like_the_full_fold(tmp_path):
+    from runtime.trace_read import peek_run, read_run
+
+    paths = [journal(tmp_path, "wf"), journal(tmp_path, "gate", "workflow_paused")]
+    torn = tmp_path / "torn.ndjson"
+    torn.write_bytes(paths[0].read_bytes()[:-20])
+    for p in [*paths, torn]:
+        full, peek = read_run(p), peek_run(p)
+        facts = ("workflow", "state", "started", "ended", "size", "paused_task")
+        assert [getattr(peek, f) for f in facts] == [getattr(full, f) for f in facts], p.name
+    assert peek_run(paths[1]).paused_task == "gate" and peek_run(torn).state == "unfinished"
+
+
+ONE = "nika: v1\nworkflow: { id: one }\ntasks:\n  t:\n    invoke: { tool: 'nika:log', args: { message: hi } }\n"
+
+
+def test_nika_run_collects_at_start_with_one_line_and_no_gc_skips(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NIKA_TRACE_KEEP", "1")
+    (tmp_path / "one.nika.yaml").write_text(ONE)
+    argv = ["run", "one.nika.yaml", "--trace-dir", "t"]
+    for _ in range(2):
+        assert main(argv) == 0
+    assert "trace gc" not in capsys.readouterr().err  # the newest is exempt: nothing to collect yet
+    assert main([*argv, "--no-gc"]) == 0
+    assert "trace gc" not in capsys.readouterr().err and len(list((tmp_path / "t").glob("*"))) == 3
+    assert main(argv) == 0  # three finished runs, keep 1: the two oldest go, said in one line
+    gc_lines = [line for line in capsys.readouterr().err.splitlines() if "trace gc" in line]
+    assert gc_lines == [gc_lines[0]] and gc_lines[0].startswith("trace gc · removed 2 (2 over-keep) · kept 1 · ")
+    assert len(list((tmp_path / "t").glob("*"))) == 2  # the survivor and this run's own journal
+    monkeypatch.setenv("NIKA_TRACE_KEEP", "many")
+    assert main(argv) == 0  # fail-open: the run goes on, the note says why nothing was collected
+    assert "nika run: note: trace gc skipped: NIKA_TRACE_KEEP `many` is not a count" in capsys.readouterr().err
