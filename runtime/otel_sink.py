@@ -14,7 +14,7 @@ OTLP/HTTP protobuf. The events reach the sink through the run's redactor (runtim
 so a secret is masked in every span as in the journal. Telemetry never slows or fails the run:
 spans leave on the SDK's background thread, and at the end the sink waits at most
 ``flush_timeout_s`` for them (a down or silent endpoint costs that bound, once, after the run:
-2 s, or ``OTEL_EXPORTER_OTLP_TIMEOUT`` seconds up to 10).
+1 s, or ``OTEL_EXPORTER_OTLP_TIMEOUT`` seconds up to 10).
 
 The SDK is imported only when export is switched on: ``nika check`` never loads it.
 """
@@ -25,7 +25,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-DEFAULT_FLUSH_TIMEOUT_S = 2.0
+DEFAULT_FLUSH_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 10.0
 DEFAULT_SERVICE = "nika"
 TERMINAL_TASK = {
@@ -135,6 +135,7 @@ class OtelSink:
         self.tasks: dict[str, Any] = {}
         self.attempts: dict[tuple[str, Any], tuple[Any, int]] = {}
         self.tools: dict[str, str] = {}  # invoke: tasks → their tool
+        import runtime.otel_spans  # noqa: F401 - loaded now, before the run, not on its first event
 
     # -- events ---------------------------------------------------------------------------------
 

@@ -226,3 +226,24 @@ def test_a_silent_endpoint_costs_at_most_the_bound(tmp_path, monkeypatch):
     assert code == 1 and "workflow failure" in err
     assert took < 1.5  # 0.3 s bound on the export and on the wait after the run, not the SDK's 10 s
     assert "telemetry:" in err
+
+
+def test_neither_check_nor_a_run_without_otel_variables_loads_the_sdk(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "wf.nika.yaml").write_text(WF)
+    code = (
+        "import sys, io, contextlib\n"
+        "from nika.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    main(['check', 'wf.nika.yaml'])\n"
+        "    checked = [m for m in sys.modules if m.startswith('opentelemetry')]\n"
+        "    main(['run', 'wf.nika.yaml', '--trace-dir', 't'])\n"
+        "print(checked, [m for m in sys.modules if m.startswith('opentelemetry')])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env |= {"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NIKA_TEST_API_KEY": SECRET}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert proc.stdout.strip() == "[] []", proc.stdout + proc.stderr
