@@ -35,7 +35,8 @@ def _fail(sub: str, message: str) -> int:
 
 def _load(sub: str, name: str, trace_dir: Path) -> Any:
     """The run view of ``name``, or an ``int`` exit code after saying why it cannot be read."""
-    from runtime.trace_read import RunNotFound, read_run, resolve_run
+    from runtime.trace_find import RunNotFound, resolve_run
+    from runtime.trace_read import read_run
 
     try:
         return read_run(resolve_run(name, trace_dir))

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.trace_read import UNFINISHED, RunView, journals, peek_run
+from runtime.trace_find import journals, peek_run
+from runtime.trace_read import UNFINISHED, RunView
 
 DEFAULT_KEEP = 10
 DEFAULT_MAX_AGE_S = 30 * 86_400

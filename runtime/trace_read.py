@@ -6,7 +6,7 @@ and skipped. Integrity is not judged here; :func:`runtime.trace.verify` does tha
 
 A run is named by its journal file, or by its *run id*, the file's stem
 (``20261202T015824Z-c7bcb78ffc7a``), or any unambiguous prefix of the stem or of its short id
-(the part after the dash).
+(the part after the dash): :mod:`runtime.trace_find` resolves those names.
 """
 
 from __future__ import annotations
@@ -31,10 +31,6 @@ TASK_TERMINAL = {
 }
 UNFINISHED = "unfinished"  # no terminal workflow frame: killed, torn, or still running
 UNRECORDED = object()  # a value the journal does not carry (17 §additive law: « unrecorded »)
-
-
-class RunNotFound(Exception):
-    """RUN names no journal (or several): the message says which and why."""
 
 
 def event_of(frame: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +162,7 @@ class RunView:
             "cost_usd": self.cost_usd,
             "size": self.size,
             "paused_task": self.paused_task,
+            "depth": self.prologue.get("depth") if isinstance(self.prologue.get("depth"), int) else None,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -201,49 +198,12 @@ def read_run(path: Path) -> RunView:
         view.frames += 1
         event = event_of(frame)
         view.events.append(event)
-        _fold(view, str(frame.get("kind", "")), event)
+        fold_event(view, str(frame.get("kind", "")), event)
     return view
 
 
-TAIL_BYTES = 64 * 1024
-
-
-def peek_run(path: Path) -> RunView:
-    """The facts retention needs (workflow, state, start, size, the paused task) from the first line
-    and the last ``TAIL_BYTES`` only: collection at every run start must not read every journal whole.
-    The view has no tasks; :func:`read_run` is the full fold."""
-    size = path.stat().st_size
-    view = RunView(path=path, run_id=path.name.removesuffix(".ndjson"), size=size)
-    with path.open("rb") as fh:
-        first = fh.readline()
-        fh.seek(max(0, size - TAIL_BYTES))
-        tail = fh.read().split(b"\n")
-    head = _frame(first)
-    if head is not None:
-        _fold(view, str(head.get("kind", "")), event_of(head))
-    last = True
-    for line in reversed(tail):  # newest first: the last frame's time, then the last terminal frame
-        frame = _frame(line)
-        if frame is None:
-            continue
-        ev = event_of(frame)
-        if last and isinstance(ev.get("at"), int):
-            view.ended, last = ev["at"], False
-        if frame.get("kind") in TERMINAL_STATE:
-            _fold(view, str(frame["kind"]), ev)
-            break
-    return view
-
-
-def _frame(line: bytes) -> dict[str, Any] | None:
-    try:
-        frame = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return frame if isinstance(frame, dict) else None
-
-
-def _fold(view: RunView, kind: str, ev: dict[str, Any]) -> None:
+def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
+    """Fold one event (of journal kind ``kind``) into ``view``."""
     at = ev.get("at") if isinstance(ev.get("at"), int) else None
     if view.started is None:
         view.started = at
@@ -357,54 +317,3 @@ def _num(v: Any) -> float | None:
 
 def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-# -- finding runs -------------------------------------------------------------------------------
-
-
-def journals(trace_dir: Path) -> list[Path]:
-    """The journals in ``trace_dir``, oldest first: by the first frame's timestamp (names carry the
-    second only, and two runs can start within one)."""
-    if not trace_dir.is_dir():
-        return []
-    return sorted((p for p in trace_dir.iterdir() if p.suffix == ".ndjson" and p.is_file()), key=_opened)
-
-
-def _opened(path: Path) -> tuple[int, str]:
-    try:
-        with path.open("rb") as fh:
-            ts = json.loads(fh.readline()).get("timestamp")
-    except (OSError, ValueError, AttributeError):
-        ts = None
-    if not isinstance(ts, int):
-        try:
-            ts = path.stat().st_mtime_ns
-        except OSError:
-            ts = 0
-    return ts, path.name
-
-
-def resolve_run(name: str, trace_dir: Path) -> Path:
-    """The journal ``name`` designates: a file path, else a run id or unique prefix in ``trace_dir``."""
-    as_path = Path(name)
-    if as_path.is_file():
-        return as_path
-    if not name or "/" in name or name.endswith(".ndjson"):
-        raise RunNotFound(f"{name}: no such journal")
-    if name == "latest":
-        found = journals(trace_dir)
-        if not found:
-            raise RunNotFound(f"no journal in {trace_dir}")
-        return found[-1]
-    hits = [p for p in journals(trace_dir) if _matches(p.name.removesuffix(".ndjson"), name)]
-    if not hits:
-        raise RunNotFound(f"{name}: no run with that id in {trace_dir} (`nika trace ls` lists them)")
-    if len(hits) > 1:
-        ids = ", ".join(p.name.removesuffix(".ndjson") for p in hits[:5])
-        raise RunNotFound(f"{name}: ambiguous, {len(hits)} runs match ({ids}{'…' if len(hits) > 5 else ''})")
-    return hits[0]
-
-
-def _matches(stem: str, name: str) -> bool:
-    short = stem.rpartition("-")[2]
-    return stem.startswith(name) or short.startswith(name)

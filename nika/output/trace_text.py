@@ -18,6 +18,7 @@ MARK = {
     "pending": "pending",
 }
 BAR = 32
+MAX_SUBS = 12
 
 
 def when(ns: int | None) -> str:
@@ -52,7 +53,7 @@ def ls_text(rows: list[dict[str, Any]]) -> str:
         table.append(
             (
                 r["run"],
-                r["workflow"] or "?",
+                (r["workflow"] or "?") + (" (child)" if r.get("depth") else ""),
                 state,
                 when(r["started_ns"]),
                 took(r["duration_ms"]),
@@ -117,6 +118,8 @@ def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
         subs = [f"retry after attempt {r.get('attempt')}: {r.get('error_code')}" for r in t.retries]
         subs += [_call_line(c) for c in t.model_calls]
         subs += [_tool_line(c) for c in t.tool_calls]
+        if len(subs) > MAX_SUBS:  # a wide for_each or a long agent loop: the json has every call
+            subs = [*subs[: MAX_SUBS - 1], f"… {len(subs) - MAX_SUBS + 1} more (--output-format json lists all)"]
         if t.error_code:
             subs.append(f"{t.error_code}: {t.message or ''}".rstrip())
         for i, s in enumerate(subs):

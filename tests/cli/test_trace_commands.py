@@ -12,7 +12,8 @@ import pytest
 
 from nika.cli import main
 from nika.run_command import run_command
-from runtime.trace_read import read_run, resolve_run
+from runtime.trace_find import resolve_run
+from runtime.trace_read import read_run
 
 FLAKY = """\
 nika: v1
@@ -218,3 +219,23 @@ def test_ls_of_an_empty_or_missing_folder(tmp_path, capsys):
     code, out, _ = trace("ls", "--trace-dir", str(tmp_path / "none"), capsys=capsys)
     assert code == 0 and out == "no runs\n"
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_child_workflow_run_is_marked_and_linked_from_its_parent(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "child.nika.yaml").write_text(
+        "nika: v1\nworkflow: { id: child }\nmodel: mock/echo\n"
+        'tasks:\n  t:\n    for_each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n'
+        '    infer: { prompt: "n ${{ item }}" }\n'
+    )
+    (tmp_path / "parent.nika.yaml").write_text(
+        'nika: v1\nworkflow: { id: parent }\ntasks:\n  call:\n    invoke: { workflow: "./child.nika.yaml" }\n'
+    )
+    assert run_command("parent.nika.yaml", trace_dir="t", out=io.StringIO(), err=io.StringIO()) == 0
+    _, out, _ = trace("ls", "--trace-dir", "t", capsys=capsys)
+    assert "child (child)" in out and "parent " in out
+    _, out, _ = trace("show", "latest", "--trace-dir", "t", capsys=capsys)
+    assert "child workflow ./child.nika.yaml · success · trace t/" in out
+    child = next(p for p in (tmp_path / "t").glob("*.ndjson") if read_run(p).workflow == "child")
+    _, out, _ = trace("show", str(child), capsys=capsys)
+    assert "14 model calls" in out and "… 3 more (--output-format json lists all)" in out

@@ -91,7 +91,8 @@ def test_nika_trace_gc_removes_by_the_policy_and_dry_run_removes_nothing(tmp_pat
 
 
 def test_peek_reads_what_retention_needs_like_the_full_fold(tmp_path):
-    from runtime.trace_read import peek_run, read_run
+    from runtime.trace_find import peek_run
+    from runtime.trace_read import read_run
 
     paths = [journal(tmp_path, "wf"), journal(tmp_path, "gate", "workflow_paused")]
     torn = tmp_path / "torn.ndjson"
