@@ -225,7 +225,7 @@ def test_a_child_workflow_run_is_marked_and_linked_from_its_parent(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     (tmp_path / "child.nika.yaml").write_text(
         "nika: v1\nworkflow: { id: child }\nmodel: mock/echo\n"
-        'tasks:\n  t:\n    for_each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n'
+        "tasks:\n  t:\n    for_each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n"
         '    infer: { prompt: "n ${{ item }}" }\n'
     )
     (tmp_path / "parent.nika.yaml").write_text(
