@@ -247,3 +247,16 @@ def test_neither_check_nor_a_run_without_otel_variables_loads_the_sdk(tmp_path):
     env |= {"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NIKA_TEST_API_KEY": SECRET}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.stdout.strip() == "[] []", proc.stdout + proc.stderr
+
+
+def test_doctor_says_whether_export_is_on_and_where():
+    from nika.doctor import OK, WARN, diagnose
+
+    def line(env):
+        return next(x for x in diagnose(Path("/nonexistent"), env) if x.topic == "otel")
+
+    assert line({}).status == OK and line({}).message.startswith("export off")
+    on = line({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TIMEOUT": "3"})
+    assert on.status == OK and on.message == "export on: OTLP/HTTP to http://127.0.0.1:4318/v1/traces (bound 3 s)"
+    grpc = line({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://h", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    assert grpc.status == WARN and "grpc" in grpc.message

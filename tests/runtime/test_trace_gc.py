@@ -124,3 +124,14 @@ def test_nika_run_collects_at_start_with_one_line_and_no_gc_skips(tmp_path, monk
     monkeypatch.setenv("NIKA_TRACE_KEEP", "many")
     assert main(argv) == 0  # fail-open: the run goes on, the note says why nothing was collected
     assert "nika run: note: trace gc skipped: NIKA_TRACE_KEEP `many` is not a count" in capsys.readouterr().err
+
+
+def test_doctor_reports_the_retention_in_force():
+    from nika.doctor import BROKEN, OK, diagnose
+
+    def line(env):
+        return next(x for x in diagnose(Path("/nonexistent"), env) if x.topic == "retention")
+
+    assert line({}).status == OK and line({}).message.startswith("keep 10 finished runs per workflow · 30d · 256MB")
+    assert "· 12h · 1.0GB" in line({"NIKA_TRACE_MAX_AGE": "12h", "NIKA_TRACE_MAX_SIZE": "1GB"}).message
+    assert line({"NIKA_TRACE_KEEP": "x"}).status == BROKEN
