@@ -239,3 +239,15 @@ def test_a_child_workflow_run_is_marked_and_linked_from_its_parent(tmp_path, mon
     child = next(p for p in (tmp_path / "t").glob("*.ndjson") if read_run(p).workflow == "child")
     _, out, _ = trace("show", str(child), capsys=capsys)
     assert "14 model calls" in out and "… 3 more (--output-format json lists all)" in out
+
+
+def test_the_fan_out_example_reads_back(tmp_path, monkeypatch, capsys):
+    example = Path(__file__).resolve().parents[2] / "examples" / "translate-fanout.nika.yaml"
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert run_command(str(example), output_format="json", trace_dir="t", out=out, err=io.StringIO()) == 0
+    report = json.loads(out.getvalue())
+    code, text, _ = trace("show", "latest", "--trace-dir", "t", capsys=capsys)
+    assert code == 0 and "ok translate" in text and "4 model calls" in text and "ok collect" in text
+    _, doc, _ = trace("outputs", "latest", "--trace-dir", "t", "--output-format", "json", capsys=capsys)
+    assert json.loads(doc)["outputs"] == report["outputs"] and len(report["outputs"]["translations"]) == 4
