@@ -43,8 +43,9 @@ def peek_run(path: Path) -> RunView:
         ev = event_of(frame)
         if last and isinstance(ev.get("at"), int):
             view.ended, last = ev["at"], False
-        if frame.get("kind") in TERMINAL_STATE:
-            fold_event(view, str(frame["kind"]), ev)
+        kind = frame.get("kind")
+        if isinstance(kind, str) and kind in TERMINAL_STATE:
+            fold_event(view, kind, ev)
             break
     return view
 

@@ -36,7 +36,8 @@ UNRECORDED = object()  # a value the journal does not carry (17 §additive law: 
 def event_of(frame: dict[str, Any]) -> dict[str, Any]:
     """The event a frame was (the shape ``Options.on_event`` receives, ``runtime.scheduler.Run.emit``)."""
     event: dict[str, Any] = {"type": str(frame.get("kind", "")).replace("_", ".", 1)}
-    for f in frame.get("fields") or []:
+    fields = frame.get("fields")
+    for f in fields if isinstance(fields, list) else []:
         if isinstance(f, dict) and isinstance(f.get("key"), str):
             event.setdefault(f["key"], f.get("value"))
     event.setdefault("task", None)
