@@ -119,6 +119,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--dry-run", action="store_true", help="print the plan (waves, edges, effects) and stop")
     r.add_argument("--max-parallel", type=int, metavar="N", help="tasks running at once (default 64)")
     r.add_argument("--trace-dir", metavar="DIR", help="where the run journal goes (default .nika/traces)")
+    r.add_argument(
+        "--events",
+        metavar="ndjson[:PATH|-]",
+        help="stream every event as one JSON line as it happens, to PATH or standard output (docs/events.md)",
+    )
+    r.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
+    )
 
     d = sub.add_parser(
         "decide",
@@ -145,6 +155,9 @@ def _parser() -> argparse.ArgumentParser:
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
     tv.add_argument("file")
     tv.add_argument("--output-format", choices=("text", "json"), default="text")
+    from nika.trace_command import add_parsers  # stdlib-only at import: the check path stays light
+
+    add_parsers(tsub)
     return p
 
 
@@ -187,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             dry_run=args.dry_run,
             max_parallel=args.max_parallel,
             trace_dir=args.trace_dir,
+            events=args.events,
+            gc=not args.no_gc,
         )
     if args.command == "decide":
         from nika.decide_command import run as decide_run
@@ -198,8 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return doctor(args.output_format)
     if args.command == "trace":
         if args.trace_command != "verify":
-            print("nika trace: give a subcommand: verify FILE", file=sys.stderr)
-            return 1
+            from nika.trace_command import run as trace_run
+
+            return trace_run(args)
         from nika.run_command import trace_verify_command
 
         return trace_verify_command(args.file, output_format=args.output_format)

@@ -29,7 +29,7 @@ KEY_PACKAGES = ("ruamel.yaml", "jsonschema", "jq", "blake3", "pygls", "lsprotoco
 @dataclass(frozen=True)
 class Line:
     status: str  # ok | warn | broken
-    topic: str  # python | package | provider | config | mcp | traces
+    topic: str  # python | package | provider | config | mcp | traces | retention | otel
     message: str
     repair: str = ""
 
@@ -164,10 +164,50 @@ def _traces(cwd: Path) -> list[Line]:
     return [Line(OK, "traces", f"{folder} writable, {count} trace file(s)")]
 
 
+def _retention(env: Mapping[str, str]) -> list[Line]:
+    """ADR-100 D4: the retention knobs in force."""
+    from runtime.trace_gc import Policy, PolicyError, human_size
+
+    try:
+        p = Policy.from_env(env)
+    except PolicyError as exc:
+        return [Line(BROKEN, "retention", str(exc), "Fix the variable or unset it for the default.")]
+    days = p.max_age_s / 86_400
+    age = f"{days:g}d" if days >= 1 else f"{p.max_age_s / 3600:g}h"
+    text = f"keep {p.keep} finished runs per workflow · {age} · {human_size(p.max_size)} (paused runs always kept)"
+    return [Line(OK, "retention", text)]
+
+
+def _telemetry(env: Mapping[str, str]) -> list[Line]:
+    """OpenTelemetry export: off, on (where to), or asked for in a way this build cannot honour."""
+    import importlib.util
+
+    from runtime.otel_sink import OtelConfigError, export_timeout, otel_endpoint
+
+    try:
+        url = otel_endpoint(env)
+        timeout = export_timeout(env)
+    except OtelConfigError as exc:
+        return [Line(WARN, "otel", f"export off: {exc}", "Use OTLP over http/protobuf (port 4318).")]
+    if url is None:
+        return [Line(OK, "otel", "export off (set OTEL_EXPORTER_OTLP_ENDPOINT to send runs as traces)")]
+    try:
+        has_sdk = importlib.util.find_spec("opentelemetry.sdk") is not None
+    except ModuleNotFoundError:  # not even the opentelemetry namespace
+        has_sdk = False
+    if not has_sdk:
+        return [
+            Line(
+                WARN, "otel", f"export asked for ({url}) but the SDK is not installed", "pip install 'nika-tools[otel]'"
+            )
+        ]
+    return [Line(OK, "otel", f"export on: OTLP/HTTP to {url} (bound {timeout:g} s)")]
+
+
 def diagnose(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Line]:
     cwd = cwd if cwd is not None else Path.cwd()
     env = env if env is not None else os.environ
-    return [*_versions(), *_providers(env), *_config(cwd, env), *_traces(cwd)]
+    return [*_versions(), *_providers(env), *_config(cwd, env), *_traces(cwd), *_retention(env), *_telemetry(env)]
 
 
 def render(lines: list[Line], output_format: str = "text") -> str:

@@ -26,6 +26,8 @@ def run_command(
     dry_run: bool = False,
     max_parallel: int | None = None,
     trace_dir: str | None = None,
+    events: str | None = None,
+    gc: bool = True,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -63,21 +65,34 @@ def run_command(
         _write(out, json.dumps(p, indent=2, default=str) + "\n" if output_format == "json" else plan_text(p))
         return 0
 
+    import os
+
+    from nika.run_sinks import UsageError, build_sinks
     from runtime.report import event_line, summary_text
     from runtime.scheduler import DEFAULT_MAX_PARALLEL, Options
 
-    on_event = None
+    progress = None
     if output_format == "text":
 
-        def on_event(event: dict[str, Any]) -> None:
+        def progress(event: dict[str, Any]) -> None:
             line = event_line(event)
             if line is not None:
                 _write(err, line + "\n")
 
+    try:
+        sinks = build_sinks(events, output_format, progress, os.environ, out)
+    except UsageError as exc:
+        return _refuse(out, err, output_format, str(exc), [], exit_code=1)
+    for note in sinks.notes:
+        _write(err, f"nika run: note: {note}\n")
+    on_event = sinks.fanout
+    trace_path = Path(trace_dir) if trace_dir else Path(".nika/traces")
+    if gc and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded by default, never silently
+        _write(err, line + "\n")
     options = Options(
         max_parallel=max_parallel or DEFAULT_MAX_PARALLEL,
         model=model,
-        trace_dir=Path(trace_dir) if trace_dir else Path(".nika/traces"),
+        trace_dir=trace_path,
         interactive=False,
         on_event=on_event,
         call_stack=(),
@@ -89,10 +104,20 @@ def run_command(
         _write(out, json.dumps(report, default=str) + "\n")
     else:
         _write(err, summary_text(report))
-        _write(out, json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
-    if result.trace_error:
-        _write(err, f"nika run: note: {result.trace_error}\n")
+        if not sinks.events_on_stdout:  # else stdout is the stream; its terminal event carries the outputs
+            _write(out, json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
+    for note in [result.trace_error, *sinks.fanout.close()]:
+        if note:
+            _write(err, f"nika run: note: {note}\n")
     return EXIT[result.workflow_state]
+
+
+def _gc_at_start(trace_dir: Path) -> str | None:
+    import os
+
+    from runtime.trace_gc import collect_at_start
+
+    return collect_at_start(trace_dir, os.environ)
 
 
 async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path) -> Any:

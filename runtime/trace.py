@@ -140,7 +140,8 @@ class Journal:
 
 def _fields(frame: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for f in frame.get("fields") or []:
+    fields = frame.get("fields")
+    for f in fields if isinstance(fields, list) else []:
         if isinstance(f, dict) and isinstance(f.get("key"), str):
             out.setdefault(f["key"], f.get("value"))
     return out
@@ -166,7 +167,7 @@ def verify(data: bytes) -> dict[str, Any]:
             continue
         chain = frame.get("chain")
         if prev is None:
-            if chain not in KNOWN_GENESIS:
+            if not isinstance(chain, str) or chain not in KNOWN_GENESIS:
                 if frame.get("kind") != "workflow_started":
                     forged.append({"line": n, "problem": "the journal does not open with its prologue"})
                 else:
@@ -191,7 +192,7 @@ def verify(data: bytes) -> dict[str, Any]:
             problems.append({"line": 1, "problem": f"the prologue lacks {', '.join(missing)}"})
         elif pro.get("trace_format") != TRACE_FORMAT:
             problems.append({"line": 1, "problem": f"trace_format {pro.get('trace_format')!r} is not {TRACE_FORMAT}"})
-    if not any(f.get("kind") in WORKFLOW_TERMINAL for f in frames):
+    if not any(isinstance(f.get("kind"), str) and f["kind"] in WORKFLOW_TERMINAL for f in frames):
         problems.append({"line": len(lines), "problem": "no terminal workflow frame: the run did not finish"})
     effectful = [f for f in frames if f.get("kind") == "task_started" and _is_effect(_fields(f).get("note"))]
     witnessed = any(f.get("kind") == "permit_checked" for f in frames)

@@ -127,7 +127,7 @@ class Run:
         outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled)
         failed = any(r.status == Status.FAILURE for r in self.records.values()) or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
-        self.emit(_END_KIND[state], [("workflow", self.wf.id), ("state", state)])
+        self.emit(_END_KIND[state], [("workflow", self.wf.id), ("state", state), ("outputs", compact(outputs))])
         j = self.journal
         j.close()
         path = str(j.path) if j.path else None
@@ -152,6 +152,7 @@ class Run:
                 ("engine_version", ENGINE_VERSION),
                 ("platform", f"{platform.system().lower()}/{platform.machine()}"),
                 ("depth", self.options.depth),
+                ("source", self.compiled.source.path),  # read back by `nika trace receipt` (additive)
             ],
         )
 
