@@ -718,25 +718,28 @@ class Run:
 
 # The secret sources this build resolves. Read as data by checker/contracts/built_features.py (which
 # warns at check about the others): keep it a literal set of strings.
-SECRET_SOURCES = frozenset({"env"})
+SECRET_SOURCES = frozenset({"env", "file", "vault"})
 
 
 class _Secrets(Mapping[str, Any]):
-    """``secrets.X``: resolved when read (env source only in this build), remembered for redaction."""
+    """``secrets.X``: resolved when read (:mod:`runtime.secrets`), remembered for redaction."""
 
     def __init__(self, run: Run) -> None:
         self._run = run
         self._decl = {s.name: s for s in run.wf.secrets}
+        self._values: dict[str, str] = {}
 
     def __getitem__(self, key: str) -> Any:
+        if key in self._values:
+            return self._values[key]
         s = self._decl[key]
         if s.source not in SECRET_SOURCES:
             raise TaskError(NOT_BUILT, f"secret source `{s.source}` is not available in this build of nika")
-        name = s.store_key or s.name
-        value = self._run.engine_env.get(name)
-        if value is None:
-            raise TaskError("NIKA-VAR-001", f"secret `{key}` reads `{name}` from the environment, which is not set")
+        from runtime.secrets import resolve
+
+        value = resolve(s, self._run.engine_env, self._run.workdir)
         self._run.secret_values.add(value)
+        self._values[key] = value
         return value
 
     def __iter__(self) -> Any:
