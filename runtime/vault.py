@@ -38,7 +38,7 @@ class Vault(Protocol):
 
     def remove(self, key: str) -> bool: ...
 
-    def keys(self) -> list[str]: ...
+    def names(self) -> list[str]: ...
 
 
 class FileVault:
@@ -81,7 +81,7 @@ class FileVault:
         self._save(data)
         return True
 
-    def keys(self) -> list[str]:
+    def names(self) -> list[str]:
         return sorted(self._load())
 
 
@@ -108,16 +108,16 @@ class KeyringVault:
     def get(self, key: str) -> str | None:
         return self._call("get_password", key)
 
-    def keys(self) -> list[str]:
+    def names(self) -> list[str]:
         raw = self._call("get_password", _INDEX)
         return sorted(json.loads(raw)) if raw else []
 
     def set(self, key: str, value: str) -> None:
         self._call("set_password", key, value)
-        self._call("set_password", _INDEX, json.dumps(sorted({*self.keys(), key})))
+        self._call("set_password", _INDEX, json.dumps(sorted({*self.names(), key})))
 
     def remove(self, key: str) -> bool:
-        names = self.keys()
+        names = self.names()
         if key not in names:
             return False
         self._call("delete_password", key)

@@ -49,12 +49,12 @@ def test_file_source_failures_are_typed(tmp_path: Path, content: bytes | None, w
 def test_file_vault_round_trip_is_owner_only(tmp_path: Path) -> None:
     path = tmp_path / "v" / "vault.json"
     v = open_vault({"NIKA_VAULT_FILE": str(path)})
-    assert isinstance(v, FileVault) and v.keys() == [] and v.get("a/b") is None
+    assert isinstance(v, FileVault) and v.names() == [] and v.get("a/b") is None
     v.set("prod/api", "x1")
     v.set("a/b", "y2")
-    assert v.keys() == ["a/b", "prod/api"] and v.get("prod/api") == "x1"
+    assert v.names() == ["a/b", "prod/api"] and v.get("prod/api") == "x1"
     assert path.stat().st_mode & 0o777 == 0o600
-    assert v.remove("a/b") and not v.remove("a/b") and v.keys() == ["prod/api"]
+    assert v.remove("a/b") and not v.remove("a/b") and v.names() == ["prod/api"]
     assert resolve(_decl("vault", key="prod/api"), {"NIKA_VAULT_FILE": str(path)}, tmp_path) == "x1"
     with pytest.raises(TaskError) as e:
         resolve(_decl("vault", key="nope"), {"NIKA_VAULT_FILE": str(path)}, tmp_path)
@@ -91,8 +91,8 @@ def test_keyring_vault_with_an_in_memory_backend(monkeypatch: pytest.MonkeyPatch
         assert isinstance(v, KeyringVault)
         v.set("k1", "v1")
         v.set("k2", "v2")
-        assert v.keys() == ["k1", "k2"] and v.get("k2") == "v2"
-        assert v.remove("k1") and v.keys() == ["k2"] and v.get("k1") is None
+        assert v.names() == ["k1", "k2"] and v.get("k2") == "v2"
+        assert v.remove("k1") and v.names() == ["k2"] and v.get("k1") is None
         from keyring.backends import fail
 
         keyring.set_keyring(fail.Keyring())
