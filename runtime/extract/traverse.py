@@ -64,12 +64,16 @@ async def _robots(extra: dict[str, Any], root: str, headers: dict[str, str]) -> 
     p = urlsplit(root)
     try:
         where = f"{p.scheme}://{p.netloc}/robots.txt"
-        resp = await request(extra, "GET", where, headers, {}, max_bytes=ROBOTS_MAX_BYTES, judge_first=True)
+        resp = await request(
+            extra, "GET", where, headers, {}, max_bytes=ROBOTS_MAX_BYTES, judge_first=True, truncate=True
+        )
         if not 200 <= resp.status < 300:
             return None
-        return Protego.parse(resp.body.decode("utf-8"))
+        if b"\0" in resp.body:
+            return None  # binary: unreadable
+        return Protego.parse(resp.body.decode("utf-8", errors="replace"))
     except (TaskError, UnicodeDecodeError, ValueError):
-        return None  # missing, too large, binary or unreachable: allow all (§traverse)
+        return None  # missing, unparseable or unreachable: allow all (§traverse)
 
 
 Digest = tuple[dict[str, Any], list[str]]

@@ -51,11 +51,13 @@ async def request(
     *,
     max_bytes: int = MAX_RESPONSE_BYTES,
     judge_first: bool = False,
+    truncate: bool = False,
 ) -> Response:
     """``method url`` on the run's client (``extra["http"]``), hop by hop through the floor.
 
     ``judge_first``: the permits judge the first URL here too (a URL the dispatch did not see,
-    such as a crawled link); the later hops are always judged."""
+    such as a crawled link); the later hops are always judged. ``truncate``: a body past
+    ``max_bytes`` is cut there instead of failing (robots.txt, RFC 9309 §2.5)."""
     import httpx
 
     http = extra.get("http")
@@ -92,7 +94,7 @@ async def request(
                     if resp.status_code == 303 or (resp.status_code in (301, 302) and method == "POST"):
                         method, payload = "GET", {}
                     continue
-                body = await _read(resp, host, max_bytes)
+                body = await _read(resp, host, max_bytes, truncate)
                 return Response(resp.status_code, url, body, resp.headers)
             finally:
                 await resp.aclose()
@@ -102,7 +104,7 @@ async def request(
             await http.aclose()
 
 
-async def _read(resp: Any, host: str, max_bytes: int) -> bytes:
+async def _read(resp: Any, host: str, max_bytes: int, truncate: bool) -> bytes:
     import httpx
 
     body = bytearray()
@@ -110,6 +112,8 @@ async def _read(resp: Any, host: str, max_bytes: int) -> bytes:
         async for chunk in resp.aiter_bytes():
             body.extend(chunk)
             if len(body) > max_bytes:
+                if truncate:
+                    return bytes(body[:max_bytes])
                 raise fail(
                     f"the response from `{host}` is larger than the {_size(max_bytes)} response-size cap",
                     limit_bytes=max_bytes,
