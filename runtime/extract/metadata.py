@@ -34,8 +34,10 @@ def metadata(page: Page, args: dict[str, Any]) -> dict[str, Any]:
     _put(out, "canonical", _link(tree, base, "canonical"))
     html = tree.css_first("html")
     _put(out, "lang", (html.attributes.get("lang") or "").strip() if html is not None else None)
-    _put(out, "author", *(named.get(k) for k in _AUTHOR))
-    _put(out, "published_time", *(named.get(k) for k in _PUBLISHED))
+    jsonld = _jsonld(tree)
+    ld = next((x for x in jsonld if isinstance(x, dict)), {})
+    _put(out, "author", *(named.get(k) for k in _AUTHOR), _ld_author(ld.get("author")))
+    _put(out, "published_time", *(named.get(k) for k in _PUBLISHED), _ld_text(ld.get("datePublished")))
     _put(out, "favicon", _link(tree, base, "icon") or _link(tree, base, "shortcut icon"))
     alternates = [
         {"href": absolute(base, a.attributes.get("href")), "hreflang": a.attributes.get("hreflang")}
@@ -43,7 +45,6 @@ def metadata(page: Page, args: dict[str, Any]) -> dict[str, Any]:
     ]
     if alternates:
         out["alternates"] = alternates
-    jsonld = _jsonld(tree)
     if jsonld:
         out["jsonld"] = jsonld
     micro = items(tree, base)
@@ -80,6 +81,19 @@ def _meta_tags(tree: Any, base: str) -> tuple[dict[str, str], dict[str, str], di
         else:
             named.setdefault(key if key == "datePublished" else low, content)
     return og, twitter, named
+
+
+def _ld_text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _ld_author(value: Any) -> str | None:
+    """A JSON-LD ``author``: a name, a Person object, or a list of either (the first)."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, dict):
+        value = value.get("name")
+    return _ld_text(value)
 
 
 def _link(tree: Any, base: str, rel: str) -> str | None:

@@ -301,3 +301,15 @@ async def test_crawl_rejudges_every_descendant(base: str, tmp_path: Path) -> Non
     out = await _fetch(tmp_path, {"url": f"{base}/site/", "traverse": {"max_pages": 3}}, judge_url=judge)
     assert f"{base}/site/a" in judged and f"{base}/robots.txt" in judged
     assert out["pages"][2] == {"url": f"{base}/site/b", "error": "NIKA-SEC-004: not granted"}
+
+
+async def test_metadata_author_and_date_fall_back_to_json_ld(tmp_path: Path) -> None:
+    """Pages that carry author and date only in their JSON-LD still fill those keys."""
+    from runtime.extract import Page, extractor
+
+    html = (
+        b'<html><head><script type="application/ld+json">{"@type":"NewsArticle","datePublished":"2026-05-01",'
+        b'"author":[{"@type":"Person","name":"Maiwenn"}]}</script></head><body></body></html>'
+    )
+    meta = extractor("metadata")(Page("https://n.example/a", html, "text/html"), {})
+    assert meta["author"] == "Maiwenn" and meta["published_time"] == "2026-05-01"
