@@ -9,9 +9,18 @@ from typing import Any
 from urllib.parse import urljoin
 
 from runtime.extract import Page
+from runtime.net.client import fail
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _HEADER_CHARSET = re.compile(r"charset\s*=\s*\"?([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+# Lexbor slows with the square of the nesting depth (seconds at 20,000 levels) and the Markdown
+# converter stops descending past ~1,020; real pages nest a few dozen levels. Deeper is refused
+# before parsing, so no mode ever returns a silently shortened page.
+MAX_DEPTH = 1000
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
+_VOID = ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr")
+_IMPLIED_END = ("p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody", "tfoot", "caption")
+_NO_DEPTH = frozenset((*_VOID, *_IMPLIED_END, "rb", "rt", "rp", "colgroup"))
 LAZY_SRC = ("data-src", "data-lazy-src", "data-original", "data-url")
 LAZY_SRCSET = ("data-srcset", "data-lazy-srcset", "srcset")
 
@@ -30,10 +39,30 @@ def decode(page: Page) -> str:
         return page.body.decode("utf-8", errors="replace")
 
 
+def nesting_depth(html: str, limit: int = MAX_DEPTH) -> int:
+    """The deepest element nesting of ``html`` as open minus close tags (void and implied-end
+    elements not counted), stopping as soon as it passes ``limit``."""
+    depth = deepest = 0
+    for m in _TAG.finditer(html):
+        if m.group(2).lower() in _NO_DEPTH or m.group(3):
+            continue
+        depth = max(depth - 1, 0) if m.group(1) else depth + 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+    return deepest
+
+
 def parse(page: Page) -> Any:
     from selectolax.lexbor import LexborHTMLParser
 
-    return LexborHTMLParser(decode(page))
+    html = decode(page)
+    if nesting_depth(html) > MAX_DEPTH:
+        raise fail(
+            f"the page nests elements more than {MAX_DEPTH} deep, past what the extractor reads", limit=MAX_DEPTH
+        )
+    return LexborHTMLParser(html)
 
 
 def base_url(tree: Any, url: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime.extract import Page
 from runtime.extract.document import absolute, base_url, parse
-from runtime.net.client import fail
+from runtime.net.client import MAX_RESPONSE_BYTES, fail
 
 # Not addresses a reader could follow: script and inline-data pseudo-links are left out.
 _NOT_LINKS = ("javascript:", "data:", "vbscript:")
@@ -22,7 +22,17 @@ def selector(page: Page, args: dict[str, Any]) -> str:
         found = tree.css(query)
     except (SelectolaxError, ValueError) as e:
         raise fail(f"`{query}` is not a CSS selector this engine can match: {e}", selector=query) from None
-    return "".join(node.html or "" for node in found)
+    parts: list[str] = []
+    total = 0
+    for node in found:  # nested matches repeat their inner HTML: bounded like a response
+        html = node.html or ""
+        total += len(html)
+        if total > MAX_RESPONSE_BYTES:
+            raise fail(
+                f"the elements `{query}` matches add up to more than the 32 MiB response-size cap", selector=query
+            )
+        parts.append(html)
+    return "".join(parts)
 
 
 def links(page: Page, args: dict[str, Any]) -> list[str]:
