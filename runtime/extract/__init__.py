@@ -50,6 +50,24 @@ def extractor(mode: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), func)
 
 
+# The modes that read an HTML document, and the media types that are certainly not one.
+HTML_MODES = frozenset({"markdown", "article", "text", "selector", "links", "metadata"})
+_NOT_HTML = ("image/", "audio/", "video/", "font/", "application/pdf", "application/zip", "application/octet-stream")
+
+
+def _refuse_binary(mode: str, page: Page) -> None:
+    from runtime.net.client import fail
+
+    media = page.content_type.split(";", 1)[0].strip().lower()
+    if mode in HTML_MODES and media.startswith(_NOT_HTML):
+        raise fail(
+            f"`{page.url}` answered `{media}`, not an HTML page, so `mode: {mode}` cannot read it "
+            "(binary media are out of the v0.1 extract modes)",
+            content_type=media,
+        )
+
+
 async def run(mode: str, page: Page, args: dict[str, Any]) -> Any:
     fn = extractor(mode)
+    _refuse_binary(mode, page)
     return await asyncio.to_thread(fn, page, args)

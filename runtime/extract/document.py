@@ -27,12 +27,18 @@ LAZY_SRCSET = ("data-srcset", "data-lazy-srcset", "srcset")
 
 def decode(page: Page) -> str:
     """The body as text: the header's charset, else a ``<meta charset>`` in the first 2 KiB, else
-    UTF-8; undecodable bytes become U+FFFD (a page is read, never refused, for one bad byte)."""
+    UTF-8 when it decodes, else windows-1252 (the WHATWG fallback for undeclared legacy pages).
+    Undecodable bytes become U+FFFD: a page is read, never refused, for one bad byte."""
     found = _HEADER_CHARSET.search(page.content_type or "")
     charset = found.group(1) if found else None
     if charset is None:
         sniff = _META_CHARSET.search(page.body[:2048])
-        charset = sniff.group(1).decode("ascii") if sniff else "utf-8"
+        charset = sniff.group(1).decode("ascii", errors="replace") if sniff else None
+    if charset is None:
+        try:
+            return page.body.decode("utf-8")
+        except UnicodeDecodeError:
+            charset = "windows-1252"
     try:
         return page.body.decode(charset, errors="replace")
     except LookupError:

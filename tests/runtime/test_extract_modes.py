@@ -22,6 +22,8 @@ ROUTES: dict[str, tuple[int, dict[str, str], bytes]] = {
     "/article": (200, HTML, P.ARTICLE.encode()),
     "/product": (200, HTML, P.PRODUCT.encode()),
     "/latin1": (200, {"content-type": "text/html; charset=iso-8859-1"}, "<p>Crêpe café</p>".encode("latin-1")),
+    "/cp1252": (200, {"content-type": "text/html"}, "<p>naïve – café</p>".encode("cp1252")),
+    "/image": (200, {"content-type": "image/png"}, b"\x89PNG\r\n\x1a\n"),
     "/tiny": (200, HTML, b"<html><body><main><p>Only <b>this</b>.</p></main><footer>f</footer></body></html>"),
     "/rss": (200, {"content-type": "application/rss+xml"}, P.RSS),
     "/atom": (200, {"content-type": "application/atom+xml"}, P.ATOM),
@@ -117,6 +119,12 @@ async def test_text_keeps_every_line_without_markup(base: str, tmp_path: Path) -
 
 async def test_declared_charset_is_honoured(base: str, tmp_path: Path) -> None:
     assert await _fetch(tmp_path, {"url": f"{base}/latin1", "mode": "text"}) == "Crêpe café"
+    assert await _fetch(tmp_path, {"url": f"{base}/cp1252", "mode": "text"}) == "naïve – café"  # undeclared legacy
+
+
+async def test_an_image_is_not_read_as_html(base: str, tmp_path: Path) -> None:
+    err = await _fails(tmp_path, {"url": f"{base}/image", "mode": "markdown"})
+    assert err.code == "NIKA-BUILTIN-FETCH-001" and "image/png" in err.message
 
 
 async def test_selector_concatenates_the_matches(base: str, tmp_path: Path) -> None:
