@@ -321,3 +321,17 @@ async def test_metadata_author_and_date_fall_back_to_json_ld(tmp_path: Path) -> 
     )
     meta = extractor("metadata")(Page("https://n.example/a", html, "text/html"), {})
     assert meta["author"] == "Maiwenn" and meta["published_time"] == "2026-05-01"
+
+
+def test_article_keeps_the_posts_of_a_discussion_page() -> None:
+    """§article: on forum pages the posts and replies are the content, kept rather than pruned."""
+    from runtime.extract import Page, extractor
+
+    posts = "".join(
+        f'<div class="post"><div class="author">user{i}</div><div class="post-body"><p>Reply {i}: the pools near '
+        f"the lighthouse at Roscoff were full of anemones and crabs when I walked there this spring.</p></div></div>"
+        for i in range(5)
+    )
+    html = f"<html><body><nav><a href='/'>Forums</a></nav><main><h1>Best tide pools?</h1>{posts}</main></body></html>"
+    out = extractor("article")(Page("https://forum.example/t/1", html.encode(), "text/html"), {})
+    assert all(f"Reply {i}:" in out for i in range(5)) and "Forums" not in out
