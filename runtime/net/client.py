@@ -10,6 +10,7 @@ named in the error.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -30,6 +31,14 @@ class Response:
     url: str
     body: bytes
     headers: Any
+
+
+@cache
+def _tls() -> Any:
+    """One verifying TLS context for the clients made here (building one reads the CA bundle)."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def fail(message: str, *, transient: bool = False, **details: Any) -> TaskError:
@@ -63,7 +72,7 @@ async def request(
     http = extra.get("http")
     owned = http is None
     if owned:
-        http = httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=DEFAULT_TIMEOUT_S)
+        http = httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=DEFAULT_TIMEOUT_S, verify=_tls())
     allowance: Allowance = extra.get("ssrf_allow") or Allowance.from_env(extra.get("env"))
     resolve = extra.get("resolver") or system_resolver
     judge_url = extra.get("judge_url")
