@@ -1,4 +1,4 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor | secrets.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -150,6 +150,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     doc.add_argument("--output-format", choices=("text", "json"), default="text", help="how to print (default: text)")
 
+    sec = sub.add_parser(
+        "secrets",
+        help="manage the local nika-vault; list a workflow's secrets and whether each resolves (never values)",
+        description="Values are read from standard input, never the command line (NIKA_VAULT_FILE: a file vault).",
+    )
+    sec.add_argument("secrets_action", choices=("set", "get", "list", "rm"), metavar="ACTION", help="set|get|list|rm")
+    sec.add_argument("key", nargs="?", metavar="KEY", help="the vault key (path), e.g. prod/anthropic/api-key")
+    sec.add_argument("--workflow", metavar="FILE", help="with list: the workflow's declared secrets instead")
+
     t = sub.add_parser("trace", help="work with run journals")
     tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
@@ -211,6 +220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nika.doctor import run as doctor
 
         return doctor(args.output_format)
+    if args.command == "secrets":
+        from nika.secrets_command import run as secrets_run
+
+        return secrets_run(args.secrets_action, args.key, args.workflow)
     if args.command == "trace":
         if args.trace_command != "verify":
             from nika.trace_command import run as trace_run

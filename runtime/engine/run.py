@@ -84,7 +84,8 @@ class Run:
         self.settled: dict[str, asyncio.Event] = {}
         self.task_views: dict[str, dict[str, Any]] = {}
         self.engine_env = dict(o.engine_env if o.engine_env is not None else os.environ)
-        self.base = base_scope(self.wf, inputs, Secrets(self.wf, self.engine_env, self.secret_values), self.task_views)
+        secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
+        self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = Services(self.engine_env, self.workdir, self.secret_values)
         host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env)

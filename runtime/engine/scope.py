@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from checker.model.workflow import Workflow
@@ -12,26 +13,30 @@ from runtime.values import materialise
 
 # The secret sources this build resolves. Read as data by checker/contracts/built_features.py (which
 # warns at check about the others): keep it a literal set of strings.
-SECRET_SOURCES = frozenset({"env"})
+SECRET_SOURCES = frozenset({"env", "file", "vault"})
 
 
 class Secrets(Mapping[str, Any]):
-    """``secrets.X``: resolved when read (env source only in this build), remembered for redaction."""
+    """``secrets.X``: resolved when read (:mod:`runtime.secrets`), remembered for redaction."""
 
-    def __init__(self, wf: Workflow, engine_env: Mapping[str, str], remembered: set[str]) -> None:
+    def __init__(self, wf: Workflow, engine_env: Mapping[str, str], remembered: set[str], workdir: Path) -> None:
         self._decl = {s.name: s for s in wf.secrets}
         self._env = engine_env
         self._remembered = remembered
+        self._workdir = workdir
+        self._values: dict[str, str] = {}
 
     def __getitem__(self, key: str) -> Any:
+        if key in self._values:
+            return self._values[key]
         s = self._decl[key]
         if s.source not in SECRET_SOURCES:
             raise TaskError(NOT_BUILT, f"secret source `{s.source}` is not available in this build of nika")
-        name = s.store_key or s.name
-        value = self._env.get(name)
-        if value is None:
-            raise TaskError("NIKA-VAR-001", f"secret `{key}` reads `{name}` from the environment, which is not set")
+        from runtime.secrets import resolve
+
+        value = resolve(s, self._env, self._workdir)
         self._remembered.add(value)
+        self._values[key] = value
         return value
 
     def __iter__(self) -> Iterator[str]:
