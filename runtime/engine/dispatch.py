@@ -14,9 +14,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from checker.core.vocab import OnErrorAction, Status
-from checker.model.workflow import Agent, Exec, Infer, Invoke, Task, Verb
+from checker.model.workflow import Agent, CompiledWorkflow, Exec, Infer, Invoke, Task, Verb
 from runtime.engine.context import VerbContext
-from runtime.engine.records import TIMEOUT_CODE, Outcome, human_ms
+from runtime.engine.records import TIMEOUT_CODE, Options, Outcome, RunResult, human_ms
 from runtime.engine.retry import attempts
 from runtime.errors import INTERNAL, TaskError
 from runtime.values import condition, materialise, reads_locals
@@ -130,6 +130,11 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
     def record_agent(record: dict[str, Any]) -> None:
         run.agent_records[tid] = record
 
+    async def run_child(compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> RunResult:
+        from runtime.engine.run import Run
+
+        return await Run(compiled, inputs, options, workdir=run.workdir, parent_boundary=run.boundary).execute()
+
     return VerbContext(
         task_id=tid,
         task=task,
@@ -144,6 +149,7 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
         executor=run.executor,
         settings=run.settings,
         record_agent=record_agent,
+        run_child=run_child,
         started_monotonic=rec.started_monotonic if rec is not None else None,
     )
 
