@@ -249,7 +249,7 @@ class MCPPool:
             conn = self.conns.get(server)
             if conn is not None and conn.client is not None:
                 return conn
-            from runtime.verbs.exec import compose_env
+            from runtime.permits import compose_env
 
             env = compose_env(self.host.boundary.env_passthrough(tid), cfg.env, self.host.engine_env)
             conn = Connection(cfg, env, self.host.workdir)

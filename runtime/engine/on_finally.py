@@ -24,7 +24,7 @@ async def run_finally(run: Run, task: Task, provisional: TaskRecord) -> None:
 
 
 async def finally_step(run: Run, name: str, step: FinallyStep, scope: dict[str, Any]) -> None:
-    from runtime.engine.dispatch import run_verb
+    from runtime.engine.verb_call import run_verb
 
     status, code = "success", None
     try:

@@ -54,7 +54,7 @@ def retry_delay_ms(r: Retry, attempt: int, err: TaskError, rng: random.Random) -
 
 async def attempts(run: Run, task: Task, scope: dict[str, Any], iteration: int | None) -> Any:
     """The verb, attempted until it succeeds or ``retry:`` gives up (the last error is raised)."""
-    from runtime.engine.dispatch import run_verb
+    from runtime.engine.verb_call import run_verb
 
     r = task.retry
     max_attempts = r.max_attempts if r is not None else 1
