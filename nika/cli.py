@@ -1,4 +1,4 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor | init | new | test.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -145,6 +145,10 @@ def _parser() -> argparse.ArgumentParser:
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
     tv.add_argument("file")
     tv.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    from nika.cli_project import register as register_project_commands  # init, new, test (nika/cli_project.py)
+
+    register_project_commands(sub)
     return p
 
 
@@ -162,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except PackageNotFoundError:
             print("nika (not installed)")
         return 0
+    from nika.cli_project import dispatch as project_command
+
+    if (status := project_command(args)) is not None:
+        return status
     if args.command == "check":
         return cmd_check(args)
     if args.command == "explain":
