@@ -54,7 +54,9 @@ def run(
     t0 = time.monotonic()
     files, missing = discover(paths or ["."])
     errors = [f"{m}: no such file or directory" for m in missing]
-    errors += [f"{f}: not a test file (the name must end in {' or '.join(SUFFIXES)})" for f in files if not is_test_file(f)]
+    errors += [
+        f"{f}: not a test file (the name must end in {' or '.join(SUFFIXES)})" for f in files if not is_test_file(f)
+    ]
     tests: list[TestFile] = []
     for f in (f for f in files if is_test_file(f)):
         try:

@@ -275,6 +275,10 @@ class AgentLoop:
         system = self._value(verb.system, "`system:`")
         schema = self._value(verb.schema, "`schema:`")
         self.schema = schema if isinstance(schema, dict) else None
+        if verb.schema is None:
+            from runtime.returns import returns_schema
+
+            self.schema = returns_schema(run, self.tid)  # `returns:`: the same contract as a Nika type
         temperature = self._value(verb.temperature, "`temperature:`")
         max_turns = verb.turn_budget if verb.turn_budget is not None else self._value(verb.max_turns, "`max_turns:`")
         max_tokens = self._value(verb.max_tokens_total, "`max_tokens_total:`")

@@ -639,7 +639,11 @@ class Run:
                 if iteration is not None:
                     fields.append(("index", iteration))
                 self.emit("task_retrying", fields)
-                await asyncio.sleep(delay / 1000)
+                await self.backoff_wait(delay / 1000)
+
+    async def backoff_wait(self, seconds: float) -> None:
+        """The pause between two attempts (a seam: ``nika test`` skips it, the run is the same)."""
+        await asyncio.sleep(seconds)
 
     def _bind(self, task: Task, raw: Any) -> dict[str, Any]:
         if not task.output:

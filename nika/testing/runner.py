@@ -158,7 +158,12 @@ def _test_run_class() -> type:
             super().__init__(*args, **kwargs)
             self.case = case
             self.calls: dict[str, int] = {}
+            self.skipped_wait = 0.0
             self.services = ScriptedServices(self.engine_env, self.workdir, self.secret_values, case.replies)
+
+        async def backoff_wait(self, seconds: float) -> None:
+            """Retry back-off is not waited for in a test: the attempts and their order are the same."""
+            self.skipped_wait += seconds
 
         def replies_used(self, tid: str) -> int:
             return self.services.scripted[tid].calls
