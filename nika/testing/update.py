@@ -16,19 +16,20 @@ from nika.testing.spec import TestFile
 
 
 def rewrite(test: TestFile, results: list[CaseResult]) -> int:
-    """Update the expectations of the failed cases of ``results`` in ``test``'s file (in place,
-    so comments, quoting and flow style of what is unchanged survive); the number of cases changed."""
+    """Update the expectations of the failed cases of ``results`` in ``test``'s file, and write one
+    for a case that has none (in place, so comments, quoting and flow style of what is unchanged
+    survive); the number of cases changed."""
     from ruamel.yaml import YAML
 
     cases = test.document["cases"]
     changed = 0
     for r in results:
-        if r.outcome != "failed" or r.actual is None:
-            continue
         node = cases[r.case.name]
+        fresh = node is None or node.get("expect") is None
+        if r.actual is None or r.outcome == "error" or not (fresh or r.outcome == "failed"):
+            continue
         if node is None:
             node = cases[r.case.name] = {}
-        fresh = node.get("expect") is None
         if fresh:
             node["expect"] = {}
         changed += _fill(node["expect"], r.actual, fresh)

@@ -198,6 +198,22 @@ def test_update_rewrites_only_failed_expectations_and_keeps_comments(
     assert _nika(capsys)[0] == 0
 
 
+def test_update_writes_a_full_expectation_for_a_new_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _project(tmp_path, monkeypatch, "workflow: greet.nika.yaml\ncases:\n  new-case:\n    vars: { name: Ada }\n")
+    rc, out = _nika(capsys, "--update")
+    assert rc == 0 and "updated 1 case" in out
+    from ruamel.yaml import YAML
+
+    expect = YAML(typ="safe").load(path.read_text())["cases"]["new-case"]["expect"]
+    assert expect == {
+        "status": "success",
+        "tasks": {"hello": "success", "shout": "success"},
+        "outputs": {"said": "Hi Ada!"},
+    }
+
+
 def test_junit_xml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     _project(tmp_path, monkeypatch, PASSING.replace('said: "Hi Ada!"', 'said: "nope"'))
     rc, _ = _nika(capsys, "--junit-xml", "report.xml")
