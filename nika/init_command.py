@@ -109,10 +109,10 @@ def new(template: str | None, name: str | None, *, directory: str = ".", list_on
             return 1
         return 0
     if template not in available:
-        import difflib
+        from checker.core.suggest import did_you_mean
 
-        near = difflib.get_close_matches(template, list(available), n=1)
-        hint = f"; did you mean `{near[0]}`?" if near else f" (templates: {', '.join(available)})"
+        near = did_you_mean(template, available)
+        hint = f"; did you mean `{near}`?" if near else f" (templates: {', '.join(available)})"
         print(f"nika new: no template `{template}`{hint}", file=sys.stderr)
         return 1
     name = name or template

@@ -702,14 +702,22 @@ class Run:
 
         out: dict[str, Any] = {}
         scope = {**self._base, "tasks": self._task_views}
+        failed = any(r.status == Status.FAILURE for r in self.records.values())
         for o in self.wf.outputs:
             try:
                 value = materialise(o.value, scope, f"output `{o.name}`")
             except TaskError as err:
                 if self.cancelled:
                     continue
+                if failed:  # the run already failed: what a failed task never produced is null, not a second error
+                    out[o.name] = None
+                    continue
                 return out, err.record(None, None) | {"output": o.name}
-            if o.type is not None and value_fits(value, o.type, self.wf.types) is False:
+            if (
+                o.type is not None
+                and not (failed and value is None)
+                and value_fits(value, o.type, self.wf.types) is False
+            ):
                 err = TaskError(
                     "NIKA-VAR-009",
                     f"workflow output `{o.name}` does not fit its declared type",

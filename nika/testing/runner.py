@@ -108,11 +108,11 @@ def _error(result: CaseResult, t0: float, message: str) -> CaseResult:
 
 
 def _unknown_task(tid: str, tasks: Any) -> str:
-    import difflib
+    from checker.core.suggest import did_you_mean
 
-    near = difflib.get_close_matches(tid, list(tasks), n=1)
+    near = did_you_mean(tid, tasks)
     return f"replies or mocks name task `{tid}`, which the workflow does not have" + (
-        f"; did you mean `{near[0]}`?" if near else ""
+        f"; did you mean `{near}`?" if near else ""
     )
 
 

@@ -23,7 +23,6 @@ Every problem with the file is a :class:`SpecError` naming the file and line.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,8 +85,10 @@ def _fail(path: Path, line: int, message: str) -> SpecError:
 def _keys(path: Path, node: Any, allowed: tuple[str, ...], where: str) -> None:
     for key in node:
         if key not in allowed:
-            near = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f"; did you mean `{near[0]}`?" if near else f" (allowed: {', '.join(allowed)})"
+            from checker.core.suggest import did_you_mean
+
+            near = did_you_mean(str(key), allowed)
+            hint = f"; did you mean `{near}`?" if near else f" (allowed: {', '.join(allowed)})"
             raise _fail(path, _line(node, key), f"unknown field `{key}` in {where}{hint}")
 
 
