@@ -1,4 +1,4 @@
-"""The project commands of the ``nika`` CLI: ``init``, ``new``, ``test``.
+"""The project commands of the ``nika`` CLI: ``init``, ``new``, ``test``, ``mcp serve``.
 
 Registered on the main parser by :func:`register` and dispatched by :func:`dispatch`, so they
 live apart from the checking and running commands in :mod:`nika.cli`.
@@ -68,6 +68,20 @@ def register(sub: Any) -> None:
     t.add_argument("--update", action="store_true", help="rewrite each case's expect: from what the run did")
     t.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report to FILE (for CI)")
 
+    m = sub.add_parser("mcp", help="serve the checker to coding agents over MCP: nika mcp serve")
+    msub = m.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
+    ms = msub.add_parser(
+        "serve",
+        help="an MCP server (stdio) with the tools check, explain, graph, schema, fix, run_dry",
+        description=(
+            "Serve the checker over the Model Context Protocol, so a coding agent can check workflows as it "
+            "writes them. Tools: check (the JSON report), explain, graph, schema, fix (returns the diff; writes "
+            "only with write: true), run_dry (the plan; nothing runs). Resources: nika://codes, "
+            "nika://codes/{code}. Relative paths resolve from the working directory."
+        ),
+    )
+    ms.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP on HOST:PORT instead of stdio")
+
 
 def dispatch(args: argparse.Namespace) -> int | None:
     """The exit status of a project command, or ``None`` when ``args`` names another command."""
@@ -83,4 +97,11 @@ def dispatch(args: argparse.Namespace) -> int | None:
         from nika.test_command import run
 
         return run(args.paths, keyword=args.keyword, update=args.update, junit=args.junit_xml, verbose=args.verbose)
+    if args.command == "mcp":
+        if args.mcp_command != "serve":
+            print("nika mcp: give a subcommand: serve [--http HOST:PORT]", file=sys.stderr)
+            return 1
+        from nika.mcp_serve import serve
+
+        return serve(args.http)
     return None
