@@ -139,3 +139,55 @@ def test_new_refuses_what_it_cannot_do(
 def test_templates_are_package_data() -> None:
     text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert '"templates/*.yaml"' in text and '"templates/*.env"' in text and '"templates/*.json"' in text
+
+
+def test_the_precommit_hook_init_writes_runs_under_the_real_precommit(tmp_path: Path) -> None:
+    """The `.pre-commit-config.yaml` entry `nika init` writes, as written, under the real pre-commit."""
+    import importlib.util
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("pre_commit") is None or shutil.which("git") is None:
+        pytest.skip("needs pre-commit (the test extras) and git on PATH")
+    root = Path(__file__).resolve().parents[2]
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    launcher = bindir / "nika"  # this checkout as the `nika` on PATH the local hook calls
+    launcher.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(root)!r})\n"
+        "from nika.cli import main\nsys.exit(main())\n"
+    )
+    launcher.chmod(0o755)
+    work = tmp_path / "proj"
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+    def sh(*cmd: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(cmd), cwd=work, env=env, capture_output=True, text=True, timeout=120)
+
+    assert subprocess.run([str(launcher), "init", str(work)], env=env, capture_output=True).returncode == 0
+    sh("git", "init", "-q", "-b", "main")
+    installed = sh(sys.executable, "-m", "pre_commit", "install")
+    if installed.returncode != 0:
+        pytest.skip(f"pre-commit install failed here: {installed.stdout}{installed.stderr}".strip())
+    (work / "bad.nika.yaml").write_text("nika: v1\nworkflow: {id: bad}\ntasks:\n  a:\n    after: {ghost: success}\n")
+    sh("git", "add", "-A")
+    refused = sh("git", "commit", "-q", "-m", "bad")
+    assert refused.returncode != 0 and "bad.nika.yaml:5" in refused.stdout + refused.stderr
+    sh("git", "rm", "-q", "--cached", "bad.nika.yaml")
+    (work / "bad.nika.yaml").unlink()
+    sh("git", "add", "-A")
+    accepted = sh("git", "commit", "-q", "-m", "start")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "nika check....." in accepted.stdout + accepted.stderr and "Passed" in accepted.stdout + accepted.stderr
