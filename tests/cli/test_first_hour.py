@@ -195,3 +195,32 @@ def test_the_watchdog_fires_once_the_process_ends() -> None:
     child.kill()
     child.wait()
     assert fired.wait(2)
+
+
+def test_a_unique_did_you_mean_for_a_task_reference_is_a_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = (
+        "nika: v1\nworkflow: {id: d}\nmodel: mock/echo\ntasks:\n  hello:\n    infer: {prompt: hi}\n"
+        '  b:\n    with: {v: "${{ tasks.helo.output }}"}\n    infer: {prompt: "${{ with.v }}"}\n'
+        "outputs:\n  o: ${{ tasks.helo.output }}\n"
+    )
+    wf = _write(tmp_path / "d.nika.yaml", text)
+    rc, out, _ = _nika(capsys, "check", "--output-format", "json", wf)
+    findings = json.loads(out)["reports"][0]["findings"]
+    assert [f["code"] for f in findings] == ["NIKA-DAG-002", "NIKA-VAR-001"]
+    assert all(f["fixes"] for f in findings)
+    rc, _, _ = _nika(capsys, "check", "--fix", wf)
+    assert rc == 0 and Path(wf).read_text() == text.replace("tasks.helo.", "tasks.hello.")
+    # never towards the task itself (that would be a cycle, not a repair)
+    selfish = "nika: v1\nworkflow: {id: s}\ntasks:\n  abc:\n    with: {v: '${{ tasks.abd.output }}'}\n"
+    rc, out, _ = _nika(
+        capsys,
+        "check",
+        "--output-format",
+        "json",
+        _write(tmp_path / "s.nika.yaml", selfish + "    exec: {command: [echo]}\n"),
+    )
+    dag = [f for f in json.loads(out)["reports"][0]["findings"] if f["code"] == "NIKA-DAG-002"]
+    assert dag and not dag[0]["fixes"]
