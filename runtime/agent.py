@@ -703,9 +703,7 @@ class AgentLoop:
             if tool_id == COMPOSE:
                 result = self._compose(args)
             else:
-                from runtime.verbs.invoke import call_tool
-
-                result = await call_tool(self.run, self.tid, tool_id, args, self.task)
+                result = await self.run.call_tool(self.tid, tool_id, args, self.task)
         except TaskError as err:
             if err.category == "security_error":
                 self._tool_event(call, tool_id, "refused", err.code, t0)

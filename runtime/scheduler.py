@@ -695,6 +695,12 @@ class Run:
             return await run_agent(self, tid, verb, scope, task)
         raise TaskError(INTERNAL, "the task has no runnable verb")
 
+    async def call_tool(self, tid: str, tool: str, args: dict[str, Any], task: Task | None) -> Any:
+        """One tool call of an agent's turn (a seam: ``nika test`` answers it from a case's ``tools:``)."""
+        from runtime.verbs.invoke import call_tool
+
+        return await call_tool(self, tid, tool, args, task)
+
     # -- workflow outputs --------------------------------------------------------------------
 
     def _outputs(self) -> tuple[dict[str, Any], dict[str, Any] | None]:

@@ -170,21 +170,31 @@ def _test_run_class() -> type:
 
         async def run_verb(self, tid: str, verb: Any, scope: dict[str, Any], task: Any) -> Any:
             if tid in self.case.mocks:
-                return self._mocked(tid)
+                return self._played(f"the mock of `{tid}`", tid, self.case.mocks, self.case.repeat)
             token = _TASK.set(tid)
             try:
                 return await super().run_verb(tid, verb, scope, task)
             finally:
                 _TASK.reset(token)
 
-        def _mocked(self, tid: str) -> Any:
-            steps = self.case.mocks[tid]
-            n = self.calls.get(tid, 0)
-            self.calls[tid] = n + 1
-            if tid in self.case.repeat:
+        async def call_tool(self, tid: str, tool: str, args: dict[str, Any], task: Any) -> Any:
+            if tool not in self.case.tools:
+                return await super().call_tool(tid, tool, args, task)
+            from checker.contracts import tables as contracts
+
+            c = contracts.contract(tool)
+            self.boundary.check_tool(tid, tool, c.effects if c is not None else ())  # permits still judge it
+            return self._played(f"the result of `{tool}`", f"tool {tool}", self.case.tools, self.case.tools_repeat)
+
+        def _played(self, what: str, key: str, table: dict[str, Any], repeat: set[str]) -> Any:
+            name = key.removeprefix("tool ")
+            steps = table[name]
+            n = self.calls.get(key, 0)
+            self.calls[key] = n + 1
+            if name in repeat:
                 n = 0
             elif n >= len(steps):
-                raise TaskError("NIKA-PROVIDER-001", f"the mock of `{tid}` has {len(steps)} results; call {n + 1}")
+                raise TaskError("NIKA-PROVIDER-001", f"{what} has {len(steps)} results; call {n + 1} asked for one")
             step = steps[n]
             if "error" in step:
                 e = step["error"]

@@ -13,6 +13,8 @@ replies per task, mocked task results, and what the run must end with::
           hello: ["Hello, Ada!"]
         mocks:                         # a task's verb replaced by a result (tools, exec, fetch, …)
           shout: { output: "HELLO, ADA!" }
+        tools:                         # what a tool an agent calls returns, by tool id (not run)
+          "nika:read": { output: "file text" }
         expect:
           status: success              # the workflow state: success | failure | cancelled | refused
           tasks: { hello: success, shout: { status: success, output: "HELLO, ADA!" } }
@@ -30,7 +32,7 @@ from typing import Any
 
 SUFFIXES = (".nika-test.yaml", ".nika-test.yml")
 FILE_KEYS = ("workflow", "cases")
-CASE_KEYS = ("description", "vars", "env", "model", "replies", "mocks", "expect")
+CASE_KEYS = ("description", "vars", "env", "model", "replies", "mocks", "tools", "expect")
 EXPECT_KEYS = ("status", "error", "tasks", "outputs")
 TASK_EXPECT_KEYS = ("status", "output", "error")
 STEP_KEYS = ("text", "json", "tool_calls", "error", "tokens_in", "tokens_out")
@@ -53,6 +55,8 @@ class Case:
     replies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     mocks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # a list: one result per call
     repeat: set[str] = field(default_factory=set)  # tasks mocked by one mapping, which answers every call
+    tools: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # an agent's tool calls, by tool id
+    tools_repeat: set[str] = field(default_factory=set)
     expect: dict[str, Any] = field(default_factory=dict)
 
 
@@ -152,6 +156,10 @@ def _case(path: Path, parent: Any, name: Any) -> Case:
         case.mocks[str(task)] = [_mock(path, mock, i, m, f"{where}, mock of `{task}`") for i, m in _items(mock)]
         if not isinstance(mock, list):
             case.repeat.add(str(task))
+    for tool, mock in _mapping(path, node, "tools", where).items():
+        case.tools[str(tool)] = [_mock(path, mock, i, m, f"{where}, result of `{tool}`") for i, m in _items(mock)]
+        if not isinstance(mock, list):
+            case.tools_repeat.add(str(tool))
     case.expect = _expect(path, node, where)
     return case
 

@@ -223,3 +223,66 @@ def test_junit_xml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pyte
     cases = {c.get("name"): c for c in root.iter("testcase")}
     assert cases["echo"].find("failure") is not None and cases["scripted"].find("failure") is None
     assert "outputs.said" in cases["echo"].find("failure").get("message")
+
+
+AGENT = """\
+nika: v1
+workflow:
+  id: agent
+model: mock/echo
+permits:
+  tools: ["nika:read", "nika:done"]
+  fs: { read: ["./docs/**"] }
+tasks:
+  a:
+    agent:
+      prompt: "read it"
+      tools: ["nika:read", "nika:done"]
+outputs:
+  answer: ${{ tasks.a.output }}
+"""
+
+
+def test_tool_results_answer_an_agent_and_permits_still_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.nika.yaml").write_text(AGENT)
+    (tmp_path / "agent.nika-test.yaml").write_text(
+        textwrap.dedent(
+            """\
+            workflow: agent.nika.yaml
+            cases:
+              mocked-read:
+                replies:
+                  a:
+                    - tool_calls: [{ name: "nika:read", arguments: { path: "./docs/a.md" } }]
+                    - tool_calls: [{ name: "nika:done", arguments: { result: "saw it" } }]
+                tools:
+                  "nika:read": [{ output: "contents" }]
+                expect:
+                  outputs: { answer: "saw it" }
+              exhausted:
+                replies:
+                  a:
+                    - tool_calls: [{ name: "nika:read", arguments: { path: "./docs/a.md" } }]
+                    - tool_calls: [{ name: "nika:read", arguments: { path: "./docs/b.md" } }]
+                    - tool_calls: [{ name: "nika:done", arguments: { result: "done" } }]
+                tools:
+                  "nika:read": [{ output: "one" }]
+                expect:
+                  outputs: { answer: "done" }
+            """
+        )
+    )
+    rc, out = _nika(capsys, "-v")
+    assert "::mocked-read PASSED" in out and "::exhausted PASSED" in out, out  # the loop saw the error, went on
+    assert rc == 0
+    (tmp_path / "agent.nika-test.yaml").write_text(
+        "workflow: agent.nika.yaml\ncases:\n  outside-the-whitelist:\n    replies:\n"
+        '      a: [{ tool_calls: [{ name: "nika:grep", arguments: { pattern: "x", path: "." } }] }]\n'
+        '    tools:\n      "nika:grep": { output: [] }\n'
+        "    expect:\n      status: failure\n      tasks: { a: { status: failure, error: NIKA-SEC-002 } }\n"
+    )
+    rc, out = _nika(capsys)
+    assert rc == 0, out  # a mocked result does not widen the agent's `tools:`: the call is refused first
