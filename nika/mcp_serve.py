@@ -93,23 +93,25 @@ def _version() -> str:
 
 
 def serve(http: str | None = None) -> int:
+    address = None
+    if http is not None:  # a bad address is refused before the SDK loads
+        from nika_lsp.transport import parse_tcp
+
+        try:
+            address = parse_tcp(http)
+        except ValueError as exc:
+            print(f"nika mcp serve: {str(exc).replace('--tcp', '--http')}", file=sys.stderr)
+            return 1
     try:
         srv = build()
     except ImportError as exc:
         print(f"nika mcp serve: needs the `mcp` package ({exc.name} is missing)", file=sys.stderr)
         return 1
-    if http is None:
+    if address is None:
         srv.run("stdio")
         return 0
-    from nika_lsp.transport import parse_tcp
-
     try:
-        host, port = parse_tcp(http)
-    except ValueError as exc:
-        print(f"nika mcp serve: {str(exc).replace('--tcp', '--http')}", file=sys.stderr)
-        return 1
-    try:
-        srv.run("streamable-http", host=host, port=port)
+        srv.run("streamable-http", host=address[0], port=address[1])
     except OSError as exc:
         print(f"nika mcp serve: cannot listen on {http}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
         return 1

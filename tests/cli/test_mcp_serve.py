@@ -80,3 +80,14 @@ def test_run_dry_plans_a_clean_workflow(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.chdir(tmp_path)
     plan = mcp_tools.run_dry(text=FIXABLE.replace("My_Flow", "my-flow"))
     assert plan["waves"] == [["a"]] and plan["tasks"]["a"]["effects"] == ["model mock/echo"]
+
+
+def test_a_bad_http_address_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from nika.cli import main
+
+    assert main(["mcp", "serve", "--http", "nonsense"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "nika mcp serve: `--http nonsense`: give HOST:PORT with a port from 1 to 65535, e.g. --http 127.0.0.1:2087\n"
+    )
+    assert main(["mcp"]) == 1 and "give a subcommand: serve" in capsys.readouterr().err
