@@ -20,6 +20,12 @@ class _PytestLikeParser(argparse.ArgumentParser):
 
 
 def register(sub: Any) -> None:
+    _init_and_new(sub)
+    _test(sub)
+    _mcp(sub)
+
+
+def _init_and_new(sub: Any) -> None:
     i = sub.add_parser(
         "init",
         help="start a project: a starter workflow and its test, .nika/ configuration, pre-commit, .gitignore",
@@ -48,6 +54,8 @@ def register(sub: Any) -> None:
     n.add_argument("--list", action="store_true", help="list the templates and exit")
     n.add_argument("--dir", default=".", metavar="DIR", help="where to write the files (default: .)")
 
+
+def _test(sub: Any) -> None:
     t = sub.add_parser(
         "test",
         help="run workflow tests (*.nika-test.yaml) under the mock provider",
@@ -68,6 +76,8 @@ def register(sub: Any) -> None:
     t.add_argument("--update", action="store_true", help="rewrite each case's expect: from what the run did")
     t.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report to FILE (for CI)")
 
+
+def _mcp(sub: Any) -> None:
     m = sub.add_parser("mcp", help="serve the checker to coding agents over MCP: nika mcp serve")
     msub = m.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
     ms = msub.add_parser(
