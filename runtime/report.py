@@ -123,6 +123,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         dur = event.get("duration_ms")
         took = f" ({dur:.0f} ms)" if isinstance(dur, int | float) else ""
         msg = f": {event.get('error_code')} {event.get('message')}" if status == "failure" else ""
+        if status == "success" and event.get("recovered_from"):  # on_error.recover settled a failure
+            return f"  {'recovered':>9} {task}{took}: from {event['recovered_from']} (on_error.recover)"
         return f"  {MARK[status]:>9} {task}{took}{msg}"
     if t == "verb.invoked" and event.get("phase") == "model_call" and event.get("max_turns") is not None:
         return f"  … {task} turn {event.get('turn')}/{event.get('max_turns')} · {event.get('tokens_total')} tokens" + (

@@ -78,6 +78,7 @@ class TaskRecord:
     bindings: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
     agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
+    recovered_from: dict[str, Any] | None = None  # the original error when on_error.recover settled it (13)
     _t0: float = 0.0
 
     def view(self) -> dict[str, Any]:
@@ -105,6 +106,8 @@ class TaskRecord:
             out["bindings"] = plain(self.bindings)
         if self.agent is not None:
             out["agent"] = self.agent
+        if self.recovered_from is not None:
+            out["recovered_from"] = self.recovered_from
         return out
 
 
@@ -115,6 +118,7 @@ class Outcome:
     bindings: dict[str, Any] = field(default_factory=dict)
     error: TaskError | None = None
     started: bool = False  # the verb stage began (on_finally runs only then)
+    recovered_from: TaskError | None = None  # success by on_error.recover: the error it replaced (13)
 
 
 @dataclass
@@ -359,6 +363,8 @@ class Run:
         rec.output = outcome.output
         rec.bindings = dict(outcome.bindings)
         rec.error = outcome.error.record(tid, rec.attempts or None) if outcome.error is not None else None
+        if outcome.recovered_from is not None:
+            rec.recovered_from = outcome.recovered_from.record(tid, rec.attempts or None)
         rec.agent = self.agent_records.pop(tid, None)
         rec.ended_at = now_iso()
         if rec.started_at is None:
@@ -382,7 +388,11 @@ class Run:
             fields.append(("error_code", rec.error["code"]))
             fields.append(("message", rec.error["message"]))
         cls = {"success": "success", "failure": "failure", "skipped": "skipped", "cancelled": "cancelled"}[rec.status]
-        fields.append(("outcome", _compact({"class": cls, "payload": {"attempts": rec.attempts}})))
+        payload: dict[str, Any] = {"attempts": rec.attempts}
+        if rec.recovered_from is not None:
+            fields.append(("recovered_from", rec.recovered_from["code"]))
+            payload["recovered_from"] = rec.recovered_from["code"]
+        fields.append(("outcome", _compact({"class": cls, "payload": payload})))
         self.emit(kind, fields)
         self._settled[tid].set()
         self._left -= 1
@@ -611,7 +621,7 @@ class Run:
             bound = self._bind(task, value)
         except TaskError as berr:
             return Outcome(Status.FAILURE, error=berr, started=True)
-        return Outcome(Status.SUCCESS, value, bound, started=True)
+        return Outcome(Status.SUCCESS, value, bound, started=True, recovered_from=err)
 
     async def _attempts(self, task: Task, scope: dict[str, Any], iteration: int | None) -> Any:
         r = task.retry

@@ -224,3 +224,23 @@ def test_a_unique_did_you_mean_for_a_task_reference_is_a_fix(
     )
     dag = [f for f in json.loads(out)["reports"][0]["findings"] if f["code"] == "NIKA-DAG-002"]
     assert dag and not dag[0]["fixes"]
+
+
+def test_a_recovered_task_says_so_and_keeps_the_error_it_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    wf = _write(
+        tmp_path / "r.nika.yaml",
+        'nika: v1\nworkflow: {id: r}\npermits: {exec: ["false"]}\ntasks:\n  a:\n'
+        '    exec: {command: ["false"]}\n    on_error: {recover: "fallback"}\n',
+    )
+    rc, _, err = _nika(capsys, "run", wf)
+    assert rc == 0 and "recovered a (" in err and "from NIKA-EXEC-001 (on_error.recover)" in err
+    assert "ok a" not in err
+    rc, out, _ = _nika(capsys, "run", wf, "--output-format", "json")
+    record = json.loads(out)["tasks"]["a"]
+    assert record["status"] == "success" and record["output"] == "fallback" and record["error"] is None
+    assert record["recovered_from"]["code"] == "NIKA-EXEC-001"  # spec 13: success(recovered) keeps it
+    completed = next(e for e in json.loads(out)["events"] if e["type"] == "task.completed")
+    assert completed["recovered_from"] == "NIKA-EXEC-001"
