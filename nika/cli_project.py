@@ -66,7 +66,7 @@ def _test(sub: Any) -> None:
         ),
         epilog=(
             "exit status (as pytest's): 0 all cases passed; 1 a case failed; 2 a test file or its workflow "
-            "could not be used; 4 bad usage; 5 no case collected"
+            "could not be used, or interrupted; 3 internal error; 4 bad usage; 5 no case collected"
         ),
     )
     t.__class__ = _PytestLikeParser

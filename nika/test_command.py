@@ -2,7 +2,8 @@
 
 Exit codes, as pytest's: 0 every case passed; 1 at least one case failed; 2 a test file or its
 workflow could not be used (a collection error: bad YAML, an unknown field, a workflow
-``nika check`` refuses); 4 bad usage; 5 no case was collected.
+``nika check`` refuses), or the run was interrupted (Ctrl-C); 3 an internal error; 4 bad usage;
+5 no case was collected.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TextIO
 from nika.testing.runner import CaseResult
 from nika.testing.spec import SUFFIXES, SpecError, TestFile, is_test_file, load
 
-PASSED, FAILED, COLLECT_ERROR, USAGE, NO_TESTS = 0, 1, 2, 4, 5
+PASSED, FAILED, COLLECT_ERROR, INTERNAL, USAGE, NO_TESTS = 0, 1, 2, 3, 4, 5
 EXPECTATION_PREFIXES = ("status:", "error:", "tasks.", "outputs.")
 _SKIP_DIRS = {".git", ".hg", ".nika", ".venv", "venv", "node_modules", "__pycache__", ".tox"}
 
@@ -69,7 +70,11 @@ def run(
             test.cases = [c for c in test.cases if keyword in f"{test.path}::{c.name}"]
         if not test.cases:
             continue
-        file_results = run_file(test)
+        try:
+            file_results = run_file(test)
+        except KeyboardInterrupt:
+            print(f"nika test: interrupted in {test.path}", file=sys.stderr)
+            return COLLECT_ERROR
         results += file_results
         if update:
             changed = _update(test, file_results)
@@ -83,6 +88,8 @@ def run(
         except OSError as exc:
             print(f"nika test: --junit-xml {junit}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
             return USAGE
+    if any(r.internal for r in results):
+        return INTERNAL
     if errors or any(r.outcome == "error" for r in results):
         return COLLECT_ERROR
     if not results:

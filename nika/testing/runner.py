@@ -26,6 +26,7 @@ class CaseResult:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     actual: dict[str, Any] | None = None  # status, tasks, outputs, error: what --update writes
+    internal: bool = False  # the engine failed (exit 3), not the workflow
 
     @property
     def id(self) -> str:
@@ -86,7 +87,13 @@ def _run_case(test: TestFile, case: Case, compiled: Any, refusal: str | None) ->
         except InputError as exc:
             actual = {"status": "refused", "error": str(exc)}
         else:
-            actual = _execute(compiled, inputs, case, result)
+            try:
+                actual = _execute(compiled, inputs, case, result)
+            except Exception as exc:  # an engine bug: this case errors, the other cases still run
+                result.internal = True
+                return _error(
+                    result, t0, f"internal error (NIKA-IMPL-001) running the case: {type(exc).__name__}: {exc}"
+                )
     result.actual = actual
     if actual["status"] == "refused" and case.expect.get("status") != "refused":
         return _error(result, t0, f"refused before the run: {actual['error']}")

@@ -286,3 +286,23 @@ def test_tool_results_answer_an_agent_and_permits_still_judge(
     )
     rc, out = _nika(capsys)
     assert rc == 0, out  # a mocked result does not widen the agent's `tools:`: the call is refused first
+
+
+def test_an_engine_bug_is_exit_3_and_the_other_files_still_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nika.testing import harness
+
+    _project(tmp_path, monkeypatch, PASSING)
+    real = harness.TestRun.execute
+
+    async def flaky(self: harness.TestRun) -> object:
+        if self.case.name == "echo":
+            raise RuntimeError("boom")
+        return await real(self)
+
+    monkeypatch.setattr(harness.TestRun, "execute", flaky)
+    rc, out = _nika(capsys, "-v")
+    assert rc == 3
+    assert "::echo ERROR" in out and "internal error (NIKA-IMPL-001) running the case: RuntimeError: boom" in out
+    assert "::scripted PASSED" in out
