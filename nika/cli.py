@@ -1,4 +1,5 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor | secrets.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor | secrets | init |
+new | test | mcp.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -94,7 +95,16 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--format", choices=GRAPH_FORMATS, default="mermaid", help="output format (default: mermaid)")
 
     lsp = sub.add_parser("lsp", help="start the language server (stdio)")
-    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
+    transport = lsp.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
+    lsp.add_argument(
+        "--clientProcessId",
+        type=int,
+        metavar="PID",
+        dest="client_pid",
+        help="exit when the editor process PID ends (as generic LSP client recipes pass it)",
+    )
 
     sub.add_parser(
         "schema",
@@ -167,6 +177,10 @@ def _parser() -> argparse.ArgumentParser:
     from nika.trace_command import add_parsers  # stdlib-only at import: the check path stays light
 
     add_parsers(tsub)
+
+    from nika.cli_project import register as register_project_commands  # init, new, test (nika/cli_project.py)
+
+    register_project_commands(sub)
     return p
 
 
@@ -184,6 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except PackageNotFoundError:
             print("nika (not installed)")
         return 0
+    from nika.cli_project import dispatch as project_command
+
+    if (status := project_command(args)) is not None:
+        return status
     if args.command == "check":
         return cmd_check(args)
     if args.command == "explain":
@@ -302,12 +320,24 @@ def cmd_schema() -> int:
 
 
 def cmd_lsp(args: argparse.Namespace) -> int:
+    from nika_lsp.transport import parse_tcp
+
+    if args.tcp is not None:
+        try:
+            parse_tcp(args.tcp)
+        except ValueError as exc:
+            print(f"nika lsp: {exc}", file=sys.stderr)
+            return 1
     try:
         from nika_lsp.server import serve
     except ImportError as exc:
         print(f"nika: the language server needs pygls and lsprotocol ({exc.name} is missing)", file=sys.stderr)
         return 1
-    return int(serve(tcp=args.tcp) or 0)
+    try:
+        return int(serve(tcp=args.tcp, client_pid=args.client_pid) or 0)
+    except OSError as exc:  # the address is taken, the host does not resolve, …
+        print(f"nika lsp: cannot listen on {args.tcp}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

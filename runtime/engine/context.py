@@ -11,7 +11,8 @@ run: never the run object, never its private state. It holds
   ``engine_env``, the ``workdir`` relative paths resolve from;
 * the seams: ``events`` (the event sink: trace, report, progress), ``record_agent`` (the journal
   hook an agent's stop reason and spend go through), ``executor``, where effects run, and
-  ``run_child``, which runs a compiled child workflow (a verb never builds a run itself);
+  ``run_child``, which runs a compiled child workflow (a verb never builds a run itself), and
+  ``tool_call``, one tool call of an agent's turn (``nika test`` answers it from a case);
 * ``settings``: the run options a verb may need (the model override, prompts, nesting).
 """
 
@@ -65,6 +66,7 @@ class VerbContext:
     settings: RunSettings
     record_agent: Callable[[dict[str, Any]], None]
     run_child: ChildRunner  # a child workflow, run in the caller's working directory under its permits too
+    tool_call: Callable[[str, dict[str, Any]], Awaitable[Any]]  # one tool call of an agent's turn (the run's seam)
     started_monotonic: float | None = None  # when the task started (``time.monotonic``), for deadlines
 
     @property

@@ -59,10 +59,11 @@ def base_scope(wf: Workflow, inputs: dict[str, Any], secrets: Secrets, tasks: di
 
 
 def workflow_outputs(
-    wf: Workflow, scope: dict[str, Any], cancelled: bool
+    wf: Workflow, scope: dict[str, Any], cancelled: bool, failed: bool = False
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The workflow's ``outputs:`` and the error record of the first that cannot be produced
-    (under a cancellation an output that cannot be read is left out)."""
+    """The workflow's ``outputs:`` and the error record of the first that cannot be produced.
+    Under a cancellation an output that cannot be read is left out; in a run that already
+    failed it is ``null`` (what a failed task never produced is not a second error)."""
     from checker.model.typesys import value_fits
 
     out: dict[str, Any] = {}
@@ -72,8 +73,11 @@ def workflow_outputs(
         except TaskError as err:
             if cancelled:
                 continue
+            if failed:
+                out[o.name] = None
+                continue
             return out, err.record(None, None) | {"output": o.name}
-        if o.type is not None and value_fits(value, o.type, wf.types) is False:
+        if o.type is not None and not (failed and value is None) and value_fits(value, o.type, wf.types) is False:
             err = TaskError(
                 "NIKA-VAR-009",
                 f"workflow output `{o.name}` does not fit its declared type",

@@ -74,7 +74,7 @@ async def on_error(run: Run, task: Task, scope: dict[str, Any], err: TaskError) 
         bound = bind(task, value)
     except TaskError as berr:
         return Outcome(Status.FAILURE, error=berr, started=True)
-    return Outcome(Status.SUCCESS, value, bound, started=True)
+    return Outcome(Status.SUCCESS, value, bound, started=True, recovered_from=err)
 
 
 def bind(task: Task, raw: Any) -> dict[str, Any]:

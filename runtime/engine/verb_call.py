@@ -22,10 +22,14 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
         run.agent_records[tid] = record
 
     async def run_child(compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> RunResult:
-        child = type(run)(compiled, inputs, options, workdir=run.workdir, parent_boundary=run.boundary)
-        return await child.execute()  # the run's own class: this module never imports the ready set
+        return await run.child(compiled, inputs, options).execute()  # this module never imports the ready set
 
-    return VerbContext(
+    holder: list[VerbContext] = []
+
+    async def tool_call(tool: str, args: dict[str, Any]) -> Any:
+        return await run.call_tool(holder[0], tool, args)
+
+    ctx = VerbContext(
         task_id=tid,
         task=task,
         scope=scope,
@@ -40,8 +44,11 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
         settings=run.settings,
         record_agent=record_agent,
         run_child=run_child,
+        tool_call=tool_call,
         started_monotonic=rec.started_monotonic if rec is not None else None,
     )
+    holder.append(ctx)
+    return ctx
 
 
 async def run_verb(run: Run, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:
