@@ -1,0 +1,131 @@
+"""Chart rows, checked: flat objects of strings and numbers, every named field present, each column
+of one kind, no NaN/Infinity, and the size limits (spec stdlib §nika:chart, CHART-001..007).
+
+Failures are :class:`ChartError` with the CHART code number; the builtin turns them into task
+errors. Numbers stay Python ints/floats: only IEEE basic arithmetic and CPython's correctly rounded
+formatting touch them later, which give the same results on every platform.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+MAX_ROWS = 200_000  # the hard limit (CHART-007); past DECIMATE_AT a series is thinned with LTTB
+DECIMATE_AT = 2_000
+MAX_CATEGORIES = 400
+MAX_CELLS = 20_000
+SEMANTICS = ("usd", "duration_ms", "tokens", "delta", "percent", "timestamp", "count", "category")
+ROLES = ("x", "y", "y_lo", "y_hi", "y2", "color")
+NEEDS = {
+    "bar": ("x", "y"),
+    "line": ("x", "y"),
+    "scatter": ("x", "y"),
+    "area_band": ("x", "y_lo", "y_hi"),
+    "heatmap": ("x", "y", "color"),
+}
+
+
+class ChartError(ValueError):
+    def __init__(self, number: int, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = f"NIKA-BUILTIN-CHART-{number:03d}"
+        self.message = message
+        self.details = details
+
+
+@dataclass(frozen=True)
+class Column:
+    """A field's values as the chart reads them: numbers (timestamps as epoch seconds) or labels."""
+
+    name: str
+    semantic: str | None
+    numeric: bool
+    values: tuple[Any, ...]
+
+
+def check_spec(chart: dict[str, Any], semantics: dict[str, str]) -> str:
+    """The chart type, once its required roles are named (CHART-004)."""
+    kind = chart.get("type")
+    if kind not in NEEDS:
+        raise ChartError(4, f"`chart.type` is one of {', '.join(NEEDS)}, not {kind!r}")
+    for role in NEEDS[kind]:
+        if not isinstance(chart.get(role), str) or not chart[role]:
+            raise ChartError(4, f"a `{kind}` chart needs `chart.{role}:` (a field name)")
+    for name, sem in semantics.items():
+        if sem not in SEMANTICS:
+            raise ChartError(4, f"the semantic of `{name}` is one of {', '.join(SEMANTICS)}, not {sem!r}")
+    return kind
+
+
+def check_rows(rows: Any) -> list[dict[str, Any]]:
+    if not isinstance(rows, list) or not rows:
+        raise ChartError(1, "`data:` holds no rows to draw")
+    if len(rows) > MAX_ROWS:
+        raise ChartError(7, f"`data:` holds {len(rows)} rows; the chart draws at most {MAX_ROWS} (aggregate first)")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ChartError(6, f"row {i} is not an object; rows are flat objects of strings and numbers", row=i)
+        for key, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ChartError(3, f"row {i} has `{key}` = {value}, which no axis can place", row=i, field=key)
+            if (value is not None and not isinstance(value, (str, int, float))) or isinstance(value, bool):
+                raise ChartError(6, f"row {i} has `{key}` of a kind a chart cannot draw", row=i, field=key)
+    return rows
+
+
+def column(rows: list[dict[str, Any]], name: str, semantic: str | None, *, numeric: bool | None) -> Column:
+    """Field ``name`` of every row; ``numeric`` True/False forces the kind, None takes the data's."""
+    for i, row in enumerate(rows):
+        if name not in row or row[name] is None:
+            raise ChartError(2, f"row {i} has no field `{name}`", row=i, field=name)
+    raw = [row[name] for row in rows]
+    if semantic == "timestamp":
+        return Column(name, semantic, True, tuple(_epoch(v, name, i) for i, v in enumerate(raw)))
+    numbers = [isinstance(v, (int, float)) for v in raw]
+    if all(numbers):
+        is_num = True
+    elif not any(numbers):
+        is_num = False
+    else:
+        i = numbers.index(not numbers[0])
+        raise ChartError(6, f"`{name}` mixes numbers and strings (row {i})", row=i, field=name)
+    if numeric and not is_num:
+        raise ChartError(6, f"`{name}` holds text ({raw[0]!r}); this axis needs numbers", field=name)
+    if is_num and (numeric is False or semantic == "category"):
+        return Column(name, semantic, False, tuple(_label(v) for v in raw))
+    return Column(name, semantic, is_num, tuple(raw))
+
+
+def _label(v: Any) -> str:
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def _epoch(value: Any, name: str, row: int) -> float:
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        raise ChartError(6, f"`{name}` = {value!r} (row {row}) is not an ISO 8601 timestamp", row=row) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    delta = when - datetime(1970, 1, 1, tzinfo=UTC)
+    return delta.days * 86400 + delta.seconds + delta.microseconds / 1_000_000
+
+
+def domain(values: list[float], name: str, *, zero: bool = False) -> tuple[float, float]:
+    """The numeric extent of an axis (with 0 for bars); CHART-005 when it collapses to a point."""
+    lo, hi = min(values), max(values)
+    if zero:
+        lo, hi = min(lo, 0), max(hi, 0)
+    if lo == hi:
+        raise ChartError(5, f"every value of `{name}` is {lo}: the axis has no range to draw", field=name)
+    return lo, hi
+
+
+def categories(values: tuple[Any, ...]) -> list[str]:
+    """Distinct labels in first-seen order."""
+    return list(dict.fromkeys(values))
