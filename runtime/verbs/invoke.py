@@ -55,9 +55,18 @@ async def call_tool(run: Any, tid: str, tool: str, args: dict[str, Any], task: A
         emit=lambda event: run._builtin_event(tid, event),
         task_id=tid,
         interactive=run.options.interactive,
-        extra=_net_extra(run, tid, task) if "net" in effects else {},
+        extra=(_net_extra(run, tid, task) if "net" in effects else {}) | _provider_extra(run, tool),
     )
     return await builtins.call(tool, args, ctx, computed=computed)
+
+
+PROVIDER_TOOLS = frozenset({"nika:image_generate", "nika:tts_generate"})
+
+
+def _provider_extra(run: Any, tool: str) -> dict[str, Any]:
+    """The media builtins reach their providers as engine transport, like ``infer:``: the run's
+    services (HTTP client, engine environment, the secret redactor), never ``permits.net``."""
+    return {"services": run.services} if tool in PROVIDER_TOOLS else {}
 
 
 def _net_extra(run: Any, tid: str, task: Any) -> dict[str, Any]:

@@ -1,0 +1,261 @@
+"""The image providers of ``nika:image_generate``: ``mock`` (a deterministic PNG, offline), and the
+wires ``local``/``openai``/``xai`` (OpenAI Images ``/v1/images/generations``, ``b64_json``) and
+``gemini`` (``generateContent`` with an IMAGE response modality). Endpoints are engine constants
+(or engine config: ``NIKA_IMAGE_LOCAL_URL``, ``NIKA_<ID>_IMAGE_URL``), never workflow data; keys
+come from the engine environment. A provider without a key is ``-002`` naming the variable.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.errors import TaskError
+from runtime.media.media_http import Target, json_body, post
+
+PLANE = "NIKA-BUILTIN-IMAGE_GENERATE"
+DEFAULT_MODELS = {
+    "local": "stablediffusion",
+    "openai": "gpt-image-2",
+    "gemini": "gemini-3.1-flash-image",
+    "xai": "grok-imagine-image",
+    "mock": "mock-image-1",
+}
+INFER = (("gpt-image", "openai"), ("gemini-", "gemini"), ("grok", "xai"), ("mock", "mock"))
+ENDPOINTS = {
+    "openai": "https://api.openai.com/v1/images/generations",
+    "xai": "https://api.x.ai/v1/images/generations",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent",
+}
+LOCAL_DEFAULT = "http://localhost:8080"
+MOCK_SIZES = {"1:1": (64, 64), "16:9": (96, 54), "9:16": (54, 96), "4:3": (64, 48), "3:4": (48, 64),
+              "3:2": (72, 48), "2:3": (48, 72), "21:9": (105, 45)}  # fmt: skip
+OPENAI_SIZES = {"1:1": "1024x1024", "3:2": "1536x1024", "2:3": "1024x1536"}
+POLICY_FINISH = {"SAFETY", "PROHIBITED_CONTENT", "IMAGE_SAFETY", "BLOCKLIST", "SPII", "IMAGE_PROHIBITED_CONTENT"}
+TEXT_CAP = 2000
+
+
+@dataclass
+class Render:
+    payloads: list[tuple[bytes, str | None]]
+    endpoint_host: str
+    provider_text: str | None = None
+    usage: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(USAGE_AXES))
+    cost_usd: float | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+USAGE_AXES = ("input_tokens", "output_tokens", "total_tokens", "thoughts_tokens")
+
+
+def provider_of(args: dict[str, Any]) -> str:
+    if args.get("provider"):
+        return args["provider"]
+    model = str(args.get("model") or "")
+    for prefix, pid in INFER:
+        if model.lower().startswith(prefix):
+            return pid
+    raise TaskError(
+        f"{PLANE}-001",
+        f"cannot tell the provider from `model: {model}`; name it with `provider:` (`local` is never inferred)",
+    )
+
+
+def _clamp(text: Any, what: str, warnings: list[str]) -> str | None:
+    if not isinstance(text, str) or not text:
+        return None
+    if len(text) > TEXT_CAP:
+        warnings.append(f"{what}_clamped: {len(text)} characters cut to {TEXT_CAP}")
+        return text[:TEXT_CAP]
+    return text
+
+
+def mock_png(prompt: str, seed: int, index: int, size: tuple[int, int], model: str) -> bytes:
+    """A real PNG whose pixels are a function of (prompt, seed, index) alone."""
+    import numpy as np
+
+    from runtime.media import png
+
+    w, h = size
+    d = hashlib.sha256(f"{prompt}\x00{seed}\x00{index}".encode()).digest()
+    a = np.zeros((h, w, 4), dtype=np.int64)
+    a[..., 0] = (d[0] + np.arange(w)[None, :] * 255 // max(1, w - 1)) % 256
+    a[..., 1] = (d[1] + np.arange(h)[:, None] * 255 // max(1, h - 1)) % 256
+    a[..., 2] = d[2]
+    a[..., 3] = 255
+    return png.encode(a.astype(np.uint8), f'{{"provider":"mock","model":"{model}","seed":{seed}}}')
+
+
+def _mock(args: dict[str, Any], model: str, n: int, warnings: list[str]) -> Render:
+    size = MOCK_SIZES[args.get("aspect_ratio") or "1:1"]
+    if args.get("size") and args["size"] != "auto":
+        w, h = (int(v) for v in args["size"].split("x"))
+        if 1 <= w <= 1024 and 1 <= h <= 1024:
+            size = (w, h)
+        else:
+            warnings.append(f"size_conflict: the mock renders at most 1024x1024, not {args['size']}")
+    seed = args.get("seed") or 0
+    return Render([(mock_png(args["prompt"], seed, i, size, model), None) for i in range(n)], "mock")
+
+
+def _key(pid: str, env: dict[str, str]) -> str:
+    from runtime.providers.registry import endpoint_for
+
+    ep = endpoint_for(pid, env)
+    if not ep.key:
+        names = " or ".join(f"`{v}`" for v in dict.fromkeys([f"NIKA_{pid.upper()}_API_KEY", *ep.key_vars]))
+        raise TaskError(
+            f"{PLANE}-002",
+            f"`{pid}` image generation needs an API key: export {names} in the engine's environment",
+            details={"provider": pid},
+        )
+    return ep.key
+
+
+async def render(
+    pid: str, model: str, args: dict[str, Any], env: dict[str, str], http: Any, remember: Any, timeout_s: float
+) -> Render:
+    n, warnings = args.get("n") or 1, []
+    if args.get("size") and args.get("size") != "auto" and args.get("aspect_ratio"):
+        warnings.append(f"size_conflict: `size: {args['size']}` wins over `aspect_ratio: {args['aspect_ratio']}`")
+    if args.get("mode") == "edit":
+        raise TaskError(
+            "NIKA-IMPL-002", "`nika:image_generate` with `mode: edit` is not available in this build of nika yet"
+        )
+    if pid == "mock":
+        return _mock(args, model, n, warnings)
+    if pid == "local":
+        url = env.get("NIKA_IMAGE_LOCAL_URL", LOCAL_DEFAULT).rstrip("/") + "/v1/images/generations"
+        key = env.get("NIKA_IMAGE_LOCAL_API_KEY") or None
+    else:
+        url = env.get(f"NIKA_{pid.upper()}_IMAGE_URL") or ENDPOINTS[pid]
+        key = _key(pid, env)
+    if key:
+        remember(key)
+    target = Target(PLANE, pid, timeout_s, key)
+    import httpx
+
+    host = httpx.URL(url).host or pid
+    if pid == "gemini":
+        return await _gemini(http, url.replace("{model}", model), target, key, model, args, n, warnings, host)
+    return await _openai_like(http, url, target, key, pid, model, args, n, warnings, host)
+
+
+def _openai_body(pid: str, model: str, args: dict[str, Any], n: int, warnings: list[str]) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "prompt": args["prompt"], "n": n}
+    if not (pid == "openai" and model.startswith("gpt-image")):
+        body["response_format"] = "b64_json"  # a result URL is never fetched
+    size, aspect = args.get("size"), args.get("aspect_ratio")
+    if pid == "xai":
+        if size or aspect:
+            warnings.append("xai_size_class: xai renders its own size class; `size`/`aspect_ratio` are not sent")
+    elif size:
+        body["size"] = size
+    elif aspect:
+        body["size"] = OPENAI_SIZES.get(aspect) or ("1536x1024" if aspect in ("16:9", "4:3", "21:9") else "1024x1536")
+        if aspect not in OPENAI_SIZES:
+            warnings.append(f"aspect_remapped: `{aspect}` is rendered as {body['size']}")
+    quality = args.get("quality")
+    if quality and pid == "openai":
+        body["quality"] = "high" if quality == "ultra" else quality
+        if quality == "ultra":
+            warnings.append("quality_folded: `ultra` is rendered as `high`")
+    if pid == "openai":
+        if args.get("format", "png") != "png":
+            body["output_format"] = args["format"]
+        if args.get("compression") is not None:
+            body["output_compression"] = args["compression"]
+        if args.get("background"):
+            body["background"] = args["background"]
+    if args.get("seed") is not None:
+        warnings.append(f"seed_unsupported: `{pid}` takes no seed; it was not sent")
+    for k, v in (args.get("provider_options") or {}).items():
+        allowed = {"openai": ("moderation", "user"), "xai": ("user", "resolution")}.get(pid, ())
+        if k in allowed:
+            body[k] = v
+        else:
+            warnings.append(f"provider_option_unknown: `{k}` is not passed to `{pid}`")
+    return body
+
+
+async def _openai_like(http, url, target, key, pid, model, args, n, warnings, host) -> Render:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    data, _ = await post(http, url, target, headers=headers, body=_openai_body(pid, model, args, n, warnings))
+    reply = json_body(data, target)
+    items = reply.get("data") if isinstance(reply, dict) else None
+    if not isinstance(items, list) or not items:
+        raise TaskError(f"{PLANE}-004", f"`{pid}` answered without any image")
+    payloads = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("b64_json"), str):
+            if isinstance(item, dict) and item.get("url"):
+                raise TaskError(
+                    f"{PLANE}-004",
+                    f"`{pid}` answered with a result URL only; result URLs are never fetched"
+                    " (the server must honour `response_format: b64_json`)",
+                )
+            raise TaskError(f"{PLANE}-004", f"`{pid}` answered an item without image data")
+        payloads.append((_b64(item["b64_json"], pid), _clamp(item.get("revised_prompt"), "revised_prompt", warnings)))
+    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+    out = Render(payloads, host, warnings=warnings)
+    out.usage = {a: usage.get(a) if type(usage.get(a)) is int else None for a in USAGE_AXES}
+    ticks = usage.get("cost_in_usd_ticks", reply.get("cost_in_usd_ticks"))
+    if pid == "xai" and type(ticks) is int:
+        out.cost_usd = ticks / 10**10  # 1 cent = 10^8 ticks
+    return out
+
+
+def _b64(text: str, pid: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise TaskError(f"{PLANE}-004", f"`{pid}` sent image data that is not base64") from None
+
+
+async def _gemini(http, url, target, key, model, args, n, warnings, host) -> Render:
+    config: dict[str, Any] = {"responseModalities": ["IMAGE", "TEXT"]}
+    if args.get("aspect_ratio"):
+        config["imageConfig"] = {"aspectRatio": args["aspect_ratio"]}
+    if args.get("size"):
+        warnings.append("gemini_size_class: gemini renders size classes; `size` is not sent")
+    if args.get("seed") is not None:
+        config["seed"] = args["seed"]
+    body = {"contents": [{"role": "user", "parts": [{"text": args["prompt"]}]}], "generationConfig": config}
+    payloads, texts, usage = [], [], {}
+    for _ in range(n):  # gemini returns one image per call: n is met by sequential calls
+        data, _ = await post(http, url, target, headers={"x-goog-api-key": key or ""}, body=body)
+        reply = json_body(data, target)
+        cands = reply.get("candidates") if isinstance(reply, dict) else None
+        if not isinstance(cands, list) or not cands:
+            block = (reply.get("promptFeedback") or {}).get("blockReason") if isinstance(reply, dict) else None
+            if block:
+                raise TaskError(f"{PLANE}-005", f"gemini blocked the prompt: {block}", details={"finish_reason": block})
+            raise TaskError(f"{PLANE}-004", "gemini answered without a candidate")
+        finish = cands[0].get("finishReason")
+        if finish in POLICY_FINISH:
+            raise TaskError(
+                f"{PLANE}-005", f"gemini stopped on content policy ({finish})", details={"finish_reason": finish}
+            )
+        for part in (cands[0].get("content") or {}).get("parts") or []:
+            inline = part.get("inlineData") or part.get("inline_data") if isinstance(part, dict) else None
+            if isinstance(inline, dict) and isinstance(inline.get("data"), str):
+                payloads.append((_b64(inline["data"], "gemini"), None))
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        usage = reply.get("usageMetadata") or {}
+    if not payloads:
+        raise TaskError(f"{PLANE}-004", "gemini answered without any image")
+    if len(payloads) < n:
+        warnings.append(f"count_shortfall: asked for {n} images, got {len(payloads)}")
+    out = Render(payloads, host, _clamp("\n".join(texts), "provider_text", warnings), warnings=warnings)
+    axes = {
+        "input_tokens": "promptTokenCount",
+        "output_tokens": "candidatesTokenCount",
+        "total_tokens": "totalTokenCount",
+        "thoughts_tokens": "thoughtsTokenCount",
+    }
+    out.usage = {a: usage.get(k) if type(usage.get(k)) is int else None for a, k in axes.items()}
+    return out
