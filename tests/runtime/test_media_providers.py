@@ -1,0 +1,281 @@
+"""nika:image_generate and nika:tts_generate: the mock offline, each provider's wire against a
+loopback server (requests as sent, replies as read), the error ladder, the file names and
+manifests, the permit before any call, and no asset bytes in outputs, events or the trace."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+from builtins_harness import fails, make_ctx
+from fake_llm import Reply, serve
+
+from runtime.builtins import call
+from runtime.media.image_wires import mock_png
+from runtime.media.tts_wires import mock_wav
+from runtime.services import Services
+
+KEY = "sk-test-key-0123456789abcdef"
+PNG = mock_png("fixture", 0, 0, (8, 6), "fixture")
+PNG_B64 = base64.b64encode(PNG).decode()
+MP3 = b"ID3\x03\x00\x00\x00\x00\x00\x00" + b"\xff\xfb\x90\x00" * 64
+NAME = re.compile(r"hero-[a-z0-9]+-[a-z0-9._-]+-\d+-[0-9a-f]{8}\.png")
+
+
+async def gen(tmp: Path, args: dict, env: dict | None = None, tool: str = "nika:image_generate"):
+    services = Services(env or {}, tmp)
+    ctx, events = make_ctx(tmp, services=services)
+    try:
+        return await call(tool, args, ctx), events
+    finally:
+        await services.aclose()
+
+
+async def refused(tmp: Path, args: dict, env: dict, tool: str = "nika:image_generate"):
+    services = Services(env, tmp)
+    ctx, _ = make_ctx(tmp, services=services)
+    try:
+        return await fails(tool, args, ctx)
+    finally:
+        await services.aclose()
+
+
+IMG = {"prompt": "a monarch", "output_dir": "assets", "filename_prefix": "hero"}
+
+
+async def test_mock_writes_named_images_and_a_manifest_idempotently(tmp_path):
+    out, events = await gen(tmp_path, {**IMG, "provider": "mock", "n": 2, "aspect_ratio": "16:9", "metadata": {"k": 1}})
+    assert out["count"] == 2 and out["provider"] == "mock" and out["model"] == "mock-image-1"
+    img = out["images"][0]
+    assert NAME.fullmatch(img["filename"]) and (img["width"], img["height"], img["format"]) == (96, 54, "png")
+    assert (tmp_path / img["path"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    manifest = json.loads((tmp_path / out["manifest_path"]).read_text())
+    assert manifest["manifest_version"] == 1 and manifest["images"][1]["sha256"] == out["images"][1]["sha256"]
+    assert out["usage"] == dict.fromkeys(("input_tokens", "output_tokens", "total_tokens", "thoughts_tokens"))
+    assert out["cost_usd"] is None and out["images"][0]["metadata"] == {"k": 1}
+    again, _ = await gen(tmp_path, {**IMG, "provider": "mock", "n": 2, "aspect_ratio": "16:9", "metadata": {"k": 1}})
+    assert [i["path"] for i in again["images"]] == [i["path"] for i in out["images"]]
+    assert len(list((tmp_path / "assets").glob("*.png"))) == 2
+    assert [sorted(e) for e in events] == [["bytes", "path", "sha256", "task", "tool", "type", "wrote"]] * 2
+
+
+def openai_env(url: str) -> dict:
+    return {"NIKA_OPENAI_IMAGE_URL": url + "/v1/images/generations", "OPENAI_API_KEY": KEY}
+
+
+async def test_openai_wire_request_and_reply(tmp_path):
+    usage = {"input_tokens": 12, "output_tokens": 400, "total_tokens": 412}
+    with serve(
+        [Reply(200, {"data": [{"b64_json": PNG_B64, "revised_prompt": "a monarch, detailed"}], "usage": usage})]
+    ) as fake:
+        out, _ = await gen(
+            tmp_path,
+            {**IMG, "model": "gpt-image-2", "aspect_ratio": "16:9", "quality": "ultra", "seed": 3},
+            openai_env(fake.url),
+        )
+    seen = fake.seen[0]
+    assert seen.path == "/v1/images/generations" and seen.headers["authorization"] == f"Bearer {KEY}"
+    assert seen.body == {"model": "gpt-image-2", "prompt": "a monarch", "n": 1, "size": "1536x1024", "quality": "high"}
+    assert out["provider"] == "openai" and out["revised_prompt"] == "a monarch, detailed"
+    assert out["usage"] == {**usage, "thoughts_tokens": None}
+    assert {w.split(":")[0] for w in out["warnings"]} == {"aspect_remapped", "quality_folded", "seed_unsupported"}
+    assert out["endpoint_host"] == "127.0.0.1"
+    assert KEY not in json.dumps(out) and KEY not in (tmp_path / out["manifest_path"]).read_text()
+
+
+async def test_local_wire_asks_for_b64(tmp_path):
+    with serve([Reply(200, {"data": [{"b64_json": PNG_B64}]})]) as fake:
+        out, _ = await gen(tmp_path, {**IMG, "provider": "local"}, {"NIKA_IMAGE_LOCAL_URL": fake.url})
+    assert fake.seen[0].body["response_format"] == "b64_json" and fake.seen[0].body["model"] == "stablediffusion"
+    assert out["images"][0]["provider"] == "local"
+
+
+async def test_xai_reports_its_real_cost(tmp_path):
+    reply = {"data": [{"b64_json": PNG_B64}], "usage": {"cost_in_usd_ticks": 700_000_000}}
+    with serve([Reply(200, reply)]) as fake:
+        out, _ = await gen(
+            tmp_path,
+            {**IMG, "model": "grok-imagine-image"},
+            {"NIKA_XAI_IMAGE_URL": fake.url + "/img", "XAI_API_KEY": KEY},
+        )
+    assert out["provider"] == "xai" and out["cost_usd"] == 0.07 and fake.seen[0].body["response_format"] == "b64_json"
+
+
+def env(u: str) -> dict:
+    return {"NIKA_GEMINI_IMAGE_URL": u + "/v1beta/models/{model}:generateContent", "GOOGLE_API_KEY": KEY}
+
+
+def gemini_reply(finish: str = "STOP", with_image: bool = True) -> dict:
+    parts = [{"text": "Here is your butterfly."}] + (
+        [{"inlineData": {"mimeType": "image/png", "data": PNG_B64}}] if with_image else []
+    )
+    return {
+        "candidates": [{"content": {"parts": parts}, "finishReason": finish}],
+        "usageMetadata": {
+            "promptTokenCount": 5,
+            "candidatesTokenCount": 1290,
+            "totalTokenCount": 1300,
+            "thoughtsTokenCount": 5,
+        },
+    }
+
+
+async def test_gemini_wire(tmp_path):
+    with serve([Reply(200, gemini_reply())]) as fake:
+        out, _ = await gen(tmp_path, {**IMG, "provider": "gemini", "aspect_ratio": "3:2"}, env(fake.url))
+    seen = fake.seen[0]
+    assert (
+        seen.path == "/v1beta/models/gemini-3.1-flash-image:generateContent" and seen.headers["x-goog-api-key"] == KEY
+    )
+    assert seen.body["generationConfig"]["imageConfig"] == {"aspectRatio": "3:2"}
+    assert out["provider_text"] == "Here is your butterfly." and out["usage"]["thoughts_tokens"] == 5
+
+
+async def test_gemini_safety_stop_is_a_policy_block(tmp_path):
+    with serve([Reply(200, gemini_reply("IMAGE_SAFETY", with_image=False))]) as fake:
+        e = await refused(tmp_path, {**IMG, "provider": "gemini"}, env(fake.url))
+    assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-005" and not e.transient
+
+
+@pytest.mark.parametrize(
+    "reply, code, transient",
+    [
+        (Reply(500, {"error": {"message": f"boom, key {KEY}"}}), "003", True),
+        (Reply(429, {"error": "slow down"}), "003", True),
+        (Reply(401, {"error": "bad key"}), "003", False),
+        (Reply(400, {"error": {"code": "content_policy_violation"}}), "005", False),
+        (Reply(200, {"data": [{"b64_json": base64.b64encode(b"<html>not an image</html>").decode()}]}), "007", False),
+        (Reply(200, {"data": []}), "004", False),
+        (Reply(200, {"data": [{"url": "https://cdn.example/x.png"}]}), "004", False),
+        (Reply(200, "not json"), "004", False),
+    ],
+)
+async def test_provider_failures_get_their_codes_and_leave_nothing(tmp_path, reply, code, transient):
+    with serve([reply]) as fake:
+        e = await refused(tmp_path, {**IMG, "provider": "openai"}, openai_env(fake.url))
+    assert e.code == f"NIKA-BUILTIN-IMAGE_GENERATE-{code}" and e.transient is transient, e.message
+    assert KEY not in e.message
+    assert not (tmp_path / "assets").exists() or not any((tmp_path / "assets").iterdir())
+    if code == "003":
+        assert e.details["status_code"] == reply.status
+
+
+async def test_a_missing_key_names_the_variable(tmp_path):
+    e = await refused(tmp_path, {**IMG, "provider": "openai"}, {})
+    assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-002" and "OPENAI_API_KEY" in e.message
+
+
+async def test_output_dir_outside_the_grant_is_refused_before_the_provider_is_called(tmp_path):
+    inside = tmp_path / "in"
+    inside.mkdir()
+    with serve([Reply(200, {"data": [{"b64_json": PNG_B64}]})]) as fake:
+        e = await refused(inside, {**IMG, "provider": "openai", "output_dir": "../out"}, openai_env(fake.url))
+    assert e.code == "NIKA-SEC-004" and fake.seen == []
+
+
+# ---- speech -------------------------------------------------------------------------------------
+
+SPEECH = {"text": "The launch is live.", "output_dir": "audio"}
+
+
+async def test_mock_speech_is_a_real_deterministic_wav(tmp_path):
+    out, _ = await gen(tmp_path, {**SPEECH, "provider": "mock"}, tool="nika:tts_generate")
+    audio = out["audio"]
+    data = (tmp_path / audio["path"]).read_bytes()
+    assert data == mock_wav(SPEECH["text"], "sine") and data[:4] == b"RIFF" and data[8:12] == b"WAVE"
+    assert (audio["format"], audio["mime_type"]) == ("wav", "audio/wav")
+    assert audio["duration_ms"] == 200 + 50 * len(SPEECH["text"])  # exact header arithmetic
+    assert re.fullmatch(r"speech-mock-mock-tts-1-[0-9a-f]{8}\.wav", audio["filename"])
+    assert json.loads((tmp_path / out["manifest_path"]).read_text())["audio"]["sha256"] == audio["sha256"]
+
+
+async def test_openai_speech_wire_and_mp3_duration_is_null(tmp_path):
+    with serve([Reply(200, MP3)]) as fake:
+        out, _ = await gen(
+            tmp_path, {**SPEECH, "model": "gpt-4o-mini-tts", "speed": 1.5, "format": "mp3"},
+            {"NIKA_OPENAI_TTS_URL": fake.url + "/v1/audio/speech", "OPENAI_API_KEY": KEY}, tool="nika:tts_generate",
+        )  # fmt: skip
+    assert fake.seen[0].body == {
+        "model": "gpt-4o-mini-tts",
+        "input": SPEECH["text"],
+        "voice": "alloy",
+        "response_format": "mp3",
+        "speed": 1.5,
+    }
+    assert out["audio"]["format"] == "mp3" and out["audio"]["duration_ms"] is None and out["provider"] == "openai"
+
+
+async def test_elevenlabs_speech_wire(tmp_path):
+    with serve([Reply(200, MP3)]) as fake:
+        out, _ = await gen(
+            tmp_path, {**SPEECH, "provider": "elevenlabs", "speed": 2.0},
+            {"NIKA_ELEVENLABS_TTS_URL": fake.url + "/v1/text-to-speech/{voice}", "ELEVENLABS_API_KEY": KEY},
+            tool="nika:tts_generate",
+        )  # fmt: skip
+    seen = fake.seen[0]
+    assert seen.path == "/v1/text-to-speech/21m00Tcm4TlvDq8ikWAM?output_format=mp3_44100_128"
+    assert seen.headers["xi-api-key"] == KEY and seen.body == {
+        "text": SPEECH["text"],
+        "model_id": "eleven_multilingual_v2",
+    }
+    assert out["warnings"][0].startswith("speed_unsupported:")
+
+
+async def test_local_speech_wire(tmp_path):
+    with serve([Reply(200, mock_wav("x", "alloy"))]) as fake:
+        out, _ = await gen(
+            tmp_path, {**SPEECH, "provider": "local"}, {"NIKA_TTS_LOCAL_URL": fake.url}, tool="nika:tts_generate"
+        )
+    assert fake.seen[0].path == "/v1/audio/speech" and out["audio"]["format"] == "wav"
+
+
+@pytest.mark.parametrize(
+    "reply, code", [(Reply(200, b""), "004"), (Reply(200, b'{"ok": true}'), "007"), (Reply(503, b"down"), "003")]
+)
+async def test_speech_failures(tmp_path, reply, code):
+    with serve([reply]) as fake:
+        e = await refused(
+            tmp_path, {**SPEECH, "provider": "local"}, {"NIKA_TTS_LOCAL_URL": fake.url}, tool="nika:tts_generate"
+        )
+    assert e.code == f"NIKA-BUILTIN-TTS_GENERATE-{code}"
+
+
+async def test_an_elevenlabs_voice_must_be_an_id(tmp_path):
+    env = {"ELEVENLABS_API_KEY": KEY}
+    e = await refused(
+        tmp_path, {**SPEECH, "provider": "elevenlabs", "voice": "../../admin"}, env, tool="nika:tts_generate"
+    )
+    assert e.code == "NIKA-BUILTIN-TTS_GENERATE-001"
+
+
+# ---- the whole run: bytes never in outputs, report or trace -------------------------------------
+
+WF = """
+nika: v1
+workflow: { id: media }
+permits:
+  tools: ["nika:*"]
+  fs: { write: ["assets/**"] }
+tasks:
+  hero:
+    invoke:
+      tool: "nika:image_generate"
+      args: { provider: openai, prompt: "a monarch", output_dir: assets }
+"""
+
+
+def test_no_base64_of_the_asset_in_the_run_report_or_trace(run, tmp_path):
+    with serve([Reply(200, {"data": [{"b64_json": PNG_B64}]})]) as fake:
+        result = run(WF, engine_env=openai_env(fake.url))
+    rec = result.tasks["hero"]
+    assert rec.status == "success", rec.error
+    saved = (tmp_path / rec.output["images"][0]["path"]).read_bytes()
+    needles = [PNG_B64[:40], base64.b64encode(saved).decode()[:40], KEY]
+    report = json.dumps({t: (r.output, r.status) for t, r in result.tasks.items()}, default=str)
+    traces = "".join(p.read_text() for p in (tmp_path / "traces").glob("*.ndjson"))
+    assert '"artifact"' in traces and rec.output["images"][0]["sha256"] in traces
+    for needle in needles:
+        assert needle not in report and needle not in traces
