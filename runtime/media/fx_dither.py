@@ -1,4 +1,4 @@
-"""``dither`` (ordered: Bayer 2/4/8, interleaved gradient noise; error diffusion: Floyd-Steinberg,
+"""``dither`` (ordered: Bayer 2/4/8, blue noise, interleaved gradient noise; error diffusion: Floyd-Steinberg,
 Atkinson, Jarvis-Judice-Ninke) and ``ascii`` (text, ANSI or a PNG drawn with a built-in 5x7 font).
 
 Palette matching is :func:`runtime.media.color.nearest` (Oklab). Error diffusion runs in integer
@@ -7,10 +7,12 @@ images: resize first)."""
 
 from __future__ import annotations
 
+import functools
+from decimal import Decimal, localcontext
 from typing import TYPE_CHECKING, Any
 
 from runtime.media import color
-from runtime.media.fx_ops import FxError, _palette
+from runtime.media.fx_ops import _palette
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,12 +47,51 @@ def _bayer(n: int) -> np.ndarray:
     return m
 
 
+BLUE = 32  # side of the blue-noise threshold tile
+SIGMA2_X2 = Decimal("7.22")  # 2σ² with σ = 1.9, the usual void-and-cluster filter width
+
+
+@functools.cache
+def blue_noise() -> np.ndarray:
+    """A 32x32 threshold tile by Ulichney's void-and-cluster, computed once and identically on every
+    platform: the Gaussian filter is an integer table built with :mod:`decimal`, the initial pattern
+    comes from the splitmix64 stream, and ties fall to the first index."""
+    import numpy as np
+
+    from runtime.media.fx_ops import noise
+
+    n = BLUE
+    d = np.minimum(np.arange(n), n - np.arange(n))
+    with localcontext() as ctx:
+        ctx.prec = 30
+        table = {k: int((Decimal(-k) / SIGMA2_X2).exp() * (1 << 20)) for k in range(2 * (n // 2) ** 2 + 1)}
+    kernel = np.vectorize(table.__getitem__)(d[:, None] ** 2 + d[None, :] ** 2).astype(np.int64).ravel()
+    shifts = [np.roll(kernel.reshape(n, n), (i // n, i % n), axis=(0, 1)).ravel() for i in range(n * n)]
+    ones = np.zeros(n * n, dtype=bool)
+    ones[np.argsort(noise(0, 0xB1, n * n), kind="stable")[: n * n // 10]] = True
+    energy = sum((shifts[i] for i in np.flatnonzero(ones)), np.zeros(n * n, dtype=np.int64))
+    for _ in range(4 * n * n):  # swap the tightest cluster into the largest void until stable
+        cluster = int(np.argmax(np.where(ones, energy, -1)))
+        ones[cluster], energy = False, energy - shifts[cluster]
+        void = int(np.argmin(np.where(ones, np.iinfo(np.int64).max, energy)))
+        ones[void], energy = True, energy + shifts[void]
+        if void == cluster:
+            break
+    rank = np.zeros(n * n, dtype=np.int64)
+    start, e1, o1 = int(ones.sum()), energy.copy(), ones.copy()
+    for r in range(start - 1, -1, -1):  # phase 1: peel the initial pattern from its tightest clusters
+        cluster = int(np.argmax(np.where(o1, e1, -1)))
+        o1[cluster], e1, rank[cluster] = False, e1 - shifts[cluster], r
+    for r in range(start, n * n):  # phase 2: fill the largest voids
+        void = int(np.argmin(np.where(ones, np.iinfo(np.int64).max, energy)))
+        ones[void], energy, rank[void] = True, energy + shifts[void], r
+    return rank.reshape(n, n)
+
+
 def dither(img: np.ndarray, p: dict[str, Any], **_: Any) -> np.ndarray:
     import numpy as np
 
     mode, pal = p["mode"], _palette(p["palette"])
-    if mode == "blue_noise":
-        raise FxError("`dither` mode `blue_noise` is not available in this build of nika yet; use `ign` or `bayer8`")
     colours = np.array(pal, dtype=np.int64)
     out = img.copy()
     if mode in KERNELS:
@@ -64,8 +105,8 @@ def dither(img: np.ndarray, p: dict[str, Any], **_: Any) -> np.ndarray:
         t = 52.9829189 * (inner - np.floor(inner))
         level = ((t - np.floor(t)) * spread).astype(np.int64)
     else:
-        n = int(mode.removeprefix("bayer"))
-        m = _bayer(n)
+        n = BLUE if mode == "blue_noise" else int(mode.removeprefix("bayer"))
+        m = blue_noise() if mode == "blue_noise" else _bayer(n)
         level = (m[np.arange(h)[:, None] % n, np.arange(w)[None, :] % n] * 2 + 1) * spread // (2 * n * n)
     shifted = np.clip(img[..., :3] + (level - spread // 2)[..., None], 0, 255)
     out[..., :3] = colours[color.nearest(shifted, pal)]
