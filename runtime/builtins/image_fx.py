@@ -7,6 +7,8 @@ decompression (-003 unsupported, -005 over the pixel budget), the pixels are dec
 and the result is written by our own PNG writer with the recipe (``image_fx/v1``, input sha256,
 seed, ops with their defaults) in a ``nika`` tEXt chunk. The same ``(input bytes, args)`` give the
 same bytes; identical bytes already at ``out:`` are not rewritten (``skipped_existing``).
+Measured: the goldens of tests/runtime/test_image_fx.py are equal under CPython 3.11.7 with numpy
+2.4 / Pillow 13, 3.12.1 with numpy 1.26 / Pillow 10.4, and 3.13.0 with numpy 2.2.
 """
 
 from __future__ import annotations
