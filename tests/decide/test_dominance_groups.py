@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checker.decide import BUNDLE_CODE, DecideError, evaluate, validate_bundle
+from checker.decide.canonical import canonical_json
 from checker.decide.dominance import compare
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -200,3 +203,24 @@ def test_fixture_groups_take_part_in_fixture_checks():
     assert "expects `recommend`" in str(e.value)
     del b["fixtures"][0]["independence_groups"]
     validate_bundle(b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.dictionaries(st.sampled_from(KEYS), st.integers(0, 10000), max_size=len(KEYS)),
+    grouped=st.sets(st.sampled_from(KEYS)),
+    cap=st.integers(0, 20000),
+)
+def test_capping_is_total_deterministic_and_never_adds_weight(values, grouped, cap):
+    """Any snapshot over the mirror bundle evaluates; the receipt is the same bytes twice; the
+    capped interval is a sub-range of the uncapped one (a cap only ever removes weight)."""
+    items = [
+        item(k, v, source="bot") | ({"quality": {"independence_group": "echo"}} if k in grouped else {})
+        for k, v in values.items()
+    ]
+    s = snap(*items)
+    capped_r, plain = evaluate(mirror_bundle(cap), s), evaluate(mirror_bundle(None), s)
+    assert canonical_json(capped_r) == canonical_json(evaluate(mirror_bundle(cap), s))
+    a, b = capped_r["dimensions"]["signal"]["interval"], plain["dimensions"]["signal"]["interval"]
+    assert a["lo"] <= a["hi"] and a["lo"] <= b["lo"] and a["hi"] <= b["hi"]
+    assert all(abs(g["capped"]["hi"]) <= cap for g in capped_r["dimensions"]["signal"]["groups"])
