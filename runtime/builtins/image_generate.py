@@ -62,7 +62,8 @@ async def image_generate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str,
     env = services.env if services is not None else {}
     http = services.http() if services is not None and pid != "mock" else None
     remember = services.remember_secret if services is not None else (lambda _k: None)
-    result = await image_wires.render(pid, model, args, env, http, remember, timeout_s)
+    sources, mask = _sources(args, ctx, pid) if (args.get("mode") or "generate") == "edit" else ([], None)
+    result = await image_wires.render(pid, model, args, env, http, remember, timeout_s, sources, mask)
     stem, warnings, images = assets.stem(args, "image"), list(result.warnings), []
     mslug, seed = assets.slug(model), args.get("seed")
     for index, (data, revised) in enumerate(result.payloads):
@@ -113,6 +114,34 @@ async def image_generate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str,
         name = f"{stem}-{pid}-{mslug}-{batch}.manifest.json"
         output["manifest_path"] = assets.write_manifest(out_dir, name, manifest, ctx.resolve_write, f"{PLANE}-006")
     return output
+
+
+EDIT_CAPS = {"openai": 16, "local": 16, "gemini": 14, "xai": 3, "mock": 16}
+MAX_SOURCE = 50 * 1024 * 1024
+
+
+def _sources(args: dict[str, Any], ctx: BuiltinContext, pid: str) -> tuple[list[Any], Any]:
+    """The edit's source images (and mask), each read through ``permits.fs.read`` and checked to be an image."""
+    from runtime.builtins._artifacts import read_input
+    from runtime.media import sniff
+    from runtime.media.image_wires import Source
+
+    paths = [args["image"]] if args.get("image") else list(args.get("images") or [])
+    if not paths:
+        raise TaskError(f"{PLANE}-001", "`mode: edit` needs the picture to edit in `image:` (or several in `images:`)")
+    if len(paths) > EDIT_CAPS[pid]:
+        raise TaskError(f"{PLANE}-001", f"`{pid}` edits at most {EDIT_CAPS[pid]} source images, not {len(paths)}")
+
+    def load(path: str, what: str) -> Any:
+        data = read_input(ctx, path, f"{PLANE}-001", limit=MAX_SOURCE)
+        try:
+            fmt, mime, _, _ = sniff.image(data)
+        except sniff.NotMedia as e:
+            raise TaskError(f"{PLANE}-001", f"the {what} {path} is not usable: {e}", details={"path": path}) from None
+        return Source(f"{what}-{len(data)}.{'jpg' if fmt == 'jpeg' else fmt}", data, mime)
+
+    sources = [load(p, "image") for p in paths]
+    return sources, load(args["mask"], "mask") if args.get("mask") else None
 
 
 def _echo(args: dict[str, Any], pid: str, model: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,15 @@ MOCK_SIZES = {"1:1": (64, 64), "16:9": (96, 54), "9:16": (54, 96), "4:3": (64, 4
 OPENAI_SIZES = {"1:1": "1024x1024", "3:2": "1536x1024", "2:3": "1024x1536"}
 POLICY_FINISH = {"SAFETY", "PROHIBITED_CONTENT", "IMAGE_SAFETY", "BLOCKLIST", "SPII", "IMAGE_PROHIBITED_CONTENT"}
 TEXT_CAP = 2000
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source image (or mask) for ``mode: edit``, already read through ``permits.fs.read``."""
+
+    name: str
+    data: bytes
+    mime: str
 
 
 @dataclass
@@ -116,16 +126,28 @@ def _key(pid: str, env: dict[str, str]) -> str:
 
 
 async def render(
-    pid: str, model: str, args: dict[str, Any], env: dict[str, str], http: Any, remember: Any, timeout_s: float
+    pid: str,
+    model: str,
+    args: dict[str, Any],
+    env: dict[str, str],
+    http: Any,
+    remember: Any,
+    timeout_s: float,
+    sources: Sequence[Source] = (),
+    mask: Source | None = None,
 ) -> Render:
+    """Ask ``pid`` for the images; with ``sources`` it is an edit of those images."""
     n, warnings = args.get("n") or 1, []
     if args.get("size") and args.get("size") != "auto" and args.get("aspect_ratio"):
         warnings.append(f"size_conflict: `size: {args['size']}` wins over `aspect_ratio: {args['aspect_ratio']}`")
-    if args.get("mode") == "edit":
+    if sources and pid == "xai":
         raise TaskError(
-            "NIKA-IMPL-002", "`nika:image_generate` with `mode: edit` is not available in this build of nika yet"
+            "NIKA-IMPL-002", "`nika:image_generate` `mode: edit` with `xai` is not available in this build of nika yet"
         )
     if pid == "mock":
+        if sources:  # an edit of the mock is a function of the instruction and the sources' bytes
+            digest = hashlib.sha256(b"".join(hashlib.sha256(s.data).digest() for s in sources)).hexdigest()
+            args = {**args, "prompt": f"{args['prompt']}\x00{digest}"}
         return _mock(args, model, n, warnings)
     if pid == "local":
         url = env.get("NIKA_IMAGE_LOCAL_URL", LOCAL_DEFAULT).rstrip("/") + "/v1/images/generations"
@@ -140,8 +162,14 @@ async def render(
 
     host = httpx.URL(url).host or pid
     if pid == "gemini":
-        return await _gemini(http, url.replace("{model}", model), target, key, model, args, n, warnings, host)
-    return await _openai_like(http, url, target, key, pid, model, args, n, warnings, host)
+        url = url.replace("{model}", model)
+        return await _gemini(http, url, target, key, model, args, n, warnings, host, list(sources))
+    files = None
+    if sources:  # the edits endpoint sits beside the generations one, multipart
+        url = url[: -len("generations")] + "edits" if url.endswith("generations") else url
+        files = [("image[]", (s.name, s.data, s.mime)) for s in sources]
+        files += [("mask", (mask.name, mask.data, mask.mime))] if mask is not None else []
+    return await _openai_like(http, url, target, key, pid, model, args, n, warnings, host, files)
 
 
 def _openai_body(pid: str, model: str, args: dict[str, Any], n: int, warnings: list[str]) -> dict[str, Any]:
@@ -181,9 +209,12 @@ def _openai_body(pid: str, model: str, args: dict[str, Any], n: int, warnings: l
     return body
 
 
-async def _openai_like(http, url, target, key, pid, model, args, n, warnings, host) -> Render:
+async def _openai_like(http, url, target, key, pid, model, args, n, warnings, host, files=None) -> Render:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    data, _ = await post(http, url, target, headers=headers, body=_openai_body(pid, model, args, n, warnings))
+    body = _openai_body(pid, model, args, n, warnings)
+    if files is not None:
+        body = {k: str(v) for k, v in body.items()}
+    data, _ = await post(http, url, target, headers=headers, body=body, files=files)
     reply = json_body(data, target)
     items = reply.get("data") if isinstance(reply, dict) else None
     if not isinstance(items, list) or not items:
@@ -215,7 +246,7 @@ def _b64(text: str, pid: str) -> bytes:
         raise TaskError(f"{PLANE}-004", f"`{pid}` sent image data that is not base64") from None
 
 
-async def _gemini(http, url, target, key, model, args, n, warnings, host) -> Render:
+async def _gemini(http, url, target, key, model, args, n, warnings, host, sources=()) -> Render:
     config: dict[str, Any] = {"responseModalities": ["IMAGE", "TEXT"]}
     if args.get("aspect_ratio"):
         config["imageConfig"] = {"aspectRatio": args["aspect_ratio"]}
@@ -223,7 +254,11 @@ async def _gemini(http, url, target, key, model, args, n, warnings, host) -> Ren
         warnings.append("gemini_size_class: gemini renders size classes; `size` is not sent")
     if args.get("seed") is not None:
         config["seed"] = args["seed"]
-    body = {"contents": [{"role": "user", "parts": [{"text": args["prompt"]}]}], "generationConfig": config}
+    parts: list[dict[str, Any]] = [
+        {"inlineData": {"mimeType": s.mime, "data": base64.b64encode(s.data).decode()}} for s in sources
+    ]
+    parts.append({"text": args["prompt"]})
+    body = {"contents": [{"role": "user", "parts": parts}], "generationConfig": config}
     payloads, texts, usage = [], [], {}
     for _ in range(n):  # gemini returns one image per call: n is met by sequential calls
         data, _ = await post(http, url, target, headers={"x-goog-api-key": key or ""}, body=body)

@@ -31,15 +31,24 @@ def _scrub(text: str, secret: str | None) -> str:
 
 
 async def post(
-    http: Any, url: str, t: Target, *, headers: dict[str, str], body: Any, params: dict | None = None
+    http: Any,
+    url: str,
+    t: Target,
+    *,
+    headers: dict[str, str],
+    body: Any,
+    params: dict | None = None,
+    files: list[tuple[str, tuple[str, bytes, str]]] | None = None,
 ) -> tuple[bytes, str]:
-    """(reply bytes, content type) of a 2xx reply; a typed failure otherwise."""
+    """(reply bytes, content type) of a 2xx reply; a typed failure otherwise. With ``files`` the
+    request is multipart (``body`` becomes its form fields), else ``body`` is sent as JSON."""
     import httpx
 
+    payload: dict[str, Any] = {"data": body, "files": files} if files is not None else {"json": body}
     try:
         async with asyncio.timeout(t.timeout_s):
             async with http.stream(
-                "POST", url, json=body, headers=headers, params=params, timeout=t.timeout_s
+                "POST", url, headers=headers, params=params, timeout=t.timeout_s, **payload
             ) as reply:
                 chunks, size = [], 0
                 async for chunk in reply.aiter_bytes():

@@ -279,3 +279,49 @@ def test_no_base64_of_the_asset_in_the_run_report_or_trace(run, tmp_path):
     assert '"artifact"' in traces and rec.output["images"][0]["sha256"] in traces
     for needle in needles:
         assert needle not in report and needle not in traces
+
+
+# ---- mode: edit ---------------------------------------------------------------------------------
+
+
+async def test_openai_edit_sends_the_sources_multipart_to_the_edits_endpoint(tmp_path):
+    (tmp_path / "src.png").write_bytes(PNG)
+    (tmp_path / "mask.png").write_bytes(mock_png("mask", 0, 0, (8, 6), "m"))
+    args = {**IMG, "provider": "openai", "mode": "edit", "images": ["src.png", "src.png"], "mask": "mask.png"}
+    with serve([Reply(200, {"data": [{"b64_json": PNG_B64}]})]) as fake:
+        out, _ = await gen(tmp_path, args, openai_env(fake.url))
+    seen = fake.seen[0]
+    assert seen.path == "/v1/images/edits" and seen.headers["content-type"].startswith("multipart/form-data")
+    raw = seen.body
+    assert raw.count(b'name="image[]"') == 2 and b'name="mask"' in raw and b'name="prompt"' in raw and PNG in raw
+    assert out["mode"] == "edit" and out["count"] == 1
+
+
+async def test_gemini_edit_inlines_the_sources(tmp_path):
+    (tmp_path / "src.png").write_bytes(PNG)
+    with serve([Reply(200, gemini_reply())]) as fake:
+        await gen(tmp_path, {**IMG, "provider": "gemini", "mode": "edit", "image": "src.png"}, env(fake.url))
+    parts = fake.seen[0].body["contents"][0]["parts"]
+    assert parts[0]["inlineData"] == {"mimeType": "image/png", "data": PNG_B64} and parts[1] == {"text": IMG["prompt"]}
+
+
+async def test_mock_edit_depends_on_the_source_bytes(tmp_path):
+    (tmp_path / "a.png").write_bytes(PNG)
+    (tmp_path / "b.png").write_bytes(mock_png("other", 0, 0, (8, 6), "x"))
+    a, _ = await gen(tmp_path, {**IMG, "provider": "mock", "mode": "edit", "image": "a.png"})
+    b, _ = await gen(tmp_path, {**IMG, "provider": "mock", "mode": "edit", "image": "b.png"})
+    assert a["images"][0]["sha256"] != b["images"][0]["sha256"]
+
+
+async def test_edit_sources_are_read_through_the_boundary_and_must_be_images(tmp_path):
+    inside = tmp_path / "in"
+    inside.mkdir()
+    (tmp_path / "secret.png").write_bytes(PNG)
+    (inside / "notes.txt").write_text("not a picture")
+    e = await refused(inside, {**IMG, "provider": "mock", "mode": "edit", "image": "../secret.png"}, {})
+    assert e.code == "NIKA-SEC-004"
+    e = await refused(inside, {**IMG, "provider": "mock", "mode": "edit", "image": "notes.txt"}, {})
+    assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-001" and "not usable" in e.message
+    many = {**IMG, "provider": "xai", "mode": "edit", "images": ["notes.txt"] * 4}
+    e = await refused(inside, many, {"XAI_API_KEY": KEY})
+    assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-001" and "at most 3" in e.message
