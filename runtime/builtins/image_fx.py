@@ -68,7 +68,7 @@ def _extension(ops: list[tuple[str, dict[str, Any]]]) -> str:
 @builtin(IMAGE_FX)
 async def image_fx(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     from runtime.media import png
-    from runtime.media.fx_ops import FxError
+    from runtime.media.fx_ops import FxBudget, FxError
 
     src, out, seed = args["input"], args["out"], args.get("seed") or 0
     ops = _normalise(args["ops"])
@@ -86,6 +86,8 @@ async def image_fx(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
         raise TaskError(_code(PNG_KINDS[e.kind]), f"{src}: {e}", details={"path": src}) from None
     except FxError as e:
         raise TaskError(_code("001"), str(e)) from None
+    except FxBudget as e:
+        raise TaskError(_code("005"), str(e)) from None
     wrote = save(target, artifact, _code("006"), out)
     emit_artifact(ctx, IMAGE_FX, out, artifact, wrote)
     return {

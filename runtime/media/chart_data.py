@@ -15,6 +15,7 @@ from typing import Any
 
 MAX_ROWS = 200_000  # the hard limit (CHART-007); past DECIMATE_AT a series is thinned with LTTB
 DECIMATE_AT = 2_000
+MAX_EXACT = 2**53  # integers past this have no exact place on a double-precision axis
 MAX_CATEGORIES = 400
 MAX_CELLS = 20_000
 SEMANTICS = ("usd", "duration_ms", "tokens", "delta", "percent", "timestamp", "count", "category")
@@ -69,7 +70,9 @@ def check_rows(rows: Any) -> list[dict[str, Any]]:
         if not isinstance(row, dict):
             raise ChartError(6, f"row {i} is not an object; rows are flat objects of strings and numbers", row=i)
         for key, value in row.items():
-            if isinstance(value, float) and not math.isfinite(value):
+            if (isinstance(value, float) and not math.isfinite(value)) or (
+                type(value) is int and abs(value) > MAX_EXACT
+            ):
                 raise ChartError(3, f"row {i} has `{key}` = {value}, which no axis can place", row=i, field=key)
             if (value is not None and not isinstance(value, (str, int, float))) or isinstance(value, bool):
                 raise ChartError(6, f"row {i} has `{key}` of a kind a chart cannot draw", row=i, field=key)

@@ -132,7 +132,7 @@ def _scalar_tables() -> tuple[list[int], list[list[int]], list[list[int]]]:
 
 
 def _icbrt_one(n: int) -> int:
-    r = int(round(n ** (1 / 3))) if n > 0 else 0
+    r = round(n ** (1 / 3)) if n > 0 else 0
     while (r + 1) ** 3 <= n:
         r += 1
     while r**3 > n:

@@ -12,7 +12,7 @@ from decimal import Decimal, localcontext
 from typing import TYPE_CHECKING, Any
 
 from runtime.media import color
-from runtime.media.fx_ops import _palette
+from runtime.media.fx_ops import FxError, _palette, within_budget
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,6 +24,7 @@ KERNELS: dict[str, tuple[int, tuple[tuple[int, int, int], ...]]] = {
                  (-2, 2, 1), (-1, 2, 3), (0, 2, 5), (1, 2, 3), (2, 2, 1))),
 }  # fmt: skip
 RAMP = " .:-=+*#%@"
+DIFFUSION_PIXELS = 1 << 22
 FONT = {  # 5x7 glyphs, one string of 7 rows of 5 cells each
     " ": "." * 35,
     ".": "." * 25 + "..#.." + "." * 5,
@@ -95,6 +96,11 @@ def dither(img: np.ndarray, p: dict[str, Any], **_: Any) -> np.ndarray:
     colours = np.array(pal, dtype=np.int64)
     out = img.copy()
     if mode in KERNELS:
+        if img.shape[0] * img.shape[1] > DIFFUSION_PIXELS:
+            raise FxError(
+                f"error-diffusion `{mode}` runs pixel by pixel and takes at most {DIFFUSION_PIXELS:,} pixels"
+                " in this build; `resize` first, or use an ordered mode (`bayer8`, `blue_noise`, `ign`)"
+            )
         out[..., :3] = colours[_diffuse(img[..., :3], pal, *KERNELS[mode])]
         return out
     h, w = img.shape[:2]
@@ -152,6 +158,7 @@ def ascii_art(img: np.ndarray, p: dict[str, Any], **_: Any) -> tuple[np.ndarray 
     means = cells // counts
     chars = (255 - color.luma(means)) * (len(RAMP) - 1) // 255
     if p["emit"] == "png":
+        within_budget(cols * 6, rows * 8, "ascii")
         glyphs = np.array([[c == "#" for c in FONT[ch]] for ch in RAMP], dtype=np.int64).reshape(len(RAMP), 7, 5)
         mask = np.pad(glyphs, ((0, 0), (0, 1), (0, 1)))[chars]  # rows, cols, 8, 6
         ink = mask[..., None] * means[:, :, None, None, :]

@@ -20,8 +20,20 @@ SCREEN = {0: (65536, 0), 15: (63302, 16962), 45: (46341, 46341), 75: (16962, 633
 PI_NUM, PI_DEN = 355, 113
 
 
+MAX_PIXELS = 1 << 26  # the output budget equals the input budget (stdlib §image_fx input caps)
+
+
 class FxError(ValueError):
     """An argument the op cannot honour (NIKA-BUILTIN-IMAGE_FX-001)."""
+
+
+class FxBudget(ValueError):
+    """An op would produce more pixels than the decode budget allows (NIKA-BUILTIN-IMAGE_FX-005)."""
+
+
+def within_budget(width: int, height: int, op: str) -> None:
+    if width * height > MAX_PIXELS:
+        raise FxBudget(f"`{op}` would make a {width}x{height} image, past the 2^26-pixel budget")
 
 
 def noise(seed: int, salt: int, n: int) -> np.ndarray:
@@ -48,6 +60,7 @@ def resize(img: np.ndarray, p: dict[str, Any], **_: Any) -> np.ndarray:
     h, w = img.shape[:2]
     nw = p.get("width") or max(1, (w * p["height"] + h // 2) // h)
     nh = p.get("height") or max(1, (h * nw + w // 2) // w)
+    within_budget(nw, nh, "resize")
     if p["filter"] == "nearest":
         ys = (2 * np.arange(nh) + 1) * h // (2 * nh)
         xs = (2 * np.arange(nw) + 1) * w // (2 * nw)

@@ -150,6 +150,7 @@ def test_long_series_are_decimated_with_lttb_keeping_extremes():
         ([{"x": 1, "y": float("nan")}, {"x": 2, "y": 1}], {"type": "line", "x": "x", "y": "y"}, 3),
         (ROWS, {"type": "line", "x": "day"}, 4),
         (ROWS, {"type": "area_band", "x": "lo", "y_lo": "lo", "y_hi": "hi", "color": "prov"}, 4),
+        ([{"x": 1, "y": 2**60}, {"x": 2, "y": 1}], {"type": "line", "x": "x", "y": "y"}, 3),
         ([{"x": 1, "y": 3}, {"x": 2, "y": 3}], {"type": "line", "x": "x", "y": "y"}, 5),
         ([{"x": 1, "y": 3}], {"type": "line", "x": "x", "y": "y"}, 5),
         ([{"x": 1, "y": 3}, {"x": 2, "y": "4"}], {"type": "line", "x": "x", "y": "y"}, 6),

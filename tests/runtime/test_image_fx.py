@@ -222,3 +222,22 @@ async def test_paths_outside_the_grants_are_refused_before_io(tmp_path):
     assert e.code == "NIKA-SEC-004" and not (inside / "o.png").exists()
     e = await fails("nika:image_fx", {"input": "ok.png", "out": "../o.png", "ops": [{"grayscale": None}]}, ctx)
     assert e.code == "NIKA-SEC-004" and not (tmp_path / "o.png").exists()
+
+
+async def test_an_op_that_would_pass_the_pixel_budget_is_005(src):
+    ctx, _ = make_ctx(src)
+    e = await fails(
+        "nika:image_fx",
+        {"input": "in.png", "out": "o.png", "ops": [{"resize": {"width": 16384, "height": 16384}}]},
+        ctx,
+    )
+    assert e.code == "NIKA-BUILTIN-IMAGE_FX-005" and not (src / "o.png").exists()
+
+
+async def test_error_diffusion_past_its_pixel_limit_says_resize_first(src, monkeypatch):
+    from runtime.media import fx_dither
+
+    monkeypatch.setattr(fx_dither, "DIFFUSION_PIXELS", 100)
+    ctx, _ = make_ctx(src)
+    e = await fails("nika:image_fx", {"input": "in.png", "out": "o.png", "ops": [{"dither": None}]}, ctx)
+    assert e.code == "NIKA-BUILTIN-IMAGE_FX-001" and "`resize` first" in e.message
