@@ -104,6 +104,8 @@ async def image_generate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str,
         "images": images, "usage": result.usage, "cost_usd": result.cost_usd, "warnings": warnings,
         "manifest_path": None, "output_dir": out_dir, "endpoint_host": result.endpoint_host,
     }  # fmt: skip
+    if args.get("debug"):
+        output["debug"] = result.raw  # long strings (the base64 payloads) already cut out
     if args.get("manifest", True):
         batch = hashlib.sha256("".join(i["sha256"] for i in images).encode()).hexdigest()[:8]
         manifest = {

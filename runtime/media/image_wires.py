@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.errors import TaskError
+from runtime.media import image_fold as fold
 from runtime.media.media_http import Target, json_body, post
 
 PLANE = "NIKA-BUILTIN-IMAGE_GENERATE"
@@ -56,6 +57,7 @@ class Render:
     usage: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(USAGE_AXES))
     cost_usd: float | None = None
     warnings: list[str] = field(default_factory=list)
+    raw: Any = None  # the provider's reply with every long string (base64 payloads) stripped, for `debug:`
 
 
 USAGE_AXES = ("input_tokens", "output_tokens", "total_tokens", "thoughts_tokens")
@@ -74,7 +76,7 @@ def provider_of(args: dict[str, Any]) -> str:
     )
 
 
-def _clamp(text: Any, what: str, warnings: list[str]) -> str | None:
+def clamp(text: Any, what: str, warnings: list[str]) -> str | None:
     if not isinstance(text, str) or not text:
         return None
     if len(text) > TEXT_CAP:
@@ -108,7 +110,7 @@ def _mock(args: dict[str, Any], model: str, n: int, warnings: list[str]) -> Rend
         else:
             warnings.append(f"size_conflict: the mock renders at most 1024x1024, not {args['size']}")
     seed = args.get("seed") or 0
-    return Render([(mock_png(args["prompt"], seed, i, size, model), None) for i in range(n)], "mock")
+    return Render([(mock_png(args["prompt"], seed, i, size, model), None) for i in range(n)], "mock", warnings=warnings)
 
 
 def _key(pid: str, env: dict[str, str]) -> str:
@@ -138,6 +140,7 @@ async def render(
 ) -> Render:
     """Ask ``pid`` for the images; with ``sources`` it is an edit of those images."""
     n, warnings = args.get("n") or 1, []
+    fold.common(pid, args, warnings)
     if args.get("size") and args.get("size") != "auto" and args.get("aspect_ratio"):
         warnings.append(f"size_conflict: `size: {args['size']}` wins over `aspect_ratio: {args['aspect_ratio']}`")
     if sources and pid == "xai":
@@ -148,6 +151,7 @@ async def render(
         if sources:  # an edit of the mock is a function of the instruction and the sources' bytes
             digest = hashlib.sha256(b"".join(hashlib.sha256(s.data).digest() for s in sources)).hexdigest()
             args = {**args, "prompt": f"{args['prompt']}\x00{digest}"}
+        fold.options("mock", args, warnings)
         return _mock(args, model, n, warnings)
     if pid == "local":
         url = env.get("NIKA_IMAGE_LOCAL_URL", LOCAL_DEFAULT).rstrip("/") + "/v1/images/generations"
@@ -162,8 +166,10 @@ async def render(
 
     host = httpx.URL(url).host or pid
     if pid == "gemini":
+        from runtime.media.image_gemini import gemini
+
         url = url.replace("{model}", model)
-        return await _gemini(http, url, target, key, model, args, n, warnings, host, list(sources))
+        return await gemini(http, url, target, key, model, args, n, warnings, host, list(sources))
     files = None
     if sources:  # the edits endpoint sits beside the generations one, multipart
         url = url[: -len("generations")] + "edits" if url.endswith("generations") else url
@@ -194,19 +200,13 @@ def _openai_body(pid: str, model: str, args: dict[str, Any], n: int, warnings: l
     if pid == "openai":
         if args.get("format", "png") != "png":
             body["output_format"] = args["format"]
-        if args.get("compression") is not None:
+        if args.get("compression") is not None and args.get("format", "png") != "png":
             body["output_compression"] = args["compression"]
         if args.get("background"):
             body["background"] = args["background"]
     if args.get("seed") is not None:
         warnings.append(f"seed_unsupported: `{pid}` takes no seed; it was not sent")
-    for k, v in (args.get("provider_options") or {}).items():
-        allowed = {"openai": ("moderation", "user"), "xai": ("user", "resolution")}.get(pid, ())
-        if k in allowed:
-            body[k] = v
-        else:
-            warnings.append(f"provider_option_unknown: `{k}` is not passed to `{pid}`")
-    return body
+    return body | fold.options(pid, args, warnings)
 
 
 async def _openai_like(http, url, target, key, pid, model, args, n, warnings, host, files=None) -> Render:
@@ -229,9 +229,9 @@ async def _openai_like(http, url, target, key, pid, model, args, n, warnings, ho
                     " (the server must honour `response_format: b64_json`)",
                 )
             raise TaskError(f"{PLANE}-004", f"`{pid}` answered an item without image data")
-        payloads.append((_b64(item["b64_json"], pid), _clamp(item.get("revised_prompt"), "revised_prompt", warnings)))
+        payloads.append((b64(item["b64_json"], pid), clamp(item.get("revised_prompt"), "revised_prompt", warnings)))
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-    out = Render(payloads, host, warnings=warnings)
+    out = Render(payloads, host, warnings=warnings, raw=fold.stripped(reply))
     out.usage = {a: usage.get(a) if type(usage.get(a)) is int else None for a in USAGE_AXES}
     ticks = usage.get("cost_in_usd_ticks", reply.get("cost_in_usd_ticks"))
     if pid == "xai" and type(ticks) is int:
@@ -239,58 +239,8 @@ async def _openai_like(http, url, target, key, pid, model, args, n, warnings, ho
     return out
 
 
-def _b64(text: str, pid: str) -> bytes:
+def b64(text: str, pid: str) -> bytes:
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
         raise TaskError(f"{PLANE}-004", f"`{pid}` sent image data that is not base64") from None
-
-
-async def _gemini(http, url, target, key, model, args, n, warnings, host, sources=()) -> Render:
-    config: dict[str, Any] = {"responseModalities": ["IMAGE", "TEXT"]}
-    if args.get("aspect_ratio"):
-        config["imageConfig"] = {"aspectRatio": args["aspect_ratio"]}
-    if args.get("size"):
-        warnings.append("gemini_size_class: gemini renders size classes; `size` is not sent")
-    if args.get("seed") is not None:
-        config["seed"] = args["seed"]
-    parts: list[dict[str, Any]] = [
-        {"inlineData": {"mimeType": s.mime, "data": base64.b64encode(s.data).decode()}} for s in sources
-    ]
-    parts.append({"text": args["prompt"]})
-    body = {"contents": [{"role": "user", "parts": parts}], "generationConfig": config}
-    payloads, texts, usage = [], [], {}
-    for _ in range(n):  # gemini returns one image per call: n is met by sequential calls
-        data, _ = await post(http, url, target, headers={"x-goog-api-key": key or ""}, body=body)
-        reply = json_body(data, target)
-        cands = reply.get("candidates") if isinstance(reply, dict) else None
-        if not isinstance(cands, list) or not cands:
-            block = (reply.get("promptFeedback") or {}).get("blockReason") if isinstance(reply, dict) else None
-            if block:
-                raise TaskError(f"{PLANE}-005", f"gemini blocked the prompt: {block}", details={"finish_reason": block})
-            raise TaskError(f"{PLANE}-004", "gemini answered without a candidate")
-        finish = cands[0].get("finishReason")
-        if finish in POLICY_FINISH:
-            raise TaskError(
-                f"{PLANE}-005", f"gemini stopped on content policy ({finish})", details={"finish_reason": finish}
-            )
-        for part in (cands[0].get("content") or {}).get("parts") or []:
-            inline = part.get("inlineData") or part.get("inline_data") if isinstance(part, dict) else None
-            if isinstance(inline, dict) and isinstance(inline.get("data"), str):
-                payloads.append((_b64(inline["data"], "gemini"), None))
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-        usage = reply.get("usageMetadata") or {}
-    if not payloads:
-        raise TaskError(f"{PLANE}-004", "gemini answered without any image")
-    if len(payloads) < n:
-        warnings.append(f"count_shortfall: asked for {n} images, got {len(payloads)}")
-    out = Render(payloads, host, _clamp("\n".join(texts), "provider_text", warnings), warnings=warnings)
-    axes = {
-        "input_tokens": "promptTokenCount",
-        "output_tokens": "candidatesTokenCount",
-        "total_tokens": "totalTokenCount",
-        "thoughts_tokens": "thoughtsTokenCount",
-    }
-    out.usage = {a: usage.get(k) if type(usage.get(k)) is int else None for a, k in axes.items()}
-    return out

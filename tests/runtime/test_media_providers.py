@@ -325,3 +325,21 @@ async def test_edit_sources_are_read_through_the_boundary_and_must_be_images(tmp
     many = {**IMG, "provider": "xai", "mode": "edit", "images": ["notes.txt"] * 4}
     e = await refused(inside, many, {"XAI_API_KEY": KEY})
     assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-001" and "at most 3" in e.message
+
+
+async def test_unsupported_knobs_warn_or_refuse_never_vanish(tmp_path):
+    args = {**IMG, "provider": "mock", "compression": 50, "provider_options": {"style": "vivid"}}
+    out, _ = await gen(tmp_path, args)
+    assert {w.split(":")[0] for w in out["warnings"]} == {"compression_ignored", "provider_option_unknown"}
+    e = await refused(tmp_path, {**IMG, "provider": "local", "background": "transparent"}, {})
+    assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-001" and "alpha" in e.message
+
+
+async def test_gemini_options_are_mapped_and_debug_echo_strips_payloads(tmp_path):
+    args = {**IMG, "provider": "gemini", "quality": "high", "debug": True, "provider_options": {"image_size": "2K"}}
+    with serve([Reply(200, gemini_reply())]) as fake:
+        out, _ = await gen(tmp_path, args, env(fake.url))
+    assert fake.seen[0].body["generationConfig"]["imageConfig"] == {"imageSize": "2K"}
+    assert out["warnings"][0].startswith("quality_folded:")
+    echoed = json.dumps(out["debug"])
+    assert PNG_B64[:40] not in echoed and "characters stripped" in echoed and "Here is your butterfly." in echoed
