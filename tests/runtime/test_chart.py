@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from builtins_harness import direct, fails, make_ctx
@@ -52,6 +53,8 @@ def test_each_chart_type_matches_its_golden(kind):
         pytest.fail(f"missing golden {golden.name}")
     assert svg == golden.read_bytes()
     assert (w, h) == (800, 450) and svg.startswith(b"<svg ")
+    root = ElementTree.fromstring(svg)  # well-formed XML, and an SVG document
+    assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("viewBox") == "0 0 800 450"
 
 
 def test_a_fresh_process_renders_the_same_bytes():
@@ -173,3 +176,11 @@ async def test_a_million_rows_is_refused_at_once(tmp_path):
     with pytest.raises(TaskError) as e:
         await direct("nika:chart")({"data": [row] * 1_000_000, "chart": CASES["bar"], "out": "c.svg"}, ctx)
     assert e.value.code == "NIKA-BUILTIN-CHART-007" and not (tmp_path / "c.svg").exists()
+
+
+async def test_a_write_the_disk_refuses_is_008_and_leaves_no_partial_file(tmp_path):
+    (tmp_path / "report").write_text("a file where the directory should be")
+    ctx, _ = make_ctx(tmp_path)
+    e = await fails("nika:chart", {"data": ROWS, "chart": CASES["bar"], "out": "report/x.svg"}, ctx)
+    assert e.code == "NIKA-BUILTIN-CHART-008"
+    assert (tmp_path / "report").read_text().startswith("a file")
