@@ -40,6 +40,25 @@ def with_provenance(data: bytes, core: dict[str, Any]) -> bytes:
     return data[:33] + chunk + data[33:]
 
 
+def _prepare(data: bytes, pid: str, model: str, args: dict[str, Any], warnings: list[str]) -> tuple:
+    """(bytes to save, format, mime, width, height, credentials) of one payload, judged from its header."""
+    from runtime.media import sniff
+
+    if not data:
+        raise TaskError(f"{PLANE}-004", f"`{pid}` returned an empty image payload")
+    try:
+        fmt, mime, width, height = sniff.image(data)
+    except sniff.NotMedia as e:
+        raise TaskError(f"{PLANE}-007", f"`{pid}`: {e}") from None
+    if fmt != (args.get("format") or "png"):
+        warnings.append(f"format_mismatch: asked for {args.get('format') or 'png'}, the provider sent {fmt}")
+    creds = credentials(data, fmt)
+    if fmt == "png" and creds is None:
+        core = {"tool": IMAGE_GENERATE, "provider": pid, "model": model, "prompt": args["prompt"][:PROMPT_IN_FILE]}
+        data = with_provenance(data, core | {"seed": args.get("seed")})
+    return data, fmt, mime, width, height, creds
+
+
 def _services(ctx: BuiltinContext, pid: str) -> Any:
     services = ctx.extra.get("services")
     if services is None and pid != "mock":
@@ -51,7 +70,7 @@ def _services(ctx: BuiltinContext, pid: str) -> Any:
 
 @builtin(IMAGE_GENERATE)
 async def image_generate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
-    from runtime.media import assets, image_wires, sniff
+    from runtime.media import assets, image_wires
 
     pid = image_wires.provider_of(args)
     model = args.get("model") or image_wires.DEFAULT_MODELS[pid]
@@ -66,25 +85,10 @@ async def image_generate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str,
     result = await image_wires.render(pid, model, args, env, http, remember, timeout_s, sources, mask)
     stem, warnings, images = assets.stem(args, "image"), list(result.warnings), []
     mslug, seed = assets.slug(model), args.get("seed")
-    for index, (data, revised) in enumerate(result.payloads):
-        if not data:
-            raise TaskError(f"{PLANE}-004", f"`{pid}` returned an empty image payload")
-        try:
-            fmt, mime, width, height = sniff.image(data)
-        except sniff.NotMedia as e:
-            raise TaskError(f"{PLANE}-007", f"`{pid}`: {e}") from None
-        if fmt != (args.get("format") or "png"):
-            warnings.append(f"format_mismatch: asked for {args.get('format') or 'png'}, the provider sent {fmt}")
-        creds = credentials(data, fmt)
-        if fmt == "png" and creds is None:
-            core = {
-                "tool": IMAGE_GENERATE,
-                "provider": pid,
-                "model": model,
-                "prompt": args["prompt"][:PROMPT_IN_FILE],
-                "seed": seed,
-            }
-            data = with_provenance(data, core)
+    ready = [_prepare(data, pid, model, args, warnings) for data, _ in result.payloads]  # all valid before any write
+    for index, ((data, fmt, mime, width, height, creds), (_, revised)) in enumerate(
+        zip(ready, result.payloads, strict=True)
+    ):
         sha = sha256_hex(data)
         name = f"{stem}-{pid}-{mslug}-{index}-{sha[:8]}.{'jpg' if fmt == 'jpeg' else fmt}"
         shown, filename, wrote = assets.place(out_dir, name, data, ctx.resolve_write, f"{PLANE}-006")

@@ -343,3 +343,11 @@ async def test_gemini_options_are_mapped_and_debug_echo_strips_payloads(tmp_path
     assert out["warnings"][0].startswith("quality_folded:")
     echoed = json.dumps(out["debug"])
     assert PNG_B64[:40] not in echoed and "characters stripped" in echoed and "Here is your butterfly." in echoed
+
+
+async def test_one_bad_payload_in_a_batch_writes_nothing(tmp_path):
+    bad = base64.b64encode(b"GIF89a....").decode()
+    with serve([Reply(200, {"data": [{"b64_json": PNG_B64}, {"b64_json": bad}]})]) as fake:
+        e = await refused(tmp_path, {**IMG, "provider": "openai", "n": 2}, openai_env(fake.url))
+    assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-007"
+    assert not (tmp_path / "assets").exists() or not any((tmp_path / "assets").iterdir())
