@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime.errors import TaskError
+from runtime.errors import NOT_BUILT, TaskError
 from runtime.media import image_fold as fold
 from runtime.media.media_http import Target, json_body, post
 
@@ -145,7 +145,7 @@ async def render(
         warnings.append(f"size_conflict: `size: {args['size']}` wins over `aspect_ratio: {args['aspect_ratio']}`")
     if sources and pid == "xai":
         raise TaskError(
-            "NIKA-IMPL-002", "`nika:image_generate` `mode: edit` with `xai` is not available in this build of nika yet"
+            NOT_BUILT, "`nika:image_generate` `mode: edit` with `xai` is not available in this build of nika yet"
         )
     if pid == "mock":
         if sources:  # an edit of the mock is a function of the instruction and the sources' bytes
