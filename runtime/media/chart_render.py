@@ -219,7 +219,7 @@ def _band(svg: Svg, rows, chart, sem, warnings) -> None:
             raise cd.ChartError(6, f"row {i} has `{lo.name}` above `{hi.name}`: the band is inverted", row=i)
     frame = Frame(svg, legend=True)
     values = [*lo.values, *hi.values, *(mid.values if mid else ()), *(y2.values if y2 else ())]
-    y = frame.y_axis(min(values), max(values), hi)
+    y = frame.y_axis(min(values), max(values), mid or hi)
     x = frame.x_numeric(xs)
     upper = _thin(list(zip(xs.values, hi.values, strict=True)), hi.name, warnings)
     lower = _thin(list(zip(xs.values, lo.values, strict=True)), lo.name, warnings)

@@ -30,8 +30,14 @@ def nice(lo: float, hi: float, count: int = 5, *, timestamp: bool = False) -> tu
     """A domain widened to whole steps and the ticks inside it."""
     a, b = _dec(lo), _dec(hi)
     raw = (b - a) / count
-    if timestamp:
-        step = Decimal(next((s for s in TIME_STEPS if s >= raw), TIME_STEPS[-1]))
+    if timestamp:  # the data's own extent, with ticks on whole calendar-ish steps inside it
+        step = Decimal(next((s for s in TIME_STEPS if s >= (b - a) / 8), TIME_STEPS[-1]))
+        t = (a / step).to_integral_value(ROUND_CEILING) * step
+        ticks = []
+        while t <= b and len(ticks) < 64:
+            ticks.append(t)
+            t += step
+        return lo, hi, ticks
     else:
         exp = raw.adjusted()
         base = raw.scaleb(-exp)
