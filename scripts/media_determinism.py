@@ -46,7 +46,7 @@ def effects() -> list[str]:
         norm = fx._normalise(ops)
         recipe = {"contract": fx.CONTRACT_TAG, "input_sha256": hashlib.sha256(data).hexdigest(), "seed": 7}
         recipe["ops"] = [{n: p} for n, p in norm]
-        art, _, _ = fx._run(png.decode(data).astype("int64"), norm, 7, recipe)
+        art, _, _ = fx._run(png.decode(data).astype("int32"), norm, 7, recipe)
         if hashlib.sha256(art).hexdigest() != golden[name]:
             drift.append(name)
     return drift

@@ -13,6 +13,7 @@ joins the trace through an ``artifact`` event.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from typing import Any
@@ -38,7 +39,7 @@ async def chart(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     sibling_target = judge_write(ctx, sibling) if sibling else None
     try:
         rows = check_rows(_rows(args["data"], ctx))
-        svg, warnings, width, height = render(rows, spec, semantics)
+        svg, warnings, width, height = await asyncio.to_thread(render, rows, spec, semantics)
         vega = compile_vega(rows, spec, semantics) if sibling else None
     except ChartError as e:
         raise TaskError(e.code, e.message, details=e.details) from None

@@ -13,6 +13,7 @@ Measured: the goldens of tests/runtime/test_image_fx.py are equal under CPython 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from typing import Any
@@ -80,8 +81,8 @@ async def image_fx(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     input_sha = sha256_hex(data)
     recipe = {"contract": CONTRACT_TAG, "input_sha256": input_sha, "seed": seed, "ops": [{n: p} for n, p in ops]}
     try:
-        pixels = png.decode(data).astype("int64")
-        artifact, width, height = _run(pixels, ops, seed, recipe)
+        # off the event loop: a big image takes seconds of numpy, and the run's deadlines must still fire
+        artifact, width, height = await asyncio.to_thread(_decode_and_run, data, ops, seed, recipe)
     except png.PngError as e:
         raise TaskError(_code(PNG_KINDS[e.kind]), f"{src}: {e}", details={"path": src}) from None
     except FxError as e:
@@ -103,6 +104,15 @@ async def image_fx(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
         "seed": seed,
         "skipped_existing": not wrote,
     }
+
+
+def _decode_and_run(
+    data: bytes, ops: list[tuple[str, dict[str, Any]]], seed: int, recipe: dict[str, Any]
+) -> tuple[bytes, int, int]:
+    from runtime.media import png
+
+    pixels = png.decode(data).astype("int32")  # 4 bytes a channel: a 2^26-pixel input stays ~1 GiB
+    return _run(pixels, ops, seed, recipe)
 
 
 def _run(

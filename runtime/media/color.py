@@ -23,6 +23,7 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "cga": ("#000000", "#55ffff", "#ff55ff", "#ffffff"),
     "okabe_ito": ("#000000", "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7"),
 }
+CHUNK = 1 << 20  # pixels per nearest-colour batch
 HEX = re.compile(r"#([0-9a-fA-F]{6})")
 M1 = ((0.4122214708, 0.5363325363, 0.0514459929), (0.2119034982, 0.6806995451, 0.1073969566),
       (0.0883024619, 0.2817188376, 0.6299787005))  # fmt: skip
@@ -113,13 +114,16 @@ def nearest(rgb: np.ndarray, pal: list[tuple[int, int, int]]) -> np.ndarray:
     import numpy as np
 
     p = oklab(np.array(pal, dtype=np.uint8))
-    flat = oklab(rgb.reshape(-1, 3))
-    best = np.zeros(len(flat), dtype=np.int64)
-    best_d = np.full(len(flat), np.iinfo(np.int64).max, dtype=np.int64)
-    for i, c in enumerate(p):
-        d = ((flat - c) ** 2).sum(axis=1)
-        closer = d < best_d
-        best, best_d = np.where(closer, i, best), np.where(closer, d, best_d)
+    pixels = rgb.reshape(-1, 3)
+    best = np.zeros(len(pixels), dtype=np.int64)
+    for at in range(0, len(pixels), CHUNK):  # bounded working memory on big images
+        flat = oklab(pixels[at : at + CHUNK])
+        best_d = np.full(len(flat), np.iinfo(np.int64).max, dtype=np.int64)
+        part = best[at : at + CHUNK]
+        for i, c in enumerate(p):
+            d = ((flat - c) ** 2).sum(axis=1)
+            closer = d < best_d
+            part[closer], best_d = i, np.where(closer, d, best_d)
     return best.reshape(rgb.shape[:-1])
 
 

@@ -153,7 +153,7 @@ def ascii_art(img: np.ndarray, p: dict[str, Any], **_: Any) -> tuple[np.ndarray 
     cols = min(p["cols"], w)
     rows = max(1, (h * cols) // (w * 2))
     xs, ys = np.arange(cols + 1) * w // cols, np.arange(rows + 1) * h // rows
-    cells = np.add.reduceat(np.add.reduceat(img[..., :3], ys[:-1], axis=0), xs[:-1], axis=1)
+    cells = np.add.reduceat(np.add.reduceat(img[..., :3].astype(np.int64), ys[:-1], axis=0), xs[:-1], axis=1)
     counts = np.diff(ys)[:, None, None] * np.diff(xs)[None, :, None]
     means = cells // counts
     chars = (255 - color.luma(means)) * (len(RAMP) - 1) // 255

@@ -1,6 +1,6 @@
 """The pixel operations of ``nika:image_fx`` (v1 vocabulary), integer/fixed-point throughout.
 
-Every op takes an (h, w, 4) int64 RGBA array (0..255) and its parameters (the contract's defaults
+Every op takes an (h, w, 4) int32 RGBA array (0..255) and its parameters (the contract's defaults
 already filled in) and returns a new array; randomness comes only from :func:`noise`, a
 counter-based splitmix64 stream keyed by the run's seed and the op's position, so the same
 ``(input, seed, ops)`` gives the same pixels everywhere. ``resize`` interpolates in linear light.
