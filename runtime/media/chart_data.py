@@ -62,7 +62,9 @@ def check_spec(chart: dict[str, Any], semantics: dict[str, str]) -> str:
 
 
 def check_rows(rows: Any) -> list[dict[str, Any]]:
-    if not isinstance(rows, list) or not rows:
+    if not isinstance(rows, list):
+        raise ChartError(6, "`data:` must be a list of row objects (or `{path: <json file of rows>}`)")
+    if not rows:
         raise ChartError(1, "`data:` holds no rows to draw")
     if len(rows) > MAX_ROWS:
         raise ChartError(7, f"`data:` holds {len(rows)} rows; the chart draws at most {MAX_ROWS} (aggregate first)")

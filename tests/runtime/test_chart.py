@@ -110,6 +110,9 @@ async def test_rows_from_a_path_and_a_missing_file(tmp_path):
     assert r["wrote"] and r["sha256"] == hashlib.sha256(render(ROWS, CASES["bar"], {})[0]).hexdigest()
     e = await fails("nika:chart", {"data": {"path": "none.json"}, "chart": CASES["bar"], "out": "b.svg"}, ctx)
     assert e.code == "NIKA-BUILTIN-CHART-008"
+    (tmp_path / "obj.json").write_text('{"rows": []}')
+    e = await fails("nika:chart", {"data": {"path": "obj.json"}, "chart": CASES["bar"], "out": "b.svg"}, ctx)
+    assert e.code == "NIKA-BUILTIN-CHART-006"
     (tmp_path / "nan.json").write_text('[{"a": 1, "b": NaN}]')
     e = await fails("nika:chart", {"data": {"path": "nan.json"}, "chart": CASES["bar"], "out": "b.svg"}, ctx)
     assert e.code == "NIKA-BUILTIN-CHART-003"
