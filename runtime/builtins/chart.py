@@ -18,10 +18,10 @@ import hashlib
 import json
 from typing import Any
 
+from checker.media.chart_data import ChartError, check_rows
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._artifacts import emit_artifact, judge_write, read_input, save, sha256_hex
 from runtime.errors import TaskError
-from runtime.media.chart_data import ChartError, check_rows
 
 CHART = "nika:chart"
 IO_CODE = "NIKA-BUILTIN-CHART-008"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from runtime.media import chart_data as cd
+from checker.media import chart_data as cd
 from runtime.media.chart_scale import Linear, label, lttb, nice
 from runtime.media.svg import Svg, points
 
@@ -96,10 +96,8 @@ def render(
     return svg.bytes(), warnings, W, H
 
 
-def _col(
-    rows: list[dict[str, Any]], chart: dict[str, Any], sem: dict[str, str], role: str, numeric: bool | None
-) -> cd.Column:
-    return cd.column(rows, chart[role], sem.get(chart[role]), numeric=numeric)
+def _col(rows: list[dict[str, Any]], chart: dict[str, Any], sem: dict[str, str], role: str) -> cd.Column:
+    return cd.role(rows, chart, sem, role)
 
 
 def _series(
@@ -107,7 +105,7 @@ def _series(
 ) -> list[str | None]:
     if not chart.get("color"):
         return [None] * len(rows)
-    names = list(_col(rows, chart, sem, "color", False).values)
+    names = list(_col(rows, chart, sem, "color").values)
     if len(set(names)) > len(PALETTE):
         warnings.append(f"palette_cycled: {len(set(names))} series share {len(PALETTE)} colours")
     if len(set(names)) > cd.MAX_CATEGORIES:
@@ -122,8 +120,8 @@ def _colour(i: int) -> str:
 
 
 def _bar(svg: Svg, rows: list[dict[str, Any]], chart: dict[str, Any], sem: dict[str, str], warnings: list[str]) -> None:
-    xs = _col(rows, chart, sem, "x", False)
-    ys = _col(rows, chart, sem, "y", True)
+    xs = _col(rows, chart, sem, "x")
+    ys = _col(rows, chart, sem, "y")
     series = _series(rows, chart, sem, warnings)
     cats, names = cd.categories(xs.values), cd.categories(tuple(series))
     if len(cats) > cd.MAX_CATEGORIES:
@@ -175,8 +173,8 @@ def _x_place(frame: Frame, xs: cd.Column) -> Any:
 
 
 def _line(svg: Svg, rows, chart, sem, warnings, *, marks: str = "line") -> None:
-    xs, ys = _col(rows, chart, sem, "x", None), _col(rows, chart, sem, "y", True)
-    y2 = _col(rows, chart, sem, "y2", True) if chart.get("y2") else None
+    xs, ys = _col(rows, chart, sem, "x"), _col(rows, chart, sem, "y")
+    y2 = _col(rows, chart, sem, "y2") if chart.get("y2") else None
     series = _series(rows, chart, sem, warnings)
     names = cd.categories(tuple(series))
     legend = names != [None] or y2 is not None
@@ -210,10 +208,10 @@ def _scatter(svg: Svg, rows, chart, sem, warnings) -> None:
 def _band(svg: Svg, rows, chart, sem, warnings) -> None:
     if chart.get("color"):
         raise cd.ChartError(4, "an `area_band` draws one band; split series with one chart per series, not `color:`")
-    xs = _col(rows, chart, sem, "x", True)
-    lo, hi = _col(rows, chart, sem, "y_lo", True), _col(rows, chart, sem, "y_hi", True)
-    mid = _col(rows, chart, sem, "y", True) if chart.get("y") else None
-    y2 = _col(rows, chart, sem, "y2", True) if chart.get("y2") else None
+    xs = _col(rows, chart, sem, "x")
+    lo, hi = _col(rows, chart, sem, "y_lo"), _col(rows, chart, sem, "y_hi")
+    mid = _col(rows, chart, sem, "y") if chart.get("y") else None
+    y2 = _col(rows, chart, sem, "y2") if chart.get("y2") else None
     for i, (a, b) in enumerate(zip(lo.values, hi.values, strict=True)):
         if a > b:
             raise cd.ChartError(6, f"row {i} has `{lo.name}` above `{hi.name}`: the band is inverted", row=i)
@@ -249,8 +247,8 @@ def _band(svg: Svg, rows, chart, sem, warnings) -> None:
 
 
 def _heatmap(svg: Svg, rows, chart, sem, warnings) -> None:
-    xs, ys = _col(rows, chart, sem, "x", False), _col(rows, chart, sem, "y", False)
-    vs = _col(rows, chart, sem, "color", True)
+    xs, ys = _col(rows, chart, sem, "x"), _col(rows, chart, sem, "y")
+    vs = _col(rows, chart, sem, "color")
     cols, lines = cd.categories(xs.values), cd.categories(ys.values)
     if len(cols) * len(lines) > cd.MAX_CELLS:
         raise cd.ChartError(7, f"a {len(cols)}x{len(lines)} heatmap exceeds {cd.MAX_CELLS} cells")

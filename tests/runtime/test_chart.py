@@ -14,9 +14,9 @@ from xml.etree import ElementTree
 import pytest
 from builtins_harness import direct, fails, make_ctx
 
+from checker.media import chart_data
 from runtime.builtins import call
 from runtime.errors import TaskError
-from runtime.media import chart_data
 from runtime.media.chart_render import render
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,9 +1,10 @@
 """Chart rows, checked: flat objects of strings and numbers, every named field present, each column
 of one kind, no NaN/Infinity, and the size limits (spec stdlib §nika:chart, CHART-001..007).
 
-Failures are :class:`ChartError` with the CHART code number; the builtin turns them into task
-errors. Numbers stay Python ints/floats: only IEEE basic arithmetic and CPython's correctly rounded
-formatting touch them later, which give the same results on every platform.
+Pure and stdlib-only, so the same judgement serves ``nika check`` (literal rows: :func:`validate`)
+and the runtime's renderer. Failures are :class:`ChartError` with the CHART code number. Numbers
+stay Python ints/floats: only IEEE basic arithmetic and CPython's correctly rounded formatting
+touch them later, which give the same results on every platform.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ MAX_CATEGORIES = 400
 MAX_CELLS = 20_000
 SEMANTICS = ("usd", "duration_ms", "tokens", "delta", "percent", "timestamp", "count", "category")
 ROLES = ("x", "y", "y_lo", "y_hi", "y2", "color")
+# How each chart type reads each role: True numeric, False categorical, None whichever the data is.
+ROLE_KINDS: dict[str, dict[str, bool | None]] = {
+    "bar": {"x": False, "y": True, "color": False},
+    "line": {"x": None, "y": True, "y2": True, "color": False},
+    "scatter": {"x": None, "y": True, "y2": True, "color": False},
+    "area_band": {"x": True, "y_lo": True, "y_hi": True, "y": True, "y2": True},
+    "heatmap": {"x": False, "y": False, "color": True},
+}
 NEEDS = {
     "bar": ("x", "y"),
     "line": ("x", "y"),
@@ -134,3 +143,33 @@ def domain(values: list[float], name: str, *, zero: bool = False) -> tuple[float
 def categories(values: tuple[Any, ...]) -> list[str]:
     """Distinct labels in first-seen order."""
     return list(dict.fromkeys(values))
+
+
+def role(rows: list[dict[str, Any]], chart: dict[str, Any], semantics: dict[str, str], name: str) -> Column:
+    """The column a chart role names, read the way its chart type reads that role."""
+    field = chart[name]
+    return column(rows, field, semantics.get(field), numeric=ROLE_KINDS[chart["type"]][name])
+
+
+def validate(rows: Any, chart: dict[str, Any], semantics: dict[str, str]) -> None:
+    """Everything :mod:`runtime.media.chart_render` would refuse that the rows alone decide: the spec,
+    the rows, every field and its kind, and an axis whose raw values are one point (bars: all zero).
+    A subset of the run's refusals, never more (a heatmap's summed cells are left to the run)."""
+    kind = check_spec(chart, semantics)
+    rows = check_rows(rows)
+    for name in semantics:
+        column(rows, name, semantics[name], numeric=None)
+    if kind == "area_band" and chart.get("color"):
+        raise ChartError(4, "an `area_band` draws one band; split series with one chart per series, not `color:`")
+    cols = {r: role(rows, chart, semantics, r) for r in ROLE_KINDS[kind] if chart.get(r)}
+    if kind == "heatmap":
+        return
+    measures = [v for r in ("y", "y_lo", "y_hi", "y2") if r in cols for v in cols[r].values]
+    name = chart.get("y") or chart.get("y_hi")
+    if kind == "bar":
+        if all(v == 0 for v in measures):
+            raise ChartError(5, f"every value of `{name}` is 0: the axis has no range to draw", field=name)
+    else:
+        domain(measures, name)
+    if cols["x"].numeric:
+        domain(list(cols["x"].values), cols["x"].name)
