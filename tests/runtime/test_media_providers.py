@@ -20,7 +20,6 @@ from runtime.services import Services
 KEY = "sk-test-key-0123456789abcdef"
 PNG = mock_png("fixture", 0, 0, (8, 6), "fixture")
 PNG_B64 = base64.b64encode(PNG).decode()
-MP3 = b"ID3\x03\x00\x00\x00\x00\x00\x00" + b"\xff\xfb\x90\x00" * 64
 NAME = re.compile(r"hero-[a-z0-9]+-[a-z0-9._-]+-\d+-[0-9a-f]{8}\.png")
 
 
