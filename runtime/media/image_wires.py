@@ -230,6 +230,8 @@ async def _openai_like(http, url, target, key, pid, model, args, n, warnings, ho
                 )
             raise TaskError(f"{PLANE}-004", f"`{pid}` answered an item without image data")
         payloads.append((b64(item["b64_json"], pid), clamp(item.get("revised_prompt"), "revised_prompt", warnings)))
+    if len(payloads) < n:
+        warnings.append(f"count_shortfall: asked for {n} images, got {len(payloads)}")
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
     out = Render(payloads, host, warnings=warnings, raw=fold.stripped(reply))
     out.usage = {a: usage.get(a) if type(usage.get(a)) is int else None for a in USAGE_AXES}

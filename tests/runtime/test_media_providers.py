@@ -274,3 +274,10 @@ async def test_one_bad_payload_in_a_batch_writes_nothing(tmp_path):
         e = await refused(tmp_path, {**IMG, "provider": "openai", "n": 2}, openai_env(fake.url))
     assert e.code == "NIKA-BUILTIN-IMAGE_GENERATE-007"
     assert not (tmp_path / "assets").exists() or not any((tmp_path / "assets").iterdir())
+
+
+async def test_fewer_images_than_asked_is_a_warning(tmp_path):
+    with serve([Reply(200, {"data": [{"b64_json": PNG_B64}]})]) as fake:
+        out, _ = await gen(tmp_path, {**IMG, "provider": "local", "n": 3}, {"NIKA_IMAGE_LOCAL_URL": fake.url})
+    assert out["count"] == 1 and any(w.startswith("count_shortfall:") for w in out["warnings"])
+    assert fake.seen[0].body["n"] == 3
