@@ -8,7 +8,7 @@ from typing import Any
 
 from runtime.errors import TaskError
 from runtime.media import image_fold as fold
-from runtime.media.image_wires import PLANE, POLICY_FINISH, Render, b64, clamp
+from runtime.media.image_common import PLANE, POLICY_FINISH, Render, b64, clamp
 from runtime.media.media_http import json_body, post
 
 

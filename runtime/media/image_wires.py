@@ -7,18 +7,16 @@ come from the engine environment. A provider without a key is ``-002`` naming th
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from runtime.errors import NOT_BUILT, TaskError
 from runtime.media import image_fold as fold
+from runtime.media.image_common import PLANE, USAGE_AXES, Render, b64, clamp
 from runtime.media.media_http import Target, json_body, post
 
-PLANE = "NIKA-BUILTIN-IMAGE_GENERATE"
 DEFAULT_MODELS = {
     "local": "stablediffusion",
     "openai": "gpt-image-2",
@@ -36,8 +34,6 @@ LOCAL_DEFAULT = "http://localhost:8080"
 MOCK_SIZES = {"1:1": (64, 64), "16:9": (96, 54), "9:16": (54, 96), "4:3": (64, 48), "3:4": (48, 64),
               "3:2": (72, 48), "2:3": (48, 72), "21:9": (105, 45)}  # fmt: skip
 OPENAI_SIZES = {"1:1": "1024x1024", "3:2": "1536x1024", "2:3": "1024x1536"}
-POLICY_FINISH = {"SAFETY", "PROHIBITED_CONTENT", "IMAGE_SAFETY", "BLOCKLIST", "SPII", "IMAGE_PROHIBITED_CONTENT"}
-TEXT_CAP = 2000
 
 
 @dataclass(frozen=True)
@@ -47,20 +43,6 @@ class Source:
     name: str
     data: bytes
     mime: str
-
-
-@dataclass
-class Render:
-    payloads: list[tuple[bytes, str | None]]
-    endpoint_host: str
-    provider_text: str | None = None
-    usage: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(USAGE_AXES))
-    cost_usd: float | None = None
-    warnings: list[str] = field(default_factory=list)
-    raw: Any = None  # the provider's reply with every long string (base64 payloads) stripped, for `debug:`
-
-
-USAGE_AXES = ("input_tokens", "output_tokens", "total_tokens", "thoughts_tokens")
 
 
 def provider_of(args: dict[str, Any]) -> str:
@@ -74,15 +56,6 @@ def provider_of(args: dict[str, Any]) -> str:
         f"{PLANE}-001",
         f"cannot tell the provider from `model: {model}`; name it with `provider:` (`local` is never inferred)",
     )
-
-
-def clamp(text: Any, what: str, warnings: list[str]) -> str | None:
-    if not isinstance(text, str) or not text:
-        return None
-    if len(text) > TEXT_CAP:
-        warnings.append(f"{what}_clamped: {len(text)} characters cut to {TEXT_CAP}")
-        return text[:TEXT_CAP]
-    return text
 
 
 def mock_png(prompt: str, seed: int, index: int, size: tuple[int, int], model: str) -> bytes:
@@ -239,10 +212,3 @@ async def _openai_like(http, url, target, key, pid, model, args, n, warnings, ho
     if pid == "xai" and type(ticks) is int:
         out.cost_usd = ticks / 10**10  # 1 cent = 10^8 ticks
     return out
-
-
-def b64(text: str, pid: str) -> bytes:
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise TaskError(f"{PLANE}-004", f"`{pid}` sent image data that is not base64") from None
