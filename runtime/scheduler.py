@@ -62,6 +62,7 @@ class Options:
     call_stack: tuple[str, ...] = ()
     on_event: Callable[[dict[str, Any]], None] | None = None
     engine_env: Mapping[str, str] | None = None
+    mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
 
 
 @dataclass
@@ -190,7 +191,7 @@ class Run:
         self.engine_env = dict(env)
         from runtime.services import Services
 
-        self.services = Services(self.engine_env, self.workdir, self.secret_values)
+        self.services = Services(self.engine_env, self.workdir, self.secret_values, self.options.mcp_config)
         self.agent_records: dict[str, dict[str, Any]] = {}
         self.answered_by: dict[str, str] = {}  # gate task → "human" | "default" (nika:prompt)
 

@@ -134,6 +134,7 @@ async def _child(run: Any, tid: str, verb: Any, args: Any) -> Any:
         max_depth=run.options.max_depth,
         call_stack=stack,
         engine_env=run.engine_env,
+        mcp_config=run.services.mcp_config,
     )
     child = Run(compiled, inputs, opts, workdir=run.workdir, parent_boundary=run.boundary)
     result = await child.execute()
