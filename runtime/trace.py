@@ -5,6 +5,14 @@ compact JSON with sorted keys. ``chain`` is the sha256 of the previous line's ex
 first line's is the sha256 of the genesis tag). The file opens lazily, at the first frame; a
 journal I/O failure never changes the run's outcome (it is reported afterwards).
 
+Durability (a flight recorder must not under-report): every frame is handed to the operating
+system as it is appended (no user-space buffer), so a crashed or SIGKILLed engine never loses a
+frame it wrote. Frames that announce an effect — a ``permit_checked`` *allow* (every effect is
+judged, and so witnessed, just before it happens) and the ``workflow_started`` prologue — are also
+``fsync``-ed before ``append`` returns, as is the journal at ``close``: after a power loss the
+record that an effect was about to happen survives whenever the effect could have. Other frames
+(progress, results) are fsync-ed with the next barrier.
+
 :func:`verify` walks a journal: ``forged`` when the chain breaks (any edit, insertion, deletion or
 reorder), ``finding`` when it walks but a requirement is unmet (no prologue manifest, no terminal
 workflow frame, effects without any ``permit_checked`` witness), ``clean`` otherwise.
@@ -12,6 +20,7 @@ workflow frame, effects without any ``permit_checked`` witness), ``clean`` other
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -118,21 +127,37 @@ class Journal:
                     self.directory.mkdir(parents=True, exist_ok=True)
                     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
                     self.path = self.directory / f"{stamp}-{(self.run_id or uuid7())[-12:]}.ndjson"
-                    self._fh = open(self.path, "ab")  # noqa: SIM115 - kept open for the run
-                self._fh.write(line + b"\n")
+                    self._fh = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
+                _write_all(self._fh, line + b"\n")
+                if _is_barrier(kind, fields):
+                    os.fsync(self._fh.fileno())
             except OSError as exc:
                 self.error = f"the trace could not be written: {exc.strerror or exc}"
         return frame
 
     def close(self) -> None:
         if self._fh is not None:
-            try:
-                self._fh.flush()
+            with contextlib.suppress(OSError):
                 os.fsync(self._fh.fileno())
-            except OSError:
-                pass
             self._fh.close()
             self._fh = None
+
+
+def _write_all(fh: Any, data: bytes) -> None:
+    """An unbuffered write may be partial: write until every byte is with the OS."""
+    view = memoryview(data)
+    while view:
+        n = fh.write(view)
+        if not n:
+            raise OSError("the trace file accepted no bytes")
+        view = view[n:]
+
+
+def _is_barrier(kind: str, fields: list[tuple[str, Any]]) -> bool:
+    """A frame after which the effect it announces may happen (see the module's durability policy)."""
+    if kind == "workflow_started":
+        return True
+    return kind == "permit_checked" and ("decision", "allow") in fields
 
 
 # -- verification --------------------------------------------------------------------------
