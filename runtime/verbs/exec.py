@@ -9,7 +9,8 @@
   ``permits.env`` passes through, then ``exec.env``; dangerous names are stripped last.
 * The child leads its own process group. A timeout or a cancellation sends SIGTERM to the group,
   waits a grace period, then SIGKILLs it; when the child exits, whatever it left behind in its
-  group is killed too, so no process outlives the task and the final read always ends.
+  group is killed too, so no process outlives the task and the final read always ends. If the
+  engine itself dies first, :mod:`runtime.proc`'s warden kills the group.
 * Captured output is capped per stream (the cap is named in the error).
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 
 from checker.contracts.blocklist import judge_shell, judge_words
 from checker.contracts.effects import dangerous_env
+from runtime import proc as proc_life
 from runtime.errors import TaskError
 from runtime.permits import ENV_FLOOR
 
@@ -105,6 +107,7 @@ async def _exited(proc: asyncio.subprocess.Process, within: float | None) -> Non
 def _sweep(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+    proc_life.release(pgid)
 
 
 class _CapExceeded(Exception):
@@ -134,7 +137,7 @@ async def run_process(call: ExecCall) -> Any:
         assert call.shell is not None
         argv = ["/bin/sh", "-c", call.shell]
     try:
-        proc = await asyncio.create_subprocess_exec(
+        proc = await proc_life.spawn(
             *argv,
             executable=call.executable,
             stdin=asyncio.subprocess.PIPE if call.stdin is not None else asyncio.subprocess.DEVNULL,
@@ -142,7 +145,6 @@ async def run_process(call: ExecCall) -> Any:
             stderr=asyncio.subprocess.STDOUT if combined else asyncio.subprocess.PIPE,
             cwd=call.cwd,
             env=call.env,
-            start_new_session=True,
         )
     except FileNotFoundError as exc:
         what = call.cwd if exc.filename == call.cwd else call.program
