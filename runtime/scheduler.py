@@ -574,7 +574,7 @@ class Run:
             else:
                 raw = await self._attempts(task, scope, iteration)
             self._check_returns(task, raw)
-            return Outcome(Status.SUCCESS, raw, self._bind(task, raw), started=True)
+            return Outcome(Status.SUCCESS, raw, await self._bind(task, raw), started=True)
         except TaskError as err:
             return await self._on_error(task, scope, err)
 
@@ -609,7 +609,7 @@ class Run:
             return Outcome(Status.FAILURE, error=TaskError(err.code, err.message, err.transient, details), started=True)
         self.emit("task_recovered", [("task", task.id), ("error_code", err.code)])
         try:
-            bound = self._bind(task, value)
+            bound = await self._bind(task, value)
         except TaskError as berr:
             return Outcome(Status.FAILURE, error=berr, started=True)
         return Outcome(Status.SUCCESS, value, bound, started=True)
@@ -642,12 +642,12 @@ class Run:
                 self.emit("task_retrying", fields)
                 await asyncio.sleep(delay / 1000)
 
-    def _bind(self, task: Task, raw: Any) -> dict[str, Any]:
+    async def _bind(self, task: Task, raw: Any) -> dict[str, Any]:
         if not task.output:
             return {}
         from runtime.jq import run_binding
 
-        return {b.name: run_binding(b.name, str(b.value.value), raw) for b in task.output}
+        return {b.name: await run_binding(b.name, str(b.value.value), raw) for b in task.output}
 
     async def _finally(self, task: Task, parent: TaskRecord) -> None:
         views = {**self._task_views, task.id: parent.view()}

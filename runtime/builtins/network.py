@@ -166,25 +166,29 @@ async def fetch(args: dict[str, Any], ctx: BuiltinContext) -> Any:
             url=final,
         )
     if mode == "jq":
-        return _jq(str(args.get("jq") or "."), body)
+        return await _jq(str(args.get("jq") or "."), body)
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError:
         raise _fail("the response body is not UTF-8 text, so `mode: raw` cannot return it") from None
 
 
-def _jq(program: str, body: bytes) -> Any:
-    """``mode: jq``: the response as JSON through libjq; exactly one output (extract modes §jq)."""
-    import jq
+async def _jq(program: str, body: bytes) -> Any:
+    """``mode: jq``: the response as JSON through the runtime's one jq (no view of the environment,
+    a deadline); exactly one output (extract modes §jq)."""
+    from runtime.jq import evaluate
+    from runtime.jq_worker import JqTimeLimit
 
     try:
         doc = json.loads(body)
     except ValueError:
         raise _fail("the response is not JSON, so `mode: jq` cannot read it") from None
     try:
-        results = jq.compile(program).input_value(doc).all()
+        results = await evaluate(program, doc)
     except ValueError as e:
         raise _fail(f"the jq expression `{program}` failed: {e}") from None
+    except JqTimeLimit:
+        raise _fail(f"the jq expression `{program}` ran past its time limit and was stopped") from None
     if len(results) != 1:
         raise _fail(
             f"the jq expression `{program}` yielded {len(results)} values; it must yield exactly one "
