@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 from runtime import limits
+from runtime.values import deeper_than
 
 _CODE = """
 import json, resource, sys
@@ -37,6 +38,7 @@ try:
 except (ValueError, OSError):
     pass
 import jq
+DEEP = "the value nests too deeply (more levels than a value may have here)"
 cache = {{}}
 sys.stdout.write("ready\\n"); sys.stdout.flush()
 for line in sys.stdin:
@@ -50,10 +52,14 @@ for line in sys.stdin:
         reply = {{"ok": prog.input_text(req["i"]).all()}}
     except MemoryError:
         reply = {{"err": "the jq program ran out of memory"}}
+    except RecursionError:
+        reply = {{"err": DEEP}}
     except Exception as exc:
         reply = {{"err": str(exc)}}
     try:
         text = json.dumps(reply)
+    except RecursionError:
+        text = json.dumps({{"err": DEEP}})
     except (TypeError, ValueError, MemoryError) as exc:
         text = json.dumps({{"err": f"the jq result cannot be returned: {{exc}}"}})
     sys.stdout.write(text + "\\n"); sys.stdout.flush()
@@ -112,7 +118,10 @@ class _Worker:
             self.proc.stdin.flush()
         except OSError:
             raise _Gone("the jq evaluation process is gone") from None
-        reply = json.loads(self._line(time.monotonic() + limit_s, limits.JQ_MAX_RESULT_BYTES))
+        try:
+            reply = json.loads(self._line(time.monotonic() + limit_s, limits.JQ_MAX_RESULT_BYTES))
+        except RecursionError:
+            raise _Gone("the jq result nests too deeply to be read") from None
         if not isinstance(reply, dict):
             raise _Gone("the jq evaluation process answered nonsense")
         return reply
@@ -156,12 +165,18 @@ def _run(worker: _Worker, program: str, text: str, limit_s: float) -> list[Any]:
     if "err" in reply:
         raise ValueError(str(reply["err"]))
     results = reply.get("ok")
-    return results if isinstance(results, list) else []
+    if not isinstance(results, list):
+        return []
+    if deeper_than(results, limits.MAX_VALUE_DEPTH + 1):  # the list of results is one level itself
+        raise ValueError(f"the jq result nests deeper than {limits.MAX_VALUE_DEPTH} levels")
+    return results
 
 
 def _encode(value: Any) -> str:
     try:
         return json.dumps(value, allow_nan=True)
+    except RecursionError:
+        raise ValueError("the input nests too deeply") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"the input is not a JSON value ({exc})") from None
 

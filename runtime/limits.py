@@ -94,3 +94,8 @@ JQ_WORKER_START_S = 30.0
 JQ_MEMORY_BYTES = 2 * 1024 * 1024 * 1024
 # Ours: the largest encoded result a program may produce (the same order as a model reply cap).
 JQ_MAX_RESULT_BYTES = 64 * 1024 * 1024
+
+# -- values ----------------------------------------------------------------------------------------
+# Ours: how deep a run-time value may nest (twice the check-time YAML cap of 64, NIKA-YAML-009);
+# every walker of values (redaction, journal, report) stays far inside the interpreter's stack.
+MAX_VALUE_DEPTH = 128

@@ -34,7 +34,7 @@ from checker.parse.values import ScalarValue, TemplateValue
 from runtime.errors import INTERNAL, NOT_BUILT, TaskError
 from runtime.permits import Boundary
 from runtime.policy import judge_human_gate
-from runtime.trace import TRACE_FORMAT, Journal
+from runtime.trace import TRACE_FORMAT, Journal, source_digests
 from runtime.values import condition, materialise, plain, reads_locals
 
 CANCEL_CODE = "NIKA-CANCEL-001"
@@ -248,8 +248,6 @@ class Run:
     async def execute(self) -> RunResult:
         wf = self.wf
         permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
-        src = self.compiled.source.text.encode("utf-8")
-        import hashlib
         import platform
 
         self.emit(
@@ -258,7 +256,7 @@ class Run:
                 ("workflow", wf.id),
                 ("permits", "declared boundary · default-deny" if wf.permits else "no permits block · zero authority"),
                 ("permits_json", permits_json or "{}"),
-                ("workflow_sha256", hashlib.sha256(src).hexdigest()),
+                *source_digests(self.compiled.source.text),
                 ("sandbox", "noop"),
                 ("trace_format", TRACE_FORMAT),
                 ("engine_version", ENGINE_VERSION),
@@ -573,6 +571,7 @@ class Run:
                     ) from None
             else:
                 raw = await self._attempts(task, scope, iteration)
+            _refuse_deep(task.id, raw)
             self._check_returns(task, raw)
             return Outcome(Status.SUCCESS, raw, await self._bind(task, raw), started=True)
         except TaskError as err:
@@ -745,6 +744,21 @@ class _Secrets(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._decl)
+
+
+def _refuse_deep(tid: str, raw: Any) -> None:
+    """The backstop for values nested past ``MAX_VALUE_DEPTH`` from any verb (the sources that
+    parse JSON refuse them first with their own codes): a typed failure, never a stack overflow
+    while the task settles."""
+    from runtime.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if deeper_than(raw, MAX_VALUE_DEPTH):
+        raise TaskError(
+            INTERNAL,
+            f"the output of `{tid}` nests deeper than {MAX_VALUE_DEPTH} levels, which this engine refuses to hold",
+            details={"max_depth": MAX_VALUE_DEPTH},
+        )
 
 
 def _cancelled(message: str) -> TaskError:

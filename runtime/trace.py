@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -108,6 +109,7 @@ class Journal:
 
     def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
         """Write one frame and return it (even when the journal cannot be written)."""
+        fields = [(k, _recordable(v)) for k, v in fields]
         if self.redact is not None:
             fields = [(k, self.redact(v)) for k, v in fields]
         frame = {
@@ -141,6 +143,17 @@ class Journal:
                 os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+
+
+def _recordable(value: Any) -> Any:
+    """``value``, or a note in its place when it nests past ``MAX_VALUE_DEPTH`` (the journal, its
+    redaction and every reader of it then stay inside the stack; the frame itself is never lost)."""
+    from runtime.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if isinstance(value, dict | list | tuple) and deeper_than(value, MAX_VALUE_DEPTH):
+        return f"<a value nested deeper than {MAX_VALUE_DEPTH} levels: not recorded>"
+    return value
 
 
 def _write_all(fh: Any, data: bytes) -> None:
@@ -185,6 +198,9 @@ def verify(data: bytes) -> dict[str, Any]:
             frame = json.loads(line)
             if not isinstance(frame, dict):
                 raise ValueError("not an object")
+        except RecursionError:
+            frame = _too_deep(line)
+            problems.append({"line": n, "problem": "the frame nests too deeply to be read; its chain was checked"})
         except (ValueError, UnicodeDecodeError) as exc:
             forged.append({"line": n, "problem": f"the line is not a JSON frame ({exc})"})
             prev = line
@@ -230,6 +246,33 @@ def verify(data: bytes) -> dict[str, Any]:
         )
     verdict = "finding" if any(p["problem"] for p in problems if "genesis" not in p["problem"]) else "clean"
     return {"verdict": verdict, "frames": len(lines), "head": head, "problems": problems}
+
+
+_CHAIN_FIELD = re.compile(rb'^\{"chain":"([0-9a-f]{64})"')
+_KIND_FIELD = re.compile(rb'"kind":"([a-z_]+)","run":')
+
+
+def _too_deep(line: bytes) -> dict[str, Any]:
+    """What a frame too deeply nested for the JSON reader still tells: its ``chain`` (the first
+    key of the sorted encoding) and its ``kind`` (found after the last nested value), from bytes."""
+    chain = _CHAIN_FIELD.match(line)
+    kinds = _KIND_FIELD.findall(line)
+    return {"chain": chain.group(1).decode() if chain else None, "kind": kinds[-1].decode() if kinds else None}
+
+
+def source_digests(text: str) -> list[tuple[str, Any]]:
+    """The prologue's source identity (17 §prologue): the digest of the source as read and of its
+    LF-normalised form. ``semantic_hash`` (15 §semantic hash) needs the Semantic IR, which this
+    build does not lower to: the field is kept, ``null``, with a note saying so — never a digest
+    of something else under that name."""
+    raw = text.encode("utf-8")
+    lf = text.replace("\r\n", "\n").replace("\r", "\n").encode("utf-8")
+    return [
+        ("workflow_sha256", hashlib.sha256(raw).hexdigest()),
+        ("workflow_sha256_lf", hashlib.sha256(lf).hexdigest()),
+        ("semantic_hash", None),
+        ("semantic_hash_note", "not available in this build: no Semantic IR lowering (spec 15)"),
+    ]
 
 
 def _is_effect(note: Any) -> bool:

@@ -220,6 +220,15 @@ async def run_process(call: ExecCall) -> Any:
     return decode(raw, call.decode or "text", call.program)
 
 
+def _shallow(value: Any, program: str, how: str) -> Any:
+    from runtime.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if deeper_than(value, MAX_VALUE_DEPTH):
+        raise RecursionError
+    return value
+
+
 def _printable(program: str) -> str:
     return program.replace("\x00", "\\0")
 
@@ -241,9 +250,9 @@ def decode(raw: bytes, how: str, program: str) -> Any:
         return text.rstrip("\r\n")
     try:
         if how == "json":
-            return json.loads(text)
+            return _shallow(json.loads(text), program, how)
         if how == "jsonl":
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
+            return _shallow([json.loads(line) for line in text.splitlines() if line.strip()], program, how)
     except json.JSONDecodeError as exc:
         raise TaskError(
             EXIT_CODE,
@@ -252,7 +261,10 @@ def decode(raw: bytes, how: str, program: str) -> Any:
         ) from None
     except RecursionError:
         raise TaskError(
-            EXIT_CODE, f"the output of `{program}` nests too deeply to decode as {how.upper()}", details={"decode": how}
+            EXIT_CODE,
+            f"the output of `{program}` nests too deeply to decode as {how.upper()} (the limit is "
+            "`runtime.limits.MAX_VALUE_DEPTH` levels)",
+            details={"decode": how},
         ) from None
     return text
 
