@@ -5,7 +5,8 @@ the whole group on timeout, cancellation and when the child exits (``runtime.ver
 covers every end the engine lives through. For the ends it does not live through (SIGKILL, the
 OOM killer, a crash in native code) a *warden* stands by: a tiny process started with the first
 child, holding the read end of a pipe whose write end only the engine holds (close-on-exec, so no
-child inherits it). The engine tells it ``+<pgid>`` when a group starts and ``-<pgid>`` once the
+child inherits it). Each child announces ``+<pgid>`` itself, between fork and exec (so it is
+guarded before its program runs a single instruction), and the engine says ``-<pgid>`` once the
 group is gone; when the pipe reaches end-of-file — the engine has exited, whichever way — the
 warden SIGKILLs every group still on its list, then exits. It ignores SIGINT and SIGTERM and
 lives in its own session, so a Ctrl-C or a terminal hangup that kills the engine does not stop it
@@ -30,6 +31,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
 _WARDEN = """
@@ -103,10 +105,25 @@ def release(pgid: int) -> None:
         _tell(f"-{pgid}\n")
 
 
+def _announcer(fd: int) -> Callable[[], None]:
+    """Runs in the child between fork and exec, after ``setsid``: the child registers its own
+    group with the warden before the program starts, so there is no moment when the engine could
+    die with an unguarded child (the pipe is close-on-exec, so the program never holds it)."""
+
+    def announce() -> None:
+        with contextlib.suppress(OSError):
+            os.write(fd, b"+%d\n" % os.getpid())
+
+    return announce
+
+
 async def spawn(*argv: str, **options: Any) -> asyncio.subprocess.Process:
     """``asyncio.create_subprocess_exec`` in a new session, guarded by the warden, and never left
     half-started by a cancellation."""
     stand_by()
+    pipe = _pipe if _owner == os.getpid() else None
+    if pipe is not None:
+        options["preexec_fn"] = _announcer(pipe.fileno())
     starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, start_new_session=True, **options))
     try:
         proc = await asyncio.shield(starting)

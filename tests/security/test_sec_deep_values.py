@@ -31,7 +31,7 @@ tasks:
     )
     err = result.tasks["d"].error
     assert result.workflow_state == "failure"
-    assert err is not None and err["code"] == "NIKA-BUILTIN-JQ-001" and "nests deeper" in err["message"], err
+    assert err is not None and err["code"] == "NIKA-BUILTIN-JQ-001" and "nests deeper" in err["message"], err["message"]
 
 
 def test_deep_json_from_exec_is_the_decode_failure(run, tmp_path: Path) -> None:

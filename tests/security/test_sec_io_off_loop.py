@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from runtime.builtins import files
-
-SLOW_S = 1.2
+SLOW_S = 0.8
 
 
 @pytest.fixture
 def slow_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runtime.builtins import _load, files
+
+    _load()  # the whole registry first: importing one builtin module alone would leave it partial
     real = files.read_regular
 
     def slow(path: Path) -> bytes:
@@ -34,7 +35,7 @@ workflow: { id: slow }
 permits: { fs: { read: ["./big.txt"] }, tools: ["nika:read", "nika:jq"] }
 tasks:
   read:
-    timeout: 100ms
+    timeout: 50ms
     invoke: { tool: "nika:read", args: { path: "./big.txt" } }
 """
     )

@@ -68,7 +68,7 @@ def assert_all_gone(pids: list[int]) -> None:
     assert not survivors, f"processes outlived the run: {survivors}"
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("how", [signal.SIGKILL])  # SIGINT/SIGTERM: the cancellation path, tested in-process
 def test_the_group_dies_with_the_engine(tmp_path: Path, how: signal.Signals) -> None:
     engine = start(tmp_path)
     pids = pids_of(tmp_path)
