@@ -26,13 +26,16 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from runtime import limits
 from runtime.values import deeper_than
 
 _CODE = """
-import json, resource, sys
+import sys
+sys.path.insert(0, {where!r})
+import json, resource
 try:
     resource.setrlimit(resource.RLIMIT_AS, ({mem}, {mem}))
 except (ValueError, OSError):
@@ -76,8 +79,11 @@ class _Gone(Exception):
 
 class _Worker:
     def __init__(self) -> None:
+        import jq  # only to find it: the worker imports the very same binding, without `site`
+
+        code = _CODE.format(mem=limits.JQ_MEMORY_BYTES, where=os.path.dirname(os.path.abspath(jq.__file__)))
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _CODE.format(mem=limits.JQ_MEMORY_BYTES)],
+            [sys.executable, "-I", "-S", "-c", code],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -135,7 +141,8 @@ class _Worker:
 
 _lock = threading.Lock()
 _idle: list[_Worker] = []
-_KEEP = 4
+_KEEP = 4  # workers at most, busy or idle: more evaluations at once wait for a free one
+_slots = threading.BoundedSemaphore(_KEEP)
 
 
 def _checkout() -> _Worker:
@@ -155,13 +162,35 @@ def _checkin(w: _Worker) -> None:
     w.kill()
 
 
-def _run(worker: _Worker, program: str, text: str, limit_s: float) -> list[Any]:
-    try:
-        reply = worker.ask(program, text, limit_s)
-    except (JqTimeLimit, _Gone, ValueError):
-        worker.kill()
-        raise
-    _checkin(worker)
+@dataclass
+class _Job:
+    """One evaluation: the worker it got, and whether its caller gave up (cancelled)."""
+
+    worker: _Worker | None = None
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.worker is not None:
+            self.worker.kill()
+
+
+def _run(job: _Job, program: str, text: str, limit_s: float) -> list[Any]:
+    """In a thread: wait for a slot (the wait is not the program's time), evaluate, hand back."""
+    with _slots:
+        if job.cancelled:
+            return []
+        worker = job.worker = _checkout()
+        try:
+            reply = worker.ask(program, text, limit_s)
+        except (JqTimeLimit, _Gone, ValueError):
+            worker.kill()
+            raise
+        _checkin(worker)
+    return _results(reply)
+
+
+def _results(reply: dict[str, Any]) -> list[Any]:
     if "err" in reply:
         raise ValueError(str(reply["err"]))
     results = reply.get("ok")
@@ -186,14 +215,14 @@ async def evaluate(program: str, value: Any, limit_s: float | None = None) -> li
     (``_Gone`` reasons included), :class:`JqTimeLimit` past the deadline; a cancellation kills
     the worker at once."""
     text = _encode(value)
-    worker = _checkout()
-    job = asyncio.ensure_future(asyncio.to_thread(_run, worker, program, text, limit_s or limits.JQ_TIME_LIMIT_S))
+    job = _Job()
+    thread = asyncio.ensure_future(asyncio.to_thread(_run, job, program, text, limit_s or limits.JQ_TIME_LIMIT_S))
     try:
-        return await asyncio.shield(job)
+        return await asyncio.shield(thread)
     except _Gone as exc:
         raise ValueError(str(exc)) from None
     except asyncio.CancelledError:
-        worker.kill()
+        job.cancel()
         with contextlib.suppress(BaseException):
-            await job
+            await thread
         raise
