@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime import limits
+from runtime import proc as proc_life
 from runtime.values import deeper_than
 
 _CODE = """
@@ -82,13 +83,12 @@ class _Worker:
         import jq  # only to find it: the worker imports the very same binding, without `site`
 
         code = _CODE.format(mem=limits.JQ_MEMORY_BYTES, where=os.path.dirname(os.path.abspath(jq.__file__)))
-        self.proc = subprocess.Popen(
+        self.proc = proc_life.popen(  # killed with the engine even mid-evaluation (runtime.proc)
             [sys.executable, "-I", "-S", "-c", code],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env={},
-            start_new_session=True,
         )
         self.buf = b""
         self.started = False
@@ -137,6 +137,7 @@ class _Worker:
             self.proc.kill()
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             self.proc.wait(5)
+        proc_life.release(self.proc.pid)
 
 
 _lock = threading.Lock()

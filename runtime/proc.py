@@ -117,14 +117,24 @@ def _announcer(fd: int) -> Callable[[], None]:
     return announce
 
 
-async def spawn(*argv: str, **options: Any) -> asyncio.subprocess.Process:
-    """``asyncio.create_subprocess_exec`` in a new session, guarded by the warden, and never left
-    half-started by a cancellation."""
+def _guarded(options: dict[str, Any]) -> dict[str, Any]:
     stand_by()
     pipe = _pipe if _owner == os.getpid() else None
     if pipe is not None:
         options["preexec_fn"] = _announcer(pipe.fileno())
-    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, start_new_session=True, **options))
+    return {**options, "start_new_session": True}
+
+
+def popen(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen`` for the engine's own helpers (jq workers): a group of its own,
+    registered with the warden before it runs."""
+    return subprocess.Popen(argv, **_guarded(options))
+
+
+async def spawn(*argv: str, **options: Any) -> asyncio.subprocess.Process:
+    """``asyncio.create_subprocess_exec`` in a new session, guarded by the warden, and never left
+    half-started by a cancellation."""
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **_guarded(options)))
     try:
         proc = await asyncio.shield(starting)
     except asyncio.CancelledError:

@@ -8,6 +8,7 @@ the shell nor the grandchild survives. A zombie (exited, not yet reaped) counts 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -82,3 +83,35 @@ def test_the_group_dies_on_timeout(tmp_path: Path) -> None:
     pids = pids_of(tmp_path)
     assert engine.wait(30) == 1  # the task failed on its timeout
     assert_all_gone(pids)
+
+
+def children_of(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            out |= {int(c) for c in (task / "children").read_text().split()}
+    return out
+
+
+def test_a_jq_worker_mid_evaluation_dies_with_the_engine(tmp_path: Path) -> None:
+    """A worker spinning on `last(range(1e12))` would never read the end of its input: the warden stops it."""
+    (tmp_path / "wf.nika.yaml").write_text(
+        'nika: v1\nworkflow: { id: spin }\npermits: { tools: ["nika:jq"] }\ntasks:\n'
+        '  spin:\n    invoke: { tool: "nika:jq", args: { expression: "last(range(1e12))" } }\n'
+    )
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "nika", "run", "wf.nika.yaml", "--trace-dir", "traces"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while len(children_of(engine.pid)) < 2 and time.monotonic() < deadline:  # the warden and the worker
+        time.sleep(0.02)
+    helpers = children_of(engine.pid)
+    assert len(helpers) >= 2, helpers
+    time.sleep(0.2)  # the worker is busy evaluating now
+    engine.kill()
+    engine.wait(30)
+    assert_all_gone(sorted(helpers))
