@@ -42,7 +42,7 @@ from runtime.engine.scope import Secrets, base_scope, workflow_outputs
 from runtime.errors import INTERNAL, TaskError
 from runtime.permits import Boundary
 from runtime.services import Services
-from runtime.trace import TRACE_FORMAT, Journal
+from runtime.trace import TRACE_FORMAT, Journal, source_digests
 
 _SETTLED_KIND = {
     Status.SUCCESS: "task_completed",
@@ -136,19 +136,17 @@ class Run:
         return RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
 
     def _announce(self) -> None:
-        import hashlib
         import platform
 
         wf = self.wf
         permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
-        src = self.compiled.source.text.encode("utf-8")
         self.emit(
             "workflow_started",
             [
                 ("workflow", wf.id),
                 ("permits", "declared boundary · default-deny" if wf.permits else "no permits block · zero authority"),
                 ("permits_json", permits_json or "{}"),
-                ("workflow_sha256", hashlib.sha256(src).hexdigest()),
+                *source_digests(self.compiled.source.text),
                 ("sandbox", "noop"),
                 ("trace_format", TRACE_FORMAT),
                 ("engine_version", ENGINE_VERSION),
@@ -259,7 +257,7 @@ class Run:
 
     def make_services(self) -> Services:
         """The providers, HTTP client and MCP servers this run's effects use."""
-        return Services(self.engine_env, self.workdir, self.secret_values)
+        return Services(self.engine_env, self.workdir, self.secret_values, self.options.mcp_config)
 
     def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
         """The run of a child workflow: in this run's working directory, under its permits too."""
