@@ -42,6 +42,8 @@ def test_every_emitted_rule_is_registered_as_a_warning() -> None:
     rules = {d.rule for d in wf.diagnostics if d.code is None}
     assert rules == {"native-first/001", "one-obvious-way/002"}
     for d in wf.diagnostics:
+        if d.code is not None:
+            continue  # a coded finding (a NIKA-DRIFT-001 hint on the fixture's permits), not a lint
         assert d.rule in lints() and d.severity is Severity.WARNING and d.namespace == d.rule.split("/")[0]
 
 

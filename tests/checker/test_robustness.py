@@ -137,7 +137,7 @@ def test_cli_binary_junk_exits_with_findings_not_a_traceback(tmp_path: Path) -> 
 # --- regressions: issue 6 items 4 and 7, issue 12 items 2 and 4 ---------------------------
 
 WF_HEAD = "nika: v1\nworkflow:\n  id: t\n"
-WF_TASK = 'tasks:\n  a:\n    infer: { model: mock/echo, prompt: "x" }\n'
+WF_TASK = 'tasks:\n  a:\n    infer: { model: mock/echo, prompt: "${{ const.x }}" }\n'  # reads the const under test
 
 
 def _json(c: CompiledWorkflow) -> dict[str, Any]:
@@ -196,7 +196,7 @@ def test_cli_exits_1_on_an_internal_error_and_shows_the_traceback_only_with_debu
 
 
 def test_a_type_alias_cycle_is_type_002_without_a_crash() -> None:
-    c = compile_text(WF_HEAD + "types:\n  A: A\n  B: A\n" + WF_TASK)
+    c = compile_text(WF_HEAD + "types:\n  A: A\n  B: A\n" + WF_TASK.replace("${{ const.x }}", "x"))
     assert [(d.code, c.source.line_col(d.span.start).line) for d in c.diagnostics] == [("NIKA-TYPE-002", 5)]
 
 

@@ -172,7 +172,8 @@ def test_a_type_pattern_with_a_doubled_dash_checks_without_a_warning() -> None:
 
     text = (
         "nika: v1\nworkflow: {id: w}\ntypes:\n  Code: {string: {pattern: '^[a-z--]+$'}}\n"
-        "inputs:\n  c: {type: Code, default: ab-}\ntasks:\n  t: {infer: {model: mock/echo, prompt: x}}\n"
+        "inputs:\n  c: {type: Code, default: ab-}\n"
+        "tasks:\n  t: {infer: {model: mock/echo, prompt: '${{ inputs.c }}'}}\n"
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a warning inside a rule would turn into NIKA-IMPL-001
@@ -186,7 +187,8 @@ def test_a_pattern_that_backtracks_without_end_is_not_judged_and_does_not_hang()
 
     text = (
         "nika: v1\nworkflow: {id: w}\ntypes:\n  Code: {string: {pattern: '^(a|aa)+$'}}\n"
-        f"inputs:\n  c: {{type: Code, default: {'a' * 60}!}}\ntasks:\n  t: {{infer: {{model: mock/echo, prompt: x}}}}\n"
+        f"inputs:\n  c: {{type: Code, default: {'a' * 60}!}}\n"
+        "tasks:\n  t: {infer: {model: mock/echo, prompt: '${{ inputs.c }}'}}\n"
     )
     t0 = time.monotonic()
     codes = [d.code for d in compile_text(text).diagnostics]
