@@ -12,6 +12,8 @@ from fake_llm import anthropic, gemini, openai, serve
 from checker.engine.pipeline import compile_text
 
 KEY = "vision-key-0123456789"
+NET_LOOPBACK = "permits: { net: { http: ['127.0.0.1'] } }"
+NET_ORG = "permits: { net: { http: [example.org] } }"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(64))
 JPEG = b"\xff\xd8\xff\xe0" + bytes(range(32))
 WIRES = {
@@ -73,7 +75,7 @@ def test_a_url_image_is_fetched_through_the_permits_and_sent_inline(run, picture
     with serve([openai("a cat")]) as fake:
         fake.files["/cat.png"] = ("image/png", PNG)
         env = {**WIRES["openai"][0](fake.url), "NIKA_FETCH_ALLOW_PRIVATE": "127.0.0.1"}
-        wf = vision_wf("openai/m", f"[{{ source: url, url: '{fake.url}/cat.png' }}]", "permits: { net: { http: ['127.0.0.1'] } }")
+        wf = vision_wf("openai/m", f"[{{ source: url, url: '{fake.url}/cat.png' }}]", NET_LOOPBACK)
         result = run(wf, engine_env=env)
     assert result.tasks["t"].status == "success", result.tasks["t"].error
     assert fake.gets == ["/cat.png"]
@@ -84,7 +86,7 @@ def test_a_url_image_is_fetched_through_the_permits_and_sent_inline(run, picture
 def test_a_url_image_on_a_private_address_stops_at_the_ssrf_floor(run, pictures):
     with serve([openai("never")]) as fake:
         fake.files["/cat.png"] = ("image/png", PNG)
-        wf = vision_wf("openai/m", f"[{{ source: url, url: '{fake.url}/cat.png' }}]", "permits: { net: { http: ['127.0.0.1'] } }")
+        wf = vision_wf("openai/m", f"[{{ source: url, url: '{fake.url}/cat.png' }}]", NET_LOOPBACK)
         result = run(wf, engine_env=WIRES["openai"][0](fake.url))  # no NIKA_FETCH_ALLOW_PRIVATE
     assert result.tasks["t"].error["code"] == "NIKA-SEC-004"
     assert (fake.gets, fake.count) == ([], 0)
@@ -93,7 +95,7 @@ def test_a_url_image_on_a_private_address_stops_at_the_ssrf_floor(run, pictures)
 def test_a_url_image_needs_its_host_granted(run, pictures):
     with serve([openai("never")]) as fake:
         env = {**WIRES["openai"][0](fake.url), "NIKA_FETCH_ALLOW_PRIVATE": "127.0.0.1"}
-        wf = vision_wf("openai/m", "[{ source: url, url: '${{ inputs.pic }}' }]", "permits: { net: { http: [example.org] } }")
+        wf = vision_wf("openai/m", "[{ source: url, url: '${{ inputs.pic }}' }]", NET_ORG)
         result = run(wf, {"pic": f"{fake.url}/cat.png"}, engine_env=env)
     err = result.tasks["t"].error
     assert err["code"] == "NIKA-SEC-004" and "127.0.0.1" in err["message"]
@@ -115,12 +117,14 @@ def test_a_literal_path_outside_fs_read_is_refused_at_check(tmp_path):
     codes = [(d.code, d.message) for d in compiled.diagnostics if d.is_error]
     assert [c for c, _ in codes] == ["NIKA-SEC-004"], codes
     assert "secret.png" in compiled.source.text[compiled.diagnostics[0].span.start :] or codes
-    inside = compile_text(vision_wf("mock/echo", "[{ source: file, path: ./img/a.png }]"), "wf.nika.yaml", str(tmp_path))
+    inside = compile_text(
+        vision_wf("mock/echo", "[{ source: file, path: ./img/a.png }]"), "wf.nika.yaml", str(tmp_path)
+    )
     assert not [d for d in inside.diagnostics if d.is_error]
 
 
 def test_a_literal_url_outside_net_is_refused_at_check(tmp_path):
-    src = vision_wf("mock/echo", "[{ source: url, url: 'https://evil.example/x.png' }]", "permits: { net: { http: [example.org] } }")
+    src = vision_wf("mock/echo", "[{ source: url, url: 'https://evil.example/x.png' }]", NET_ORG)
     compiled = compile_text(src, str(tmp_path / "wf.nika.yaml"), str(tmp_path))
     assert [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-SEC-004"]
 
@@ -133,7 +137,9 @@ def test_without_permits_a_vision_file_asks_for_the_block(tmp_path):
 
 def test_a_file_that_is_not_an_image_is_never_sent(run, pictures):
     with serve([openai("never")]) as fake:
-        result = run(vision_wf("openai/m", "[{ source: file, path: ./img/note.txt }]"), engine_env=WIRES["openai"][0](fake.url))
+        result = run(
+            vision_wf("openai/m", "[{ source: file, path: ./img/note.txt }]"), engine_env=WIRES["openai"][0](fake.url)
+        )
     err = result.tasks["t"].error
     assert err["code"] == "NIKA-INFER-001" and "not a PNG, JPEG, GIF or WebP" in err["message"]
     assert fake.count == 0
@@ -148,5 +154,5 @@ def test_a_missing_image_file_is_a_typed_failure(run, pictures):
 def test_mock_echo_judges_and_reads_the_images_and_echoes_the_prompt(run, pictures):
     result = run(vision_wf("mock/echo", "[{ source: file, path: ./img/a.png }]"))
     assert result.tasks["t"].output == "What is this?"
-    fs = [e for e in result.events if e["type"] == "permit.witness" and e.get("plane") == "fs"]
-    assert fs and fs[0]["ok"] is True
+    fs = [e for e in result.events if e.get("plane") == "fs" and e.get("gate") == "./img/a.png"]
+    assert [e["decision"] for e in fs] == ["allow"], fs
