@@ -12,12 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from runtime import limits
+from runtime.errors import TaskError
 from runtime.providers.base import Message, Request
 
 # OpenAI's reasoning models take an effort level, not a budget: the budget picks the level.
 EFFORT_LEVELS = ((2048, "low"), (8192, "medium"))
 EFFORT_DEFAULT = "medium"
 EFFORT_TOP = "high"
+ANTHROPIC_MIN_BUDGET = 1024  # the smallest budget the Messages API accepts
+
+
+def _refused(message: str, **details: object) -> TaskError:
+    """A request the provider is known to refuse, refused here before it is sent."""
+    return TaskError("NIKA-INFER-001", message, details={"provider": "anthropic", **details})
 
 
 # -- image parts -------------------------------------------------------------------------------
@@ -86,6 +93,18 @@ def anthropic_thinking(body: dict[str, Any], request: Request) -> None:
     if t is None or not t.enabled:
         return
     budget = t.budget_tokens or limits.DEFAULT_THINKING_BUDGET
+    if budget < ANTHROPIC_MIN_BUDGET:
+        raise _refused(
+            f"`anthropic` extended thinking takes `budget_tokens` of at least {ANTHROPIC_MIN_BUDGET}; "
+            f"`{budget}` would be refused by the API",
+            budget_tokens=budget,
+        )
+    if request.temperature is not None:
+        raise _refused(
+            "`anthropic` extended thinking runs at the model's own temperature: remove `temperature:` "
+            "from this task, or turn `thinking:` off",
+            temperature=request.temperature,
+        )
     body["thinking"] = {"type": "enabled", "budget_tokens": budget}
     if request.max_tokens is None:
         body["max_tokens"] = budget + limits.DEFAULT_MAX_OUTPUT_TOKENS

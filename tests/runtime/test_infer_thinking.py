@@ -133,3 +133,16 @@ def test_an_unreported_reasoning_count_stays_absent(run):
         result = run(thinking_wf("openai/o4", "{ enabled: true }"), engine_env=ENV["openai"](fake.url))
     assert fake.seen[0].body["reasoning_effort"] == "medium"
     assert "thinking_tokens" not in model_call(result)
+
+
+@pytest.mark.parametrize(
+    ("thinking", "extra", "said"),
+    [("{ budget_tokens: 500 }", "", "at least 1024"), ("{ budget_tokens: 2000 }", "temperature: 0.2", "temperature")],
+)
+def test_anthropic_requests_the_api_refuses_are_refused_before_sending(run, thinking, extra, said):
+    src = thinking_wf("anthropic/c", thinking) + (f"      {extra}\n" if extra else "")
+    with serve([anthropic("never")]) as fake:
+        result = run(src, engine_env=ENV["anthropic"](fake.url))
+    err = result.tasks["t"].error
+    assert err["code"] == "NIKA-INFER-001" and said in err["message"]
+    assert fake.count == 0
