@@ -156,3 +156,43 @@ def test_mock_echo_judges_and_reads_the_images_and_echoes_the_prompt(run, pictur
     assert result.tasks["t"].output == "What is this?"
     fs = [e for e in result.events if e.get("plane") == "fs" and e.get("gate") == "./img/a.png"]
     assert [e["decision"] for e in fs] == ["allow"], fs
+
+
+def test_the_literal_the_check_refuses_the_run_refuses_with_the_same_code(pictures):
+    """Check ≡ run: the run-time boundary, asked about the literal the checker refused (the check
+    gate bypassed), refuses it with the same code, before any model call."""
+    import asyncio
+
+    from runtime.admission import bind_inputs
+    from runtime.scheduler import Options, Run
+
+    src = vision_wf("mock/echo", "[{ source: file, path: ./secret.png }]")
+    compiled = compile_text(src, str(pictures / "wf.nika.yaml"), str(pictures))
+    assert [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-SEC-004"]
+    bound = bind_inputs(compiled.workflow, {})
+    result = asyncio.run(Run(compiled, bound, Options(trace_dir=pictures / "traces"), workdir=pictures).execute())
+    assert result.tasks["t"].error["code"] == "NIKA-SEC-004"
+
+
+def test_a_symlink_out_of_the_grant_is_refused(run, pictures):
+    (pictures / "img" / "link.png").symlink_to(pictures / "secret.png")
+    result = run(vision_wf("mock/echo", "[{ source: file, path: ./img/link.png }]"))
+    err = result.tasks["t"].error
+    assert err["code"] == "NIKA-SEC-004" and "secret.png" in err["message"]
+
+
+def test_an_image_over_the_cap_is_never_sent(run, pictures, monkeypatch):
+    from runtime import limits
+
+    monkeypatch.setattr(limits, "MAX_IMAGE_BYTES", 32)
+    with serve([openai("never")]) as fake:
+        fake.files["/big.png"] = ("image/png", PNG)
+        env = {**WIRES["openai"][0](fake.url), "NIKA_FETCH_ALLOW_PRIVATE": "127.0.0.1"}
+        by_url = run(
+            vision_wf("openai/m", f"[{{ source: url, url: '{fake.url}/big.png' }}]", NET_LOOPBACK), engine_env=env
+        )
+        by_file = run(vision_wf("openai/m", "[{ source: file, path: ./img/a.png }]"), engine_env=env)
+    for result in (by_url, by_file):
+        err = result.tasks["t"].error
+        assert err["code"] == "NIKA-INFER-001" and "image cap" in err["message"], err
+    assert fake.count == 0
