@@ -115,7 +115,7 @@ def _vision_needs(task: Task, verb: Infer) -> Iterator[NeedSite]:
         if not isinstance(item, MapValue):
             continue
         source = item.get("source")
-        is_url = isinstance(source, ScalarValue) and source.value == "url"
+        is_url = source.value == "url" if isinstance(source, ScalarValue) else source is None and "url" in item
         key = "url" if is_url else "path"
         v = item.get(key)
         if isinstance(v, ScalarValue) and isinstance(v.value, str):

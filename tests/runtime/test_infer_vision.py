@@ -196,3 +196,9 @@ def test_an_image_over_the_cap_is_never_sent(run, pictures, monkeypatch):
         err = result.tasks["t"].error
         assert err["code"] == "NIKA-INFER-001" and "image cap" in err["message"], err
     assert fake.count == 0
+
+
+def test_an_entry_without_source_is_judged_by_the_key_it_has(tmp_path):
+    src = vision_wf("mock/echo", "[{ url: 'https://evil.example/x.png' }]", NET_ORG)
+    compiled = compile_text(src, str(tmp_path / "wf.nika.yaml"), str(tmp_path))
+    assert [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-SEC-004"]
