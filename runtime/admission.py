@@ -88,11 +88,12 @@ def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> 
     return out
 
 
-def unsupported_task_fields(wf: Any) -> list[str]:
+def unsupported_task_fields(wf: Any, model_override: str | None = None) -> list[str]:
     """``task `x`'s `infer.thinking:` on `groq```` for every accepted field the runtime cannot honour
     on the task's literal model: ``thinking:`` on a provider whose adapter sends no reasoning
     parameter (:data:`runtime.providers.registry.THINKING`). A computed model is judged when the
-    task runs, before its call; ``vision:`` is sent by every wire."""
+    task runs, before its call; ``vision:`` is sent by every wire. ``model_override`` (``--model``)
+    replaces every task's model, as it does at run."""
     from checker.parse.values import ScalarValue, TemplateValue
     from runtime.providers.registry import THINKING
 
@@ -102,20 +103,24 @@ def unsupported_task_fields(wf: Any) -> list[str]:
         if getattr(verb, "kind", None) != "infer" or getattr(verb, "thinking", None) is None:
             continue
         model = verb.effective_model
-        if not isinstance(model, ScalarValue) or isinstance(model, TemplateValue) or not isinstance(model.value, str):
+        if model_override is not None:
+            literal = model_override
+        elif isinstance(model, ScalarValue) and not isinstance(model, TemplateValue) and isinstance(model.value, str):
+            literal = model.value
+        else:
             continue
-        prefix = model.value.partition("/")[0]
+        prefix = literal.partition("/")[0]
         if prefix not in THINKING:
             out.append(f"`{tid}`'s `infer.thinking:` on `{prefix}`")
     return out
 
 
-def unsupported_run_block(wf: Any) -> str | None:
+def unsupported_run_block(wf: Any, model_override: str | None = None) -> str | None:
     """Why this build cannot honour the workflow's declared determinism (``run:``, NEP-0010), or
     ``None``. Seeded entropy and a virtual clock promise byte-identical journals; this build
     still draws ids and timestamps from the ambient clock and entropy, so it refuses such a
     workflow before any effect rather than run it as if ``run:`` were absent."""
-    fields = unsupported_task_fields(wf)
+    fields = unsupported_task_fields(wf, model_override)
     if fields:
         return (
             f"{', '.join(fields)} {'is' if len(fields) == 1 else 'are'} not available in this build of nika "

@@ -113,6 +113,9 @@ def test_admission_refuses_thinking_on_a_literal_provider_without_it(tmp_path):
     assert block("anthropic/c") is None and block("mock/echo") is None and block("gemini/g") is None
     why = block("deepseek/deepseek-reasoner")
     assert why is not None and "`t`'s `infer.thinking:` on `deepseek`" in why
+    compiled = compile_text(thinking_wf("groq/l", "{ budget_tokens: 1000 }"), "wf.nika.yaml", str(tmp_path))
+    assert unsupported_run_block(compiled.workflow, "anthropic/c") is None  # `--model` replaces the model
+    assert "on `xai`" in (unsupported_run_block(compiled.workflow, "xai/grok") or "")
 
 
 def test_a_budget_that_leaves_no_answer_is_refused_before_the_call(run):
