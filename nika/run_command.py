@@ -47,7 +47,7 @@ def run_command(
     if verdict.refused or compiled.workflow is None or compiled.graph is None:
         return _refuse_findings(out, err, output_format, verdict)
     wf = compiled.workflow
-    unsupported = unsupported_run_block(wf)
+    unsupported = unsupported_run_block(wf, model)  # `--model` replaces every task's model, as at run
     if unsupported is not None:
         return _refuse(out, err, output_format, f"{file}: {unsupported} [NIKA-IMPL-002]", [])
     try:

@@ -88,33 +88,43 @@ def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> 
     return out
 
 
-# Fields the compiler accepts that this build's model adapters cannot send (issue 21 builds them):
-# a task that uses one is refused before any effect, never run as if the field were absent.
-UNSENT_INFER_FIELDS = ("vision", "thinking")
+def unsupported_task_fields(wf: Any, model_override: str | None = None) -> list[str]:
+    """``task `x`'s `infer.thinking:` on `groq```` for every accepted field the runtime cannot honour
+    on the task's literal model: ``thinking:`` on a provider whose adapter sends no reasoning
+    parameter (:data:`runtime.providers.registry.THINKING`). A computed model is judged when the
+    task runs, before its call; ``vision:`` is sent by every wire. ``model_override`` (``--model``)
+    replaces every task's model, as it does at run."""
+    from checker.parse.values import ScalarValue, TemplateValue
+    from runtime.providers.registry import THINKING
 
-
-def unsupported_task_fields(wf: Any) -> list[str]:
-    """``task `x`: `infer.vision``` for every accepted field the runtime cannot honour."""
     out = []
     for tid, task in getattr(wf, "tasks", {}).items():
         verb = getattr(task, "verb", None)
-        if getattr(verb, "kind", None) != "infer":
+        if getattr(verb, "kind", None) != "infer" or getattr(verb, "thinking", None) is None:
             continue
-        used = [name for name in UNSENT_INFER_FIELDS if getattr(verb, name, None) is not None]
-        out.extend(f"`{tid}`'s `infer.{name}:`" for name in used)
+        model = verb.effective_model
+        if model_override is not None:
+            literal = model_override
+        elif isinstance(model, ScalarValue) and not isinstance(model, TemplateValue) and isinstance(model.value, str):
+            literal = model.value
+        else:
+            continue
+        prefix = literal.partition("/")[0]
+        if prefix not in THINKING:
+            out.append(f"`{tid}`'s `infer.thinking:` on `{prefix}`")
     return out
 
 
-def unsupported_run_block(wf: Any) -> str | None:
+def unsupported_run_block(wf: Any, model_override: str | None = None) -> str | None:
     """Why this build cannot honour the workflow's declared determinism (``run:``, NEP-0010), or
     ``None``. Seeded entropy and a virtual clock promise byte-identical journals; this build
     still draws ids and timestamps from the ambient clock and entropy, so it refuses such a
     workflow before any effect rather than run it as if ``run:`` were absent."""
-    fields = unsupported_task_fields(wf)
+    fields = unsupported_task_fields(wf, model_override)
     if fields:
         return (
             f"{', '.join(fields)} {'is' if len(fields) == 1 else 'are'} not available in this build of nika "
-            "(the model adapters do not send it yet); remove it to run without it"
+            f"(that adapter sends no reasoning parameter; {_thinking_takers()} do); remove it to run without it"
         )
     block = getattr(wf, "run", None)
     if block is None:
@@ -130,3 +140,9 @@ def unsupported_run_block(wf: Any) -> str | None:
         f"{' and '.join(asked)} (NEP-0010 declared determinism) is not available in this build of nika;"
         " remove it to run with ambient entropy and clock"
     )
+
+
+def _thinking_takers() -> str:
+    from runtime.providers.registry import THINKING
+
+    return ", ".join(f"`{p}`" for p in sorted(THINKING) if p != "mock")

@@ -71,6 +71,11 @@ SILENT_CONNECTION_CEILING_S = 600.0
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 # heuristic: `max_tokens` when the workflow gives none and the wire requires one (Anthropic).
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
+# `infer.thinking:` without `budget_tokens` (Anthropic's smallest accepted budget).
+DEFAULT_THINKING_BUDGET = 1024
+# `infer.vision:`: at most this many images per call, each at most this many bytes (files and URLs).
+MAX_IMAGES = 16
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
 # heuristic: the connect phase of a provider call (the read phase follows the deadlines above).
 CONNECT_TIMEOUT_S = 10.0
 

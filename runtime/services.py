@@ -5,8 +5,9 @@ Engine configuration comes from the engine's environment (``Run.engine_env``), n
 workflow: ``NIKA_<ID>_BASE_URL`` / ``NIKA_<ID>_API_KEY`` and each provider's documented key
 variable; ``NIKA_PRICES`` (JSON: ``{"provider/model": {"input": usd, "output": usd}}`` per million
 tokens) with ``NIKA_AGENT_MAX_COST_USD`` for a cost ceiling on agent loops; ``NIKA_MOCK_SCRIPT``
-for the scripted mock. The MCP server table (:mod:`runtime.mcp_config`) is read once, here, before
-the first task; everything else is created on first use and closed when the run ends.
+for the scripted mock, ``NIKA_MOCK_ERROR`` / ``NIKA_MOCK_JSON`` for the configured ones. The MCP
+server table (:mod:`runtime.mcp_config`) is read once, here, before the first task; everything
+else is created on first use and closed when the run ends.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ workflow that calls a builtin the runtime does not have yet fails every run with
 and `nika check` should say so ahead. So the registry of implemented builtins is read from the
 source files with :mod:`ast`, never executed: every ``@builtin(X)`` decorator under
 ``runtime/builtins/`` (``X`` a string literal, or a module constant holding one), the tools the
-agent loop answers itself (``LOOP_TOOLS`` in ``runtime/agent.py``) and the secret sources the
-engine resolves (``SECRET_SOURCES`` in ``runtime/engine/scope.py``). When a builtin is built, its
-decorator appears and the warning goes away by itself; tests/runtime/test_built_features.py
+agent loop answers itself (``LOOP_TOOLS`` in ``runtime/agent.py``), the secret sources the
+engine resolves (``SECRET_SOURCES`` in ``runtime/engine/scope.py``) and the providers whose
+adapter sends ``infer.thinking:`` (the keys of ``THINKING`` in ``runtime/providers/registry.py``).
+When a builtin is built, its decorator appears and the warning goes away by itself; tests/runtime/test_built_features.py
 keeps this reading equal to the live registry.
 
 Without the runtime's sources (a checker-only install) nothing is known to be missing, and
@@ -28,10 +29,12 @@ RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 
 @record
 class Built:
-    """The builtins (``nika:…`` ids) and secret sources this build's runtime implements."""
+    """The builtins (``nika:…`` ids) and secret sources this build's runtime implements, and the
+    providers that take ``thinking:`` (``None``: not known, nothing is warned)."""
 
     tools: frozenset[str]
     secret_sources: frozenset[str]
+    thinking_providers: frozenset[str] | None = None
 
 
 _PIECE = re.compile(r"^(?:@builtin\(.*|[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*=[^=].*)$", re.M)
@@ -116,6 +119,8 @@ def _literal_set(tree: ast.Module, name: str) -> set[str]:
             value = value.args[0]
         if isinstance(value, (ast.Set, ast.Tuple, ast.List)):
             return {s for e in value.elts if (s := _text(e, consts)) is not None}
+        if isinstance(value, ast.Dict):  # a mapping's keys
+            return {s for e in value.keys if e is not None and (s := _text(e, consts)) is not None}
     return set()
 
 
@@ -135,4 +140,6 @@ def built(root: Path = RUNTIME) -> Built | None:
         tools |= _literal_set(agent, "LOOP_TOOLS")
     scope = _module(root / "engine" / "scope.py")
     sources = _literal_set(scope, "SECRET_SOURCES") if scope is not None else set()
-    return Built(frozenset(tools), frozenset(sources))
+    registry = _module(root / "providers" / "registry.py")
+    thinking = frozenset(_literal_set(registry, "THINKING")) if registry is not None else None
+    return Built(frozenset(tools), frozenset(sources), thinking or None)

@@ -25,8 +25,8 @@ from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.core.globs import canonical_path, glob_base
 from checker.core.records import record
 from checker.core.source import Span
-from checker.model.workflow import Agent, Exec, Invoke, Task
-from checker.parse.values import ScalarValue, TemplateValue, Value, templates
+from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
+from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
 from checker.rules.support.flow import arg_values, integrity, resolve_str
 from checker.rules.tools import grammar_problem
@@ -89,6 +89,8 @@ def needs_of(task: Task) -> Iterator[NeedSite]:
                 for v in arg_values(verb.args, t.steps):
                     if isinstance(v, ScalarValue) and isinstance(v.value, str):
                         yield NeedSite(task, t.plane, v.span, v, verb.tool, t.kind, f"args.{t.arg}")
+        elif isinstance(verb, Infer):
+            yield from _vision_needs(task, verb)
         elif isinstance(verb, Agent):
             for entry in verb.tools:
                 name = entry.value
@@ -102,6 +104,23 @@ def needs_of(task: Task) -> Iterator[NeedSite]:
                 for plane in eff.needs:
                     if plane != "tools":
                         yield NeedSite(task, plane, entry.span, None, name, dynamic=True)
+
+
+def _vision_needs(task: Task, verb: Infer) -> Iterator[NeedSite]:
+    """An ``infer.vision`` image is read by the engine: a ``file`` under ``fs.read``, a ``url``
+    under ``net`` (the runtime judges the same values, resolved, before the call)."""
+    if not isinstance(verb.vision, ListValue):
+        return
+    for i, item in enumerate(verb.vision.items):
+        if not isinstance(item, MapValue):
+            continue
+        source = item.get("source")
+        is_url = source.value == "url" if isinstance(source, ScalarValue) else source is None and "url" in item
+        key = "url" if is_url else "path"
+        v = item.get(key)
+        if isinstance(v, ScalarValue) and isinstance(v.value, str):
+            plane, kind = ("net", "url") if is_url else ("fs.read", "path")
+            yield NeedSite(task, plane, v.span, v, None, kind, f"vision[{i}].{key}")
 
 
 def _applies(t: effects.Target, verb: Invoke) -> bool:

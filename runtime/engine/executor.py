@@ -86,6 +86,7 @@ class McpEffect:
 
 
 EffectCall = ExecEffect | ToolEffect | ModelEffect | McpEffect
+Usage = tuple[int | None, int | None, str | None, int | None]  # tokens in, out, finish reason, thinking
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class EffectResult:
     tokens_in: int | None = None
     tokens_out: int | None = None
     finish_reason: str | None = None
+    thinking_tokens: int | None = None  # of tokens_out, when the provider reports its reasoning
 
     def value(self) -> Any:
         """The output, or the task failure the effect ended with."""
@@ -146,7 +148,7 @@ class LocalExecutor:
 
     async def perform(self, call: EffectCall) -> EffectResult:
         started, t0 = now_iso(), time.monotonic()
-        usage: tuple[int | None, int | None, str | None] = (None, None, None)
+        usage: Usage = (None, None, None, None)
         try:
             output, usage = await self._perform(call)
         except TaskError as err:
@@ -154,8 +156,8 @@ class LocalExecutor:
             return EffectResult(None, error, (), started, _since(t0))
         return EffectResult(output, None, (), started, _since(t0), *usage)
 
-    async def _perform(self, call: EffectCall) -> tuple[Any, tuple[int | None, int | None, str | None]]:
-        none: tuple[int | None, int | None, str | None] = (None, None, None)
+    async def _perform(self, call: EffectCall) -> tuple[Any, Usage]:
+        none: Usage = (None, None, None, None)
         if isinstance(call, ExecEffect):
             from runtime.process import run_process
 
@@ -163,7 +165,8 @@ class LocalExecutor:
         if isinstance(call, ModelEffect):
             provider, name = self.host.services.provider_for(call.model)
             response = await provider.complete(name, call.request)
-            return response.value, (response.tokens_in, response.tokens_out, response.finish_reason)
+            usage = (response.tokens_in, response.tokens_out, response.finish_reason, response.thinking_tokens)
+            return response.value, usage
         if isinstance(call, McpEffect):
             from runtime.mcp_client import call_mcp_tool
 

@@ -36,6 +36,26 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class Image:
+    """An image sent with a user turn (``infer.vision``): its media type and its bytes, base64.
+    The engine has already read it (a file through ``permits.fs.read``, a URL through
+    ``permits.net`` and the SSRF floor); every wire sends these bytes inline, never a URL."""
+
+    media_type: str
+    data: str  # base64 of the image bytes
+    source: str = ""  # the path or URL it came from (for messages only)
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """``infer.thinking``: extended reasoning on or off, and its token budget (drawn from
+    ``max_tokens``: the wire adapters send the budget in the provider's own parameter)."""
+
+    enabled: bool = True
+    budget_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class Message:
     """One conversation turn: ``user``, ``assistant`` (text and/or tool calls) or ``tool`` (a result)."""
 
@@ -44,6 +64,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    images: tuple[Image, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,10 +81,12 @@ class Request:
     messages: tuple[Message, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
     timeout_s: float | None = None
+    images: tuple[Image, ...] = ()
+    thinking: Thinking | None = None
 
     def conversation(self) -> tuple[Message, ...]:
-        """The messages to send: the explicit conversation, else the prompt as one user turn."""
-        return self.messages or (Message("user", self.prompt),)
+        """The messages to send: the explicit conversation, else the prompt (and its images) as one user turn."""
+        return self.messages or (Message("user", self.prompt, images=self.images),)
 
 
 @dataclass(frozen=True)
@@ -79,6 +102,7 @@ class Response:
     text: str = ""
     finish_reason: str | None = None
     usage_reported: bool = True
+    thinking_tokens: int | None = None  # reasoning tokens, when the provider reports them (within tokens_out)
 
 
 class Provider(ABC):

@@ -12,8 +12,12 @@ message (the zero value as JSON text when the agent has a ``schema:``).
 when the script runs out. ``NIKA_MOCK_SCRIPT`` holds the script as JSON, or the path of a JSON
 file: a list of steps, each ``{"text": …, "tool_calls": [{"name": …, "arguments": …}],
 "tokens_in": n, "tokens_out": n}`` (``arguments`` as a string is sent raw, to play a malformed
-call) or ``{"error": {"code": …, "message": …, "transient": bool}}``. The other configured-response
-models (``mock-error``, ``mock-streaming``, ``mock-json``) are not in this build.
+call) or ``{"error": {"code": …, "message": …, "transient": bool}}``. ``mock-error`` and
+``mock-json`` answer from their fixtures (:mod:`runtime.providers.mock_configured`);
+``mock-streaming`` is not in this build (the provider interface does not stream yet).
+
+The mock accepts ``vision:`` and ``thinking:`` and ignores them: the images are still judged and
+read by the engine (the permits are tested), and the echo stays the prompt.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runtime.errors import NOT_BUILT, TaskError
+from runtime.providers import mock_configured as configured
 from runtime.providers.base import Provider, Request, Response, ToolCall
 
 ECHO_MODELS = ("echo", "mock-deterministic")
@@ -79,11 +84,15 @@ class MockProvider(Provider):
         self.calls += 1
         if name == SCRIPTED:
             return self._scripted(request)
+        if name in configured.CONFIGURED:
+            if name == "mock-error":
+                raise configured.configured_error(self._env)
+            return configured.configured_json(self._env, request)
         if name not in ECHO_MODELS:
             raise TaskError(
                 NOT_BUILT,
-                f"`mock/{name}` needs a configured fixture this build of nika cannot load; use `mock/echo`, "
-                f"or `mock/{SCRIPTED}` with {SCRIPT_VAR}",
+                f"`mock/{name}` is not available in this build of nika; use `mock/echo`, `mock/mock-error` "
+                f"or `mock/mock-json` (fixtures from engine configuration), or `mock/{SCRIPTED}` with {SCRIPT_VAR}",
                 details={"provider": "mock", "model": name},
             )
         if request.messages:

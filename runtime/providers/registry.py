@@ -30,6 +30,17 @@ CLOUD_ENDPOINTS = {
 }
 # Which wire each non-mock provider speaks; the local five are OpenAI-compatible servers.
 WIRES = {pid: "openai" for pid in CLOUD_ENDPOINTS} | {"anthropic": "anthropic", "gemini": "gemini"}
+# Which providers take `infer.thinking:` and in which parameter (runtime/providers/wire_parts.py):
+# Anthropic's extended thinking and Gemini's thinking budget take the budget itself, OpenRouter's
+# unified `reasoning` too; OpenAI's reasoning models take an effort level the budget picks. The
+# mock accepts it and ignores it. Any other provider refuses `thinking:` before any call.
+THINKING = {
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "openrouter": "openrouter",
+    "openai": "effort",
+    "mock": "mock",
+}
 OLLAMA_OPENAI_PATH = "/v1/chat/completions"  # Ollama's OpenAI-compatible API under its daemon root
 LOCAL_OPENAI_PATH = "/chat/completions"  # the other local servers' base URLs already end in /v1
 

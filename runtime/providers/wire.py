@@ -19,7 +19,9 @@ from typing import Any
 
 from runtime import limits
 from runtime.errors import TaskError
+from runtime.providers import wire_parts
 from runtime.providers.base import Message, Provider, Request, Response, ToolCall
+from runtime.providers.registry import THINKING
 
 TRANSIENT = "NIKA-PROVIDER-001"
 REFUSED = "NIKA-INFER-001"
@@ -161,7 +163,14 @@ class WireProvider(Provider):
         return text.strip()[:300] or "no details"
 
     def _shape(
-        self, request: Request, text: str, calls: tuple[ToolCall, ...], t_in: int, t_out: int, finish: Any
+        self,
+        request: Request,
+        text: str,
+        calls: tuple[ToolCall, ...],
+        t_in: int,
+        t_out: int,
+        finish: Any,
+        thinking_tokens: int | None = None,
     ) -> Response:
         value: Any = text
         if request.schema is not None and not request.messages:
@@ -183,6 +192,7 @@ class WireProvider(Provider):
             text,
             None if finish is None else str(finish),
             usage_reported=bool(t_in or t_out),
+            thinking_tokens=thinking_tokens,
         )
 
 
@@ -252,6 +262,7 @@ class OpenAIChat(WireProvider):
                 }
                 for t in request.tools
             ]
+        wire_parts.openai_thinking(THINKING.get(self.id), body, request)
         if request.schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
@@ -281,6 +292,7 @@ class OpenAIChat(WireProvider):
             int(usage.get("prompt_tokens") or 0),
             int(usage.get("completion_tokens") or 0),
             choices[0].get("finish_reason"),
+            wire_parts.openai_reasoning_tokens(usage),
         )
 
 
@@ -300,6 +312,8 @@ def _openai_message(m: Message) -> dict[str, Any]:
                 for c in m.tool_calls
             ],
         }
+    if m.role == "user":
+        return wire_parts.openai_user(m)
     return {"role": m.role, "content": m.content}
 
 
@@ -323,6 +337,7 @@ class AnthropicMessages(WireProvider):
             body["system"] = system
         if request.temperature is not None:
             body["temperature"] = min(1.0, float(request.temperature))  # Anthropic's scale ends at 1
+        wire_parts.anthropic_thinking(body, request)
         if request.tools:
             body["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
@@ -367,7 +382,7 @@ def _anthropic_messages(conv: tuple[Message, ...]) -> list[dict[str, Any]]:
             ]
             out.append({"role": "assistant", "content": content or [{"type": "text", "text": ""}]})
         else:
-            out.append({"role": "user", "content": m.content})
+            out.append(wire_parts.anthropic_user(m))
     return out
 
 
@@ -388,6 +403,7 @@ class GeminiGenerate(WireProvider):
         if request.schema is not None and not request.tools:
             gen["responseMimeType"] = "application/json"
             gen["responseJsonSchema"] = request.schema
+        wire_parts.gemini_thinking(gen, request)
         if gen:
             body["generationConfig"] = gen
         if request.tools:
@@ -407,22 +423,25 @@ class GeminiGenerate(WireProvider):
         cands = doc.get("candidates") if isinstance(doc, dict) else None
         if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
             raise TaskError(REFUSED, f"`{self.id}` answered with no candidates", details={"provider": self.id})
-        parts = (cands[0].get("content") or {}).get("parts") or []
-        text = "".join(p.get("text", "") for p in parts if isinstance(p, dict) and "text" in p)
+        got = (cands[0].get("content") or {}).get("parts") or []
+        text = "".join(p.get("text", "") for p in got if isinstance(p, dict) and "text" in p and not p.get("thought"))
         calls = []
-        for i, p in enumerate(parts):
+        for i, p in enumerate(got):
             if isinstance(p, dict) and isinstance(p.get("functionCall"), dict):
                 fc = p["functionCall"]
                 args, raw = _decode_args(fc.get("args", {}))
                 calls.append(ToolCall(str(fc.get("id") or f"{fc.get('name')}#{i}"), str(fc.get("name", "")), args, raw))
         usage = doc.get("usageMetadata") or {}
+        thoughts = usage.get("thoughtsTokenCount")
+        thoughts = int(thoughts) if isinstance(thoughts, int) else None
         return self._shape(
             request,
             text,
             tuple(calls),
             int(usage.get("promptTokenCount") or 0),
-            int(usage.get("candidatesTokenCount") or 0),
+            int(usage.get("candidatesTokenCount") or 0) + (thoughts or 0),  # Gemini bills thoughts as output
             cands[0].get("finishReason"),
+            thoughts,
         )
 
 
@@ -444,5 +463,5 @@ def _gemini_contents(conv: tuple[Message, ...]) -> list[dict[str, Any]]:
             parts += [{"functionCall": {"name": c.name, "args": c.arguments or {}}} for c in m.tool_calls]
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
         else:
-            out.append({"role": "user", "parts": [{"text": m.content}]})
+            out.append(wire_parts.gemini_user(m))
     return out

@@ -20,6 +20,7 @@ SCHEMA_CODE = "NIKA-INFER-002"
 async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
     """Evaluate the call, judge the model against ``policy:``, and hand the call to the executor."""
     from runtime.engine.executor import ModelEffect
+    from runtime.verbs.infer_extras import load_images, thinking_of
 
     tid, scope = ctx.task_id, ctx.scope
     model = ctx.settings.model or materialise(verb.effective_model, scope, "`model:`")
@@ -42,7 +43,18 @@ async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
     temperature = materialise(verb.temperature, scope, "`temperature:`") if verb.temperature is not None else None
     max_tokens = materialise(verb.max_tokens, scope, "`max_tokens:`") if verb.max_tokens is not None else None
     provider, _name = ctx.services.provider_for(model)
-    request = Request(model, prompt, system, temperature, max_tokens, schema if isinstance(schema, dict) else None)
+    thinking = thinking_of(ctx, verb, model.partition("/")[0], max_tokens)
+    images = await load_images(ctx, verb)  # judged and read before the call, in the driver
+    request = Request(
+        model,
+        prompt,
+        system,
+        temperature,
+        max_tokens,
+        schema if isinstance(schema, dict) else None,
+        images=images,
+        thinking=thinking,
+    )
     fields: list[tuple[str, Any]] = [
         ("task", tid),
         ("phase", "model_call"),
@@ -61,6 +73,8 @@ async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
             ("tokens_in", result.tokens_in),
             ("tokens_out", result.tokens_out),
             ("finish_reason", result.finish_reason),
+            *([("thinking_tokens", result.thinking_tokens)] if result.thinking_tokens is not None else []),
+            *([("images", len(images))] if images else []),
         ],
     )
     if request.schema is not None:

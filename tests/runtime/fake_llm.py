@@ -1,5 +1,6 @@
 """A small HTTP server on 127.0.0.1 that answers like a model API, from a script, and keeps every
-request it received (path, headers, JSON body) so a test can count the calls."""
+request it received (path, headers, JSON body) so a test can count the calls. ``files`` (path to
+content type and bytes) answers GETs, for images a call fetches; GETs are not kept in ``seen``."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class FakeLLM:
         self.replies = list(replies)
         self.repeat_last = repeat_last
         self.seen: list[Seen] = []
+        self.files: dict[str, tuple[str, bytes]] = {}
+        self.gets: list[str] = []
         self._lock = threading.Lock()
         self.url = ""
 
@@ -56,6 +59,15 @@ def serve(replies: list[Reply], repeat_last: bool = False) -> Iterator[FakeLLM]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
             pass
+
+        def do_GET(self) -> None:
+            fake.gets.append(self.path)
+            kind, data = fake.files.get(self.path, ("text/plain", b""))
+            self.send_response(200 if self.path in fake.files else 404)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self) -> None:
             n = int(self.headers.get("content-length") or 0)

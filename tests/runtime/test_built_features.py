@@ -27,6 +27,26 @@ def test_the_reading_equals_the_live_registry() -> None:
     assert have is not None
     assert have.tools == frozenset(REGISTRY) | LOOP_TOOLS
     assert have.secret_sources == SECRET_SOURCES
+    from runtime.providers.registry import THINKING
+
+    assert have.thinking_providers == frozenset(THINKING)
+
+
+def test_thinking_on_a_provider_without_it_is_warned_and_refused_alike() -> None:
+    """`build/unavailable` at check for a literal provider whose adapter sends no reasoning
+    parameter; the run refuses the same task with NIKA-IMPL-002 (runtime/admission.py)."""
+    from runtime.admission import unsupported_run_block
+
+    def wf(model: str) -> str:
+        return f"nika: v1\nworkflow: {{ id: t }}\ntasks:\n  a:\n    infer:\n      model: {model}\n" + (
+            '      prompt: "p"\n      thinking: { budget_tokens: 100 }\n'
+        )
+
+    found = _warnings(wf("groq/llama"))
+    assert len(found) == 1 and "`thinking:` on `groq`" in found[0][1]
+    assert _warnings(wf("anthropic/claude")) == [] and _warnings(wf("mock/echo")) == []
+    compiled = compile_text(wf("groq/llama"), "/tmp/w.nika.yaml", "/tmp")
+    assert "`groq`" in (unsupported_run_block(compiled.workflow) or "")
 
 
 def test_an_unbuilt_builtin_and_secret_source_are_warned_naming_the_feature() -> None:

@@ -337,21 +337,21 @@ def test_a_missing_child_is_refused_by_check_and_run_with_the_same_code(
     assert "NIKA-COMP-001" in json.dumps(rep)
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [("vision", '[{ source: url, url: "https://example.com/a.png" }]'), ("thinking", "{ enabled: true }")],
-)
-def test_a_field_the_adapters_cannot_send_is_refused_before_any_effect(tmp_path, field, value):
-    """`infer.vision:`/`thinking:` pass the checker but no model adapter sends them yet: the run refuses
-    with NIKA-IMPL-002 naming the task and field, before the first task runs — never runs as if the
-    field were absent (the earlier task would otherwise leave its marker file)."""
+def test_thinking_on_a_provider_that_cannot_send_it_is_refused_before_any_effect(tmp_path):
+    """`infer.thinking:` passes the checker (a `build/unavailable` warning) but the `groq` adapter
+    sends no reasoning parameter: the run refuses with NIKA-IMPL-002 naming the task, field and
+    provider, before the first task runs — never runs as if the field were absent (the earlier
+    task would otherwise leave its marker file). `vision:` is sent by every wire and runs."""
     marker = tmp_path / "marker.txt"
     wf = tmp_path / "f.nika.yaml"
+    field = "thinking"
     wf.write_text(
-        "nika: v1\nworkflow: { id: f }\nmodel: mock/echo\n"
+        "nika: v1\nworkflow: { id: f }\nmodel: groq/llama\n"
         f'permits: {{ exec: ["touch"] }}\ntasks:\n  first:\n    exec: {{ command: ["touch", "{marker}"] }}\n'
-        f'  look:\n    after: {{ first: success }}\n    infer:\n      prompt: "describe"\n      {field}: {value}\n'
+        '  look:\n    after: { first: success }\n    infer:\n      prompt: "describe"\n'
+        f"      {field}: {{ enabled: true }}\n"
     )
     code, report, _ = nika_run(wf)
     assert code == 2 and not marker.exists()
+    assert f"`look`'s `infer.{field}:` on `groq`" in json.dumps(report) and "NIKA-IMPL-002" in json.dumps(report)
     assert f"`look`'s `infer.{field}:`" in json.dumps(report) and "NIKA-IMPL-002" in json.dumps(report)
