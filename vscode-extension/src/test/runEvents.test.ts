@@ -1,0 +1,126 @@
+import { strict as assert } from "node:assert";
+import { test } from "node:test";
+import { LineBuffer, parseEventLine, RunState } from "../runEvents";
+import { exitSummary, formatDuration, rowFor, runTitle } from "../runPresent";
+
+// Lines as `nika run examples/resilient-lookup.nika.yaml --events ndjson` writes them (long members trimmed).
+const RESILIENT = [
+  '{"type":"workflow.started","workflow":"resilient-lookup","permits":"declared boundary · default-deny","task":null,"at":1}',
+  '{"type":"task.scheduled","task":"cached","at":2}',
+  '{"type":"task.scheduled","task":"live","at":3}',
+  '{"type":"task.scheduled","task":"log","at":4}',
+  '{"type":"task.started","task":"cached","note":"invoke · nika:read","at":5}',
+  '{"type":"task.started","task":"live","note":"invoke · nika:fetch","at":6}',
+  '{"type":"permit.checked","task":"live","plane":"net","gate":"api.example.com","decision":"allow","at":7}',
+  '{"type":"task.retrying","task":"live","attempt":1,"error_code":"NIKA-BUILTIN-FETCH-001","delay_ms":570.6,"at":8}',
+  '{"type":"task.failed","task":"cached","note":"invoke · nika:read","duration_ms":581.584,"error_code":"NIKA-BUILTIN-READ-001","message":"there is no file at ./cache/rates.json","outcome":"{}","at":9}',
+  '{"type":"task.recovered","task":"live","error_code":"NIKA-BUILTIN-FETCH-001","at":10}',
+  '{"type":"task.completed","task":"live","note":"invoke · nika:fetch","duration_ms":2957.42,"output":"null","recovered_from":"NIKA-BUILTIN-FETCH-001","at":11}',
+  '{"type":"task.started","task":"log","note":"invoke · nika:log","at":12}',
+  '{"type":"tool.invoked","task":"log","event":"log","level":"info","message":"rates ready","at":13}',
+  '{"type":"task.completed","task":"log","note":"invoke · nika:log","duration_ms":10.774,"output":"null","at":14}',
+  '{"type":"workflow.failed","workflow":"resilient-lookup","state":"failure","outputs":"{\\"rates\\":null}","task":null,"at":15}',
+];
+
+function replay(lines: string[]): RunState {
+  const s = new RunState();
+  for (const l of lines) s.applyLine(l);
+  return s;
+}
+
+test("a line parses to an event with type, task and at; bad lines are one-line errors", () => {
+  const p = parseEventLine('{"type":"task.started","task":"a","note":"agent","at":7}');
+  assert.ok("event" in p);
+  assert.deepEqual([p.event.type, p.event.task, p.event.at, p.event.note], ["task.started", "a", 7, "agent"]);
+  assert.deepEqual(parseEventLine("   "), { blank: true });
+  assert.match((parseEventLine("Traceback (most recent call last):") as { error: string }).error, /^not a JSON line: Traceback/);
+  assert.deepEqual(parseEventLine("[1,2]"), { error: "an event line must be a JSON object" });
+  assert.deepEqual(parseEventLine('{"task":"a"}'), { error: "an event line has no `type`" });
+  const wf = parseEventLine('{"type":"workflow.started","task":null}');
+  assert.ok("event" in wf && wf.event.task === null);
+});
+
+test("the line buffer joins chunks split mid-line and keeps CRLF out", () => {
+  const b = new LineBuffer();
+  assert.deepEqual(b.push('{"type":"a"'), []);
+  assert.deepEqual(b.push(',"task":null}\r\n{"ty'), ['{"type":"a","task":null}']);
+  assert.deepEqual(b.push('pe":"b"}\n\n'), ['{"type":"b"}', ""]);
+  assert.deepEqual(b.push('{"type":"c"}'), []);
+  assert.deepEqual(b.end(), ['{"type":"c"}']);
+  assert.deepEqual(b.end(), []);
+});
+
+test("a real stream: failed with its code, recovered with the code it recovered from, success with duration", () => {
+  const s = replay(RESILIENT);
+  assert.equal(s.workflow, "resilient-lookup");
+  assert.equal(s.phase, "failure");
+  assert.deepEqual(s.outputs, { rates: null });
+  assert.deepEqual([...s.tasks.keys()], ["cached", "live", "log"]);
+  const cached = s.tasks.get("cached")!;
+  assert.deepEqual([cached.status, cached.errorCode, cached.durationMs], ["failed", "NIKA-BUILTIN-READ-001", 581.584]);
+  assert.equal(cached.message, "there is no file at ./cache/rates.json");
+  const live = s.tasks.get("live")!;
+  assert.deepEqual([live.status, live.recoveredFrom, live.errorCode], ["recovered", "NIKA-BUILTIN-FETCH-001", undefined]);
+  assert.equal(s.tasks.get("log")!.status, "success");
+  assert.deepEqual(s.statuses(), { cached: "failed", live: "recovered", log: "success" });
+  assert.equal(s.counts(), "1 success, 1 recovered, 1 failed");
+  assert.deepEqual(s.problems, []);
+});
+
+test("each step of the stream moves the state: scheduled → running → retrying → settled", () => {
+  const s = new RunState();
+  assert.equal(s.phase, "starting");
+  s.applyLine(RESILIENT[0]);
+  assert.equal(s.phase, "running");
+  assert.deepEqual(s.applyLine(RESILIENT[2]), ["live"]);
+  assert.equal(s.tasks.get("live")!.status, "pending");
+  s.applyLine(RESILIENT[5]);
+  assert.deepEqual([s.tasks.get("live")!.status, s.tasks.get("live")!.note], ["running", "invoke · nika:fetch"]);
+  assert.deepEqual(s.applyLine(RESILIENT[6]), [], "a permit line changes no task");
+  s.applyLine(RESILIENT[7]);
+  assert.deepEqual([s.tasks.get("live")!.status, s.tasks.get("live")!.attempt], ["retrying", 1]);
+});
+
+test("skipped, cancelled and cache hits; cleanup steps and unknown kinds are not tasks", () => {
+  const s = replay([
+    '{"type":"task.skipped","task":"a","reason":"when: was false","at":1}',
+    '{"type":"task.cancelled","task":"b","error_code":"NIKA-EXEC-012","message":"cancelled","duration_ms":4,"at":2}',
+    '{"type":"task.cache_hit","task":"c","duration_ms":1,"at":3}',
+    '{"type":"verb.invoked","task":"b.on_finally[0]","phase":"on_finally","status":"success","at":4}',
+    '{"type":"task.something_new","task":"d","at":5}',
+    "garbage",
+    '{"type":"workflow.cancelled","workflow":"w","state":"cancelled","outputs":null,"task":null,"at":6}',
+  ]);
+  assert.deepEqual(s.statuses(), { a: "skipped", b: "cancelled", c: "cache_hit", d: "pending" });
+  assert.equal(s.tasks.get("a")!.message, "when: was false");
+  assert.equal(s.tasks.get("b")!.errorCode, "NIKA-EXEC-012");
+  assert.equal(s.phase, "cancelled");
+  assert.deepEqual(s.problems, ["not a JSON line: garbage"]);
+});
+
+test("rows: description, icon and colour per status", () => {
+  const s = replay(RESILIENT);
+  const cached = rowFor(s.tasks.get("cached")!);
+  assert.deepEqual([cached.label, cached.description, cached.icon, cached.color], ["cached", "NIKA-BUILTIN-READ-001 · 582 ms", "error", "testing.iconFailed"]);
+  assert.match(cached.tooltip, /there is no file/);
+  const live = rowFor(s.tasks.get("live")!);
+  assert.equal(live.description, "recovered from NIKA-BUILTIN-FETCH-001 · 2.96 s");
+  assert.equal(live.icon, "warning");
+  assert.match(live.tooltip, /on_error\.recover/);
+  assert.deepEqual([rowFor(s.tasks.get("log")!).description, rowFor(s.tasks.get("log")!).icon], ["11 ms", "pass"]);
+  const running = rowFor({ id: "x", status: "running", startedAt: 1_000_000_000 }, 3_500_000_000);
+  assert.deepEqual([running.description, running.icon], ["running · 2.50 s", "sync~spin"]);
+  assert.equal(rowFor({ id: "y", status: "retrying", attempt: 2, errorCode: "E-1" }).description, "retrying: attempt 2 failed (E-1)");
+  assert.equal(rowFor({ id: "z", status: "pending" }).description, "waiting");
+});
+
+test("durations, the run title and what an exit means without a final event", () => {
+  assert.deepEqual([formatDuration(0.4), formatDuration(999.6), formatDuration(12_345), formatDuration(65_000)], ["0 ms", "1.00 s", "12.3 s", "1 m 05 s"]);
+  assert.equal(formatDuration(undefined), "");
+  assert.equal(runTitle(replay(RESILIENT), "x.nika.yaml"), "resilient-lookup: failed · 1 success, 1 recovered, 1 failed");
+  assert.equal(runTitle(new RunState(), "x.nika.yaml"), "x.nika.yaml: starting");
+  assert.match(exitSummary(2, null, "starting")!, /refused before any effect/);
+  assert.equal(exitSummary(1, null, "failure"), undefined, "the stream already said how it ended");
+  assert.equal(exitSummary(null, "SIGTERM", "running"), "stopped by SIGTERM");
+  assert.match(exitSummary(1, null, "running")!, /exited with code 1/);
+});
