@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 import { LineBuffer, parseEventLine, RunState } from "../runEvents";
+import { liveRunArgs, taskSymbol } from "../run";
 import { exitSummary, formatDuration, rowFor, runTitle } from "../runPresent";
 
 // Lines as `nika run examples/resilient-lookup.nika.yaml --events ndjson` writes them (long members trimmed).
@@ -123,4 +124,15 @@ test("durations, the run title and what an exit means without a final event", ()
   assert.equal(exitSummary(1, null, "failure"), undefined, "the stream already said how it ended");
   assert.equal(exitSummary(null, "SIGTERM", "running"), "stopped by SIGTERM");
   assert.match(exitSummary(1, null, "running")!, /exited with code 1/);
+});
+
+test("the live run's command line streams events to standard output; a task's outline symbol is found under tasks", () => {
+  assert.deepEqual(liveRunArgs("/w/a.nika.yaml", [["topic", '"ducks"']]), ["run", "/w/a.nika.yaml", "--var", 'topic="ducks"', "--events", "ndjson:-"]);
+  const outline = [
+    { name: "inputs", selectionRange: 1, children: [{ name: "fetch", selectionRange: 2 }] },
+    { name: "tasks", selectionRange: 3, children: [{ name: "fetch", selectionRange: 4 }, { name: "draft", selectionRange: 5 }] },
+  ];
+  assert.equal(taskSymbol(outline, "fetch")?.selectionRange, 4);
+  assert.equal(taskSymbol(outline, "nope"), undefined);
+  assert.equal(taskSymbol([], "fetch"), undefined);
 });
