@@ -5,6 +5,8 @@
  */
 import { strict as assert } from "node:assert";
 import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { liveRunArgs } from "../run";
@@ -20,7 +22,9 @@ test("a real run streams into the run state: every task settles with its duratio
   const state = new RunState();
   const seen: string[] = [];
   const lines = new LineBuffer();
-  const child = spawn("python3", ["-m", "nika", ...liveRunArgs(file, [])], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const traces = fs.mkdtempSync(path.join(os.tmpdir(), "nika-live-"));
+  const argv = ["-m", "nika", ...liveRunArgs(file, []), "--trace-dir", traces];
+  const child = spawn("python3", argv, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (chunk: string) => {
     for (const line of lines.push(chunk)) {
@@ -31,6 +35,7 @@ test("a real run streams into the run state: every task settles with its duratio
   child.stderr.on("data", (c) => (stderr += String(c)));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   for (const line of lines.end()) state.applyLine(line);
+  fs.rmSync(traces, { recursive: true, force: true });
   assert.equal(code, 0, stderr);
   assert.deepEqual(state.problems, [], "every stdout line is an event");
   assert.equal(state.workflow, "translate-fanout");
