@@ -4,11 +4,14 @@ import * as vscode from "vscode";
 import { NikaClient, findNika } from "./client";
 import { GraphView } from "./graphView";
 import { checkArgs, encodeInputValue, inputsFromSymbols, liveRunArgs, runArgs, taskSymbol } from "./run";
+import { HistoryView } from "./historyView";
+import { type PastRun, replayArgs } from "./runHistory";
 import { RunView } from "./runView";
 import { actionFor } from "./settings";
 
 let nika: NikaClient | undefined;
 let runView: RunView | undefined;
+let historyView: HistoryView | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<{ nika: NikaClient }> {
   const output = vscode.window.createOutputChannel("Nika", { log: true });
@@ -17,11 +20,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
   const client = nika;
   const live = new RunView(graph);
   runView = live;
+  // no notification from here: the client's start already says once when nika is missing
+  const history = new HistoryView(async () => (client.resolved ?? (await findNika()))?.command, (line) => output.warn(line));
+  historyView = history;
+  live.onDidFinish = () => void history.refresh();
   context.subscriptions.push(
     output,
     client,
     graph,
     live,
+    history,
     vscode.commands.registerCommand("nika.restartServer", () => client.restart("requested")),
     vscode.commands.registerCommand("nika.showOutput", () => output.show()),
     vscode.commands.registerCommand("nika.showGraph", (uri?: vscode.Uri) => {
@@ -32,6 +40,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
     vscode.commands.registerCommand("nika.runWorkflow", () => runWorkflow("live")),
     vscode.commands.registerCommand("nika.runWorkflowInTerminal", () => runWorkflow("terminal")),
     vscode.commands.registerCommand("nika.stopRun", () => live.stop()),
+    vscode.commands.registerCommand("nika.refreshHistory", () => history.refresh()),
+    vscode.commands.registerCommand("nika.openPastRun", async (r: PastRun) => {
+      const command = await nikaCommand();
+      if (command) await live.start(command, replayArgs(r), path.dirname(path.dirname(r.traceDir)), { label: r.workflow, replay: true });
+    }),
     vscode.commands.registerCommand("nika.revealTask", (uri: vscode.Uri, id: string) => revealTask(uri, id)),
     vscode.commands.registerCommand("nika.checkWorkspace", () => checkWorkspace()),
     vscode.tasks.registerTaskProvider("nika", {
@@ -58,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
     }),
   );
   await client.start();
+  void history.refresh();
   return { nika: client };
 }
 
@@ -137,7 +151,8 @@ async function runWorkflow(mode: "live" | "terminal"): Promise<void> {
     if (text !== "") values.push([input.name, encodeInputValue(text, input.type)]);
   }
   if (mode === "live") {
-    await runView?.start(command, liveRunArgs(doc.fileName, values), doc.uri, path.dirname(doc.fileName));
+    historyView?.ranIn(path.dirname(doc.fileName));
+    await runView?.start(command, liveRunArgs(doc.fileName, values), path.dirname(doc.fileName), { file: doc.uri });
     return;
   }
   // A task, not a bare terminal: its terminal stays open after `nika run` exits, so its message can be read.

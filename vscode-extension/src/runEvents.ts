@@ -108,6 +108,8 @@ function isTaskId(id: string | null): id is string {
 
 export class RunState {
   workflow: string | undefined;
+  /** The workflow file, as `workflow.started` names it. */
+  source: string | undefined;
   phase: RunPhase = "starting";
   /** Parsed `outputs` of the last line, when it carried them. */
   outputs: unknown;
@@ -128,6 +130,7 @@ export class RunState {
   apply(ev: RunEvent): string[] {
     if (ev.type === "workflow.started") {
       this.workflow = str(ev.workflow) ?? this.workflow;
+      this.source = str(ev.source) ?? this.source;
       this.phase = "running";
       return [];
     }

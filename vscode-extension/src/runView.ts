@@ -15,10 +15,21 @@ export interface RunListener {
   runStatuses(uri: vscode.Uri, statuses: Record<string, string>): void;
 }
 
+export interface StartOptions {
+  /** The workflow file (else the one the stream's `workflow.started` names). */
+  file?: vscode.Uri;
+  /** The name shown until the stream names the workflow. */
+  label?: string;
+  /** A past run replayed from its journal: no notifications when it ends. */
+  replay?: boolean;
+}
+
 export class RunView implements vscode.TreeDataProvider<TaskState>, vscode.Disposable {
   private state = new RunState();
   private child: ChildProcess | undefined;
   private file: vscode.Uri | undefined;
+  private cwd = ".";
+  private replay = false;
   private ticker: NodeJS.Timeout | undefined;
   private readonly changed = new vscode.EventEmitter<TaskState | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
@@ -52,15 +63,21 @@ export class RunView implements vscode.TreeDataProvider<TaskState>, vscode.Dispo
   }
 
   /** Start a run; a run already going is stopped first. */
-  /** `args`: the whole command line after the command (liveRunArgs). */
-  async start(command: string, args: string[], file: vscode.Uri, cwd: string): Promise<void> {
+  /** Called when a run (or a replay) ends. */
+  onDidFinish: (() => void) | undefined;
+
+  /** `args`: the whole command line after the command (liveRunArgs, or replayArgs for a past run). */
+  async start(command: string, args: string[], cwd: string, opts: StartOptions = {}): Promise<void> {
+    const { file, label } = opts;
+    this.replay = opts.replay === true;
     const previous = this.child;
     this.child = undefined; // its remaining lines and its exit are ignored from now on
     previous?.kill("SIGINT");
     if (this.ticker) clearInterval(this.ticker);
     this.state = new RunState();
     this.file = file;
-    const name = path.basename(file.fsPath);
+    this.cwd = cwd;
+    const name = label ?? (file ? path.basename(file.fsPath) : "run");
     this.output.clear();
     this.output.appendLine(`$ ${command} ${args.join(" ")}   (in ${cwd})`);
     void vscode.commands.executeCommand("setContext", "nika.running", true);
@@ -95,6 +112,7 @@ export class RunView implements vscode.TreeDataProvider<TaskState>, vscode.Dispo
   private feed(lines: string[], name: string): void {
     const before = this.state.problems.length;
     for (const line of lines) this.state.applyLine(line);
+    if (!this.file && this.state.source) this.file = vscode.Uri.file(path.resolve(this.cwd, this.state.source));
     for (const p of this.state.problems.slice(before)) this.output.appendLine(`event stream: ${p}`);
     if (lines.some((l) => l.trim())) this.refresh(name);
   }
@@ -112,7 +130,9 @@ export class RunView implements vscode.TreeDataProvider<TaskState>, vscode.Dispo
     this.child = undefined;
     void vscode.commands.executeCommand("setContext", "nika.running", false);
     this.refresh(name, why);
+    this.onDidFinish?.();
     const title = runTitle(this.state, name);
+    if (this.replay && !why) return;
     if (why) {
       void vscode.window.showErrorMessage(`Nika: ${name}: ${why}`, "Show Output").then((pick) => pick && this.output.show(true));
     } else if (this.state.phase === "failure") {

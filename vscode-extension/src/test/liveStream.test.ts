@@ -10,6 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { liveRunArgs } from "../run";
+import { lsArgs, parseTraceLs, replayArgs } from "../runHistory";
 import { LineBuffer, RunState } from "../runEvents";
 
 const root = path.resolve(__dirname, "..", "..", "..");
@@ -35,7 +36,18 @@ test("a real run streams into the run state: every task settles with its duratio
   child.stderr.on("data", (c) => (stderr += String(c)));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   for (const line of lines.end()) state.applyLine(line);
+
+  // the history view: the run is listed, and its replay reads into the same state
+  const nika = (args: string[]) => spawnSync("python3", ["-m", "nika", ...args], { cwd: root, env, encoding: "utf8", timeout: 30_000 });
+  const listed = parseTraceLs(nika(lsArgs(traces)).stdout, traces);
+  const replayed = new RunState();
+  if (Array.isArray(listed) && listed.length) for (const line of nika(replayArgs(listed[0])).stdout.split("\n")) replayed.applyLine(line);
   fs.rmSync(traces, { recursive: true, force: true });
+  assert.ok(Array.isArray(listed) && listed.length === 1, JSON.stringify(listed));
+  assert.deepEqual([listed[0].workflow, listed[0].state, listed[0].tasks], ["translate-fanout", "success", 2]);
+  assert.deepEqual(replayed.problems, []);
+  assert.deepEqual([replayed.phase, replayed.statuses()], [state.phase, state.statuses()], "a replay reads like the live run");
+  assert.equal(replayed.source, file);
   assert.equal(code, 0, stderr);
   assert.deepEqual(state.problems, [], "every stdout line is an event");
   assert.equal(state.workflow, "translate-fanout");

@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import { test } from "node:test";
 import { LineBuffer, parseEventLine, RunState } from "../runEvents";
 import { liveRunArgs, taskSymbol } from "../run";
+import { ago, historyRow, lsArgs, mergeRuns, parseTraceLs, replayArgs, traceDirs } from "../runHistory";
 import { exitSummary, formatDuration, rowFor, runTitle } from "../runPresent";
 
 // Lines as `nika run examples/resilient-lookup.nika.yaml --events ndjson` writes them (long members trimmed).
@@ -135,4 +136,31 @@ test("the live run's command line streams events to standard output; a task's ou
   assert.equal(taskSymbol(outline, "fetch")?.selectionRange, 4);
   assert.equal(taskSymbol(outline, "nope"), undefined);
   assert.equal(taskSymbol([], "fetch"), undefined);
+});
+
+test("run history: trace ls replies merge newest first; rows say state, duration and age; replay args", () => {
+  const ls = (runs: object[]) => JSON.stringify({ trace_dir: ".nika/traces", runs });
+  const a = parseTraceLs(
+    ls([
+      { run: "r1", workflow: "w", state: "success", started_ns: 1_000e9, duration_ms: 269.1, tasks: 2, task_states: { success: 2 } },
+      { run: "r2", workflow: "w", state: "paused", started_ns: 3_000e9, tasks: 3, task_states: { success: 1 }, paused_task: "gate" },
+    ]),
+    "/w/.nika/traces",
+  );
+  const b = parseTraceLs(ls([{ run: "r3", workflow: "v", state: "failure", started_ns: 2_000e9, duration_ms: 5000, tasks: 1, task_states: { failure: 1 } }]), "/w/sub/.nika/traces");
+  assert.ok(Array.isArray(a) && Array.isArray(b));
+  const merged = mergeRuns([a, b, a]);
+  assert.deepEqual(merged.map((r) => r.run), ["r2", "r3", "r1"], "newest first, each run once");
+  assert.equal(mergeRuns([a, b], 2).length, 2);
+  const row = historyRow(merged[2], 1_000e3 + 90_000);
+  assert.deepEqual([row.label, row.description, row.icon], ["w", "success · 269 ms · 2 min ago", "pass"]);
+  assert.match(row.tooltip, /run r1\ntasks: 2 success\nin \/w\/.nika\/traces/);
+  assert.equal(historyRow(merged[0], 3_000e3).description, "paused at gate · just now");
+  assert.equal(historyRow(merged[1], 2_000e3 + 3 * 86_400e3).icon, "error");
+  assert.deepEqual(replayArgs(merged[1]), ["trace", "replay", "r3", "--trace-dir", "/w/sub/.nika/traces", "--output-format", "json"]);
+  assert.deepEqual(lsArgs("/d"), ["trace", "ls", "--trace-dir", "/d", "--output-format", "json"]);
+  assert.deepEqual(traceDirs(["/w", undefined, "/w", "/x"]), ["/w/.nika/traces", "/x/.nika/traces"]);
+  assert.deepEqual(parseTraceLs("no runs", "/d"), { error: "nika trace ls did not print JSON: no runs" });
+  assert.deepEqual(parseTraceLs("{}", "/d"), { error: "nika trace ls printed no `runs` list" });
+  assert.deepEqual([ago(10_000), ago(3 * 3600e3), ago(2 * 86_400e3)], ["just now", "3 h ago", "2 d ago"]);
 });
