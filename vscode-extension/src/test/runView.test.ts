@@ -131,3 +131,23 @@ setInterval(() => undefined, 1000);
   assert.equal(created.trees["nika.run"].description, "slow: cancelled · 1 cancelled");
   view.dispose();
 });
+
+test("the history view lists the runs nika trace ls reports in the workspace's trace folder", async () => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "nika-ws-"));
+  fs.mkdirSync(path.join(ws, ".nika", "traces"), { recursive: true });
+  const reply = { runs: [{ run: "r1", workflow: "demo", state: "success", started_ns: Date.now() * 1e6, duration_ms: 5, tasks: 1, task_states: { success: 1 } }] };
+  const bin = script(`#!${process.execPath}\nconst a = process.argv.slice(2); if (a[0] !== "trace" || a[1] !== "ls") process.exit(9);\nprocess.stdout.write(${JSON.stringify(JSON.stringify(reply))});\n`);
+  fs.chmodSync(bin, 0o755);
+  fake.workspace.workspaceFolders = [{ uri: fake.Uri.file(ws) }];
+  const logged: string[] = [];
+  const { HistoryView } = await import("../historyView");
+  const history = new HistoryView(async () => bin, (l) => logged.push(l));
+  await history.refresh();
+  const items = history.getChildren().map((r) => history.getTreeItem(r));
+  assert.deepEqual(items.map((i) => [i.label, i.description]), [["demo", "success · 5 ms · just now"]]);
+  assert.equal(items[0].command?.command, "nika.openPastRun");
+  assert.equal((items[0].command?.arguments?.[0] as { traceDir: string }).traceDir, path.join(ws, ".nika", "traces"));
+  assert.deepEqual(logged, []);
+  fake.workspace.workspaceFolders = undefined;
+  history.dispose();
+});
