@@ -42,6 +42,7 @@ GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
     "trace.md": ("The trace", ("## The trace as a tool",)),
     "editors.md": ("Editors", ("## Editors",)),
     "agents.md": ("For coding agents", ("## For coding agents",)),
+    "development.md": ("Development", ("## Layout", "## The docs site", "## Benchmarks")),
 }
 
 # Files of the docs folder a README link may point at (`docs/events.md` → `events.md`).
@@ -98,17 +99,18 @@ def guide_page(readme: str, page: str) -> str:
     return rewrite_links("\n\n".join(p for p in parts if p.strip()) + "\n")
 
 
-def rewrite_links(text: str) -> str:
-    """README links made for the repository → the site: `docs/X` → `X`; a link to another repository
-    file keeps its text with the path in code; web and in-page links stay."""
+def rewrite_links(text: str, base: str = "") -> str:
+    """Links made for the repository (relative to the folder `base`) → the site: `docs/X` → `X`; a
+    link to another repository file keeps its text with the path in code; web and in-page links stay."""
 
     def sub(m: re.Match[str]) -> str:
         bang, label, target = m.groups()
         if re.match(r"^[a-z]+:|^#", target):
             return m.group(0)
-        path = target.split("#", 1)[0]
+        path, _, anchor = target.partition("#")
+        path = os.path.normpath(os.path.join(base, path)).replace(os.sep, "/")
         if path.startswith("docs/") and (ROOT / path).exists():
-            return f"{bang}[{label}]({target[len('docs/') :]})"
+            return f"{bang}[{label}]({path[len('docs/') :]}{'#' + anchor if anchor else ''})"
         if bang:
             return f"*(image: {label})*"
         return f"{label} (`{path}` in the repository)" if label.strip("`") != path else f"`{path}`"
@@ -249,9 +251,23 @@ def relink_anchors(pages: dict[str, str]) -> dict[str, str]:
     return {page: fix(page) if page in GUIDE else text for page, text in pages.items()}
 
 
+def vscode_section() -> str:
+    """The VS Code extension's own README, as a section of the editors page (headings one level down)."""
+    text = (ROOT / "vscode-extension" / "README.md").read_text(encoding="utf-8")
+    body = re.sub(r"^# .*\n+", "", text)
+    out, fenced = [], False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        out.append("#" + line if not fenced and re.match(r"^#{2,5} ", line) else line)
+    return "## The VS Code extension in detail\n\n" + rewrite_links("\n".join(out), "vscode-extension") + "\n"
+
+
 def all_pages(readme: str | None = None) -> dict[str, str]:
     text = readme if readme is not None else (ROOT / "README.md").read_text(encoding="utf-8")
-    pages = relink_anchors({page: guide_page(text, page) for page in GUIDE})
+    pages = {page: guide_page(text, page) for page in GUIDE}
+    pages["editors.md"] += "\n" + vscode_section()
+    pages = relink_anchors(pages)
     pages.update(code_pages())
     pages["builtins.md"] = builtins_page()
     pages["cli.md"] = cli_page()

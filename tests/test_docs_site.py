@@ -57,6 +57,7 @@ def test_the_guide_pages_are_the_readme_sections(pages: dict[str, str]) -> None:
     assert "### Configuration" not in pages["checking.md"]
     assert "### Output formats" in pages["checking.md"]
     assert "## Running a workflow" in pages["running.md"]
+    assert "### The live run view" in pages["editors.md"], "the extension's README, one level down"
     with pytest.raises(docs_site.DocsError, match="no heading starting with '## Set-up'"):
         docs_site.guide_page(readme.replace("## Set-up", "## Setting up"), "getting-started.md")
 
@@ -76,6 +77,8 @@ def test_links_are_rewritten_for_the_site() -> None:
         rewrite("[spec](https://example.org/a) and [up](#set-up)") == "[spec](https://example.org/a) and [up](#set-up)"
     )
     assert rewrite("![shot](images/a.png)") == "*(image: shot)*"
+    assert rewrite("[events](../docs/events.md)", "vscode-extension") == "[events](events.md)"
+    assert rewrite("[Nika](../README.md)", "vscode-extension") == "Nika (`README.md` in the repository)"
     assert docs_site._escape_prose("a <name> and `<kept>`\n    <code>") == "a &lt;name&gt; and `<kept>`\n    <code>"
 
 
