@@ -20,7 +20,9 @@ MAX_PASSES = 10
 
 def run(args: argparse.Namespace) -> int:
     from checker.project.finalize import SettingsError
+    from nika.cli_formats import renderer_name
 
+    args.output_format = renderer_name(args.output_format)  # `text` (alias `full`) is the renderer's "full"
     if args.show_settings:
         return _show_settings(args.show_settings)
     if not args.paths:
@@ -28,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if getattr(args, "certificate", False) and args.output_format not in ("full", "concise", "json"):
         print(
-            f"nika check: --certificate prints with the full or concise format; {args.output_format} has no place "
+            f"nika check: --certificate prints with the text or concise format; {args.output_format} has no place "
             "for it (json always carries the certificate)",
             file=sys.stderr,
         )

@@ -15,7 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from nika.output import FORMATS, GRAPH_FORMATS
+from nika.cli_formats import CHECK_FORMATS, add_output_format
+from nika.output import GRAPH_FORMATS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,9 +52,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="files, directories (searched recursively for *.nika.yaml and *.nika.yml) or - for stdin",
     )
-    c.add_argument("--output-format", choices=FORMATS, default="full", help="how to print findings (default: full)")
+    add_output_format(c, CHECK_FORMATS, "print findings")
     c.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto", help="colour the full/concise output"
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour the text/concise output"
     )
     c.add_argument(
         "--debug", action="store_true", help="print the traceback of an internal error (NIKA-IMPL-001) on stderr"
@@ -122,8 +123,8 @@ def _parser() -> argparse.ArgumentParser:
         help="run a workflow (refused with exit 2 when `nika check` finds an error)",
         description="Run a workflow. Exit 0 success, 1 failure, 2 refused before any effect, 3 cancelled.",
     )
-    r.add_argument("file")
-    r.add_argument("--output-format", choices=("text", "json"), default="text")
+    r.add_argument("file", metavar="FILE", help="the workflow file (*.nika.yaml or *.nika.yml)")
+    add_output_format(r)
     r.add_argument("--var", action="append", default=[], metavar="K=V", help="an input (JSON when it parses)")
     r.add_argument("--model", metavar="PROVIDER/NAME", help="answer every infer: with this model")
     r.add_argument("--dry-run", action="store_true", help="print the plan (waves, edges, effects) and stop")
@@ -158,7 +159,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
         epilog="exit status: 0 nothing is broken (warnings allowed); 1 at least one line is broken",
     )
-    doc.add_argument("--output-format", choices=("text", "json"), default="text", help="how to print (default: text)")
+    add_output_format(doc)
 
     sec = sub.add_parser(
         "secrets",
@@ -172,8 +173,8 @@ def _parser() -> argparse.ArgumentParser:
     t = sub.add_parser("trace", help="work with run journals")
     tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
-    tv.add_argument("file")
-    tv.add_argument("--output-format", choices=("text", "json"), default="text")
+    tv.add_argument("file", metavar="FILE", help="a journal (.nika/traces/*.ndjson)")
+    add_output_format(tv)
     from nika.trace_command import add_parsers  # stdlib-only at import: the check path stays light
 
     add_parsers(tsub)

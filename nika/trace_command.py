@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from nika.cli_formats import add_output_format
+
 DEFAULT_DIR = Path(".nika/traces")
 
 
@@ -209,7 +211,7 @@ def add_parsers(tsub: Any) -> None:
         for r in runs:
             p.add_argument(r, metavar=r.upper(), help="a journal path, a run id or a unique prefix (or `latest`)")
         p.add_argument("--trace-dir", metavar="DIR", help="where journals are (default .nika/traces)")
-        p.add_argument("--output-format", choices=("text", "json"), default="text")
+        add_output_format(p)
         return p
 
     sub("ls", "list the runs in the trace folder: workflow, state, start, duration, tasks, cost")

@@ -11,7 +11,9 @@ const common = { bundle: true, sourcemap: !production, minify: production, logLe
 if (tests) {
   rmSync("out", { recursive: true, force: true });
   const entryPoints = readdirSync("src/test").filter((f) => f.endsWith(".test.ts")).map((f) => `src/test/${f}`);
-  await build({ ...common, entryPoints, outdir: "out/test", platform: "node", format: "cjs", target: "node20", external: ["vscode"] });
+  // the views' tests run against a small fake of the `vscode` module (src/test/fakes/vscode.ts)
+  const alias = { vscode: "./src/test/fakes/vscode.ts" };
+  await build({ ...common, entryPoints, outdir: "out/test", platform: "node", format: "cjs", target: "node20", alias });
 } else {
   mkdirSync("dist", { recursive: true });
   copyFileSync("node_modules/elkjs/lib/elk-worker.min.js", "dist/elk-worker.js");

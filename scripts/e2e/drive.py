@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -192,9 +193,9 @@ def run(url: str, chromium: str, artifacts: Path) -> int:
             s.observed["check_workspace"] = text
             s.observed["screenshot_check"] = s.shot("5-check-workspace")
 
-            # 7. "Nika: Run Workflow": a prompt per declared input, then `nika run` in a terminal
+            # 7. "Nika: Run Workflow in Terminal": a prompt per declared input, then `nika run` in a terminal
             page.locator(".monaco-editor .view-lines").first.click()
-            command(page, "Nika: Run Workflow")
+            command(page, "Nika: Run Workflow in Terminal")
             box = page.locator(".quick-input-widget input")
             page.locator(".quick-input-widget", has_text="input `since`").wait_for(timeout=20_000)
             box.fill("v2.0.0")
@@ -205,6 +206,20 @@ def run(url: str, chromium: str, artifacts: Path) -> int:
             s.say(f"Run Workflow terminal: {text!r}")
             s.observed["run_terminal"] = text
             s.observed["screenshot_run"] = s.shot("6-run-workflow")
+
+            # 7b. "Nika: Run Workflow": the live run view lists every task with its state as the events arrive
+            page.locator(".monaco-editor .view-lines").first.click()
+            command(page, "Nika: Run Workflow")
+            page.locator(".quick-input-widget", has_text="input `since`").wait_for(timeout=20_000)
+            box.fill("v2.0.0")
+            page.keyboard.press("Enter")
+            pane = page.locator(".pane", has=page.locator(".pane-header", has_text="Nika Run"))
+            pane.locator(".pane-header", has_text=re.compile(r"(succeeded|failed) ·")).wait_for(timeout=30_000)
+            rows = [" ".join(t.split()) for t in pane.locator(".monaco-list-row").all_inner_texts()]
+            assert {r.split(" ")[0] for r in rows} >= TASKS - {"report_failure"}, rows
+            s.say(f"Run Workflow live view: {rows!r}")
+            s.observed["run_live"] = rows
+            s.observed["screenshot_run_live"] = s.shot("6b-run-live")
 
             # 8. a 2,000-task workflow: the column layout, drawn at once, said so in the summary
             t0 = time.monotonic()

@@ -10,7 +10,18 @@ import {
   type ServerOptions,
   State,
 } from "vscode-languageclient/node";
-import { expandSetting, INSTALL_COMMAND, type Machine, notFoundMessage, resolveNika, type Resolved } from "./resolve";
+import {
+  COPY_INSTALL,
+  expandSetting,
+  INSTALL_COMMAND,
+  type Machine,
+  notFoundActions,
+  notFoundMessage,
+  resolveNika,
+  type Resolved,
+  SELECT_INTERPRETER,
+  SET_PATH,
+} from "./resolve";
 import { type NikaSettings, readSettings, RestartBudget } from "./settings";
 
 export const machine: Machine = {
@@ -71,7 +82,8 @@ function workspaceFolder(): string | undefined {
 export async function findNika(): Promise<Resolved | undefined> {
   const s = currentSettings();
   const setting = s.path ? expandSetting(s.path, os.homedir(), workspaceFolder()) : undefined;
-  return resolveNika(setting, machine, selectedPython);
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  return resolveNika(setting, machine, selectedPython, folders);
 }
 
 export class NikaClient implements vscode.Disposable {
@@ -133,7 +145,7 @@ export class NikaClient implements vscode.Disposable {
     this.resolved = await findNika();
     if (!this.resolved) {
       this.setStatus("missing", notFoundMessage(vscode.extensions.getExtension("ms-python.python") !== undefined));
-      this.output.warn("nika not found (nika.path empty, no nika in the selected Python environment or on PATH)");
+      this.output.warn("nika not found (nika.path empty, no nika in the workspace's .venv/venv, the selected Python environment or on PATH)");
       await this.notifyMissing();
       return;
     }
@@ -188,16 +200,15 @@ export class NikaClient implements vscode.Disposable {
     }
   }
 
-  private async notifyMissing(): Promise<void> {
-    if (this.notified) return;
+  /** The one "not found" notification of a session (`force`: the user just asked for something that needs nika). */
+  async notifyMissing(force = false): Promise<void> {
+    if (this.notified && !force) return;
     this.notified = true;
-    const pick = await vscode.window.showErrorMessage(
-      notFoundMessage(vscode.extensions.getExtension("ms-python.python") !== undefined),
-      "Open Setting",
-      "Copy Install Command",
-    );
-    if (pick === "Open Setting") await vscode.commands.executeCommand("workbench.action.openSettings", "nika.path");
-    if (pick === "Copy Install Command") await vscode.env.clipboard.writeText(INSTALL_COMMAND);
+    const python = vscode.extensions.getExtension("ms-python.python") !== undefined;
+    const pick = await vscode.window.showErrorMessage(notFoundMessage(python), ...notFoundActions(python));
+    if (pick === SELECT_INTERPRETER) await vscode.commands.executeCommand("python.setInterpreter");
+    if (pick === SET_PATH) await vscode.commands.executeCommand("workbench.action.openSettings", "nika.path");
+    if (pick === COPY_INSTALL) await vscode.env.clipboard.writeText(INSTALL_COMMAND);
   }
 
   async stop(): Promise<void> {
@@ -216,7 +227,6 @@ export class NikaClient implements vscode.Disposable {
   async restart(why: string): Promise<void> {
     this.output.info(`restarting the server: ${why}`);
     this.budget.reset();
-    this.notified = false;
     await this.stop();
     await this.start();
   }

@@ -1,22 +1,35 @@
-/** Entry point: the language client, the graph view, and the run/check commands. */
+/** Entry point: the language client, the graph view, the live run view, and the run/check commands. */
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { NikaClient, findNika } from "./client";
 import { GraphView } from "./graphView";
-import { checkArgs, encodeInputValue, inputsFromSymbols, runArgs } from "./run";
+import { checkArgs, encodeInputValue, inputsFromSymbols, liveRunArgs, runArgs, taskSymbol } from "./run";
+import { HistoryView } from "./historyView";
+import { type PastRun, replayArgs } from "./runHistory";
+import { RunView } from "./runView";
 import { actionFor } from "./settings";
 
 let nika: NikaClient | undefined;
+let runView: RunView | undefined;
+let historyView: HistoryView | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<{ nika: NikaClient }> {
   const output = vscode.window.createOutputChannel("Nika", { log: true });
   nika = new NikaClient(output);
   const graph = new GraphView(context.extensionUri, nika);
   const client = nika;
+  const live = new RunView(graph);
+  runView = live;
+  // no notification from here: the client's start already says once when nika is missing
+  const history = new HistoryView(async () => (client.resolved ?? (await findNika()))?.command, (line) => output.warn(line));
+  historyView = history;
+  live.onDidFinish = () => void history.refresh();
   context.subscriptions.push(
     output,
     client,
     graph,
+    live,
+    history,
     vscode.commands.registerCommand("nika.restartServer", () => client.restart("requested")),
     vscode.commands.registerCommand("nika.showOutput", () => output.show()),
     vscode.commands.registerCommand("nika.showGraph", (uri?: vscode.Uri) => {
@@ -24,7 +37,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
       if (!target) return void vscode.window.showInformationMessage("Nika: open a *.nika.yaml file to see its task graph.");
       graph.show(target);
     }),
-    vscode.commands.registerCommand("nika.runWorkflow", () => runWorkflow()),
+    vscode.commands.registerCommand("nika.runWorkflow", () => runWorkflow("live")),
+    vscode.commands.registerCommand("nika.runWorkflowInTerminal", () => runWorkflow("terminal")),
+    vscode.commands.registerCommand("nika.stopRun", () => live.stop()),
+    vscode.commands.registerCommand("nika.refreshHistory", () => history.refresh()),
+    vscode.commands.registerCommand("nika.openPastRun", async (r: PastRun) => {
+      const command = await nikaCommand();
+      if (command) await live.start(command, replayArgs(r), path.dirname(path.dirname(r.traceDir)), { label: r.workflow, replay: true });
+    }),
+    vscode.commands.registerCommand("nika.revealTask", (uri: vscode.Uri, id: string) => revealTask(uri, id)),
     vscode.commands.registerCommand("nika.checkWorkspace", () => checkWorkspace()),
     vscode.tasks.registerTaskProvider("nika", {
       provideTasks: async () => {
@@ -50,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
     }),
   );
   await client.start();
+  void history.refresh();
   return { nika: client };
 }
 
@@ -64,10 +86,7 @@ function nikaEditor(): vscode.TextEditor | undefined {
 
 async function nikaCommand(): Promise<string | undefined> {
   const resolved = nika?.resolved ?? (await findNika());
-  if (!resolved) {
-    const pick = await vscode.window.showErrorMessage("Nika: the `nika` command was not found.", "Open Setting");
-    if (pick) await vscode.commands.executeCommand("workbench.action.openSettings", "nika.path");
-  }
+  if (!resolved) await nika?.notifyMissing(true);
   return resolved?.command;
 }
 
@@ -101,7 +120,17 @@ async function checkWorkspace(): Promise<void> {
   if (task) await vscode.tasks.executeTask(task);
 }
 
-async function runWorkflow(): Promise<void> {
+/** Select a task's key in its workflow (from a row of the run view), through the server's outline. */
+async function revealTask(uri: vscode.Uri, id: string): Promise<void> {
+  const symbols =
+    (await vscode.commands.executeCommand<vscode.DocumentSymbol[] | undefined>("vscode.executeDocumentSymbolProvider", uri)) ?? [];
+  const sym = taskSymbol(symbols, id);
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(doc, { preserveFocus: false, selection: sym?.selectionRange });
+  if (sym) editor.revealRange(sym.selectionRange, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+async function runWorkflow(mode: "live" | "terminal"): Promise<void> {
   const editor = nikaEditor();
   if (!editor) return void vscode.window.showInformationMessage("Nika: open a *.nika.yaml file to run it.");
   const doc = editor.document;
@@ -120,6 +149,11 @@ async function runWorkflow(): Promise<void> {
     });
     if (text === undefined) return; // cancelled
     if (text !== "") values.push([input.name, encodeInputValue(text, input.type)]);
+  }
+  if (mode === "live") {
+    historyView?.ranIn(path.dirname(doc.fileName));
+    await runView?.start(command, liveRunArgs(doc.fileName, values), path.dirname(doc.fileName), { file: doc.uri });
+    return;
   }
   // A task, not a bare terminal: its terminal stays open after `nika run` exits, so its message can be read.
   const folder = vscode.workspace.getWorkspaceFolder(doc.uri) ?? vscode.TaskScope.Workspace;

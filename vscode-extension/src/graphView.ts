@@ -10,6 +10,8 @@ export class GraphView implements vscode.Disposable {
   private uri: vscode.Uri | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastReply: GraphReply = null;
+  /** The last run's task statuses, per workflow file (from the live run view). */
+  private readonly runs = new Map<string, Record<string, string>>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -54,6 +56,12 @@ export class GraphView implements vscode.Disposable {
     this.schedule(0);
   }
 
+  /** Colour the nodes by the statuses of a run of `uri` (shown now if its graph is open). */
+  runStatuses(uri: vscode.Uri, statuses: Record<string, string>): void {
+    this.runs.set(uri.toString(), statuses);
+    if (this.panel && this.uri?.toString() === uri.toString()) void this.panel.webview.postMessage({ type: "run", statuses });
+  }
+
   private schedule(delay = DEBOUNCE_MS): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.refresh(), delay);
@@ -79,6 +87,7 @@ export class GraphView implements vscode.Disposable {
     this.lastReply = reply;
     if (isGraphDocument(reply)) {
       void panel.webview.postMessage({ type: "graph", doc: reply, file: uri.path.split("/").pop() });
+      void panel.webview.postMessage({ type: "run", statuses: this.runs.get(uri.toString()) ?? {} });
     } else if (reply && "reason" in reply) {
       void panel.webview.postMessage({ type: "message", text: "This file is not a workflow yet (the text is not a YAML mapping)." });
     } else {

@@ -1,13 +1,14 @@
 /**
  * Which `nika` executable the extension runs, in this order:
  *   1. the `nika.path` setting,
- *   2. the `nika` of the Python environment selected in the Python extension (when it is installed),
- *   3. `nika` on PATH.
+ *   2. the `nika` of a virtual environment in the workspace folder (`.venv`, then `venv`),
+ *   3. the `nika` of the Python environment selected in the Python extension (when it is installed),
+ *   4. `nika` on PATH.
  * Pure: the caller passes what it knows about the machine, so the order is unit-tested without VS Code.
  */
 import * as path from "node:path";
 
-export type Source = "setting" | "python" | "path";
+export type Source = "setting" | "venv" | "python" | "path";
 
 export interface Resolved {
   command: string;
@@ -52,6 +53,23 @@ export async function nikaBesidePython(pythonExe: string, machine: Machine): Pro
   return undefined;
 }
 
+/** The workspace's own virtual environments, in the order they are tried. */
+export const VENV_DIRS = [".venv", "venv"];
+
+/** `FOLDER/.venv/bin/nika` (or `Scripts\\nika.exe` on Windows), then the same under `venv`. */
+export async function nikaInWorkspaceVenv(folder: string, machine: Machine): Promise<string | undefined> {
+  const win = machine.platform === "win32";
+  const p = win ? path.win32 : path.posix;
+  for (const venv of VENV_DIRS) {
+    const dir = p.join(folder, venv, win ? "Scripts" : "bin");
+    for (const name of exeNames(machine, "nika")) {
+      const candidate = p.join(dir, name);
+      if (await machine.isExecutable(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
 export async function findOnPath(name: string, machine: Machine): Promise<string | undefined> {
   const p = machine.platform === "win32" ? path.win32 : path.posix;
   const sep = machine.platform === "win32" ? ";" : ":";
@@ -81,9 +99,14 @@ export async function resolveNika(
   setting: string | undefined,
   machine: Machine,
   pythonEnv: PythonEnvLookup,
+  workspaceFolders: string[] = [],
 ): Promise<Resolved | undefined> {
   if (setting && setting.trim()) {
     return { command: setting.trim(), source: "setting", why: `nika.path setting: ${setting.trim()}` };
+  }
+  for (const folder of workspaceFolders) {
+    const venv = await nikaInWorkspaceVenv(folder, machine);
+    if (venv) return { command: venv, source: "venv", why: `the workspace's virtual environment: ${venv}` };
   }
   let python: string | undefined;
   try {
@@ -100,7 +123,19 @@ export async function resolveNika(
   return undefined;
 }
 
+/** The one "not found" notification: where the search looked, and the ways out. */
 export function notFoundMessage(python: boolean): string {
-  const where = python ? "the selected Python environment or on PATH" : "on PATH";
-  return `Nika: the \`nika\` command was not found in ${where}. Install it from a nika-tools checkout with \`${INSTALL_COMMAND}\`, or set \`nika.path\`.`;
+  const places = ["in the workspace's `.venv` or `venv`", ...(python ? ["in the selected Python interpreter"] : []), "on `PATH`"];
+  const list = places.slice(0, -1).join(", ") + " or " + places[places.length - 1];
+  const then = python ? "then select an interpreter that has it, or set `nika.path`" : "then set `nika.path` if it is not on `PATH`";
+  return `Nika: \`nika.path\` is not set and there is no \`nika\` ${list}. Install nika-tools from its checkout (\`${INSTALL_COMMAND}\`), ${then}.`;
+}
+
+export const SELECT_INTERPRETER = "Select Interpreter";
+export const SET_PATH = "Set Path";
+export const COPY_INSTALL = "Copy Install Command";
+
+/** The notification's buttons: "Select Interpreter" only when the Python extension is there to do it. */
+export function notFoundActions(python: boolean): string[] {
+  return [...(python ? [SELECT_INTERPRETER] : []), SET_PATH, COPY_INSTALL];
 }

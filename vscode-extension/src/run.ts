@@ -34,6 +34,13 @@ export function runArgs(file: string, values: [string, string][]): string[] {
   return args;
 }
 
+/** The live run view's command line: the run's own, plus the event stream on standard output (docs/events.md). */
+export const EVENTS_ARGS = ["--events", "ndjson:-"];
+
+export function liveRunArgs(file: string, values: [string, string][]): string[] {
+  return [...runArgs(file, values), ...EVENTS_ARGS];
+}
+
 export const CHECK_ARGS = ["check", "--output-format", "concise", "--color", "never"];
 
 export function checkArgs(paths: string[] | undefined): string[] {
@@ -46,4 +53,16 @@ export function inputsFromSymbols(
 ): DeclaredInput[] {
   const section = symbols.find((s) => s.name === "inputs");
   return (section?.children ?? []).map((c) => ({ name: c.name, type: c.detail || undefined }));
+}
+
+interface OutlineSymbol<R> {
+  name: string;
+  selectionRange: R;
+  children?: OutlineSymbol<R>[];
+}
+
+/** The outline symbol of task `id` (a child of the `tasks` section), if the outline has it. */
+export function taskSymbol<R, S extends OutlineSymbol<R>>(symbols: S[], id: string): S | undefined {
+  const section = symbols.find((s) => s.name === "tasks");
+  return section?.children?.find((c) => c.name === id) as S | undefined;
 }

@@ -1,6 +1,15 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { expandSetting, findOnPath, type Machine, nikaBesidePython, notFoundMessage, resolveNika } from "../resolve";
+import {
+  expandSetting,
+  findOnPath,
+  type Machine,
+  nikaBesidePython,
+  nikaInWorkspaceVenv,
+  notFoundActions,
+  notFoundMessage,
+  resolveNika,
+} from "../resolve";
 
 function machine(executables: string[], opts: Partial<Machine> = {}): Machine {
   const set = new Set(executables);
@@ -55,10 +64,35 @@ test("the setting expands ~ and ${workspaceFolder}", () => {
   assert.equal(expandSetting("${workspaceFolder}/.venv/bin/nika", "/home/me", "/w"), "/w/.venv/bin/nika");
 });
 
-test("the not-found message carries the install command and names nika.path", () => {
+test("the workspace's .venv, then venv, comes before the Python extension and PATH", async () => {
+  const m = machine(["/w/.venv/bin/nika", "/w/venv/bin/nika", "/env/bin/nika", "/usr/bin/nika"]);
+  const r = await resolveNika("", m, async () => "/env/bin/python", ["/w"]);
+  assert.deepEqual([r?.command, r?.source], ["/w/.venv/bin/nika", "venv"]);
+  assert.match(r!.why, /workspace's virtual environment/);
+  assert.equal(await nikaInWorkspaceVenv("/w", machine(["/w/venv/bin/nika"])), "/w/venv/bin/nika");
+  const second = await resolveNika("", machine(["/b/venv/bin/nika", "/env/bin/nika"]), async () => "/env/bin/python", ["/a", "/b"]);
+  assert.deepEqual([second?.command, second?.source], ["/b/venv/bin/nika", "venv"], "every workspace folder is tried");
+  const noVenv = await resolveNika("", machine(["/env/bin/nika"]), async () => "/env/bin/python", ["/w"]);
+  assert.equal(noVenv?.source, "python");
+  const setting = await resolveNika("/opt/nika", m, noPython, ["/w"]);
+  assert.equal(setting?.source, "setting", "nika.path still wins");
+  const win = machine(["C:\\w\\.venv\\Scripts\\nika.exe"], { platform: "win32", pathExt: ".EXE" });
+  assert.equal(await nikaInWorkspaceVenv("C:\\w", win), "C:\\w\\.venv\\Scripts\\nika.exe");
+});
+
+test("the not-found message: where it looked, a working install command, the ways out", () => {
   const msg = notFoundMessage(true);
-  assert.match(msg, /from a nika-tools checkout with `python3 -m pip install \.`/);
-  assert.match(msg, /nika\.path/);
-  assert.match(msg, /selected Python environment/);
-  assert.doesNotMatch(notFoundMessage(false), /Python environment/);
+  assert.equal(
+    msg,
+    "Nika: `nika.path` is not set and there is no `nika` in the workspace's `.venv` or `venv`, in the selected Python interpreter or on `PATH`. " +
+      "Install nika-tools from its checkout (`python3 -m pip install .`), then select an interpreter that has it, or set `nika.path`.",
+  );
+  assert.doesNotMatch(msg, /pip install nika-tools/, "the package is not published");
+  assert.equal(
+    notFoundMessage(false),
+    "Nika: `nika.path` is not set and there is no `nika` in the workspace's `.venv` or `venv` or on `PATH`. " +
+      "Install nika-tools from its checkout (`python3 -m pip install .`), then set `nika.path` if it is not on `PATH`.",
+  );
+  assert.deepEqual(notFoundActions(true), ["Select Interpreter", "Set Path", "Copy Install Command"]);
+  assert.deepEqual(notFoundActions(false), ["Set Path", "Copy Install Command"], "no interpreter to select without the Python extension");
 });

@@ -33,6 +33,8 @@ let userMoved = false;
 type Layouter = { layout(g: unknown): Promise<unknown> };
 let elk: Layouter | undefined;
 let elkProblem: string | undefined;
+/** The live run's status per task id (`running`, `success`, `failed`…), shown as `data-run` on the nodes. */
+let runStatuses: Record<string, string> = {};
 
 function esc(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -127,6 +129,16 @@ function draw(doc: GraphDocument, layout: Layout): void {
   svg.dataset.engine = layout.engine;
   svg.dataset.tasks = String(doc.nodes.length);
   svg.dataset.drawMs = String(Math.round(performance.now() - started));
+  applyRun();
+}
+
+function applyRun(): void {
+  for (const g of Array.from(svg.querySelectorAll<SVGGElement>("g.task"))) {
+    const status = g.dataset.task !== undefined ? runStatuses[g.dataset.task] : undefined;
+    if (status) g.dataset.run = status;
+    else delete g.dataset.run;
+  }
+  svg.dataset.run = Object.keys(runStatuses).length ? "true" : "";
 }
 
 function applyTransform(): void {
@@ -169,8 +181,12 @@ async function show(doc: GraphDocument): Promise<void> {
 }
 
 window.addEventListener("message", (ev: MessageEvent) => {
-  const m = ev.data as { type: string; doc?: GraphDocument; text?: string };
+  const m = ev.data as { type: string; doc?: GraphDocument; text?: string; statuses?: Record<string, string> };
   if (m.type === "graph" && m.doc) void show(m.doc);
+  else if (m.type === "run" && m.statuses) {
+    runStatuses = m.statuses;
+    applyRun();
+  }
   else if (m.type === "message" && m.text) {
     summaryEl.textContent = m.text;
     if (!current) svg.innerHTML = "";
