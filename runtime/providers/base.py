@@ -80,6 +80,46 @@ class Response:
     finish_reason: str | None = None
     usage_reported: bool = True
 
+    def record(self) -> dict[str, Any]:
+        """The whole reply as plain data (what an agent turn's model effect answers across the
+        executor seam, which carries plain records only)."""
+        return {
+            "value": self.value,
+            "text": self.text,
+            "tokens": self.tokens,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw} for c in self.tool_calls
+            ],
+            "finish_reason": self.finish_reason,
+            "usage_reported": self.usage_reported,
+        }
+
+    @classmethod
+    def from_record(cls, rec: Any, tokens_in: int | None = None, tokens_out: int | None = None) -> Response:
+        """The reply back from :meth:`record`; an executor that answered a bare value (a text)
+        gives a text reply with the tokens it reported."""
+        if not isinstance(rec, dict) or "tool_calls" not in rec:
+            text = rec if isinstance(rec, str) else "" if rec is None else str(rec)
+            t_in, t_out = tokens_in or 0, tokens_out or 0
+            return cls(rec, t_in + t_out, None, t_in, t_out, (), text, None, tokens_in is not None)
+        calls = tuple(
+            ToolCall(str(c.get("id", "")), str(c.get("name", "")), c.get("arguments"), str(c.get("raw", "")))
+            for c in rec["tool_calls"]
+        )
+        return cls(
+            rec.get("value"),
+            int(rec.get("tokens", 0)),
+            None,
+            int(rec.get("tokens_in", 0)),
+            int(rec.get("tokens_out", 0)),
+            calls,
+            str(rec.get("text", "")),
+            rec.get("finish_reason"),
+            bool(rec.get("usage_reported", True)),
+        )
+
 
 class Provider(ABC):
     """A model provider. ``complete`` raises :class:`~runtime.errors.TaskError` on failure
