@@ -183,7 +183,10 @@ class AgentLoop(Batch):
                 output = result.value()
             except TaskError as err:
                 attempt += 1
-                self.audit.model(base.model, t0, None, err.code, admission.frame())
+                if err.code == TIMEOUT_CODE:  # the call's timeout is the time left: the deadline cut it
+                    self.audit.cut(base.model, t0, err.code, admission.frame())
+                else:
+                    self.audit.model(base.model, t0, None, err.code, admission.frame())
                 await self._after_failure(err, attempt)
                 continue
             reply = Response.from_record(output, result.tokens_in, result.tokens_out)
