@@ -189,7 +189,7 @@ class AgentLoop(Batch):
                     self.audit.model(base.model, t0, None, err.code, admission.frame())
                 await self._after_failure(err, attempt)
                 continue
-            reply = Response.from_record(output, result.tokens_in, result.tokens_out)
+            reply = Response.from_record(output)
             return self._account(base.model, reply, t0, admission, size)
 
     async def _after_failure(self, err: TaskError, attempt: int) -> None:

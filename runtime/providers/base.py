@@ -97,13 +97,17 @@ class Response:
         }
 
     @classmethod
-    def from_record(cls, rec: Any, tokens_in: int | None = None, tokens_out: int | None = None) -> Response:
-        """The reply back from :meth:`record`; an executor that answered a bare value (a text)
-        gives a text reply with the tokens it reported."""
-        if not isinstance(rec, dict) or "tool_calls" not in rec:
-            text = rec if isinstance(rec, str) else "" if rec is None else str(rec)
-            t_in, t_out = tokens_in or 0, tokens_out or 0
-            return cls(rec, t_in + t_out, None, t_in, t_out, (), text, None, tokens_in is not None)
+    def from_record(cls, rec: Any) -> Response:
+        """The reply back from :meth:`record`. Anything else is an executor that broke the seam's
+        contract for an agent turn (it would drop the tool calls): a clear internal error."""
+        if not isinstance(rec, dict) or not isinstance(rec.get("tool_calls"), list):
+            from runtime.errors import INTERNAL, TaskError
+
+            raise TaskError(
+                INTERNAL,
+                "the executor answered an agent turn without the reply record (ModelEffect.turn asks for "
+                f"Response.record()); it answered {type(rec).__name__}",
+            )
         calls = tuple(
             ToolCall(str(c.get("id", "")), str(c.get("name", "")), c.get("arguments"), str(c.get("raw", "")))
             for c in rec["tool_calls"]

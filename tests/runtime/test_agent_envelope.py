@@ -253,3 +253,13 @@ def test_a_call_in_flight_at_the_deadline_is_journaled_as_cut(run, clock: str):
     assert r.error["code"] == "NIKA-TIMEOUT-001" and r.agent["stop_reason"] == "deadline"
     (cut,) = _cut_frames(result)
     assert cut["turn"] == 2 and cut["error_code"] == "NIKA-TIMEOUT-001" and cut["duration_ms"] >= 500
+
+
+def test_an_agent_turn_crosses_the_seam_as_a_plain_record():
+    from runtime.errors import TaskError
+    from runtime.providers.base import Response, ToolCall
+
+    reply = Response(None, 7, None, 4, 3, (ToolCall("c0", "nika_read", {"path": "a"}, '{"path": "a"}'),), "hm", "x")
+    assert Response.from_record(json.loads(json.dumps(reply.record()))) == reply
+    with pytest.raises(TaskError, match="without the reply record"):
+        Response.from_record("a bare value drops the tool calls")  # an executor that broke the contract
