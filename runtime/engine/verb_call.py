@@ -26,7 +26,8 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
             run.agent_records[tid] = record
             return
         attempts = earlier.get("attempts") or [{"attempt": 1, **earlier}]
-        attempts = [*attempts, {"attempt": len(attempts) + 1, **record}]
+        n = 1 + sum(1 for a in attempts if a.get("index") == record.get("index"))  # per iteration
+        attempts = [*attempts, {"attempt": n, **record}]
         run.agent_records[tid] = {**record, "attempts": attempts}
 
     async def run_child(compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> RunResult:

@@ -263,3 +263,15 @@ def test_an_agent_turn_crosses_the_seam_as_a_plain_record():
     assert Response.from_record(json.loads(json.dumps(reply.record()))) == reply
     with pytest.raises(TaskError, match="without the reply record"):
         Response.from_record("a bare value drops the tool calls")  # an executor that broke the contract
+
+
+def test_each_iteration_of_a_for_each_agent_is_in_the_record(run):
+    text = (
+        "nika: v1\nworkflow: { id: fe }\nmodel: mock/echo\ntasks:\n  loop:\n    for_each: [1, 2]\n"
+        '    agent:\n      prompt: "go ${{ item }}"\n'
+    )
+    attempts = rec(run(text)).agent["attempts"]
+    assert sorted((a["index"], a["attempt"], a["stop_reason"]) for a in attempts) == [
+        (0, 1, "final-message"),
+        (1, 1, "final-message"),
+    ]
