@@ -96,6 +96,8 @@ class AgentLoop(Batch):
                 async with clock:
                     await self._turns(base)
             except TimeoutError:  # the loop's own wall clock (no task `timeout:` to do it)
+                if not (isinstance(clock, asyncio.Timeout) and clock.expired()):
+                    raise
                 self._cut(TIMEOUT_CODE)
                 raise stops.deadline(self.env.deadline_source) from None
         except Stop as stop:

@@ -70,9 +70,10 @@ def cost_budget(spent: float, cap: float, source: str, next_call: bool = False) 
 
 
 def deadline(source: str, err: TaskError | None = None) -> Stop:
-    if err is not None:
-        return Stop(StopReason.DEADLINE, err)
-    return Stop(StopReason.DEADLINE, TaskError(TIMEOUT_CODE, f"the agent's wall clock ({source}) ran out"))
+    why = f"the agent's wall clock ({source}) ran out"
+    if err is not None:  # the model call's own timeout, which is the time left
+        return Stop(StopReason.DEADLINE, TaskError(TIMEOUT_CODE, f"{why} during a model call: {err.message}"))
+    return Stop(StopReason.DEADLINE, TaskError(TIMEOUT_CODE, why))
 
 
 def failure_budget(n: int, tool_id: str, err: TaskError) -> Stop:
