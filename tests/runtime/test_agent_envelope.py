@@ -277,3 +277,21 @@ def test_each_iteration_of_a_for_each_agent_is_in_the_record(run):
         (0, 1, "final-message"),
         (1, 1, "final-message"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "says"),
+    [
+        ("NIKA_AGENT_TIMEOUT", "ten minutes", "not a duration"),
+        ("NIKA_AGENT_TIMEOUT", '{"loop": ', "not JSON"),
+        ("NIKA_AGENT_MAX_COST_USD", "-1", "must not be negative"),
+        ("NIKA_AGENT_MAX_COST_USD", '{"loop": "lots"}', "not a number"),
+    ],
+)
+def test_a_malformed_envelope_variable_is_a_one_line_error(run, var: str, value: str, says: str):
+    with serve([openai("never")]) as fake:
+        result = run(wf('      prompt: "go"'), engine_env=env(fake.url, **{var: value}))
+    r = rec(result)
+    assert r.status == "failure" and r.error["code"] == "NIKA-PROVIDER-001"
+    assert var in r.error["message"] and says in r.error["message"] and "\n" not in r.error["message"]
+    assert fake.count == 0
