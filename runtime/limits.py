@@ -58,6 +58,26 @@ MAX_RETRY_AFTER_S = 60.0
 TOOL_SUMMARY_CHARS = 200
 # heuristic: how much of a tool result is fed back to the model (the rest is cut, and says so).
 MAX_TOOL_RESULT_CHARS = 32_000
+# seed "up to 3 independent free calls as a batch": the most tool calls one reply may carry; the
+# calls after these are answered "not run" (every call of the reply is vetted before any runs).
+MAX_CALLS_PER_REPLY = 3
+# heuristic: tool arguments longer than this (their JSON text) are sent once; later requests carry
+# a fingerprint in their place (`{"elided": "sha256:…", "chars": n}`), so a 2 MB draft is not re-sent.
+RESEND_ARGS_CHARS = 4_096
+# seed "Wall clock 10 min (operational ceiling)": an agent task without `timeout:` stops at this.
+# Overridden per task by `timeout:`, per run by NIKA_AGENT_TIMEOUT (a Go duration, or a JSON
+# object of them by task id with "*" for the rest).
+DEFAULT_AGENT_WALL_CLOCK_S = 600.0
+AGENT_TIMEOUT_VAR = "NIKA_AGENT_TIMEOUT"
+# seed "spend $1 per task": a priced model (a NIKA_PRICES row) gets this cost ceiling per agent
+# task unless NIKA_AGENT_MAX_COST_USD sets one (a number, or a JSON object of numbers by task id
+# with "*" for the rest). An unpriced model has no cost ceiling (nothing to count).
+DEFAULT_AGENT_MAX_COST_USD = 1.0
+AGENT_COST_VAR = "NIKA_AGENT_MAX_COST_USD"
+# heuristic: how the self-model snapshot states the time left, so a fast deterministic run
+# (mock/echo) sends the same text every time: whole minutes (rounded up) from this many seconds
+# on, whole seconds (rounded up) below.
+SNAPSHOT_MINUTES_FROM_S = 120.0
 
 # -- provider calls -----------------------------------------------------------------------------
 

@@ -4,10 +4,10 @@ servers it started, and the engine configuration they read.
 Engine configuration comes from the engine's environment (``Run.engine_env``), never from the
 workflow: ``NIKA_<ID>_BASE_URL`` / ``NIKA_<ID>_API_KEY`` and each provider's documented key
 variable; ``NIKA_PRICES`` (JSON: ``{"provider/model": {"input": usd, "output": usd}}`` per million
-tokens) with ``NIKA_AGENT_MAX_COST_USD`` for a cost ceiling on agent loops; ``NIKA_MOCK_SCRIPT``
-for the scripted mock, ``NIKA_MOCK_ERROR`` / ``NIKA_MOCK_JSON`` for the configured ones. The MCP
-server table (:mod:`runtime.mcp_config`) is read once, here, before the first task; everything
-else is created on first use and closed when the run ends.
+tokens; an agent's cost ceiling, ``NIKA_AGENT_MAX_COST_USD``, is read by :mod:`runtime.agent.ledger`);
+``NIKA_MOCK_SCRIPT`` for the scripted mock, ``NIKA_MOCK_ERROR`` / ``NIKA_MOCK_JSON`` for the configured
+ones. The MCP server table (:mod:`runtime.mcp_config`) is read once, here, before the first task;
+everything else is created on first use and closed when the run ends.
 """
 
 from __future__ import annotations
@@ -82,15 +82,6 @@ class Services:
                 raise TaskError("NIKA-PROVIDER-001", "NIKA_PRICES is not JSON") from None
             self._prices = table if isinstance(table, dict) else {}
         return self._prices
-
-    def max_cost_usd(self) -> float | None:
-        raw = self.env.get("NIKA_AGENT_MAX_COST_USD")
-        if not raw:
-            return None
-        try:
-            return float(raw)
-        except ValueError:
-            raise TaskError("NIKA-PROVIDER-001", f"NIKA_AGENT_MAX_COST_USD is not a number: {raw!r}") from None
 
     def cost_of(self, model: str, tokens_in: int, tokens_out: int) -> float:
         row = self._price_table().get(model)

@@ -5,7 +5,7 @@ workflow that calls a builtin the runtime does not have yet fails every run with
 and `nika check` should say so ahead. So the registry of implemented builtins is read from the
 source files with :mod:`ast`, never executed: every ``@builtin(X)`` decorator under
 ``runtime/builtins/`` (``X`` a string literal, or a module constant holding one), the tools the
-agent loop answers itself (``LOOP_TOOLS`` in ``runtime/agent.py``), the secret sources the
+agent loop answers itself (``LOOP_TOOLS`` in ``runtime/agent/catalogue.py``), the secret sources the
 engine resolves (``SECRET_SOURCES`` in ``runtime/engine/scope.py``) and the providers whose
 adapter sends ``infer.thinking:`` (the keys of ``THINKING`` in ``runtime/providers/registry.py``).
 When a builtin is built, its decorator appears and the warning goes away by itself; tests/runtime/test_built_features.py
@@ -135,7 +135,7 @@ def built(root: Path = RUNTIME) -> Built | None:
         tree = _module(path)
         if tree is not None:
             tools |= _registered(tree)
-    agent = _module(root / "agent.py")
+    agent = _module(root / "agent" / "catalogue.py")
     if agent is not None:
         tools |= _literal_set(agent, "LOOP_TOOLS")
     scope = _module(root / "engine" / "scope.py")

@@ -86,10 +86,17 @@ class ToolEffects:
     ingress: bool = False
     egress: bool = False
     known: bool = True
+    serial: bool = False  # one call at a time, whatever its effects (a question to a human)
 
     @property
     def needs_tools_grant(self) -> bool:
         return not self.pure
+
+    @property
+    def read_only(self) -> bool:
+        """Nothing is written and nothing leaves the run: the call may run beside other such
+        calls (an agent's batch runs its read-only calls concurrently). An ``mcp:`` tool never is."""
+        return self.known and not self.egress and not self.serial and set(self.needs) <= {"fs.read", "tools"}
 
 
 def _capability(tool_id: str) -> str | None:
@@ -119,7 +126,14 @@ def tool_effects(tool_id: str) -> ToolEffects:
     pure = capability == "pure_internal"
     needs = tuple(row.get("needs", ())) + (() if pure else ("tools",))
     return ToolEffects(
-        tool_id, needs, targets, pure, bool(row.get("ingress", False)), bool(row.get("egress", False)), True
+        tool_id,
+        needs,
+        targets,
+        pure,
+        bool(row.get("ingress", False)),
+        bool(row.get("egress", False)),
+        True,
+        bool(row.get("serial", False)),
     )
 
 

@@ -65,6 +65,23 @@ def _load() -> None:
 COMPUTED_CODE = "NIKA-VAR-006"
 
 
+def arg_error(tool_id: str, args: dict[str, Any], task_id: str | None, *, computed: bool = False) -> TaskError | None:
+    """The first way ``args`` misfits the contract of ``tool_id`` (the checker's judge), or ``None``."""
+    from checker.contracts import tables as contracts
+    from checker.parse.values import from_python
+
+    found = [
+        d for d in contracts.check_tool_args(tool_id, from_python(args), task=task_id, anchor=_NOWHERE) if d.is_error
+    ]
+    if not found:
+        return None
+    d = found[0]
+    code = d.code or contracts.ARG_CODE
+    if computed and code == contracts.ARG_CODE:
+        return TaskError(COMPUTED_CODE, f"a value computed at run does not fit: {d.full_message()}")
+    return TaskError(code, d.full_message())
+
+
 async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *, computed: bool = False) -> Any:
     """Validate ``args`` against the contract of ``tool_id``, then run the builtin.
 
@@ -73,20 +90,12 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *
     NIKA-VAR-006 (an expression's value of the wrong type, raised at run) instead of the
     contract's check-phase NIKA-BUILTIN-001; the message is the contract's.
     """
-    from checker.contracts import tables as contracts
-    from checker.parse.values import from_python
-
     if not REGISTRY:
         _load()
     args = args or {}
-    found = contracts.check_tool_args(tool_id, from_python(args), task=ctx.task_id, anchor=_NOWHERE)
-    found = [d for d in found if d.is_error]
-    if found:
-        d = found[0]
-        code = d.code or contracts.ARG_CODE
-        if computed and code == contracts.ARG_CODE:
-            raise TaskError(COMPUTED_CODE, f"a value computed at run does not fit: {d.full_message()}")
-        raise TaskError(code, d.full_message())
+    misfit = arg_error(tool_id, args, ctx.task_id, computed=computed)
+    if misfit is not None:
+        raise misfit
     impl = REGISTRY.get(tool_id)
     if impl is None:
         raise TaskError(NOT_BUILT, f"`{tool_id}` is not available in this build of nika yet")

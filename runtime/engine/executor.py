@@ -76,6 +76,7 @@ class ModelEffect:
     task_id: str
     model: str  # `provider/name`
     request: Request
+    turn: bool = False  # an agent turn: the output is the whole reply as plain data (Response.record())
 
 
 @dataclass(frozen=True)
@@ -165,8 +166,9 @@ class LocalExecutor:
         if isinstance(call, ModelEffect):
             provider, name = self.host.services.provider_for(call.model)
             response = await provider.complete(name, call.request)
+            output = response.record() if call.turn else response.value
             usage = (response.tokens_in, response.tokens_out, response.finish_reason, response.thinking_tokens)
-            return response.value, usage
+            return output, usage
         if isinstance(call, McpEffect):
             from runtime.mcp_client import call_mcp_tool
 

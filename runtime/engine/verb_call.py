@@ -19,7 +19,16 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
     rec = run.records.get(tid) if task is not None else None
 
     def record_agent(record: dict[str, Any]) -> None:
-        run.agent_records[tid] = record
+        """The agent's stop and spend; a task ``retry:`` attempt (or a ``for_each`` iteration) is kept
+        beside the earlier ones under ``attempts``, each with its own turns, tokens, cost and stop."""
+        earlier = run.agent_records.get(tid)
+        if earlier is None:
+            run.agent_records[tid] = record
+            return
+        attempts = earlier.get("attempts") or [{"attempt": 1, **earlier}]
+        n = 1 + sum(1 for a in attempts if a.get("index") == record.get("index"))  # per iteration
+        attempts = [*attempts, {"attempt": n, **record}]
+        run.agent_records[tid] = {**record, "attempts": attempts}
 
     async def run_child(compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> RunResult:
         return await run.child(compiled, inputs, options).execute()  # this module never imports the ready set

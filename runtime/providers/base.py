@@ -104,6 +104,51 @@ class Response:
     usage_reported: bool = True
     thinking_tokens: int | None = None  # reasoning tokens, when the provider reports them (within tokens_out)
 
+    def record(self) -> dict[str, Any]:
+        """The whole reply as plain data (what an agent turn's model effect answers across the
+        executor seam, which carries plain records only)."""
+        return {
+            "value": self.value,
+            "text": self.text,
+            "tokens": self.tokens,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw} for c in self.tool_calls
+            ],
+            "finish_reason": self.finish_reason,
+            "usage_reported": self.usage_reported,
+            "thinking_tokens": self.thinking_tokens,
+        }
+
+    @classmethod
+    def from_record(cls, rec: Any) -> Response:
+        """The reply back from :meth:`record`. Anything else is an executor that broke the seam's
+        contract for an agent turn (it would drop the tool calls): a clear internal error."""
+        if not isinstance(rec, dict) or not isinstance(rec.get("tool_calls"), list):
+            from runtime.errors import INTERNAL, TaskError
+
+            raise TaskError(
+                INTERNAL,
+                "the executor answered an agent turn without the reply record (ModelEffect.turn asks for "
+                f"Response.record()); it answered {type(rec).__name__}",
+            )
+        calls = tuple(
+            ToolCall(str(c.get("id", "")), str(c.get("name", "")), c.get("arguments"), str(c.get("raw", "")))
+            for c in rec["tool_calls"]
+        )
+        return cls(
+            rec.get("value"),
+            int(rec.get("tokens", 0)),
+            None,
+            int(rec.get("tokens_in", 0)),
+            int(rec.get("tokens_out", 0)),
+            calls,
+            str(rec.get("text", "")),
+            rec.get("finish_reason"),
+            bool(rec.get("usage_reported", True)),
+        )
+
 
 class Provider(ABC):
     """A model provider. ``complete`` raises :class:`~runtime.errors.TaskError` on failure

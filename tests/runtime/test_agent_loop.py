@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_llm import Reply, openai, serve
 
-from runtime.agent import AgentLoop, Ledger, Stop, StopReason, compose_system, fingerprint
+from runtime.agent import Envelope, Ledger, Stop, StopReason, compose_system, fingerprint
 
 KEY = "sk-test-0123456789abcdef"
 OK_SCHEMA = "schema: { type: object, required: [ok], properties: { ok: { type: boolean } } }"
@@ -183,14 +183,11 @@ def test_deadline_stops_the_loop_and_cuts_the_hanging_call(run):
 
 
 def test_deadline_checked_before_a_call():
-    class FakeRun:
-        pass
+    from runtime.agent.budgets import check_before
 
-    loop = AgentLoop.__new__(AgentLoop)
-    loop.ledger = Ledger(10, 1000)
-    loop.deadline = time.monotonic() - 0.01
+    env = Envelope(time.monotonic() - 0.01, "the task's `timeout:`", False)
     with pytest.raises(Stop) as stop:
-        loop.check_budgets()
+        check_before(Ledger(10, 1000), env)
     assert stop.value.reason == StopReason.DEADLINE
     assert stop.value.error is not None and stop.value.error.code == "NIKA-TIMEOUT-001"
 
@@ -321,10 +318,9 @@ def test_skills_section_injected_after_system(run, tmp_path: Path):
             engine_env=env(fake.url),
         )
     system = fake.seen[0].body["messages"][0]
-    assert system == {
-        "role": "system",
-        "content": "Be brief.\n\n## Skills\n\n### skill-a\n\nabout a\n\nDo A.\n\n### skill-b\n\nabout b",
-    }
+    assert system["role"] == "system"
+    skills = "Be brief.\n\n## Skills\n\n### skill-a\n\nabout a\n\nDo A.\n\n### skill-b\n\nabout b"
+    assert system["content"].startswith(skills + "\n\n## Your budget this turn\n")  # the snapshot follows
 
 
 def test_compose_system_without_authored_system(tmp_path: Path):

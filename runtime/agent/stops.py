@@ -1,0 +1,119 @@
+"""Why an agent loop ends: the named :class:`StopReason`, and the :class:`Stop` that ends it.
+
+Each reason has one constructor here, so the code and the message a stop fails with are said once
+(the README's stop_reason table lists them, with thresholds from :mod:`runtime.limits`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from runtime.errors import TaskError
+
+SEC_CODE = "NIKA-SEC-002"
+TIMEOUT_CODE = "NIKA-TIMEOUT-001"
+SCHEMA_CODE = "NIKA-INFER-002"
+STUCK_CODE = "NIKA-AGENT-001"
+BUDGET_CODE = "NIKA-AGENT-002"
+
+
+class StopReason(StrEnum):
+    DONE = "done"  # the model called nika:done
+    FINAL_MESSAGE = "final-message"  # the model answered without a tool call
+    MAX_TURNS = "max-turns"  # NIKA-AGENT-001
+    TOKEN_BUDGET = "token-budget"  # NIKA-AGENT-002
+    COST_BUDGET = "cost-budget"  # NIKA-AGENT-002 (a budget_error; the reason tells it apart)
+    DEADLINE = "deadline"  # NIKA-TIMEOUT-001: the wall clock left no room for another call
+    FAILURE_BUDGET = "failure-budget"  # the last tool error's own code
+    EXECUTED_DUPLICATE = "executed-duplicate"  # NIKA-AGENT-001: a stuck loop, stopped early
+    NO_NOVELTY = "no-novelty"  # NIKA-AGENT-001: consecutive identical observations
+    STREAK_EXHAUSTED = "streak-exhausted"  # NIKA-AGENT-001: the same tool succeeding over and over
+    PROPOSAL_LOST = "proposal-lost"  # NIKA-INFER-002: two malformed replies in a row
+    EMPTY_ANSWER = "empty-answer"  # NIKA-INFER-002: the final message stayed empty after one nudge
+    PROVIDER_UNREACHABLE = "provider-unreachable"  # NIKA-PROVIDER-001 (transient)
+    PROVIDER_ERROR = "provider-error"  # the provider refused the call (key, request): its code
+    SECURITY = "security"  # NIKA-SEC-002, or the security error a tool raised
+    CANCELLED = "cancelled"  # the run was cancelled mid-call
+
+
+SUCCESS_REASONS = frozenset({StopReason.DONE, StopReason.FINAL_MESSAGE})
+
+
+class Stop(Exception):
+    """Raised inside the loop to end it for ``reason`` (with ``error`` on a failing stop)."""
+
+    def __init__(self, reason: StopReason, error: TaskError | None = None, output: Any = None) -> None:
+        super().__init__(str(reason))
+        self.reason = reason
+        self.error = error
+        self.output = output
+
+
+def max_turns(n: int) -> Stop:
+    return Stop(
+        StopReason.MAX_TURNS, TaskError(STUCK_CODE, f"the agent used all {n} turns of `max_turns` without finishing")
+    )
+
+
+def token_budget(spent: int, total: int, est_in: int | None = None) -> Stop:
+    why = f"the agent spent {spent} tokens of its {total}-token budget without finishing"
+    if est_in is not None:
+        why += f"; the next call (about {est_in} tokens in) would overshoot it"
+    return Stop(StopReason.TOKEN_BUDGET, TaskError(BUDGET_CODE, why))
+
+
+def cost_budget(spent: float, cap: float, source: str, next_call: bool = False) -> Stop:
+    why = f"the agent spent ${spent:.4f} of its ${cap:.4f} cost ceiling ({source})"
+    why += "; the next call could overshoot it" if next_call else " without finishing"
+    return Stop(StopReason.COST_BUDGET, TaskError(BUDGET_CODE, why))
+
+
+def deadline(source: str, err: TaskError | None = None) -> Stop:
+    why = f"the agent's wall clock ({source}) ran out"
+    if err is not None:  # the model call's own timeout, which is the time left
+        return Stop(StopReason.DEADLINE, TaskError(TIMEOUT_CODE, f"{why} during a model call: {err.message}"))
+    return Stop(StopReason.DEADLINE, TaskError(TIMEOUT_CODE, why))
+
+
+def failure_budget(n: int, tool_id: str, err: TaskError) -> Stop:
+    why = f"{n} tool calls in a row failed; the last, `{tool_id}`: {err.message}"
+    return Stop(StopReason.FAILURE_BUDGET, TaskError(err.code, why, details={"tool": tool_id}))
+
+
+def executed_duplicate(tool_id: str) -> Stop:
+    why = (
+        f"the model kept proposing a call that already succeeded (`{tool_id}` with the same arguments); "
+        "the loop was making no progress"
+    )
+    return Stop(StopReason.EXECUTED_DUPLICATE, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
+
+
+def no_novelty(n: int, tool_id: str) -> Stop:
+    why = f"{n} tool calls in a row returned the same observation; the loop was learning nothing new"
+    return Stop(StopReason.NO_NOVELTY, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
+
+
+def streak_exhausted(n: int, tool_id: str) -> Stop:
+    why = f"`{tool_id}` succeeded {n} times in a row without the agent finishing"
+    return Stop(StopReason.STREAK_EXHAUSTED, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
+
+
+def proposal_lost(n: int, feedback: str) -> Stop:
+    why = f"the model sent {n} malformed replies in a row: {feedback}"
+    return Stop(StopReason.PROPOSAL_LOST, TaskError(SCHEMA_CODE, why))
+
+
+def empty_answer() -> Stop:
+    why = "the agent's final message was empty, also after being asked once to write its answer"
+    return Stop(StopReason.EMPTY_ANSWER, TaskError(SCHEMA_CODE, why))
+
+
+def not_granted(tool_id: str) -> Stop:
+    why = f"the model called `{tool_id}`, which the agent's `tools:` whitelist does not grant"
+    return Stop(StopReason.SECURITY, TaskError(SEC_CODE, why, details={"tool": tool_id}))
+
+
+def unpriced_usage(model: str) -> Stop:
+    why = f"`{model}` is priced but reported no token usage, so no budget can count this turn"
+    return Stop(StopReason.PROVIDER_ERROR, TaskError("NIKA-AGENT-005", why))
