@@ -147,6 +147,7 @@ class Response:
             str(rec.get("text", "")),
             rec.get("finish_reason"),
             bool(rec.get("usage_reported", True)),
+            rec.get("thinking_tokens") if isinstance(rec.get("thinking_tokens"), int) else None,
         )
 
 
