@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -91,6 +92,8 @@ class EffectResult:
     tokens_in: int | None = None
     tokens_out: int | None = None
     finish_reason: str | None = None
+    events: tuple[dict[str, Any], ...] = ()  # `{"type": …}` events a builtin reported while performing
+    worker: str | None = None  # where an out-of-process executor performed it
 
     def value(self) -> Any:
         """The output, or the task failure the effect ended with."""
@@ -123,10 +126,18 @@ class ExecutorHost:
 ExecutorFactory = Callable[[ExecutorHost], Executor]
 
 
+# The task's ``timeout:`` as (``time.monotonic()`` deadline, the timeout in ms), set by the dispatch
+# around the verb: an executor out of process sends what is left of it with the effect.
+EFFECT_DEADLINE: ContextVar[tuple[float, int] | None] = ContextVar("nika_effect_deadline", default=None)
+
+
 def journal_witness(events: EventSink, result: EffectResult) -> None:
-    """Journal the witnesses an out-of-process executor returned (the local one returns none)."""
+    """Journal the witnesses and builtin events an out-of-process executor returned (the local
+    one journals them as they happen and returns none)."""
     for w in result.witness:
         events.witness(w["task"], w["plane"], w["gate"], bool(w["ok"]), w["why"])
+    for e in result.events:
+        events.tool_event(str(e.get("task") or ""), e)
 
 
 class LocalExecutor:
@@ -193,6 +204,10 @@ def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor
     """The executor ``Options.executor`` names (or builds), for one run."""
     if callable(choice):
         return choice(host)
+    if choice == "dask":  # loaded only when asked for: `distributed` is an optional extra
+        from runtime.engine.dask_executor import shared_session
+
+        return shared_session().executor(host)
     factory = EXECUTORS.get(choice)
     if factory is None:
         known = ", ".join(sorted(EXECUTORS))

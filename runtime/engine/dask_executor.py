@@ -1,0 +1,311 @@
+"""The Dask executor: effects performed on the workers of a Dask distributed cluster.
+
+The driver keeps everything that decides (the model, the DAG, gates, ``when:``, budgets,
+``retry:``, ``timeout:``, the trace). Each effect the driver judged becomes one Dask task whose
+input is a plain record (:mod:`runtime.engine.dask_worker` runs it): the resolved call, the
+grant its task runs under, the engine configuration it needs and no other; its result is a
+plain record the driver turns into an :class:`~runtime.engine.executor.EffectResult` and whose
+witnesses it journals. Task keys name only the effect kind, the task id and a random suffix
+(never an argument, so never a secret).
+
+What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
+(nothing to distribute), and the scripted mock model (its script is one sequence for the run).
+
+A :class:`DaskSession` is one client per ``nika run``: a ``LocalCluster`` sized to the machine,
+or an existing scheduler joined by address. ``distributed`` is imported only here, only when
+``--executor dask`` asks for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.engine import dask_worker
+from runtime.engine.executor import (
+    EFFECT_DEADLINE,
+    EffectCall,
+    EffectResult,
+    ExecEffect,
+    ExecutorHost,
+    LocalExecutor,
+    McpEffect,
+    ModelEffect,
+)
+from runtime.errors import INTERNAL, TaskError
+
+CONNECT_TIMEOUT_S = 5.0
+RESULT_CAP_BYTES = 64 * 1024 * 1024
+CAP_VAR = "NIKA_DASK_MAX_RESULT_BYTES"
+INSTALL_HINT = "pip install 'nika-tools[dask]'"
+
+
+class DaskUnavailable(Exception):
+    """The cluster cannot be used (not installed, unreachable, mismatched): a one-line message."""
+
+
+@dataclass
+class DaskSession:
+    """One client to one cluster for one ``nika run`` (shared by its child workflows)."""
+
+    client: Any
+    cluster: Any = None
+    address: str = ""
+    dashboard: str | None = None
+    allowed_failures: int | None = None
+    cap_bytes: int = RESULT_CAP_BYTES
+    workers: int = 0
+    _closed: bool = field(default=False, repr=False)
+
+    @classmethod
+    def start(
+        cls,
+        address: str | None = None,
+        *,
+        n_workers: int | None = None,
+        timeout_s: float = CONNECT_TIMEOUT_S,
+        dashboard: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> DaskSession:
+        """Join the scheduler at ``address``, or start a ``LocalCluster`` (processes, one thread
+        each) sized to the machine; refuse a cluster whose workers cannot run this engine."""
+        environ = env if env is not None else dict(os.environ)
+        try:
+            import dask
+            import distributed
+        except ImportError:
+            raise DaskUnavailable(f"`--executor dask` needs the `distributed` package: {INSTALL_HINT}") from None
+        cluster = None
+        if address:
+            try:
+                client = distributed.Client(address, timeout=timeout_s, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise DaskUnavailable(
+                    f"cannot reach the Dask scheduler at {address} within {timeout_s:g}s ({why})"
+                ) from None
+        else:
+            import logging
+
+            # A lost worker fails its task at once: `retry:` decides whether the effect runs again.
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+                cluster = distributed.LocalCluster(
+                    n_workers=n_workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0" if dashboard and _has_bokeh() else None,
+                    worker_dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+            client = distributed.Client(cluster, set_as_default=False)
+        session = cls(client, cluster, str(client.scheduler.address), cap_bytes=_cap(environ))
+        try:
+            session._admit(timeout_s)
+        except DaskUnavailable:
+            session.close()
+            raise
+        if cluster is not None and dashboard and _has_bokeh():
+            session.dashboard = str(cluster.dashboard_link)
+        return session
+
+    def _admit(self, timeout_s: float) -> None:
+        """At least one worker, every worker on this engine's versions, the failure policy known."""
+        try:
+            self.client.wait_for_workers(1, timeout=timeout_s)
+        except (TimeoutError, OSError):
+            why = f"the Dask scheduler at {self.address} has no workers (waited {timeout_s:g}s)"
+            raise DaskUnavailable(why) from None
+        try:
+            theirs = self.client.run(dask_worker.versions)
+        except (ImportError, AttributeError) as exc:
+            raise DaskUnavailable(
+                f"the Dask workers cannot load nika's runtime ({exc}): {INSTALL_HINT} on every worker"
+            ) from None
+        ours = dask_worker.versions()
+        for worker, v in sorted(theirs.items()):
+            if v != ours:
+                diff = ", ".join(f"{k} {v.get(k)} (driver {ours[k]})" for k in ours if v.get(k) != ours[k])
+                raise DaskUnavailable(f"the Dask worker {worker} runs {diff}; every worker must match the driver")
+        self.workers = len(theirs)
+        self.allowed_failures = self.client.run_on_scheduler(dask_worker.allowed_failures)
+
+    def executor(self, host: ExecutorHost) -> DaskExecutor:
+        return DaskExecutor(self, host)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+_SHARED: list[DaskSession] = []
+
+
+def shared_session() -> DaskSession:
+    """The process's session for ``Options.executor = "dask"`` (``DASK_SCHEDULER_ADDRESS`` or a
+    ``LocalCluster``), started on first use and closed at exit."""
+    if not _SHARED:
+        import atexit
+
+        try:
+            session = DaskSession.start(os.environ.get("DASK_SCHEDULER_ADDRESS") or None)
+        except DaskUnavailable as exc:
+            raise TaskError(INTERNAL, str(exc)) from None
+        _SHARED.append(session)
+        atexit.register(session.close)
+    return _SHARED[0]
+
+
+class DaskExecutor:
+    """Effects as Dask tasks; what cannot leave the driver runs on the local executor."""
+
+    name = "dask"
+
+    def __init__(self, session: DaskSession, host: ExecutorHost) -> None:
+        self.session = session
+        self.host = host
+        self.local = LocalExecutor(host)
+
+    async def perform(self, call: EffectCall) -> EffectResult:
+        payload = self._payload(call)
+        if payload is None:
+            return await self.local.perform(call)
+        kind = payload["kind"]
+        key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
+        future = self.session.client.submit(dask_worker.perform, payload, key=key, pure=False, retries=0)
+        try:
+            record = await _settled(future)
+        except asyncio.CancelledError:
+            future.cancel()  # the worker sees it and kills what the effect started
+            raise
+        result = _result(record)
+        self.host.events.emit(
+            "verb_invoked",
+            [
+                ("task", call.task_id),
+                ("phase", "dask_effect"),
+                ("effect", kind),
+                ("worker", result.worker or ""),
+                ("duration_ms", result.duration_ms),
+            ],
+        )
+        return result
+
+    def _payload(self, call: EffectCall) -> dict[str, Any] | None:
+        """The plain record a worker receives, or ``None`` for an effect that stays in the driver."""
+        host = self.host
+        base: dict[str, Any] = {"call": call, "workdir": str(host.workdir), "env": {}, "grant": []}
+        base["cap_bytes"], base["engine"] = self.session.cap_bytes, dask_worker.ENGINE_VERSION
+        deadline = EFFECT_DEADLINE.get()
+        if deadline is not None:
+            import time
+
+            base["timeout_s"] = max(0.0, deadline[0] - time.monotonic())
+            base["timeout_ms"] = deadline[1]
+        if isinstance(call, ExecEffect):
+            return {**base, "kind": "exec"}
+        if isinstance(call, ModelEffect):
+            if call.model.startswith("mock/scripted"):
+                return None
+            return {**base, "kind": "model", "env": provider_env(call.model, host.engine_env)}
+        if isinstance(call, McpEffect):
+            return None
+        from checker.contracts import tables as contracts
+
+        c = contracts.contract(call.tool)
+        if c is None or not c.effects:
+            return None
+        env: dict[str, str] = {}
+        if call.net:
+            from runtime.net.ssrf import ALLOW_ENV
+
+            env = {ALLOW_ENV: host.engine_env[ALLOW_ENV]} if ALLOW_ENV in host.engine_env else {}
+        grant = [b.permits for b in host.boundary._chain()]
+        return {**base, "kind": "tool", "env": env, "grant": grant}
+
+
+def provider_env(model: str, engine_env: Any) -> dict[str, str]:
+    """The engine variables the provider of ``model`` reads, and no others."""
+    from checker.contracts import tables as contracts
+
+    pid = model.partition("/")[0]
+    info = contracts.providers().get(pid)
+    names = [f"NIKA_{pid.upper()}_BASE_URL", f"NIKA_{pid.upper()}_API_KEY", *(info.env_vars if info else ())]
+    return {n: engine_env[n] for n in names if n in engine_env}
+
+
+async def _settled(future: Any) -> tuple[str, Any]:
+    """Wait for a Dask future on this event loop: (``"finished"``, record) or (status, exception)."""
+    bridge: concurrent.futures.Future[tuple[str, Any]] = concurrent.futures.Future()
+
+    def deliver(f: Any) -> None:  # on a thread of the client's
+        try:
+            outcome = ("finished", f.result()) if f.status == "finished" else (str(f.status), f.exception())
+        except BaseException as exc:  # a cancelled or lost future still answers
+            outcome = ("error", exc)
+        if not bridge.done():
+            bridge.set_result(outcome)
+
+    future.add_done_callback(deliver)
+    return await asyncio.wrap_future(bridge)
+
+
+def _result(outcome: tuple[str, Any]) -> EffectResult:
+    status, value = outcome
+    if status != "finished":
+        return EffectResult(error=_lost(status, value))
+    r = value
+    ti, to, fr = r.get("tokens") or (None, None, None)
+    return EffectResult(
+        r.get("output"),
+        r.get("error"),
+        tuple(r.get("witness") or ()),
+        r.get("started_at", ""),
+        float(r.get("duration_ms") or 0.0),
+        ti,
+        to,
+        fr,
+        tuple(r.get("events") or ()),
+        r.get("worker"),
+    )
+
+
+def _lost(status: str, exc: Any) -> dict[str, Any]:
+    """A Dask failure as the task's error: a lost worker is transient (``retry:`` may run it again)."""
+    name = type(exc).__name__
+    text = str(exc).splitlines()[0] if exc is not None and str(exc) else name
+    if name in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError") or status == "lost":
+        return {
+            "code": dask_worker.LOST_CODE,
+            "message": f"the Dask worker performing the effect was lost ({name}); "
+            "`retry:` decides whether it runs again",
+            "transient": True,
+            "details": {"dask": name},
+        }
+    return {
+        "code": INTERNAL,
+        "message": f"the Dask executor failed: {name}: {text}",
+        "transient": False,
+        "details": {"dask": name},
+    }
+
+
+def _cap(env: dict[str, str]) -> int:
+    raw = env.get(CAP_VAR, "")
+    try:
+        return int(raw) if raw else RESULT_CAP_BYTES
+    except ValueError:
+        raise DaskUnavailable(f"{CAP_VAR} is not a number of bytes: {raw!r}") from None
+
+
+def _has_bokeh() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
