@@ -12,8 +12,9 @@ What stays in the driver: MCP calls (the servers are the run's own processes), p
 (nothing to distribute), and the scripted mock model (its script is one sequence for the run).
 
 A :class:`DaskSession` is one client per ``nika run``: a ``LocalCluster`` sized to the machine,
-or an existing scheduler joined by address. ``distributed`` is imported only here, only when
-``--executor dask`` asks for it.
+or an existing scheduler joined by address; ``Options(executor=session.executor)`` selects it
+(child workflows inherit it). ``distributed`` is imported only here, only when ``--executor
+dask`` asks for it.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from runtime.engine.executor import (
     McpEffect,
     ModelEffect,
 )
-from runtime.errors import INTERNAL, TaskError
+from runtime.errors import INTERNAL
 
 CONNECT_TIMEOUT_S = 5.0
 RESULT_CAP_BYTES = 64 * 1024 * 1024
@@ -143,24 +144,6 @@ class DaskSession:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
-
-
-_SHARED: list[DaskSession] = []
-
-
-def shared_session() -> DaskSession:
-    """The process's session for ``Options.executor = "dask"`` (``DASK_SCHEDULER_ADDRESS`` or a
-    ``LocalCluster``), started on first use and closed at exit."""
-    if not _SHARED:
-        import atexit
-
-        try:
-            session = DaskSession.start(os.environ.get("DASK_SCHEDULER_ADDRESS") or None)
-        except DaskUnavailable as exc:
-            raise TaskError(INTERNAL, str(exc)) from None
-        _SHARED.append(session)
-        atexit.register(session.close)
-    return _SHARED[0]
 
 
 class DaskExecutor:

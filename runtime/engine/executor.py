@@ -204,10 +204,6 @@ def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor
     """The executor ``Options.executor`` names (or builds), for one run."""
     if callable(choice):
         return choice(host)
-    if choice == "dask":  # loaded only when asked for: `distributed` is an optional extra
-        from runtime.engine.dask_executor import shared_session
-
-        return shared_session().executor(host)
     factory = EXECUTORS.get(choice)
     if factory is None:
         known = ", ".join(sorted(EXECUTORS))
