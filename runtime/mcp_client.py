@@ -226,9 +226,9 @@ def _why(exc: BaseException) -> str:
 class MCPPool:
     """The MCP servers one run has started."""
 
-    def __init__(self, run: McpHost) -> None:
-        self.run = run
-        self.servers, self.source = load_config(run.workdir)
+    def __init__(self, host: McpHost) -> None:
+        self.host = host
+        self.servers, self.source = load_config(host.workdir)
         self.conns: dict[str, Connection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -249,10 +249,10 @@ class MCPPool:
             conn = self.conns.get(server)
             if conn is not None and conn.client is not None:
                 return conn
-            from runtime.verbs.exec import compose_env
+            from runtime.permits import compose_env
 
-            env = compose_env(self.run.boundary.env_passthrough(tid), cfg.env, self.run.engine_env)
-            conn = Connection(cfg, env, self.run.workdir)
+            env = compose_env(self.host.boundary.env_passthrough(tid), cfg.env, self.host.engine_env)
+            conn = Connection(cfg, env, self.host.workdir)
             self.conns[server] = conn
             await conn.start()
             return conn
@@ -262,18 +262,18 @@ class MCPPool:
         await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
 
 
-def pool_of(run: McpHost) -> MCPPool:
-    if run.services.mcp is None:
-        run.services.mcp = MCPPool(run)
-    pool: MCPPool = run.services.mcp
+def pool_of(host: McpHost) -> MCPPool:
+    if host.services.mcp is None:
+        host.services.mcp = MCPPool(host)
+    pool: MCPPool = host.services.mcp
     return pool
 
 
-async def list_mcp_tools(run: McpHost, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
+async def list_mcp_tools(host: McpHost, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(tool id, description, input schema)`` for every tool of the servers a whitelist can reach."""
     from checker.core.globs import match_tool as matches
 
-    pool = pool_of(run)
+    pool = pool_of(host)
     wanted = [
         s for s in pool.servers if any(matches(r.lstrip("!").split("/", 1)[0], f"mcp:{s}") for r in rules if "/" in r)
     ]
@@ -285,10 +285,10 @@ async def list_mcp_tools(run: McpHost, tid: str, rules: list[str]) -> list[tuple
     return out
 
 
-async def call_mcp_tool(run: McpHost, tid: str, tool: str, args: dict[str, Any]) -> Any:
+async def call_mcp_tool(host: McpHost, tid: str, tool: str, args: dict[str, Any]) -> Any:
     """Perform one MCP tool call (the tool grant was judged by the caller, ``verbs/invoke``)."""
     server, name = split_tool(tool)
-    pool = pool_of(run)
+    pool = pool_of(host)
     conn = await pool.connection(tid, server)
     tools = await conn.list_tools()
     spec = tools.get(name)

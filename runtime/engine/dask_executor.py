@@ -205,11 +205,7 @@ class DaskExecutor:
         c = contracts.contract(call.tool)
         if c is None or not c.effects:
             return None
-        env: dict[str, str] = {}
-        if call.net:
-            from runtime.net.ssrf import ALLOW_ENV
-
-            env = {ALLOW_ENV: host.engine_env[ALLOW_ENV]} if ALLOW_ENV in host.engine_env else {}
+        env = tool_env(call.tool, host.engine_env) if call.net else {}
         grant = [b.permits for b in host.boundary._chain()]
         return {**base, "kind": "tool", "env": env, "grant": grant}
 
@@ -222,6 +218,16 @@ def provider_env(model: str, engine_env: Any) -> dict[str, str]:
     info = contracts.providers().get(pid)
     names = [f"NIKA_{pid.upper()}_BASE_URL", f"NIKA_{pid.upper()}_API_KEY", *(info.env_vars if info else ())]
     return {n: engine_env[n] for n in names if n in engine_env}
+
+
+# The engine configuration a network builtin reads (the SSRF allowance; notify's targets and relay).
+TOOL_ENV_PREFIXES = {"nika:notify": ("NIKA_FETCH_", "NIKA_NOTIFY_", "NIKA_SMTP_")}
+
+
+def tool_env(tool: str, engine_env: Any) -> dict[str, str]:
+    """The engine variables the network builtin ``tool`` reads, and no others."""
+    prefixes = TOOL_ENV_PREFIXES.get(tool, ("NIKA_FETCH_",))
+    return {n: v for n, v in engine_env.items() if n.startswith(prefixes)}
 
 
 async def _settled(future: Any) -> tuple[str, Any]:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from checker.core.vocab import Status
 from checker.model.workflow import Task
-from runtime.engine.dispatch import verb_stage
 from runtime.engine.records import Outcome
+from runtime.engine.stage import verb_stage
 from runtime.errors import TaskError
 from runtime.values import condition, materialise, reads_locals
 

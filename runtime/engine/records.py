@@ -58,6 +58,7 @@ class TaskRecord:
     bindings: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
     agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
+    recovered_from: dict[str, Any] | None = None  # the original error when on_error.recover settled it (13)
     started_monotonic: float = 0.0
 
     def view(self) -> dict[str, Any]:
@@ -85,6 +86,8 @@ class TaskRecord:
             out["bindings"] = plain(self.bindings)
         if self.agent is not None:
             out["agent"] = self.agent
+        if self.recovered_from is not None:
+            out["recovered_from"] = self.recovered_from
         return out
 
 
@@ -95,6 +98,7 @@ class Outcome:
     bindings: dict[str, Any] = field(default_factory=dict)
     error: TaskError | None = None
     started: bool = False  # the verb stage began (on_finally runs only then)
+    recovered_from: TaskError | None = None  # success by on_error.recover: the error it replaced (13)
 
 
 @dataclass

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from checker.core.vocab import Status
-from checker.model.workflow import CompiledWorkflow, Workflow
-from runtime.engine.context import RunSettings
+from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
+from runtime.engine.context import RunSettings, VerbContext
 from runtime.engine.events import EventSink, Fields, note
 from runtime.engine.executor import ExecutorHost, make_executor
 from runtime.engine.records import (
@@ -84,7 +84,8 @@ class Run:
         self.settled: dict[str, asyncio.Event] = {}
         self.task_views: dict[str, dict[str, Any]] = {}
         self.engine_env = dict(o.engine_env if o.engine_env is not None else os.environ)
-        self.base = base_scope(self.wf, inputs, Secrets(self.wf, self.engine_env, self.secret_values), self.task_views)
+        secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
+        self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = Services(self.engine_env, self.workdir, self.secret_values)
         host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env)
@@ -124,8 +125,9 @@ class Run:
         if self.cancelled:
             await self._cancel_all()
         await self.services.aclose()
-        outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled)
-        failed = any(r.status == Status.FAILURE for r in self.records.values()) or error is not None
+        failed = any(r.status == Status.FAILURE for r in self.records.values())
+        outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled, failed)
+        failed = failed or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
         self.emit(_END_KIND[state], [("workflow", self.wf.id), ("state", state), ("outputs", compact(outputs))])
         j = self.journal
@@ -218,6 +220,8 @@ class Run:
         rec.output = outcome.output
         rec.bindings = dict(outcome.bindings)
         rec.error = outcome.error.record(tid, rec.attempts or None) if outcome.error is not None else None
+        if outcome.recovered_from is not None:
+            rec.recovered_from = outcome.recovered_from.record(tid, rec.attempts or None)
         rec.agent = self.agent_records.pop(tid, None)
         rec.ended_at = now_iso()
         if rec.started_at is not None:
@@ -244,8 +248,34 @@ class Run:
         if rec.error is not None:
             fields.append(("error_code", rec.error["code"]))
             fields.append(("message", rec.error["message"]))
-        fields.append(("outcome", compact({"class": rec.status, "payload": {"attempts": rec.attempts}})))
+        payload: dict[str, Any] = {"attempts": rec.attempts}
+        if rec.recovered_from is not None:
+            fields.append(("recovered_from", rec.recovered_from["code"]))
+            payload["recovered_from"] = rec.recovered_from["code"]
+        fields.append(("outcome", compact({"class": rec.status, "payload": payload})))
         return fields
+
+    # -- seams (``nika test`` drives a run through them; the run is the same) ----------------
+
+    def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
+        """The run of a child workflow: in this run's working directory, under its permits too."""
+        return Run(compiled, inputs, options, workdir=self.workdir, parent_boundary=self.boundary)
+
+    async def backoff_wait(self, seconds: float) -> None:
+        """The pause between two attempts of a retried task."""
+        await asyncio.sleep(seconds)
+
+    async def run_verb(self, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:
+        """One verb call (a task's, an iteration's or an ``on_finally`` step's)."""
+        from runtime.engine.verb_call import run_verb
+
+        return await run_verb(self, tid, verb, scope, task)
+
+    async def call_tool(self, ctx: VerbContext, tool: str, args: dict[str, Any]) -> Any:
+        """One tool call of an agent's turn."""
+        from runtime.verbs.invoke import call_tool
+
+        return await call_tool(ctx, tool, args)
 
     # -- one task ----------------------------------------------------------------------------
 
