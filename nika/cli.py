@@ -137,8 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--executor",
         choices=("local", "dask"),
-        default="local",
-        help="where effects run: in this process (default), or on Dask workers (pip install 'nika-tools[dask]')",
+        default=None,
+        help="where effects run: in this process (default, or $NIKA_EXECUTOR), or on Dask workers "
+        "(pip install 'nika-tools[dask]')",
     )
     r.add_argument(
         "--scheduler",

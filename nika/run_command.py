@@ -28,7 +28,7 @@ def run_command(
     trace_dir: str | None = None,
     events: str | None = None,
     gc: bool = True,
-    executor: str = "local",
+    executor: str | None = None,
     scheduler: str | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
@@ -124,11 +124,14 @@ def run_command(
     return EXIT[result.workflow_state]
 
 
-def _dask_session(executor: str, scheduler: str | None, err: TextIO) -> Any:
+def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> Any:
     """The Dask session ``--executor dask`` asks for (``None`` for the local executor); a
     ``ValueError`` with a one-line message when it cannot be had."""
     import os
 
+    executor = executor or os.environ.get("NIKA_EXECUTOR") or "local"
+    if executor not in ("local", "dask"):
+        raise ValueError(f"NIKA_EXECUTOR is `{executor}`; the executors are `local` and `dask`")
     if executor != "dask":
         if scheduler:
             raise ValueError("--scheduler needs --executor dask")

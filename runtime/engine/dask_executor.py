@@ -126,11 +126,9 @@ class DaskSession:
             raise DaskUnavailable(
                 f"the Dask workers cannot load nika's runtime ({exc}): {INSTALL_HINT} on every worker"
             ) from None
-        ours = dask_worker.versions()
-        for worker, v in sorted(theirs.items()):
-            if v != ours:
-                diff = ", ".join(f"{k} {v.get(k)} (driver {ours[k]})" for k in ours if v.get(k) != ours[k])
-                raise DaskUnavailable(f"the Dask worker {worker} runs {diff}; every worker must match the driver")
+        why = version_mismatch(dask_worker.versions(), theirs)
+        if why is not None:
+            raise DaskUnavailable(why)
         self.workers = len(theirs)
         self.allowed_failures = self.client.run_on_scheduler(dask_worker.allowed_failures)
 
@@ -218,6 +216,15 @@ def provider_env(model: str, engine_env: Any) -> dict[str, str]:
     info = contracts.providers().get(pid)
     names = [f"NIKA_{pid.upper()}_BASE_URL", f"NIKA_{pid.upper()}_API_KEY", *(info.env_vars if info else ())]
     return {n: engine_env[n] for n in names if n in engine_env}
+
+
+def version_mismatch(ours: dict[str, str], theirs: dict[str, dict[str, str]]) -> str | None:
+    """Why the workers (``{address: versions}``) cannot serve this driver, or ``None``."""
+    for worker, v in sorted(theirs.items()):
+        if v != ours:
+            diff = ", ".join(f"{k} {v.get(k)} (the driver has {ours[k]})" for k in ours if v.get(k) != ours[k])
+            return f"the Dask worker {worker} runs {diff}; every worker must run the driver's versions"
+    return None
 
 
 # The engine configuration a network builtin reads (the SSRF allowance; notify's targets and relay).

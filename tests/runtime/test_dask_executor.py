@@ -280,3 +280,36 @@ def _gone(pid: int) -> None:
             return
         time.sleep(0.05)
     pytest.fail(f"process {pid} outlived its task")
+
+
+def test_workers_on_another_version_are_refused_clearly() -> None:
+    from runtime.engine import dask_worker
+    from runtime.engine.dask_executor import version_mismatch
+
+    ours = {"python": "3.11", "nika": "nika-tools 0.1.0", "distributed": "2026.8.0"}
+    assert version_mismatch(ours, {"tcp://a:1": dict(ours)}) is None
+    why = version_mismatch(ours, {"tcp://a:1": dict(ours), "tcp://b:2": {**ours, "python": "3.12"}})
+    assert why == (
+        "the Dask worker tcp://b:2 runs python 3.12 (the driver has 3.11); every worker must run the driver's versions"
+    )
+    # a worker that joined later still refuses an effect sent by another engine version
+    out = dask_worker.perform({"kind": "exec", "engine": "nika-tools 0.0.1", "cap_bytes": 1000})
+    assert out["error"]["code"] == "NIKA-IMPL-003"
+    assert "nika-tools 0.0.1" in out["error"]["message"] and dask_worker.ENGINE_VERSION in out["error"]["message"]
+
+
+def test_the_executor_options_are_judged_before_any_effect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from nika.run_command import run_command
+
+    wf = tmp_path / "w.nika.yaml"
+    wf.write_text('nika: v1\nworkflow: { id: w }\ntasks:\n  a: { infer: { model: mock/echo, prompt: "x" } }\n')
+    monkeypatch.chdir(tmp_path)
+    err = io.StringIO()
+    assert run_command(str(wf), scheduler="tcp://127.0.0.1:1", out=io.StringIO(), err=err) == 1
+    assert err.getvalue() == "nika run: --scheduler needs --executor dask\n"
+    monkeypatch.setenv("NIKA_EXECUTOR", "ray")
+    err = io.StringIO()
+    assert run_command(str(wf), out=io.StringIO(), err=err) == 1
+    assert "NIKA_EXECUTOR is `ray`; the executors are `local` and `dask`" in err.getvalue()
