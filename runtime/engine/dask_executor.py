@@ -184,6 +184,7 @@ class DaskExecutor:
         host = self.host
         base: dict[str, Any] = {"call": call, "workdir": str(host.workdir), "env": {}, "grant": []}
         base["cap_bytes"], base["engine"] = self.session.cap_bytes, dask_worker.ENGINE_VERSION
+        base["once"] = bool(self.session.allowed_failures)  # the scheduler may re-run it: the worker checks
         deadline = EFFECT_DEADLINE.get()
         if deadline is not None:
             import time

@@ -47,6 +47,20 @@ def allowed_failures(dask_scheduler: Any) -> int:
     return int(dask_scheduler.allowed_failures)
 
 
+def lost_count(key: str, dask_scheduler: Any) -> int:
+    """How many workers died while running ``key`` (run on the scheduler)."""
+    ts = dask_scheduler.tasks.get(key)
+    return int(ts.suspicious) if ts is not None else 0
+
+
+def _ran_before(key: str) -> bool:
+    """Whether the scheduler already lost a worker running this effect (it re-runs such a task
+    when its ``allowed-failures`` is above 0; the driver then asks for this check)."""
+    from distributed import get_client
+
+    return get_client().run_on_scheduler(lost_count, key) > 0
+
+
 def perform(payload: dict[str, Any]) -> dict[str, Any]:
     """Run one effect here and answer its plain record (never raises: a raise would print the
     arguments, and with them the effect's environment, into the worker's log)."""
@@ -60,6 +74,14 @@ def perform(payload: dict[str, Any]) -> dict[str, Any]:
                 LOST_CODE,
                 f"the Dask worker runs {ENGINE_VERSION} and the driver {payload.get('engine')}; "
                 "every worker must run the driver's version",
+            )
+        if payload.get("once") and _ran_before(str(payload.get("key"))):
+            raise TaskError(
+                LOST_CODE,
+                "the Dask worker that started this effect was lost, and the scheduler sent it to another "
+                "worker; it is not run twice (`retry:` decides whether it runs again)",
+                transient=True,
+                details={"dask": "rescheduled"},
             )
         output, tokens = asyncio.run(_guarded(payload, witness, events))
         out.update(output=output, tokens=tokens)

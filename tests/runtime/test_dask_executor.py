@@ -313,3 +313,22 @@ def test_the_executor_options_are_judged_before_any_effect(tmp_path: Path, monke
     err = io.StringIO()
     assert run_command(str(wf), out=io.StringIO(), err=err) == 1
     assert "NIKA_EXECUTOR is `ray`; the executors are `local` and `dask`" in err.getvalue()
+
+
+def test_a_scheduler_that_reruns_lost_tasks_still_runs_an_effect_once(session: DaskSession, tmp_path: Path) -> None:
+    def set_failures(n: int, dask_scheduler: Any = None) -> None:
+        dask_scheduler.allowed_failures = n
+
+    session.client.wait_for_workers(2, timeout=30)  # a worker killed above has been restarted by its nanny
+    session.client.run_on_scheduler(set_failures, 3)  # a shared cluster's default policy
+    try:
+        count = _killer(tmp_path)
+        wf = 'nika: v1\nworkflow: { id: once }\npermits: { exec: ["./killer.sh"] }\n'
+        wf += 'tasks:\n  work: { exec: { command: ["./killer.sh"] } }\n'
+        result = run_yaml(wf, tmp_path, executor=dataclasses.replace(session, allowed_failures=3).executor)
+    finally:
+        session.client.run_on_scheduler(set_failures, 0)
+    err = result.tasks["work"].error
+    assert err is not None and err["code"] == "NIKA-IMPL-003" and err["transient"] is True
+    assert "not run twice" in err["message"]
+    assert count.read_text().split() == ["run"]
