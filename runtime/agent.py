@@ -472,6 +472,13 @@ class AgentLoop:
         self._est_in = est_in
         return cap
 
+    async def _complete(self, req: Request) -> Response:
+        """One model call, performed by the run's executor (the whole reply comes back)."""
+        from runtime.engine.executor import ModelEffect
+
+        result = await self.ctx.perform(ModelEffect(self.tid, req.model, req, reply=True))
+        return result.value()
+
     async def _call(self, provider: Any, name: str, base: Request) -> Response:
         """One model call: admitted first (budgets bound it), transient failures retried a bounded
         number of times inside the same turn (a retry is an attempt, not a turn)."""
@@ -496,7 +503,7 @@ class AgentLoop:
             t0 = time.monotonic()
             self._in_flight = (base.model, t0)
             try:
-                reply = await provider.complete(name, req)
+                reply = await self._complete(req)
             except TaskError as err:
                 self._in_flight = None
                 self._model_event(base.model, None, t0, err.code)

@@ -9,7 +9,8 @@ witnesses it journals. Task keys name only the effect kind, the task id and a ra
 (never an argument, so never a secret).
 
 What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
-(nothing to distribute), and the scripted mock model (its script is one sequence for the run).
+(nothing to distribute), the scripted mock model and the mock's agent turns (their script cursor
+and turn counter are state of the run).
 
 A :class:`DaskSession` is one client per ``nika run``: a ``LocalCluster`` sized to the machine,
 or an existing scheduler joined by address; ``Options(executor=session.executor)`` selects it
@@ -194,8 +195,8 @@ class DaskExecutor:
         if isinstance(call, ExecEffect):
             return {**base, "kind": "exec"}
         if isinstance(call, ModelEffect):
-            if call.model.startswith("mock/scripted"):
-                return None
+            if call.model.startswith("mock/scripted") or (call.reply and call.model.startswith("mock/")):
+                return None  # the mock's script cursor and turn counter are the run's state
             return {**base, "kind": "model", "env": provider_env(call.model, host.engine_env)}
         if isinstance(call, McpEffect):
             return None

@@ -194,7 +194,8 @@ async def _model(payload: dict[str, Any]) -> tuple[Any, tuple[int | None, int | 
         response = await provider.complete(name, call.request)
     finally:
         await services.aclose()
-    return response.value, (response.tokens_in, response.tokens_out, response.finish_reason)
+    output = response if call.reply else response.value
+    return output, (response.tokens_in, response.tokens_out, response.finish_reason)
 
 
 async def _builtin(payload: dict[str, Any], witness: list[dict[str, Any]], events: list[dict[str, Any]]) -> Any:

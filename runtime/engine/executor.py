@@ -77,6 +77,7 @@ class ModelEffect:
     task_id: str
     model: str  # `provider/name`
     request: Request
+    reply: bool = False  # the output is the whole Response (an agent's turn: tool calls, usage), not its value
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,8 @@ class LocalExecutor:
         if isinstance(call, ModelEffect):
             provider, name = self.host.services.provider_for(call.model)
             response = await provider.complete(name, call.request)
-            return response.value, (response.tokens_in, response.tokens_out, response.finish_reason)
+            output = response if call.reply else response.value
+            return output, (response.tokens_in, response.tokens_out, response.finish_reason)
         if isinstance(call, McpEffect):
             from runtime.mcp_client import call_mcp_tool
 

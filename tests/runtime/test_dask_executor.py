@@ -332,3 +332,40 @@ def test_a_scheduler_that_reruns_lost_tasks_still_runs_an_effect_once(session: D
     assert err is not None and err["code"] == "NIKA-IMPL-003" and err["transient"] is True
     assert "not run twice" in err["message"]
     assert count.read_text().split() == ["run"]
+
+
+AGENT = """
+nika: v1
+workflow: { id: agent-on-dask }
+model: openai/gpt-test
+permits: { tools: ["nika:done"] }
+tasks:
+  loop:
+    agent:
+      prompt: "go"
+      tools: ["nika:done"]
+      schema: { type: object, required: [status], properties: { status: { type: string } } }
+"""
+
+
+def test_an_agent_turn_is_performed_on_a_worker_with_only_its_provider_key(
+    session: DaskSession, tmp_path: Path
+) -> None:
+    from fake_llm import openai, serve
+
+    key = "sk-test-0123456789abcdef"
+    results = []
+    for executor in ("local", session.executor):
+        with serve([openai(calls=[("nika_done", {"result": {"status": "ok"}})])]) as fake:
+            env = {"NIKA_OPENAI_BASE_URL": fake.url + "/v1/chat/completions", "NIKA_OPENAI_API_KEY": key}
+            results.append(run_yaml(AGENT, tmp_path, engine_env={**env, "UNRELATED_TOKEN": "t0p"}, executor=executor))
+            assert fake.count == 1 and fake.seen[0].headers["authorization"] == f"Bearer {key}"
+    local, dask = results
+    assert _records(dask) == _records(local)
+    assert dask.tasks["loop"].output == {"status": "ok"} and dask.tasks["loop"].agent == local.tasks["loop"].agent
+    assert [e["effect"] for e in dask.events if e.get("phase") == "dask_effect"] == ["model"]
+    from runtime.engine.dask_executor import provider_env
+
+    assert provider_env("openai/gpt-test", {"NIKA_OPENAI_API_KEY": key, "UNRELATED_TOKEN": "t0p"}) == {
+        "NIKA_OPENAI_API_KEY": key
+    }
