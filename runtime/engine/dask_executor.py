@@ -44,6 +44,9 @@ CONNECT_TIMEOUT_S = 5.0
 RESULT_CAP_BYTES = 64 * 1024 * 1024
 CAP_VAR = "NIKA_DASK_MAX_RESULT_BYTES"
 INSTALL_HINT = "pip install 'nika-tools[dask]'"
+# A local cluster sends every submitted effect to a worker at once (no queue on the scheduler):
+# the driver's `max_parallel` is already the cap on what is in flight.
+SCHEDULER_TUNING = {"distributed.scheduler.worker-saturation": "inf"}
 
 
 class DaskUnavailable(Exception):
@@ -94,12 +97,12 @@ class DaskSession:
             import logging
 
             # A lost worker fails its task at once: `retry:` decides whether the effect runs again.
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0, **SCHEDULER_TUNING}):
                 cluster = distributed.LocalCluster(
                     n_workers=n_workers or os.cpu_count() or 1,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=":0" if dashboard and _has_bokeh() else None,
+                    dashboard_address=":0",  # a free port (its HTTP server runs with or without bokeh)
                     worker_dashboard_address=None,
                     silence_logs=logging.ERROR,
                 )
