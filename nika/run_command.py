@@ -147,6 +147,8 @@ def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> A
     line = f"nika run: dask: {where} ({session.workers} workers)"
     if session.dashboard:
         line += f"; dashboard {session.dashboard}"
+    elif not address:
+        line += "; no dashboard (pip install bokeh for one)"
     _write(err, line + "\n")
     return session
 
