@@ -369,3 +369,44 @@ def test_an_agent_turn_is_performed_on_a_worker_with_only_its_provider_key(
     assert provider_env("openai/gpt-test", {"NIKA_OPENAI_API_KEY": key, "UNRELATED_TOKEN": "t0p"}) == {
         "NIKA_OPENAI_API_KEY": key
     }
+
+
+def test_the_worker_judge_built_from_the_sent_grant_decides_as_the_driver(tmp_path_factory: Any) -> None:
+    """check ≡ run on the worker: the grant as Dask sends it (pickled permits, the caller's too)
+    rebuilt by the worker gives every path the driver's verdict, code and message."""
+    import json
+    import pickle
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from test_check_run_differential import literal_path, path_text
+
+    from checker.engine.pipeline import compile_text
+    from runtime.engine.dask_worker import grant_boundary
+    from runtime.errors import TaskError
+    from runtime.permits import Boundary
+
+    def verdict(fn: Any) -> Any:
+        try:
+            return str(fn())
+        except TaskError as exc:
+            return (exc.code, exc.message)
+
+    @settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mine=st.lists(path_text, max_size=3), callers=st.lists(path_text, max_size=2), path=literal_path)
+    def case(mine: list[str], callers: list[str], path: str) -> None:
+        tmp = tmp_path_factory.mktemp("grant")
+        perms = []
+        for grants in (mine, callers):
+            src = f"nika: v1\nworkflow: {{ id: g }}\npermits: {{ fs: {{ read: {json.dumps(grants)} }} }}\n"
+            src += 'tasks:\n  t: { infer: { model: mock/echo, prompt: "x" } }\n'
+            wf = compile_text(src, str(tmp / "g.nika.yaml"), str(tmp)).workflow
+            if wf is None:
+                return
+            perms.append(wf.permits)
+        driver = Boundary(perms[0], tmp, None, Boundary(perms[1], tmp))
+        sent = pickle.loads(pickle.dumps([b.permits for b in driver._chain()]))
+        worker = grant_boundary(sent, tmp, [])
+        assert verdict(lambda: worker.resolve("t", path, "read")) == verdict(lambda: driver.resolve("t", path, "read"))
+
+    case()
