@@ -109,7 +109,7 @@ def _config(cwd: Path, env: Mapping[str, str]) -> list[Line]:
             )
         )
     from runtime.errors import TaskError
-    from runtime.mcp_client import load_config
+    from runtime.mcp_config import load_config
 
     try:
         servers, path = load_config(cwd)

@@ -1,11 +1,10 @@
 """MCP tools (``mcp:<server>/<tool>``) on the official ``mcp`` SDK (2.x).
 
-Servers are declared in engine configuration, never in the workflow: ``.nika/mcp.json`` beside the
-workflow (else in the working directory), in the common shape::
-
-    {"mcpServers": {
-        "files": {"command": "python3", "args": ["server.py"], "env": {"ROOT": "/data"}},
-        "search": {"url": "http://127.0.0.1:8765/mcp"}}}
+Servers are declared in engine configuration, never in the workflow (:mod:`runtime.mcp_config`:
+read once before the first task, refused when the workflow could write it). Starting a stdio
+server is an ``exec`` effect of the calling task: its ``command`` is judged by ``permits.exec``
+and the exec blocklist like an ``exec: { command: [...] }`` and witnessed in the journal, so under
+``permits: {}`` (or any block without an ``exec`` grant for it) no server process is started.
 
 A stdio server is started on first use (in its own process group, so shutting it down takes its
 children too), reused for the rest of the run and stopped when the run ends; a URL is reached over
@@ -25,14 +24,15 @@ import base64
 import contextlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime import limits
 from runtime.errors import TaskError
+from runtime.mcp_config import CONFIG_FILE, ServerConfig, refuse_if_writable
 
 if TYPE_CHECKING:
+    from runtime.engine.events import EventSink
     from runtime.permits import Boundary
     from runtime.services import Services
 
@@ -48,53 +48,12 @@ class McpHost(Protocol):
     def services(self) -> Services: ...
     @property
     def engine_env(self) -> Mapping[str, str]: ...
+    @property
+    def events(self) -> EventSink: ...
 
 
 UNAVAILABLE = "NIKA-MCP-001"
 CALL_FAILED = "NIKA-MCP-002"
-CONFIG_FILE = Path(".nika") / "mcp.json"
-
-
-@dataclass
-class ServerConfig:
-    name: str
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def load_config(workdir: Path) -> tuple[dict[str, ServerConfig], str | None]:
-    """The declared servers and the file they came from (``{}``, ``None`` when there is none)."""
-    for base in (workdir, Path.cwd()):
-        path = base / CONFIG_FILE
-        if path.is_file():
-            break
-    else:
-        return {}, None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TaskError(UNAVAILABLE, f"{path} cannot be read as JSON: {exc}") from None
-    table = doc.get("mcpServers", doc.get("servers", {})) if isinstance(doc, dict) else None
-    if not isinstance(table, dict):
-        raise TaskError(UNAVAILABLE, f"{path} must hold an object `mcpServers` mapping names to servers")
-    out: dict[str, ServerConfig] = {}
-    for name, row in table.items():
-        if not isinstance(row, dict) or not (isinstance(row.get("command"), str) or isinstance(row.get("url"), str)):
-            raise TaskError(UNAVAILABLE, f"{path}: server `{name}` needs a `command` (stdio) or a `url` (HTTP)")
-        out[name] = ServerConfig(
-            name,
-            row.get("command"),
-            [str(a) for a in row.get("args", [])],
-            {str(k): str(v) for k, v in (row.get("env") or {}).items()},
-            row.get("cwd"),
-            row.get("url"),
-            {str(k): str(v) for k, v in (row.get("headers") or {}).items()},
-        )
-    return out, str(path)
 
 
 def split_tool(tool: str) -> tuple[str, str]:
@@ -228,11 +187,15 @@ class MCPPool:
 
     def __init__(self, host: McpHost) -> None:
         self.host = host
-        self.servers, self.source = load_config(host.workdir)
+        self.config = host.services.mcp_config
+        self.servers = self.config.servers
+        self.source = self.config.source
         self.conns: dict[str, Connection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def connection(self, tid: str, server: str) -> Connection:
+        self.config.usable()
+        refuse_if_writable(self.config, self.host.boundary)
         cfg = self.servers.get(server)
         if cfg is None:
             where = self.source or f"{CONFIG_FILE} (none found)"
@@ -251,6 +214,8 @@ class MCPPool:
                 return conn
             from runtime.permits import compose_env
 
+            if cfg.command is not None and not cfg.url:
+                judge_spawn(self.host, tid, cfg)
             env = compose_env(self.host.boundary.env_passthrough(tid), cfg.env, self.host.engine_env)
             conn = Connection(cfg, env, self.host.workdir)
             self.conns[server] = conn
@@ -260,6 +225,26 @@ class MCPPool:
     async def aclose(self) -> None:
         conns, self.conns = list(self.conns.values()), {}
         await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+
+
+def judge_spawn(host: McpHost, tid: str, cfg: ServerConfig) -> None:
+    """A stdio server is a process the calling task starts: ``permits.exec`` and the blocklist
+    judge its argv (NIKA-SEC-004 / NIKA-SEC-001) and the journal witnesses the spawn."""
+    from checker.contracts.blocklist import judge_words
+
+    assert cfg.command is not None
+    host.boundary.check_exec(tid, cfg.command, shell=False)
+    why = judge_words([cfg.command, *cfg.args])
+    if why is not None:
+        raise TaskError(
+            "NIKA-SEC-001",
+            f"MCP server `{cfg.name}`: the command was refused by the exec blocklist: {why}",
+            details={"server": cfg.name, "reason": why},
+        )
+    host.events.emit(
+        "tool_invoked",
+        [("task", tid), ("event", "mcp_server_spawn"), ("server", cfg.name), ("argv", [cfg.command, *cfg.args])],
+    )
 
 
 def pool_of(host: McpHost) -> MCPPool:

@@ -254,3 +254,16 @@ class Boundary:
                 )
         self._say(task, "fs", path, True, f"permits.fs.{mode} grants the canonical path")
         return Path(canonical)
+
+    def write_grant_covering(self, path: str) -> str | None:
+        """The ``permits.fs.write`` globs (of this workflow or a caller) that admit ``path``, or
+        ``None``; a silent probe (no witness): used to keep engine configuration out of reach."""
+        canonical = os.path.realpath(path)
+        for b in self._chain():
+            if b.permits is None:
+                continue
+            globs = b._strings("fs_write")
+            for candidate in {canonical, os.path.abspath(path)}:
+                if globs and b._fs_judge("write").check("fs.write", candidate) is None:
+                    return ", ".join(f"`{g}`" for g in globs)
+        return None

@@ -40,11 +40,13 @@ class TestRun(Run):
     __test__ = False
 
     def __init__(self, *args: Any, case: Case, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
         self.case = case
         self.calls: dict[str, int] = {}
         self.skipped_wait = 0.0
-        self.services = ScriptedServices(self.engine_env, self.workdir, self.secret_values, case.replies)
+        super().__init__(*args, **kwargs)
+
+    def make_services(self) -> Services:
+        return ScriptedServices(self.engine_env, self.workdir, self.secret_values, self.case.replies)
 
     async def backoff_wait(self, seconds: float) -> None:
         """Retry back-off is not waited for in a test: the attempts and their order are the same."""

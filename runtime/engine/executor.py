@@ -194,6 +194,8 @@ class LocalExecutor:
                 "env": host.engine_env,
                 "judge_url": lambda url: host.boundary.check_url(tid, url, inert=call.inert),
             }
+        if call.tool in PROVIDER_TOOLS:  # media providers are engine transport, like `infer:`, never permits.net
+            extra["services"] = host.services
         ctx = builtins.BuiltinContext(
             workdir=host.workdir,
             resolve_read=lambda p: host.boundary.resolve(tid, p, "read"),
@@ -207,6 +209,7 @@ class LocalExecutor:
 
 
 EXECUTORS: dict[str, ExecutorFactory] = {"local": LocalExecutor}
+PROVIDER_TOOLS = frozenset({"nika:image_generate", "nika:tts_generate"})  # builtins that call a model provider
 
 
 def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor:

@@ -42,6 +42,7 @@ class Options:
     on_event: Callable[[dict[str, Any]], None] | None = None
     engine_env: Mapping[str, str] | None = None
     executor: str | ExecutorFactory = "local"
+    mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
 
 
 @dataclass

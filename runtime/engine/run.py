@@ -41,7 +41,8 @@ from runtime.engine.records import (
 from runtime.engine.scope import Secrets, base_scope, workflow_outputs
 from runtime.errors import INTERNAL, TaskError
 from runtime.permits import Boundary
-from runtime.trace import TRACE_FORMAT, Journal
+from runtime.services import Services
+from runtime.trace import TRACE_FORMAT, Journal, source_digests
 
 _SETTLED_KIND = {
     Status.SUCCESS: "task_completed",
@@ -66,7 +67,6 @@ class Run:
     ) -> None:
         assert compiled.workflow is not None and compiled.graph is not None
         from runtime.redact import Redactor
-        from runtime.services import Services
 
         self.compiled = compiled
         self.wf: Workflow = compiled.workflow
@@ -87,7 +87,7 @@ class Run:
         secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
         self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
-        self.services = Services(self.engine_env, self.workdir, self.secret_values)
+        self.services = self.make_services()
         host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env)
         self.executor = make_executor(o.executor, host)
         self.settings = RunSettings(
@@ -136,19 +136,17 @@ class Run:
         return RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
 
     def _announce(self) -> None:
-        import hashlib
         import platform
 
         wf = self.wf
         permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
-        src = self.compiled.source.text.encode("utf-8")
         self.emit(
             "workflow_started",
             [
                 ("workflow", wf.id),
                 ("permits", "declared boundary · default-deny" if wf.permits else "no permits block · zero authority"),
                 ("permits_json", permits_json or "{}"),
-                ("workflow_sha256", hashlib.sha256(src).hexdigest()),
+                *source_digests(self.compiled.source.text),
                 ("sandbox", "noop"),
                 ("trace_format", TRACE_FORMAT),
                 ("engine_version", ENGINE_VERSION),
@@ -256,6 +254,10 @@ class Run:
         return fields
 
     # -- seams (``nika test`` drives a run through them; the run is the same) ----------------
+
+    def make_services(self) -> Services:
+        """The providers, HTTP client and MCP servers this run's effects use."""
+        return Services(self.engine_env, self.workdir, self.secret_values, self.options.mcp_config)
 
     def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
         """The run of a child workflow: in this run's working directory, under its permits too."""

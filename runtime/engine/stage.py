@@ -14,7 +14,7 @@ from checker.model.workflow import Exec, Invoke, Task
 from runtime.engine.executor import EFFECT_DEADLINE
 from runtime.engine.records import Outcome, timeout_error
 from runtime.engine.retry import attempts
-from runtime.errors import TaskError
+from runtime.errors import INTERNAL, TaskError
 from runtime.values import materialise
 
 if TYPE_CHECKING:
@@ -34,8 +34,9 @@ async def verb_stage(run: Run, task: Task, scope: dict[str, Any], iteration: int
                 EFFECT_DEADLINE.reset(token)
         else:
             raw = await attempts(run, task, scope, iteration)
+        refuse_deep(task.id, raw)
         check_returns(run, task, raw)
-        return Outcome(Status.SUCCESS, raw, bind(task, raw), started=True)
+        return Outcome(Status.SUCCESS, raw, await bind(task, raw), started=True)
     except TaskError as err:
         return await on_error(run, task, scope, err)
 
@@ -72,16 +73,31 @@ async def on_error(run: Run, task: Task, scope: dict[str, Any], err: TaskError) 
         return Outcome(Status.FAILURE, error=TaskError(err.code, err.message, err.transient, details), started=True)
     run.sink.emit("task_recovered", [("task", task.id), ("error_code", err.code)])
     try:
-        bound = bind(task, value)
+        bound = await bind(task, value)
     except TaskError as berr:
         return Outcome(Status.FAILURE, error=berr, started=True)
     return Outcome(Status.SUCCESS, value, bound, started=True, recovered_from=err)
 
 
-def bind(task: Task, raw: Any) -> dict[str, Any]:
+def refuse_deep(tid: str, raw: Any) -> None:
+    """The backstop for values nested past ``MAX_VALUE_DEPTH`` from any verb (the sources that
+    parse JSON refuse them first with their own codes): a typed failure, never a stack overflow
+    while the task settles."""
+    from runtime.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if deeper_than(raw, MAX_VALUE_DEPTH):
+        raise TaskError(
+            INTERNAL,
+            f"the output of `{tid}` nests deeper than {MAX_VALUE_DEPTH} levels, which this engine refuses to hold",
+            details={"max_depth": MAX_VALUE_DEPTH},
+        )
+
+
+async def bind(task: Task, raw: Any) -> dict[str, Any]:
     """The ``output:`` bindings (jq over the raw output)."""
     if not task.output:
         return {}
     from runtime.jq import run_binding
 
-    return {b.name: run_binding(b.name, str(b.value.value), raw) for b in task.output}
+    return {b.name: await run_binding(b.name, str(b.value.value), raw) for b in task.output}

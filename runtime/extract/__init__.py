@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,4 +71,6 @@ def _refuse_binary(mode: str, page: Page) -> None:
 async def run(mode: str, page: Page, args: dict[str, Any]) -> Any:
     fn = extractor(mode)
     _refuse_binary(mode, page)
+    if inspect.iscoroutinefunction(fn):  # `jq`: the runtime's jq worker keeps the loop free itself
+        return await fn(page, args)
     return await asyncio.to_thread(fn, page, args)

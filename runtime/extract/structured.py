@@ -1,5 +1,5 @@
 """``raw`` (the body as UTF-8 text, refused when it is not) and ``jq`` (the body as JSON through
-the project's libjq binding; the exactly-one-output law of 04 §bindings)."""
+the runtime's one jq, :mod:`runtime.jq`; the exactly-one-output law of 04 §bindings)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ def raw(page: Page, args: dict[str, Any]) -> str:
         raise fail("the response body is not UTF-8 text, so `mode: raw` cannot return it") from None
 
 
-def jq_mode(page: Page, args: dict[str, Any]) -> Any:
-    import jq
+async def jq_mode(page: Page, args: dict[str, Any]) -> Any:
+    """Through the runtime's one jq (no view of the environment, a deadline, a killable worker)."""
+    from runtime.jq import evaluate
+    from runtime.jq_worker import JqTimeLimit
 
     program = str(args.get("jq") or ".")
     try:
@@ -26,9 +28,11 @@ def jq_mode(page: Page, args: dict[str, Any]) -> Any:
     except ValueError:
         raise fail("the response is not JSON, so `mode: jq` cannot read it") from None
     try:
-        results = jq.compile(program).input_value(doc).all()
+        results = await evaluate(program, doc)
     except ValueError as e:
         raise fail(f"the jq expression `{program}` failed: {e}") from None
+    except JqTimeLimit:
+        raise fail(f"the jq expression `{program}` ran past its time limit and was stopped") from None
     if len(results) != 1:
         raise fail(
             f"the jq expression `{program}` yielded {len(results)} values; it must yield exactly one "

@@ -82,6 +82,7 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
         call_stack=stack,
         engine_env=ctx.engine_env,
         executor=s.executor,
+        mcp_config=ctx.services.mcp_config,  # the root run's MCP table, read once before its first task
     )
     result = await ctx.run_child(compiled, inputs, opts)
     ctx.emit(

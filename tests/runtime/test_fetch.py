@@ -420,3 +420,13 @@ async def test_notify_failures(server: int, tmp_path: Path) -> None:
             tmp_path, {"channel": "webhook", "target": f"http://127.0.0.1:{server}/hook", "message": "m"}, allow=""
         )
     assert e.value.code == "NIKA-SEC-004"
+
+
+async def test_jq_mode_has_no_view_of_the_environment(
+    server: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mode: jq` is the runtime's one jq: `$ENV`/`env` are `{}` there too (spec 01, zero env passthrough)."""
+    monkeypatch.setenv("NIKA_TEST_FETCH_CANARY", "canary-do-not-leak")
+    url = f"http://127.0.0.1:{server}/json"
+    got = await _fetch(tmp_path, {"url": url, "mode": "jq", "jq": "[$ENV, env, (.users | length)]"})
+    assert got == [{}, {}, 2]
