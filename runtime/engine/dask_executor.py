@@ -9,8 +9,9 @@ witnesses it journals. Task keys name only the effect kind, the task id and a ra
 (never an argument, so never a secret).
 
 What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
-(nothing to distribute), the scripted mock model and the mock's agent turns (their script cursor
-and turn counter are state of the run).
+(nothing to distribute), the media builtins that reach a model provider through the run's
+services, the scripted mock model and the mock's agent turns (their script cursor and turn
+counter are state of the run).
 
 A :class:`DaskSession` is one client per ``nika run``: a ``LocalCluster`` sized to the machine,
 or an existing scheduler joined by address; ``Options(executor=session.executor)`` selects it
@@ -30,6 +31,7 @@ from typing import Any
 from runtime.engine import dask_worker
 from runtime.engine.executor import (
     EFFECT_DEADLINE,
+    PROVIDER_TOOLS,
     EffectCall,
     EffectResult,
     ExecEffect,
@@ -206,8 +208,8 @@ class DaskExecutor:
         from checker.contracts import tables as contracts
 
         c = contracts.contract(call.tool)
-        if c is None or not c.effects:
-            return None
+        if c is None or not c.effects or call.tool in PROVIDER_TOOLS:
+            return None  # nothing to distribute, or a media provider reached through the run's services
         env = tool_env(call.tool, host.engine_env) if call.net else {}
         grant = [b.permits for b in host.boundary._chain()]
         return {**base, "kind": "tool", "env": env, "grant": grant}
