@@ -392,7 +392,7 @@ def test_the_worker_judge_built_from_the_sent_grant_decides_as_the_driver(tmp_pa
         except TaskError as exc:
             return (exc.code, exc.message)
 
-    @settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=30, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
     @given(mine=st.lists(path_text, max_size=3), callers=st.lists(path_text, max_size=2), path=literal_path)
     def case(mine: list[str], callers: list[str], path: str) -> None:
         tmp = tmp_path_factory.mktemp("grant")
