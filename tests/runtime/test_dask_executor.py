@@ -284,7 +284,7 @@ def _gone(pid: int) -> None:
 
 def test_workers_on_another_version_are_refused_clearly() -> None:
     from runtime.engine import dask_worker
-    from runtime.engine.dask_executor import version_mismatch
+    from runtime.engine.dask_wire import version_mismatch
 
     ours = {"python": "3.11", "nika": "nika-tools 0.1.0", "distributed": "2026.8.0"}
     assert version_mismatch(ours, {"tcp://a:1": dict(ours)}) is None
@@ -364,7 +364,7 @@ def test_an_agent_turn_is_performed_on_a_worker_with_only_its_provider_key(
     assert _records(dask) == _records(local)
     assert dask.tasks["loop"].output == {"status": "ok"} and dask.tasks["loop"].agent == local.tasks["loop"].agent
     assert [e["effect"] for e in dask.events if e.get("phase") == "dask_effect"] == ["model"]
-    from runtime.engine.dask_executor import provider_env
+    from runtime.engine.dask_wire import provider_env
 
     assert provider_env("openai/gpt-test", {"NIKA_OPENAI_API_KEY": key, "UNRELATED_TOKEN": "t0p"}) == {
         "NIKA_OPENAI_API_KEY": key
