@@ -106,6 +106,7 @@ class DaskSession:
                     processes=True,
                     dashboard_address=":0",  # a free port (its HTTP server runs with or without bokeh)
                     worker_dashboard_address=None,
+                    preload=[dask_worker.__name__],  # each worker drops the driver's environment
                     silence_logs=logging.ERROR,
                 )
             client = distributed.Client(cluster, set_as_default=False)

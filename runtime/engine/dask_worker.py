@@ -31,6 +31,21 @@ LOST_CODE = "NIKA-IMPL-003"
 CANCEL_POLL_S = 0.05
 
 
+# What a worker of a local cluster keeps of the environment it inherited from the driver.
+KEEP_ENV_PREFIXES = ("DASK_", "PYTHON", "LC_")
+
+
+def dask_setup(worker: Any = None) -> None:
+    """Preloaded on each worker of a local cluster (``preload=``): the process inherited the
+    driver's environment, and keeps only the runner floor and its own Python and Dask settings, so
+    no secret waits in a worker for an effect that is not its own (an effect brings what it needs)."""
+    from runtime.permits import ENV_FLOOR
+
+    for name in list(os.environ):
+        if name not in ENV_FLOOR and not name.startswith(KEEP_ENV_PREFIXES):
+            del os.environ[name]
+
+
 def versions() -> dict[str, str]:
     """What a driver and its workers must agree on (refused on a mismatch)."""
     import distributed

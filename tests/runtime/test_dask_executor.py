@@ -32,11 +32,30 @@ pytestmark = pytest.mark.xdist_group("dask")  # one cluster per test process, no
 ROOT = Path(__file__).resolve().parents[2]
 
 
+SECRET_VAR = "NIKA_TEST_DRIVER_ONLY_TOKEN"
+
+
 @pytest.fixture(scope="module")
 def session() -> Any:
-    s = DaskSession.start(n_workers=2, dashboard=False)
+    os.environ[SECRET_VAR] = "s3cr3t"  # in the driver's environment when the workers start
+    try:
+        s = DaskSession.start(n_workers=2, dashboard=False)
+    finally:
+        del os.environ[SECRET_VAR]
     yield s
     s.close()
+
+
+def _env_names() -> list[str]:
+    return sorted(os.environ)
+
+
+def test_local_workers_do_not_keep_the_drivers_environment(session: DaskSession) -> None:
+    seen = session.client.run(_env_names)
+    assert len(seen) == 2
+    for names in seen.values():
+        assert SECRET_VAR not in names
+        assert "PATH" in names
 
 
 def _dask(session: DaskSession, tmp_path: Path, text: str, **opts: Any) -> RunResult:
