@@ -429,3 +429,36 @@ def test_the_worker_judge_built_from_the_sent_grant_decides_as_the_driver(tmp_pa
         assert verdict(lambda: worker.resolve("t", path, "read")) == verdict(lambda: driver.resolve("t", path, "read"))
 
     case()
+
+
+SUITE = ROOT.parent / "shared" / "nika-spec"
+
+
+@pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance suite not found at {SUITE}")
+def test_every_runtime_conformance_case_settles_alike_on_dask(session: DaskSession, tmp_path: Path) -> None:
+    """The runtime section of the conformance suite, in process: each case run on the local and on
+    the Dask executor ends with the same state, task statuses, outputs and error codes."""
+    import json
+    import shutil
+
+    from checker.engine.pipeline import compile_text
+    from runtime.admission import bind_inputs
+    from runtime.scheduler import Options, Run
+
+    def settle(case: Path, where: Path, executor: Any) -> Any:
+        shutil.copytree(case, where)
+        spec = json.loads((where / "run.json").read_text() or "{}") if (where / "run.json").exists() else {}
+        src = (where / "input.nika.yaml").read_text()
+        compiled = compile_text(src, str(where / "input.nika.yaml"), str(where))
+        assert compiled.workflow is not None, case
+        inputs = bind_inputs(compiled.workflow, {**spec.get("vars", {}), **spec.get("inputs", {})})
+        opts = Options(trace_dir=where / "t", executor=executor, engine_env={**os.environ, **spec.get("env", {})})
+        r = asyncio.run(Run(compiled, inputs, opts, workdir=where).execute())
+        tasks = {t: (x.status, x.output, x.error and x.error["code"]) for t, x in r.tasks.items()}
+        return r.workflow_state, tasks, r.outputs
+
+    cases = sorted(p.parent for p in (SUITE / "conformance/tests/runtime").rglob("expected-run.json"))
+    assert len(cases) > 30
+    for i, case in enumerate(cases):
+        local = settle(case, tmp_path / f"l{i}", "local")
+        assert settle(case, tmp_path / f"d{i}", session.executor) == local, case.name
