@@ -25,6 +25,7 @@ import asyncio
 import concurrent.futures
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,7 @@ class DaskSession:
     cap_bytes: int = RESULT_CAP_BYTES
     workers: int = 0
     _closed: bool = field(default=False, repr=False)
+    started: dict[str, Callable[[str], None]] = field(default_factory=dict, repr=False)  # key -> "on worker W"
 
     @classmethod
     def start(
@@ -111,6 +113,7 @@ class DaskSession:
                 )
             client = distributed.Client(cluster, set_as_default=False)
         session = cls(client, cluster, str(client.scheduler.address), cap_bytes=_cap(environ))
+        client.subscribe_topic(dask_worker.STARTED_TOPIC, session._on_started)
         try:
             session._admit(timeout_s)
         except DaskUnavailable:
@@ -138,6 +141,13 @@ class DaskSession:
             raise DaskUnavailable(why)
         self.workers = len(theirs)
         self.allowed_failures = self.client.run_on_scheduler(dask_worker.allowed_failures)
+
+    def _on_started(self, event: tuple[float, Any]) -> None:
+        """A worker began an effect (on the client's thread): tell the run that submitted it."""
+        msg = event[1] if isinstance(event, tuple) and len(event) == 2 else {}
+        hook = self.started.get(msg.get("key")) if isinstance(msg, dict) else None
+        if hook is not None:
+            hook(str(msg.get("worker") or ""))
 
     def executor(self, host: ExecutorHost) -> DaskExecutor:
         return DaskExecutor(self, host)
@@ -167,24 +177,35 @@ class DaskExecutor:
             return await self.local.perform(call)
         kind = payload["kind"]
         key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
+        assigned: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        def on_worker(worker: str) -> None:  # on this loop: the assignment, once, before the result
+            if not assigned:
+                assigned.append(worker)
+                self._event(call.task_id, "dask_assigned", kind, worker)
+
+        self.session.started[key] = lambda worker: loop.call_soon_threadsafe(on_worker, worker)
         future = self.session.client.submit(dask_worker.perform, payload, key=key, pure=False, retries=0)
         try:
             record = await _settled(future)
         except asyncio.CancelledError:
             future.cancel()  # the worker sees it and kills what the effect started
             raise
+        finally:
+            self.session.started.pop(key, None)
         result = effect_result(record)
-        self.host.events.emit(
-            "verb_invoked",
-            [
-                ("task", call.task_id),
-                ("phase", "dask_effect"),
-                ("effect", kind),
-                ("worker", result.worker or ""),
-                ("duration_ms", result.duration_ms),
-            ],
-        )
+        if result.worker:
+            on_worker(result.worker)
+        self._event(call.task_id, "dask_effect", kind, result.worker or "", result.duration_ms)
         return result
+
+    def _event(self, tid: str, phase: str, kind: str, worker: str, duration_ms: float | None = None) -> None:
+        """Where an effect runs (``dask_assigned``, when a worker starts it) and ran (``dask_effect``)."""
+        fields: list[tuple[str, Any]] = [("task", tid), ("phase", phase), ("effect", kind), ("worker", worker)]
+        if duration_ms is not None:
+            fields.append(("duration_ms", duration_ms))
+        self.host.events.emit("verb_invoked", fields)
 
     def _payload(self, call: EffectCall) -> dict[str, Any] | None:
         """The plain record a worker receives, or ``None`` for an effect that stays in the driver."""

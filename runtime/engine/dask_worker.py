@@ -28,6 +28,7 @@ from runtime.engine.records import ENGINE_VERSION, now_iso, timeout_error
 from runtime.errors import TaskError
 
 LOST_CODE = "NIKA-IMPL-003"
+STARTED_TOPIC = "nika-effect-started"  # the worker's word to the driver that it began an effect
 CANCEL_POLL_S = 0.05
 
 
@@ -98,6 +99,7 @@ def perform(payload: dict[str, Any]) -> dict[str, Any]:
                 transient=True,
                 details={"dask": "rescheduled"},
             )
+        _announce(str(payload.get("key") or ""))
         output, tokens = asyncio.run(_guarded(payload, witness, events))
         out.update(output=output, tokens=tokens)
     except TaskError as err:
@@ -246,6 +248,17 @@ def grant_boundary(grant: list[Any], workdir: Path, witness: list[dict[str, Any]
     for permits in reversed(grant[1:]):
         parent = Boundary(permits, workdir, None, parent)
     return Boundary(grant[0] if grant else None, workdir, say, parent)
+
+
+def _announce(key: str) -> None:
+    """Tell the driver which worker runs ``key`` (its live event stream shows it at once)."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return
+    worker.log_event(STARTED_TOPIC, {"key": key, "worker": str(worker.address)})
 
 
 def _worker_address() -> str:

@@ -117,6 +117,12 @@ def test_a_mixed_workflow_runs_identically_on_local_and_dask(session: DaskSessio
     # the witness the worker decided is in the driver's journal
     assert any(e["type"] == "permit.checked" and e.get("gate") == "./out/seed.txt" for e in dask.events)
     assert not _workers(local)
+    # each effect is announced on its worker before its result (the live stream sees it at once)
+    placed = [(e["phase"], e["task"], e["worker"]) for e in dask.events if e.get("phase", "").startswith("dask_")]
+    for i, (phase, task, worker) in enumerate(placed):
+        if phase == "dask_effect":
+            assert ("dask_assigned", task, worker) in placed[:i], (task, placed)
+    assert sum(p == "dask_assigned" for p, _, _ in placed) == sum(p == "dask_effect" for p, _, _ in placed)
 
 
 OUTSIDE = """
@@ -184,8 +190,9 @@ def test_cancelling_the_run_cancels_the_future_and_kills_the_child(session: Dask
     async def go() -> RunResult:
         run = Run(compiled, {}, Options(trace_dir=None, executor=session.executor), workdir=tmp_path)
         task = asyncio.ensure_future(run.execute())
-        for _ in range(200):
-            if pidfile.exists() and pidfile.read_text().strip():
+        for _ in range(200):  # the process runs, and its worker was announced before any result
+            announced = any(e.get("phase") == "dask_assigned" for e in run.sink.events)
+            if announced and pidfile.exists() and pidfile.read_text().strip():
                 break
             await asyncio.sleep(0.02)
         run.cancel()
@@ -194,6 +201,9 @@ def test_cancelling_the_run_cancels_the_future_and_kills_the_child(session: Dask
     result = asyncio.run(go())
     assert result.workflow_state == "cancelled"
     assert result.tasks["slow"].status == "cancelled"
+    assigned = [e for e in result.events if e.get("phase") == "dask_assigned"]
+    assert [e["task"] for e in assigned] == ["slow"] and assigned[0]["worker"].startswith("tcp://")
+    assert not any(e.get("phase") == "dask_effect" for e in result.events)  # it never came back
     _gone(int(pidfile.read_text()))
 
 
