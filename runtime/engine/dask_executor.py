@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +46,8 @@ from runtime.engine.executor import (
 )
 
 CONNECT_TIMEOUT_S = 5.0
+CANCEL_ACK_S = 5.0
+ADDRESS = re.compile(r"^(?:[a-z]+://)?(?:\[[0-9a-fA-F:.]+\]|[^/:\s\[\]]+):\d{1,5}$")  # [scheme://]host:port
 RESULT_CAP_BYTES = 64 * 1024 * 1024
 CAP_VAR = "NIKA_DASK_MAX_RESULT_BYTES"
 INSTALL_HINT = "pip install 'nika-tools[dask]'"
@@ -89,6 +93,8 @@ class DaskSession:
         except ImportError:
             raise DaskUnavailable(f"`--executor dask` needs the `distributed` package: {INSTALL_HINT}") from None
         cluster = None
+        if address and not ADDRESS.match(address):
+            raise DaskUnavailable(f"`{address}` is not a Dask scheduler address (tcp://HOST:PORT)")
         if address:
             try:
                 client = distributed.Client(address, timeout=timeout_s, set_as_default=False)
@@ -185,12 +191,17 @@ class DaskExecutor:
                 assigned.append(worker)
                 self._event(call.task_id, "dask_assigned", kind, worker)
 
-        self.session.started[key] = lambda worker: loop.call_soon_threadsafe(on_worker, worker)
+        def from_client(worker: str) -> None:
+            with contextlib.suppress(RuntimeError):  # the run's loop has closed
+                loop.call_soon_threadsafe(on_worker, worker)
+
+        self.session.started[key] = from_client
         future = self.session.client.submit(dask_worker.perform, payload, key=key, pure=False, retries=0)
         try:
             record = await _settled(future)
-        except asyncio.CancelledError:
-            future.cancel()  # the worker sees it and kills what the effect started
+        except asyncio.CancelledError:  # the worker sees it and kills what the effect started
+            with contextlib.suppress(Exception):  # bounded: a lost scheduler never holds up the run's end
+                await asyncio.wait_for(asyncio.to_thread(future.cancel), CANCEL_ACK_S)
             raise
         finally:
             self.session.started.pop(key, None)

@@ -282,6 +282,8 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_seconds() -> None:
         DaskSession.start(f"tcp://127.0.0.1:{port}", timeout_s=1.0)
     assert time.monotonic() - t0 < 4
     assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port} within 1s" in str(info.value)
+    with pytest.raises(DaskUnavailable, match=r"`nonsense` is not a Dask scheduler address \(tcp://HOST:PORT\)"):
+        DaskSession.start("nonsense", timeout_s=1.0)
 
 
 def test_check_and_a_local_run_never_import_distributed(tmp_path: Path) -> None:
