@@ -474,3 +474,22 @@ def test_every_runtime_conformance_case_settles_alike_on_dask(session: DaskSessi
     for i, case in enumerate(cases):
         local = settle(case, tmp_path / f"l{i}", "local")
         assert settle(case, tmp_path / f"d{i}", session.executor) == local, case.name
+
+
+def test_max_parallel_caps_the_futures_in_flight(session: DaskSession, tmp_path: Path) -> None:
+    """`max_parallel: 1` on a fan-out over two workers: one effect at a time, in input order."""
+    wf = """
+nika: v1
+workflow: { id: seq }
+permits: { exec: ["sh"] }
+tasks:
+  t:
+    for_each: ["a", "b", "c", "d"]
+    max_parallel: 1
+    exec: { command: ["sh", "-c", "echo start-$0 >> o.txt; sleep 0.05; echo end-$0 >> o.txt; echo $0", "${{ item }}"] }
+"""
+    result = _dask(session, tmp_path, wf)
+    assert result.tasks["t"].output == ["a", "b", "c", "d"]
+    lines = (tmp_path / "o.txt").read_text().split()
+    assert lines == [f"{edge}-{x}" for x in "abcd" for edge in ("start", "end")]
+    assert len(_workers(result)) >= 1
