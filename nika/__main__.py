@@ -4,4 +4,5 @@ import sys
 
 from nika.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # a spawned worker process (Dask, multiprocessing) imports this module too
+    sys.exit(main())

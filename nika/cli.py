@@ -136,6 +136,18 @@ def _parser() -> argparse.ArgumentParser:
         help="stream every event as one JSON line as it happens, to PATH or standard output (docs/events.md)",
     )
     r.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default=None,
+        help="where effects run: in this process (default, or $NIKA_EXECUTOR), or on Dask workers "
+        "(pip install 'nika-tools[dask]')",
+    )
+    r.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="with --executor dask: join this Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else a local cluster)",
+    )
+    r.add_argument(
         "--no-gc",
         action="store_true",
         help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
@@ -230,6 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             trace_dir=args.trace_dir,
             events=args.events,
             gc=not args.no_gc,
+            executor=args.executor,
+            scheduler=args.scheduler,
         )
     if args.command == "decide":
         from nika.decide_command import run as decide_run

@@ -28,6 +28,8 @@ def run_command(
     trace_dir: str | None = None,
     events: str | None = None,
     gc: bool = True,
+    executor: str | None = None,
+    scheduler: str | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -97,8 +99,18 @@ def run_command(
         on_event=on_event,
         call_stack=(),
     )
+    try:
+        session = _dask_session(executor, scheduler, err)
+    except ValueError as exc:
+        return _refuse(out, err, output_format, str(exc), [], exit_code=1)
+    if session is not None:
+        options.executor = session.executor
     workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
-    result = asyncio.run(_run(compiled, inputs, options, workdir))
+    try:
+        result = asyncio.run(_run(compiled, inputs, options, workdir))
+    finally:
+        if session is not None:
+            session.close()
     report = result.report()
     if output_format == "json":
         _write(out, json.dumps(report, default=str) + "\n")
@@ -110,6 +122,35 @@ def run_command(
         if note:
             _write(err, f"nika run: note: {note}\n")
     return EXIT[result.workflow_state]
+
+
+def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> Any:
+    """The Dask session ``--executor dask`` asks for (``None`` for the local executor); a
+    ``ValueError`` with a one-line message when it cannot be had."""
+    import os
+
+    executor = executor or os.environ.get("NIKA_EXECUTOR") or "local"
+    if executor not in ("local", "dask"):
+        raise ValueError(f"NIKA_EXECUTOR is `{executor}`; the executors are `local` and `dask`")
+    if executor != "dask":
+        if scheduler:
+            raise ValueError("--scheduler needs --executor dask")
+        return None
+    from runtime.engine.dask_executor import DaskSession, DaskUnavailable
+
+    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
+    try:
+        session = DaskSession.start(address, env=dict(os.environ))
+    except DaskUnavailable as exc:
+        raise ValueError(f"--executor dask: {exc}") from None
+    where = f"joined {session.address}" if address else f"started a local cluster at {session.address}"
+    line = f"nika run: dask: {where} ({session.workers} workers)"
+    if session.dashboard:
+        line += f"; dashboard {session.dashboard}"
+    elif not address:
+        line += "; no dashboard (pip install bokeh for one)"
+    _write(err, line + "\n")
+    return session
 
 
 def _gc_at_start(trace_dir: Path) -> str | None:

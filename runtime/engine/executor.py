@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -101,6 +102,8 @@ class EffectResult:
     tokens_out: int | None = None
     finish_reason: str | None = None
     thinking_tokens: int | None = None  # of tokens_out, when the provider reports its reasoning
+    events: tuple[dict[str, Any], ...] = ()  # `{"type": …}` events a builtin reported while performing
+    worker: str | None = None  # where an out-of-process executor performed it
 
     def value(self) -> Any:
         """The output, or the task failure the effect ended with."""
@@ -133,10 +136,18 @@ class ExecutorHost:
 ExecutorFactory = Callable[[ExecutorHost], Executor]
 
 
+# The task's ``timeout:`` as (``time.monotonic()`` deadline, the timeout in ms), set by the dispatch
+# around the verb: an executor out of process sends what is left of it with the effect.
+EFFECT_DEADLINE: ContextVar[tuple[float, int] | None] = ContextVar("nika_effect_deadline", default=None)
+
+
 def journal_witness(events: EventSink, result: EffectResult) -> None:
-    """Journal the witnesses an out-of-process executor returned (the local one returns none)."""
+    """Journal the witnesses and builtin events an out-of-process executor returned (the local
+    one journals them as they happen and returns none)."""
     for w in result.witness:
         events.witness(w["task"], w["plane"], w["gate"], bool(w["ok"]), w["why"])
+    for e in result.events:
+        events.tool_event(str(e.get("task") or ""), e)
 
 
 class LocalExecutor:

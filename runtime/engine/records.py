@@ -137,6 +137,15 @@ def human_ms(ms: float) -> str:
     return f"{ms / 1000:g}s" if ms >= 1000 else f"{ms:g}ms"
 
 
+def timeout_error(ms: int) -> TaskError:
+    """The failure of a task stopped by its ``timeout:`` (the driver's and a worker's, alike)."""
+    return TaskError(
+        TIMEOUT_CODE,
+        f"the task ran longer than its timeout ({human_ms(ms)}) and was stopped",
+        details={"timeout_ms": ms},
+    )
+
+
 def compact(value: Any) -> str:
     """One value as compact, sorted JSON (the trace's ``output`` and ``outcome`` fields)."""
     try:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from checker.core.vocab import OnErrorAction, Status
 from checker.model.workflow import Exec, Invoke, Task
-from runtime.engine.records import TIMEOUT_CODE, Outcome, human_ms
+from runtime.engine.executor import EFFECT_DEADLINE
+from runtime.engine.records import Outcome, timeout_error
 from runtime.engine.retry import attempts
 from runtime.errors import INTERNAL, TaskError
 from runtime.values import materialise
@@ -23,14 +25,13 @@ async def verb_stage(run: Run, task: Task, scope: dict[str, Any], iteration: int
     """The verb with ``retry:`` under ``timeout:``, then ``on_error:``, then ``output:`` bindings."""
     try:
         if task.timeout is not None:
-            try:
+            token = EFFECT_DEADLINE.set((time.monotonic() + task.timeout.ms / 1000, task.timeout.ms))
+            try:  # the deadline travels to an executor out of process, which enforces it there too
                 raw = await asyncio.wait_for(attempts(run, task, scope, iteration), task.timeout.ms / 1000)
             except TimeoutError:
-                raise TaskError(
-                    TIMEOUT_CODE,
-                    f"the task ran longer than its timeout ({human_ms(task.timeout.ms)}) and was stopped",
-                    details={"timeout_ms": task.timeout.ms},
-                ) from None
+                raise timeout_error(task.timeout.ms) from None
+            finally:
+                EFFECT_DEADLINE.reset(token)
         else:
             raw = await attempts(run, task, scope, iteration)
         refuse_deep(task.id, raw)

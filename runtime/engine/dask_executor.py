@@ -1,0 +1,278 @@
+"""The Dask executor: effects performed on the workers of a Dask distributed cluster.
+
+The driver keeps everything that decides (the model, the DAG, gates, ``when:``, budgets,
+``retry:``, ``timeout:``, the trace). Each effect the driver judged becomes one Dask task whose
+input is a plain record (:mod:`runtime.engine.dask_worker` runs it): the resolved call, the
+grant its task runs under, the engine configuration it needs and no other; its result is a
+plain record the driver turns into an :class:`~runtime.engine.executor.EffectResult` and whose
+witnesses it journals. Task keys name only the effect kind, the task id and a random suffix
+(never an argument, so never a secret).
+
+What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
+(nothing to distribute), the media builtins that reach a model provider through the run's
+services, the scripted mock model and the mock's agent turns (their script cursor and turn
+counter are state of the run).
+
+A :class:`DaskSession` is one client per ``nika run``: a ``LocalCluster`` sized to the machine,
+or an existing scheduler joined by address; ``Options(executor=session.executor)`` selects it
+(child workflows inherit it). ``distributed`` is imported only here, only when ``--executor
+dask`` asks for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.engine import dask_worker
+from runtime.engine.dask_wire import effect_result, provider_env, tool_env, version_mismatch
+from runtime.engine.executor import (
+    EFFECT_DEADLINE,
+    PROVIDER_TOOLS,
+    EffectCall,
+    EffectResult,
+    ExecEffect,
+    ExecutorHost,
+    LocalExecutor,
+    McpEffect,
+    ModelEffect,
+)
+
+CONNECT_TIMEOUT_S = 5.0
+CANCEL_ACK_S = 5.0
+ADDRESS = re.compile(r"^(?:[a-z]+://)?(?:\[[0-9a-fA-F:.]+\]|[^/:\s\[\]]+):\d{1,5}$")  # [scheme://]host:port
+RESULT_CAP_BYTES = 64 * 1024 * 1024
+CAP_VAR = "NIKA_DASK_MAX_RESULT_BYTES"
+INSTALL_HINT = "pip install 'nika-tools[dask]'"
+# A local cluster sends every submitted effect to a worker at once (no queue on the scheduler):
+# the driver's `max_parallel` is already the cap on what is in flight.
+SCHEDULER_TUNING = {"distributed.scheduler.worker-saturation": "inf"}
+
+
+class DaskUnavailable(Exception):
+    """The cluster cannot be used (not installed, unreachable, mismatched): a one-line message."""
+
+
+@dataclass
+class DaskSession:
+    """One client to one cluster for one ``nika run`` (shared by its child workflows)."""
+
+    client: Any
+    cluster: Any = None
+    address: str = ""
+    dashboard: str | None = None
+    allowed_failures: int | None = None
+    cap_bytes: int = RESULT_CAP_BYTES
+    workers: int = 0
+    _closed: bool = field(default=False, repr=False)
+    started: dict[str, Callable[[str], None]] = field(default_factory=dict, repr=False)  # key -> "on worker W"
+
+    @classmethod
+    def start(
+        cls,
+        address: str | None = None,
+        *,
+        n_workers: int | None = None,
+        timeout_s: float = CONNECT_TIMEOUT_S,
+        dashboard: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> DaskSession:
+        """Join the scheduler at ``address``, or start a ``LocalCluster`` (processes, one thread
+        each) sized to the machine; refuse a cluster whose workers cannot run this engine."""
+        environ = env if env is not None else dict(os.environ)
+        try:
+            import dask
+            import distributed
+        except ImportError:
+            raise DaskUnavailable(f"`--executor dask` needs the `distributed` package: {INSTALL_HINT}") from None
+        cluster = None
+        if address and not ADDRESS.match(address):
+            raise DaskUnavailable(f"`{address}` is not a Dask scheduler address (tcp://HOST:PORT)")
+        if address:
+            try:
+                client = distributed.Client(address, timeout=timeout_s, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise DaskUnavailable(
+                    f"cannot reach the Dask scheduler at {address} within {timeout_s:g}s ({why})"
+                ) from None
+        else:
+            import logging
+
+            # A lost worker fails its task at once: `retry:` decides whether the effect runs again.
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0, **SCHEDULER_TUNING}):
+                cluster = distributed.LocalCluster(
+                    n_workers=n_workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",  # a free port (its HTTP server runs with or without bokeh)
+                    worker_dashboard_address=None,
+                    preload=[dask_worker.__name__],  # each worker drops the driver's environment
+                    silence_logs=logging.ERROR,
+                )
+            client = distributed.Client(cluster, set_as_default=False)
+        session = cls(client, cluster, str(client.scheduler.address), cap_bytes=_cap(environ))
+        client.subscribe_topic(dask_worker.STARTED_TOPIC, session._on_started)
+        try:
+            session._admit(timeout_s)
+        except DaskUnavailable:
+            session.close()
+            raise
+        if cluster is not None and dashboard and _has_bokeh():
+            session.dashboard = str(cluster.dashboard_link)
+        return session
+
+    def _admit(self, timeout_s: float) -> None:
+        """At least one worker, every worker on this engine's versions, the failure policy known."""
+        try:
+            self.client.wait_for_workers(1, timeout=timeout_s)
+        except (TimeoutError, OSError):
+            why = f"the Dask scheduler at {self.address} has no workers (waited {timeout_s:g}s)"
+            raise DaskUnavailable(why) from None
+        try:
+            theirs = self.client.run(dask_worker.versions)
+        except (ImportError, AttributeError) as exc:
+            raise DaskUnavailable(
+                f"the Dask workers cannot load nika's runtime ({exc}): {INSTALL_HINT} on every worker"
+            ) from None
+        why = version_mismatch(dask_worker.versions(), theirs)
+        if why is not None:
+            raise DaskUnavailable(why)
+        self.workers = len(theirs)
+        self.allowed_failures = self.client.run_on_scheduler(dask_worker.allowed_failures)
+
+    def _on_started(self, event: tuple[float, Any]) -> None:
+        """A worker began an effect (on the client's thread): tell the run that submitted it."""
+        msg = event[1] if isinstance(event, tuple) and len(event) == 2 else {}
+        hook = self.started.get(msg.get("key")) if isinstance(msg, dict) else None
+        if hook is not None:
+            hook(str(msg.get("worker") or ""))
+
+    def executor(self, host: ExecutorHost) -> DaskExecutor:
+        return DaskExecutor(self, host)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+class DaskExecutor:
+    """Effects as Dask tasks; what cannot leave the driver runs on the local executor."""
+
+    name = "dask"
+
+    def __init__(self, session: DaskSession, host: ExecutorHost) -> None:
+        self.session = session
+        self.host = host
+        self.local = LocalExecutor(host)
+
+    async def perform(self, call: EffectCall) -> EffectResult:
+        payload = self._payload(call)
+        if payload is None:
+            return await self.local.perform(call)
+        kind = payload["kind"]
+        key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
+        assigned: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        def on_worker(worker: str) -> None:  # on this loop: the assignment, once, before the result
+            if not assigned:
+                assigned.append(worker)
+                self._event(call.task_id, "dask_assigned", kind, worker)
+
+        def from_client(worker: str) -> None:
+            with contextlib.suppress(RuntimeError):  # the run's loop has closed
+                loop.call_soon_threadsafe(on_worker, worker)
+
+        self.session.started[key] = from_client
+        future = self.session.client.submit(dask_worker.perform, payload, key=key, pure=False, retries=0)
+        try:
+            record = await _settled(future)
+        except asyncio.CancelledError:  # the worker sees it and kills what the effect started
+            with contextlib.suppress(Exception):  # bounded: a lost scheduler never holds up the run's end
+                await asyncio.wait_for(asyncio.to_thread(future.cancel), CANCEL_ACK_S)
+            raise
+        finally:
+            self.session.started.pop(key, None)
+        result = effect_result(record)
+        if result.worker:
+            on_worker(result.worker)
+        self._event(call.task_id, "dask_effect", kind, result.worker or "", result.duration_ms)
+        return result
+
+    def _event(self, tid: str, phase: str, kind: str, worker: str, duration_ms: float | None = None) -> None:
+        """Where an effect runs (``dask_assigned``, when a worker starts it) and ran (``dask_effect``)."""
+        fields: list[tuple[str, Any]] = [("task", tid), ("phase", phase), ("effect", kind), ("worker", worker)]
+        if duration_ms is not None:
+            fields.append(("duration_ms", duration_ms))
+        self.host.events.emit("verb_invoked", fields)
+
+    def _payload(self, call: EffectCall) -> dict[str, Any] | None:
+        """The plain record a worker receives, or ``None`` for an effect that stays in the driver."""
+        host = self.host
+        base: dict[str, Any] = {"call": call, "workdir": str(host.workdir), "env": {}, "grant": []}
+        base["cap_bytes"], base["engine"] = self.session.cap_bytes, dask_worker.ENGINE_VERSION
+        base["once"] = bool(self.session.allowed_failures)  # the scheduler may re-run it: the worker checks
+        deadline = EFFECT_DEADLINE.get()
+        if deadline is not None:
+            import time
+
+            base["timeout_s"] = max(0.0, deadline[0] - time.monotonic())
+            base["timeout_ms"] = deadline[1]
+        if isinstance(call, ExecEffect):
+            return {**base, "kind": "exec"}
+        if isinstance(call, ModelEffect):
+            if call.model.startswith("mock/scripted") or (call.turn and call.model.startswith("mock/")):
+                return None  # the mock's script cursor and turn counter are the run's state
+            return {**base, "kind": "model", "env": provider_env(call.model, host.engine_env)}
+        if isinstance(call, McpEffect):
+            return None
+        from checker.contracts import tables as contracts
+
+        c = contracts.contract(call.tool)
+        if c is None or not c.effects or call.tool in PROVIDER_TOOLS:
+            return None  # nothing to distribute, or a media provider reached through the run's services
+        env = tool_env(call.tool, host.engine_env) if call.net else {}
+        grant = [b.permits for b in host.boundary._chain()]
+        return {**base, "kind": "tool", "env": env, "grant": grant}
+
+
+async def _settled(future: Any) -> tuple[str, Any]:
+    """Wait for a Dask future on this event loop: (``"finished"``, record) or (status, exception)."""
+    bridge: concurrent.futures.Future[tuple[str, Any]] = concurrent.futures.Future()
+
+    def deliver(f: Any) -> None:  # on a thread of the client's
+        try:
+            outcome = ("finished", f.result()) if f.status == "finished" else (str(f.status), f.exception())
+        except BaseException as exc:  # a cancelled or lost future still answers
+            outcome = ("error", exc)
+        if not bridge.done():
+            bridge.set_result(outcome)
+
+    future.add_done_callback(deliver)
+    return await asyncio.wrap_future(bridge)
+
+
+def _cap(env: dict[str, str]) -> int:
+    raw = env.get(CAP_VAR, "")
+    try:
+        return int(raw) if raw else RESULT_CAP_BYTES
+    except ValueError:
+        raise DaskUnavailable(f"{CAP_VAR} is not a number of bytes: {raw!r}") from None
+
+
+def _has_bokeh() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
