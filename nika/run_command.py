@@ -1,7 +1,8 @@
 """``nika run`` and ``nika trace verify``: admission, the run, and the exit code.
 
 Exit codes: 0 the workflow succeeded, 1 it failed, 2 it was refused before any effect (``nika
-check`` found an error, or a ``--var`` does not fit ``inputs:``), 3 it was cancelled.
+check`` found an error, a ``--var`` does not fit ``inputs:``, a ``--resume`` trace cannot be
+resumed), 3 it was cancelled, 4 it paused on a prompt nobody could answer (``--resume --answer``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-EXIT = {"success": 0, "failure": 1, "cancelled": 3}
+EXIT = {"success": 0, "failure": 1, "cancelled": 3, "paused": 4}
 REFUSED = 2
 
 
@@ -28,6 +29,7 @@ def run_command(
     trace_dir: str | None = None,
     events: str | None = None,
     gc: bool = True,
+    durable: Any = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -57,6 +59,9 @@ def run_command(
     if model is not None and (bad := model_option(model)) is not None:  # judged before the first effect
         return _refuse(out, err, output_format, f"--model `{model}`: {bad.full_message()}", [], code=bad.code)
 
+    from nika.run_durable import Durable, DurableRefused, options_for, tty_prompter
+
+    durable = durable or Durable()
     if dry_run:
         from runtime.report import plan, plan_text
 
@@ -86,19 +91,33 @@ def run_command(
     for note in sinks.notes:
         _write(err, f"nika run: note: {note}\n")
     on_event = sinks.fanout
+    try:  # --resume is verified, matched and locked before any effect
+        extra = options_for(durable, compiled)
+    except DurableRefused as exc:
+        sinks.fanout.close()
+        return _refuse(out, err, output_format, str(exc), [])
+    for line in extra["resume"].notes if extra.get("resume") else []:
+        _write(err, f"nika run: note: {line}\n")
     trace_path = Path(trace_dir) if trace_dir else Path(".nika/traces")
-    if gc and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded by default, never silently
+    if gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
         _write(err, line + "\n")
+    interactive = output_format == "text" and _is_tty(sys.stdin) and _is_tty(err)
     options = Options(
         max_parallel=max_parallel or DEFAULT_MAX_PARALLEL,
         model=model,
         trace_dir=trace_path,
-        interactive=False,
+        interactive=interactive,
         on_event=on_event,
         call_stack=(),
+        prompter=tty_prompter(err) if interactive else None,
+        **extra,
     )
     workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
-    result = asyncio.run(_run(compiled, inputs, options, workdir))
+    try:
+        result = asyncio.run(_run(compiled, inputs, options, workdir))
+    finally:
+        if options.resume is not None:
+            options.resume.release()
     report = result.report()
     if output_format == "json":
         _write(out, json.dumps(report, default=str) + "\n")
@@ -110,6 +129,13 @@ def run_command(
         if note:
             _write(err, f"nika run: note: {note}\n")
     return EXIT[result.workflow_state]
+
+
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _gc_at_start(trace_dir: Path) -> str | None:

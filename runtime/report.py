@@ -103,6 +103,14 @@ def event_line(event: dict[str, Any]) -> str | None:
         )
     if t == "agent.budget_checkpoint":
         return f"  … {task} stopped: {event.get('stop_reason')} after {event.get('turns')} turns"
+    if t == "task.cache_hit":  # ADR-099 §2: a skip is never silent
+        src = event.get("cached_from") if isinstance(event.get("cached_from"), dict) else {}
+        at = f"[{event['index']}]" if isinstance(event.get("index"), int) else ""
+        return f"  {'cache hit':>9} {task}{at} (from {src.get('trace', '?')} line {src.get('line', '?')})"
+    if t == "workflow.paused":
+        return f"  {'PAUSED':>9} {task}: {event.get('message')!r} waits for an answer ({event.get('mode')})"
+    if t == "approval.decided":
+        return f"  {'approval':>9} {task}: {event.get('decision')} ({event.get('answered_by')})"
     if t == "task.retrying":
         return f"  retrying {task} (attempt {event.get('attempt')} failed: {event.get('error_code')})"
     return None
@@ -113,7 +121,16 @@ def summary_text(report: dict[str, Any]) -> str:
     for rec in report["tasks"].values():
         counts[rec["status"]] = counts.get(rec["status"], 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    line = f"workflow {report['workflow_state']}: {parts or 'no tasks'}"
+    hits = sum(1 for rec in report["tasks"].values() if rec.get("cache_hit"))
+    line = f"workflow {report['workflow_state']}: {parts or 'no tasks'}" + (f" ({hits} cache hit)" if hits else "")
+    if "cost_usd" in report and report.get("cost_usd") != 0:
+        cost = report.get("cost_usd")
+        line += f"\n  cost: {'unknown (a model has no price)' if cost is None else f'${cost:.6f}'}"
+    for p in report.get("paused") or []:
+        line += (
+            f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({p.get('mode')}); answer with "
+            f"nika run FILE --resume {report.get('trace') or 'TRACE'} --answer {p['task']}=VALUE"
+        )
     if report.get("error"):
         line += f"\n  error: {report['error']['code']} {report['error']['message']}"
     if report.get("trace"):

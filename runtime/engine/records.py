@@ -15,6 +15,7 @@ from runtime.values import plain
 
 if TYPE_CHECKING:
     from runtime.engine.executor import ExecutorFactory
+    from runtime.resume import ResumeIndex
 
 CANCEL_CODE = "NIKA-CANCEL-001"
 TIMEOUT_CODE = "NIKA-TIMEOUT-001"
@@ -42,6 +43,10 @@ class Options:
     on_event: Callable[[dict[str, Any]], None] | None = None
     engine_env: Mapping[str, str] | None = None
     executor: str | ExecutorFactory = "local"
+    resume: ResumeIndex | None = None  # `--resume TRACE` (runtime.resume): matched tasks cache-hit
+    answers: dict[str, Any] = field(default_factory=dict)  # `--answer TASK=VALUE` for paused prompts
+    prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.gate
+    max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.cost)
 
 
 @dataclass
@@ -59,6 +64,11 @@ class TaskRecord:
     attempts: int = 0
     agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
     started_monotonic: float = 0.0
+    definition_hash: str | None = None  # ADR-099 §1: what a resume matches the task by
+    input_hash: str | None = None
+    cache_hit: bool = False  # rehydrated from the resumed trace (ADR-099 §2), never run
+    cost_usd: float | None = None  # its model calls' spend; None while unknown (an unpriced model)
+    cost_known: bool = True
 
     def view(self) -> dict[str, Any]:
         """What ``${{ tasks.X.… }}`` reads once X settled."""
@@ -85,6 +95,10 @@ class TaskRecord:
             out["bindings"] = plain(self.bindings)
         if self.agent is not None:
             out["agent"] = self.agent
+        if self.cache_hit:
+            out["cache_hit"] = True
+        if self.cost_usd is not None or not self.cost_known:
+            out["cost_usd"] = self.cost_usd if self.cost_known else None
         return out
 
 
@@ -108,6 +122,8 @@ class RunResult:
     trace_error: str | None
     head: str
     redact: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
+    paused: list[dict[str, Any]] = field(default_factory=list)  # the prompts a paused run waits on
+    cost_usd: float | None = None  # the run's spend (None when a call could not be priced)
 
     def report(self) -> dict[str, Any]:
         """The run as it leaves the process: every secret masked (the one redactor, 01 §secrets)."""
@@ -120,6 +136,8 @@ class RunResult:
                 "events": self.events,
                 "trace": self.trace,
                 "trace_head": self.head,
+                "cost_usd": self.cost_usd,
+                **({"paused": self.paused} if self.paused else {}),
             }
         )
 

@@ -1,0 +1,138 @@
+"""What a run spends on models, and the cap on it (``nika run --max-cost-usd``).
+
+One price table: the certificate's (:mod:`checker.views.certificate.prices`, read from
+``NIKA_PRICES``; the ``mock`` provider is free). Every model call of a run, from ``infer:`` or an
+agent's turn, goes through the provider :meth:`CostMeter.wrap` returns, so the meter sees each
+call twice:
+
+* **before** it is sent, under a cap: the call's worst case (the request's bytes as input
+  tokens, its ``max_tokens`` or the model's output ceiling as output) must fit what is left, and
+  a model the table cannot price is refused, since its cost cannot be bounded. The refusal is a
+  budget error (``NIKA-AGENT-002``, ``details.budget = "run.max_cost_usd"``) and nothing is sent;
+* **after**: its spend is journaled as a ``cost_incurred`` frame (task, model, tokens,
+  ``cost_usd``; ``null`` when unpriced, never ``0``), summed per task and per run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from typing import Any
+
+from checker.views.certificate.prices import FREE_PROVIDERS, PriceTable, prices_from_env
+from runtime import limits
+from runtime.errors import TaskError
+from runtime.providers.base import Provider, Request, Response
+
+BUDGET_CODE = "NIKA-AGENT-002"  # the spec's budget_error; the run cap is told apart by details.budget
+CURRENT_TASK: ContextVar[str | None] = ContextVar("nika_current_task", default=None)
+
+
+class CostMeter:
+    def __init__(self, table: PriceTable, cap: float | None, emit: Callable[[str, Any], None] | None) -> None:
+        self.table, self.cap, self.emit = table, cap, emit
+        self.spent = 0.0
+        self.by_task: dict[str, float] = {}
+        self.unknown: set[str] = set()  # tasks with a call the table could not price
+        self.calls = 0
+
+    @classmethod
+    def for_run(cls, env: Mapping[str, str], cap: float | None, emit: Callable[[str, Any], None]) -> CostMeter:
+        return cls(prices_from_env(env), cap, emit)
+
+    def usd(self, model: str, tokens_in: int, tokens_out: int) -> float | None:
+        """The price of a call; ``None`` when the table has no row for ``model``."""
+        if model.partition("/")[0] in FREE_PROVIDERS:
+            return 0.0
+        p = self.table.get(model)
+        if p is None:
+            return None
+        return (tokens_in * p.input_per_million + tokens_out * p.output_per_million) / 1_000_000
+
+    def admit(self, model: str, request: Request) -> None:
+        """Refuse the call before it is sent when the cap cannot be kept."""
+        if self.cap is None:
+            return
+        worst = self.usd(model, _estimate_in(request), _max_out(model, request))
+        where = {"budget": "run.max_cost_usd", "max_cost_usd": self.cap, "spent_usd": round(self.spent, 6)}
+        if worst is None:
+            raise TaskError(
+                BUDGET_CODE,
+                f"the run has a ${self.cap:g} cost cap and `{model}` has no price in the table (NIKA_PRICES), so the "
+                "cost of this call cannot be bounded; give its price or remove the cap",
+                details={**where, "model": model},
+            )
+        if self.spent + worst > self.cap:
+            raise TaskError(
+                BUDGET_CODE,
+                f"the run spent ${self.spent:.6f} of its ${self.cap:g} cost cap; the next `{model}` call could cost "
+                f"up to ${worst:.6f}, so it was not sent",
+                details={**where, "model": model, "worst_case_usd": round(worst, 6)},
+            )
+
+    def record(self, model: str, reply: Response) -> None:
+        tid = CURRENT_TASK.get() or "?"
+        cost = self.usd(model, reply.tokens_in, reply.tokens_out)
+        self.calls += 1
+        if cost is None:
+            self.unknown.add(tid)
+        else:
+            self.spent += cost
+            self.by_task[tid] = self.by_task.get(tid, 0.0) + cost
+        if self.emit is not None:
+            fields = [
+                ("task", tid),
+                ("provider", model.partition("/")[0]),
+                ("model", model),
+                ("tokens_in", reply.tokens_in),
+                ("tokens_out", reply.tokens_out),
+                ("cost_usd", round(cost, 9) if cost is not None else None),
+                ("run_cost_usd", round(self.spent, 9)),
+            ]
+            self.emit("cost_incurred", fields)
+
+    def task_cost(self, tid: str) -> tuple[float | None, bool]:
+        """``(usd, known)``: ``None`` when the task made no priced call; ``known`` false when one was unpriced."""
+        usd = self.by_task.get(tid)
+        return (round(usd, 9) if usd is not None else None), tid not in self.unknown
+
+    def total(self) -> float | None:
+        """The run's spend; ``None`` when a call could not be priced (unknown, never 0)."""
+        return None if self.unknown else round(self.spent, 9)
+
+    def wrap(self, provider: Provider, model_prefix: str) -> Provider:
+        return MeteredProvider(provider, self, model_prefix)
+
+
+class MeteredProvider(Provider):
+    """A provider whose every call the meter admits first and prices after."""
+
+    def __init__(self, inner: Provider, meter: CostMeter, prefix: str) -> None:
+        self.inner, self.meter, self.prefix = inner, meter, prefix
+        self.id = inner.id
+
+    async def complete(self, name: str, request: Request) -> Response:
+        model = f"{self.prefix}/{name}"
+        self.meter.admit(model, request)
+        reply = await self.inner.complete(name, request)
+        self.meter.record(model, reply)
+        return reply
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.inner, attr)
+
+
+def _estimate_in(request: Request) -> int:
+    body = json.dumps(
+        [request.system, request.prompt, [repr(m) for m in request.messages], [repr(t) for t in request.tools]],
+        ensure_ascii=False,
+        default=str,
+    )
+    return -(-len(body.encode("utf-8")) // limits.ESTIMATE_BYTES_PER_TOKEN)
+
+
+def _max_out(model: str, request: Request) -> int:
+    if isinstance(request.max_tokens, int) and request.max_tokens > 0:
+        return request.max_tokens
+    return limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS)
