@@ -42,7 +42,9 @@ TICKET_TTL_S = 15 * 60  # NEP-0013 §2: the engine-named TTL
 SEC_010 = "NIKA-SEC-010"
 
 
-class GatePause(Exception):  # noqa: N818 - a control signal, not an error: the task waits for an answer
+class GatePause(Exception):
+    """A control signal, not an error: the task waits for an answer."""
+
     def __init__(self, payload: dict[str, Any]) -> None:
         super().__init__(payload.get("task"))
         self.payload = payload
@@ -226,7 +228,8 @@ class Gate:
         )
 
     def _halt(self, tid: str, finding: str, why: str) -> TaskError:
-        return TaskError(SEC_010, f"approval ticket for `{tid}` refused ({finding}): {why}", details={"finding": finding})
+        message = f"approval ticket for `{tid}` refused ({finding}): {why}"
+        return TaskError(SEC_010, message, details={"finding": finding})
 
 
 def _digest(body: dict[str, Any]) -> str:

@@ -97,9 +97,11 @@ def open_resume(
         if tid not in index.paused:
             where = ", ".join(sorted(index.paused)) or "none"
             raise ResumeRefused(f"--answer {tid}=…: the trace holds no paused prompt for `{tid}` (paused: {where})")
-    if frames and not any(all(k in r for k in RESUME_FIELDS) for r in index.completed.values()):
-        if any(_kind(f) == "task_completed" for f in frames):
-            index.notes.append("this trace carries no task hashes (an older or other engine wrote it): every task re-runs")
+    hashed = any(all(k in r for k in RESUME_FIELDS) for r in index.completed.values())
+    if not hashed and any(_kind(f) == "task_completed" for f in frames):
+        index.notes.append(
+            "this trace carries no task hashes (an older or another engine wrote it): every task re-runs"
+        )
     index._lock = _lock(path)
     return index
 
@@ -150,8 +152,8 @@ def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None
             index.completed[tid] = {**{k: f[k] for k in RESUME_FIELDS}, "output": _parsed(f["output"]), "ref": ref}
     elif kind in ("checkpoint_written", "task_cache_hit") and isinstance(f.get("iteration_hash"), str):
         if isinstance(f.get("definition_hash"), str) and "output" in f:
-            key = (tid, f["iteration_hash"])
-            index.iterations[key] = {"definition_hash": f["definition_hash"], "output": _parsed(f["output"]), "ref": ref}
+            rec = {"definition_hash": f["definition_hash"], "output": _parsed(f["output"]), "ref": ref}
+            index.iterations[(tid, f["iteration_hash"])] = rec
     elif kind == "workflow_paused":
         prompts = _parsed(f.get("prompts"))
         for p in prompts if isinstance(prompts, list) else []:

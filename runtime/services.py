@@ -11,7 +11,6 @@ for the scripted mock. MCP servers are declared in ``.nika/mcp.json`` (see
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any

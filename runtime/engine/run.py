@@ -294,10 +294,9 @@ class Run:
     # -- one task ----------------------------------------------------------------------------
 
     async def _run_task(self, tid: str) -> None:
+        from runtime.cost import CURRENT_TASK
         from runtime.engine.dispatch import pipeline
         from runtime.engine.on_finally import run_finally
-
-        from runtime.cost import CURRENT_TASK
         from runtime.gate import GatePause
         from runtime.resume_hooks import cache_hit, hash_task
 
