@@ -100,7 +100,7 @@ def open_resume(
     hashed = any(all(k in r for k in RESUME_FIELDS) for r in index.completed.values())
     if not hashed and any(_kind(f) == "task_completed" for f in frames):
         index.notes.append(
-            "this trace carries no task hashes (an older or another engine wrote it): every task re-runs"
+            "this trace carries no task hashes (older, or another engine): every task re-runs"
         )
     index._lock = _lock(path)
     return index
