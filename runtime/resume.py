@@ -99,9 +99,7 @@ def open_resume(
             raise ResumeRefused(f"--answer {tid}=…: the trace holds no paused prompt for `{tid}` (paused: {where})")
     hashed = any(all(k in r for k in RESUME_FIELDS) for r in index.completed.values())
     if not hashed and any(_kind(f) == "task_completed" for f in frames):
-        index.notes.append(
-            "this trace carries no task hashes (older, or another engine): every task re-runs"
-        )
+        index.notes.append("this trace carries no task hashes (older, or another engine): every task re-runs")
     index._lock = _lock(path)
     return index
 
