@@ -56,7 +56,7 @@ def test_a_resume_after_a_failure_cache_hits_the_successful_tasks_and_reruns_the
     assert {f["task"] for f in done} == {"a", "b"}
     assert all(f["input_hash"].startswith("sha256:") and f["definition_hash"].startswith("sha256:") for f in done)
     (tmp_path / "ok").touch()
-    code, second, err = run(wf, resume=first["trace"], fmt="text")
+    code, _, err = run(wf, resume=first["trace"], fmt="text")
     assert code == 0
     assert "cache hit a" in err and "cache hit b" in err and "… c started" in err
     assert ran(tmp_path) == ["b", "c", "c"]  # b's effect did not run again
@@ -79,7 +79,7 @@ def test_an_edited_task_reruns_and_the_change_is_said(wf, tmp_path):
     (tmp_path / "ok").touch()
     _, first, _ = run(wf)
     wf.write_text(WF.replace("facts about ${{ inputs.topic }}", "two facts about ${{ inputs.topic }}"))
-    code, second, err = run(wf, resume=first["trace"], fmt="text")
+    code, _, err = run(wf, resume=first["trace"], fmt="text")
     assert code == 0 and "the workflow file changed since this trace" in err
     assert "cache hit b" in err and "cache hit a" not in err and "cache hit c" not in err
 
@@ -168,7 +168,8 @@ tasks:
   each:
     for_each: "${{ inputs.items }}"
     fail_fast: false
-    exec: { command: ["sh", "-c", "echo ${{ item }} >> ran.log; (test ${{ item }} != 3 || test -f ok) && echo v${{ item }}"] }
+    exec:
+      command: ["sh", "-c", "echo ${{ item }} >> ran.log; (test ${{ item }} != 3 || test -f ok) && echo v${{ item }}"]
 outputs:
   all: "${{ tasks.each.output }}"
 """
@@ -182,6 +183,6 @@ def test_a_partial_fan_out_resumes_at_the_iteration(tmp_path, monkeypatch):
     assert code == 1
     assert sorted(f["index"] for f in kinds(first["trace"], "checkpoint_written") if "index" in f) == [0, 1]
     (tmp_path / "ok").touch()
-    code, second, err = run(p, resume=first["trace"], fmt="text")
+    code, _, err = run(p, resume=first["trace"], fmt="text")
     assert code == 0 and "cache hit each[0]" in err and "cache hit each[1]" in err
     assert sorted(ran(tmp_path)) == ["1", "2", "3", "3"]  # only the failed iteration ran again
