@@ -50,6 +50,11 @@ class GatePause(Exception):
         self.payload = payload
 
 
+def now() -> float:
+    """The wall clock tickets are issued and expire by (a test moves it)."""
+    return time.time()
+
+
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
@@ -69,11 +74,12 @@ class Gate:
         answers: dict[str, Any] | None = None,
         resume: ResumeIndex | None = None,
         prompter: Callable[[dict[str, Any]], Any] | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.nonce, self.workflow, self.emit, self.effects_after = nonce, workflow, emit, effects_after
         self.answers = dict(answers or {})
-        self.resume, self.prompter, self.clock = resume, prompter, clock
+        self.resume, self.prompter = resume, prompter
+        self.clock = clock or now
         self.used = resume.approvals_used if resume is not None else 0
         self.decided: dict[str, tuple[Any, str]] = {}  # shown hash -> (answer, ticket digest)
         self.paused: list[dict[str, Any]] = []
