@@ -66,7 +66,7 @@ def test_resumed_without_an_answer_it_pauses_again_and_with_one_it_finishes(wf, 
     assert code == 4 and cache_hits(second) == {"draft"}  # idempotent: pauses again, nothing re-spent
     t1, t2 = first["paused"][0]["ticket"], second["paused"][0]["ticket"]
     assert t2["issued_at"] == t1["issued_at"] and t2["shown_hash"] == t1["shown_hash"]  # the TTL is not extended
-    code, third, err = run(wf, resume=second["trace"], answers=["approve=true"], fmt="text")
+    code, _, err = run(wf, resume=second["trace"], answers=["approve=true"], fmt="text")
     assert code == 0 and "approval approve: allow (answer)" in err and "cache hit draft" in err
     assert (tmp_path / "ran.log").read_text() == "published\n"
     trace = err.split("trace: ")[-1].strip()
