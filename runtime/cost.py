@@ -67,7 +67,8 @@ class CostMeter:
             raise TaskError(
                 BUDGET_CODE,
                 f"the run spent ${self.spent:.6f} of its ${self.cap:g} cost cap; the next `{model}` call could cost "
-                f"up to ${worst:.6f}, so it was not sent",
+                f"up to ${worst:.6f}, so it was not sent"
+                + ("" if request.max_tokens else " (a `max_tokens:` on the task bounds a call)"),
                 details={**where, "model": model, "worst_case_usd": round(worst, 6)},
             )
 
@@ -91,6 +92,10 @@ class CostMeter:
                 ("run_cost_usd", round(self.spent, 9)),
             ]
             self.emit("cost_incurred", fields)
+
+    def left(self) -> float | None:
+        """What the cap leaves (``None`` without a cap)."""
+        return None if self.cap is None else max(0.0, self.cap - self.spent)
 
     def task_cost(self, tid: str) -> tuple[float | None, bool]:
         """``(usd, known)``: ``None`` when the task made no priced call; ``known`` false when one was unpriced."""

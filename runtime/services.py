@@ -78,13 +78,19 @@ class Services:
         return self._prices
 
     def max_cost_usd(self) -> float | None:
+        """An agent loop's cost ceiling: ``NIKA_AGENT_MAX_COST_USD``, and never more than what the run's
+        ``--max-cost-usd`` has left (so the loop sizes each turn to fit it, as it does its own ceiling)."""
         raw = self.env.get("NIKA_AGENT_MAX_COST_USD")
-        if not raw:
-            return None
-        try:
-            return float(raw)
-        except ValueError:
-            raise TaskError("NIKA-PROVIDER-001", f"NIKA_AGENT_MAX_COST_USD is not a number: {raw!r}") from None
+        own: float | None = None
+        if raw:
+            try:
+                own = float(raw)
+            except ValueError:
+                raise TaskError("NIKA-PROVIDER-001", f"NIKA_AGENT_MAX_COST_USD is not a number: {raw!r}") from None
+        left = self.meter.left() if self.meter is not None else None
+        if left is None:
+            return own
+        return left if own is None else min(own, left)
 
     def cost_of(self, model: str, tokens_in: int, tokens_out: int) -> float:
         p = self._price_table().get(model)
