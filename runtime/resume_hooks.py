@@ -6,6 +6,7 @@ new trace can itself be resumed). ``for_each`` iterations are checkpointed and m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from checker.core.vocab import Status
@@ -26,16 +27,17 @@ def hash_task(run: Run, task: Task, rec: TaskRecord) -> None:
     rec.input_hash = input_hash(run.compiled, task.id, run.base, run.task_views)
 
 
-def cache_hit(run: Run, task: Task, rec: TaskRecord) -> tuple[Outcome, Fields] | None:
-    """The rehydrated outcome and the ``task_cache_hit`` fields, when the resumed trace matches."""
+def cache_hit(
+    run: Run, task: Task, rec: TaskRecord, bind: Callable[[Task, Any], dict[str, Any]]
+) -> tuple[Outcome, Fields] | None:
+    """The rehydrated outcome and the ``task_cache_hit`` fields, when the resumed trace matches
+    (``bind`` computes the ``output:`` bindings: the dispatch's own)."""
     index = run.options.resume
     if index is None or rec.definition_hash is None or rec.input_hash is None:
         return None
     hit = index.lookup(task.id, rec.definition_hash, rec.input_hash)
     if hit is None:
         return None
-    from runtime.engine.dispatch import bind
-
     try:
         bindings = bind(task, hit.output)
     except TaskError:  # the recorded output no longer binds: run it live rather than guess

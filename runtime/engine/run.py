@@ -295,7 +295,7 @@ class Run:
 
     async def _run_task(self, tid: str) -> None:
         from runtime.cost import CURRENT_TASK
-        from runtime.engine.dispatch import pipeline
+        from runtime.engine.dispatch import bind, pipeline
         from runtime.engine.on_finally import run_finally
         from runtime.gate import GatePause
         from runtime.resume_hooks import cache_hit, hash_task
@@ -304,7 +304,7 @@ class Run:
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        if (hit := cache_hit(self, task, rec)) is not None:
+        if (hit := cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()
