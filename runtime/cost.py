@@ -30,16 +30,26 @@ CURRENT_TASK: ContextVar[str | None] = ContextVar("nika_current_task", default=N
 
 
 class CostMeter:
-    def __init__(self, table: PriceTable, cap: float | None, emit: Callable[[str, Any], None] | None) -> None:
+    def __init__(
+        self,
+        table: PriceTable,
+        cap: float | None,
+        emit: Callable[[str, Any], None] | None,
+        parent: CostMeter | None = None,
+    ) -> None:
         self.table, self.cap, self.emit = table, cap, emit
+        # a child workflow's meter: its calls also count against (and are bounded by) the caller's run
+        self.parent, self.parent_task = parent, CURRENT_TASK.get() if parent is not None else None
         self.spent = 0.0
         self.by_task: dict[str, float] = {}
         self.unknown: set[str] = set()  # tasks with a call the table could not price
         self.calls = 0
 
     @classmethod
-    def for_run(cls, env: Mapping[str, str], cap: float | None, emit: Callable[[str, Any], None]) -> CostMeter:
-        return cls(prices_from_env(env), cap, emit)
+    def for_run(
+        cls, env: Mapping[str, str], cap: float | None, emit: Callable[[str, Any], None], parent: CostMeter | None
+    ) -> CostMeter:
+        return cls(prices_from_env(env), cap, emit, parent)
 
     def usd(self, model: str, tokens_in: int, tokens_out: int) -> float | None:
         """The price of a call; ``None`` when the table has no row for ``model``."""
@@ -52,6 +62,8 @@ class CostMeter:
 
     def admit(self, model: str, request: Request) -> None:
         """Refuse the call before it is sent when the cap cannot be kept."""
+        if self.parent is not None:
+            self.parent.admit(model, request)
         if self.cap is None:
             return
         worst = self.usd(model, _estimate_in(request), _max_out(model, request))
@@ -75,6 +87,8 @@ class CostMeter:
     def record(self, model: str, reply: Response) -> None:
         tid = CURRENT_TASK.get() or "?"
         cost = self.usd(model, reply.tokens_in, reply.tokens_out)
+        if self.parent is not None:
+            self.parent.add(self.parent_task or "?", cost)
         self.calls += 1
         if cost is None:
             self.unknown.add(tid)
@@ -93,9 +107,21 @@ class CostMeter:
             ]
             self.emit("cost_incurred", fields)
 
+    def add(self, tid: str, cost: float | None) -> None:
+        """A child workflow's call, counted here (journaled in the child's own trace)."""
+        if self.parent is not None:
+            self.parent.add(self.parent_task or "?", cost)
+        if cost is None:
+            self.unknown.add(tid)
+        else:
+            self.spent += cost
+            self.by_task[tid] = self.by_task.get(tid, 0.0) + cost
+
     def left(self) -> float | None:
-        """What the cap leaves (``None`` without a cap)."""
-        return None if self.cap is None else max(0.0, self.cap - self.spent)
+        """What the cap leaves, the callers' caps included (``None`` without any cap)."""
+        mine = None if self.cap is None else max(0.0, self.cap - self.spent)
+        up = self.parent.left() if self.parent is not None else None
+        return up if mine is None else (mine if up is None else min(mine, up))
 
     def task_cost(self, tid: str) -> tuple[float | None, bool]:
         """``(usd, known)``: ``None`` when the task made no priced call; ``known`` false when one was unpriced."""

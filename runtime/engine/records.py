@@ -47,6 +47,7 @@ class Options:
     answers: dict[str, Any] = field(default_factory=dict)  # `--answer TASK=VALUE` for paused prompts
     prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.gate
     max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.cost)
+    parent_meter: Any = None  # a child workflow's caller's runtime.cost.CostMeter (its cap binds the child)
 
 
 @dataclass

@@ -83,6 +83,7 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
         call_stack=stack,
         engine_env=ctx.engine_env,
         executor=s.executor,
+        parent_meter=ctx.services.meter,  # the caller's --max-cost-usd binds the child's model calls too
     )
     result = await Run(compiled, inputs, opts, workdir=ctx.workdir, parent_boundary=ctx.boundary).execute()
     ctx.emit(

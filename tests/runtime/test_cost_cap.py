@@ -118,3 +118,19 @@ def test_an_agents_turns_are_checked_against_the_run_cap(tmp_path, monkeypatch):
     err = rep["tasks"]["loop"]["error"]
     assert code == 1 and err["code"] == "NIKA-AGENT-002" and 1 <= sent < 8, err["message"]
     assert rep["cost_usd"] <= 0.3 and len(kinds(rep["trace"], "cost_incurred")) == sent
+
+
+def test_a_child_workflows_calls_count_against_the_callers_cap(wf, tmp_path, monkeypatch):
+    monkeypatch.setenv("NIKA_PRICES", PRICES)
+    parent = tmp_path / "parent.nika.yaml"
+    parent.write_text(
+        "nika: v1\nworkflow: { id: parent }\nmodel: openai/gpt-test\ntasks:\n"
+        '  first:\n    infer: { prompt: "zero", max_tokens: 10 }\n'
+        '  call:\n    after: { first: success }\n    invoke: { workflow: "./spend.nika.yaml" }\n'
+    )
+    with serve([openai("ok", tin=10, tout=5)], repeat_last=True) as fake:
+        monkeypatch.setenv("NIKA_OPENAI_BASE_URL", fake.url + "/v1/chat/completions")
+        code, rep, _ = run(parent, max_cost=0.04)
+        assert fake.count == 2  # the parent's call and the child's first: the child's second would pass the cap
+    assert code == 1 and rep["cost_usd"] == pytest.approx(0.03)
+    assert rep["tasks"]["call"]["cost_usd"] == pytest.approx(0.015)
