@@ -122,7 +122,7 @@ def run_command(
     if output_format == "json":
         _write(out, json.dumps(report, default=str) + "\n")
     else:
-        _write(err, summary_text(report))
+        _write(err, summary_text(report, file))
         if not sinks.events_on_stdout:  # else stdout is the stream; its terminal event carries the outputs
             _write(out, json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
     for note in [result.trace_error, *sinks.fanout.close()]:

@@ -116,7 +116,7 @@ def event_line(event: dict[str, Any]) -> str | None:
     return None
 
 
-def summary_text(report: dict[str, Any]) -> str:
+def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
     counts: dict[str, int] = {}
     for rec in report["tasks"].values():
         counts[rec["status"]] = counts.get(rec["status"], 0) + 1
@@ -129,7 +129,7 @@ def summary_text(report: dict[str, Any]) -> str:
     for p in report.get("paused") or []:
         line += (
             f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({p.get('mode')}); answer with "
-            f"nika run FILE --resume {report.get('trace') or 'TRACE'} --answer {p['task']}=VALUE"
+            f"nika run {file} --resume {report.get('trace') or 'TRACE'} --answer {p['task']}=VALUE"
         )
     if report.get("error"):
         line += f"\n  error: {report['error']['code']} {report['error']['message']}"
