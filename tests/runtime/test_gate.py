@@ -151,3 +151,30 @@ def test_a_ticket_minted_for_another_run_is_refused(tmp_path):
 
         asyncio.run(g.resolve("p", request, lambda v: None))
     assert getattr(info.value, "code", None) == "NIKA-SEC-010" and "scope_mismatch" in str(info.value.message)
+
+
+def test_the_decided_tickets_rise_to_the_receipt(wf, tmp_path):
+    from runtime.receipt import receipt
+    from runtime.trace_read import read_run
+
+    _, first, _ = run(wf)
+    _, rep, _ = run(wf, resume=first["trace"], answers=["approve=true"])
+    r = receipt(read_run(Path(rep["trace"])), wf)
+    (a,) = r["approvals"]
+    assert a["task"] == "approve" and a["decision"] == "allow" and a["ticket"] == first["paused"][0]["ticket"]["digest"]
+
+
+def test_the_terminal_prompter_asks_each_mode(monkeypatch):
+    import io
+
+    import rich.prompt
+
+    from nika.run_durable import tty_prompter
+
+    seen: list[str] = []
+    monkeypatch.setattr(rich.prompt.Confirm, "ask", classmethod(lambda cls, m, **kw: seen.append(m) or True))
+    monkeypatch.setattr(rich.prompt.Prompt, "ask", classmethod(lambda cls, m, **kw: kw.get("choices", ["typed"])[-1]))
+    ask = tty_prompter(io.StringIO())
+    assert ask({"task": "g", "mode": "confirm", "message": "Ship?"}) is True and "Ship?" in seen[0]
+    assert ask({"task": "g", "mode": "choice", "message": "Pick", "choices": [1, 2]}) == 2  # the value, not its text
+    assert ask({"task": "g", "mode": "input", "message": "Name"}) == "typed"
