@@ -62,6 +62,12 @@ def run_command(
     from nika.run_durable import Durable, DurableRefused, options_for, tty_prompter
 
     durable = durable or Durable()
+    if durable.max_cost_usd is None:  # the project's `max-cost-usd` setting, when the flag does not say
+        from dataclasses import replace
+
+        from checker.project.settings import settings_for
+
+        durable = replace(durable, max_cost_usd=settings_for(file).max_cost_usd)
     if dry_run:
         from runtime.report import plan, plan_text
 

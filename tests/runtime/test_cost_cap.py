@@ -134,3 +134,17 @@ def test_a_child_workflows_calls_count_against_the_callers_cap(wf, tmp_path, mon
         assert fake.count == 2  # the parent's call and the child's first: the child's second would pass the cap
     assert code == 1 and rep["cost_usd"] == pytest.approx(0.03)
     assert rep["tasks"]["call"]["cost_usd"] == pytest.approx(0.015)
+
+
+def test_the_project_setting_caps_the_run_and_the_flag_wins(wf, tmp_path, monkeypatch):
+    monkeypatch.setenv("NIKA_PRICES", PRICES)
+    (tmp_path / "nika.toml").write_text("max-cost-usd = 0.04\n")
+    with serve([openai("ok", tin=10, tout=5)], repeat_last=True) as fake:
+        monkeypatch.setenv("NIKA_OPENAI_BASE_URL", fake.url + "/v1/chat/completions")
+        code, rep, _ = run(wf)
+        assert fake.count == 2 and code == 1
+        code, rep, _ = run(wf, max_cost=1.0)
+        assert fake.count == 6 and code == 0
+    (tmp_path / "nika.toml").write_text('max-cost-usd = "lots"\n')
+    code, rep, err = run(wf)
+    assert code == 1 and "max-cost-usd" in err and "non-negative number" in err
