@@ -141,10 +141,10 @@ def test_the_project_setting_caps_the_run_and_the_flag_wins(wf, tmp_path, monkey
     (tmp_path / "nika.toml").write_text("max-cost-usd = 0.04\n")
     with serve([openai("ok", tin=10, tout=5)], repeat_last=True) as fake:
         monkeypatch.setenv("NIKA_OPENAI_BASE_URL", fake.url + "/v1/chat/completions")
-        code, rep, _ = run(wf)
+        code, _, _ = run(wf)
         assert fake.count == 2 and code == 1
-        code, rep, _ = run(wf, max_cost=1.0)
+        code, _, _ = run(wf, max_cost=1.0)
         assert fake.count == 6 and code == 0
     (tmp_path / "nika.toml").write_text('max-cost-usd = "lots"\n')
-    code, rep, err = run(wf)
+    code, _, err = run(wf)
     assert code == 1 and "max-cost-usd" in err and "non-negative number" in err
