@@ -52,7 +52,7 @@ class DurableRefused(Exception):
     """A one-line reason the durable flags cannot be honoured (refused before any effect)."""
 
 
-def options_for(d: Durable, compiled: Any) -> dict[str, Any]:
+def options_for(d: Durable, compiled: Any, model: str | None = None) -> dict[str, Any]:
     """The ``Options`` fields the flags give; raises :class:`DurableRefused`."""
     from runtime.resume import ResumeRefused, open_resume
 
@@ -64,7 +64,7 @@ def options_for(d: Durable, compiled: Any) -> dict[str, Any]:
             raise DurableRefused("--from and --answer need --resume TRACE (the run they continue)")
         return {"max_cost_usd": d.max_cost_usd}
     try:
-        index = open_resume(d.resume, compiled, d.from_task, answers)
+        index = open_resume(d.resume, compiled, d.from_task, answers, model)
     except ResumeRefused as exc:
         raise DurableRefused(str(exc)) from None
     return {"resume": index, "answers": answers, "max_cost_usd": d.max_cost_usd}

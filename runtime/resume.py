@@ -24,6 +24,7 @@ from typing import Any
 from checker.model.workflow import CompiledWorkflow
 
 RESUME_FIELDS = ("definition_hash", "input_hash")
+CHANGED = "the workflow file changed since this trace"
 
 
 class ResumeRefused(Exception):
@@ -73,7 +74,11 @@ class ResumeIndex:
 
 
 def open_resume(
-    trace: str, compiled: CompiledWorkflow, from_task: str | None = None, answers: dict[str, Any] | None = None
+    trace: str,
+    compiled: CompiledWorkflow,
+    from_task: str | None = None,
+    answers: dict[str, Any] | None = None,
+    model: str | None = None,
 ) -> ResumeIndex:
     """Read, verify, match and lock ``trace`` for a resume of ``compiled``; raises :class:`ResumeRefused`."""
     path = Path(trace)
@@ -88,6 +93,8 @@ def open_resume(
     _prologue(index, trace, frames[0], wf.id, compiled.source.text)
     for n, frame in enumerate(frames, 1):
         _fold(index, path, n, frame)
+    if index.notes and index.notes[0].startswith(CHANGED):
+        index.notes[0] = _what_changed(index, compiled, model)
     if from_task is not None:
         if from_task not in wf.tasks:
             known = ", ".join(sorted(wf.tasks))
@@ -135,7 +142,7 @@ def _prologue(index: ResumeIndex, trace: str, first: dict[str, Any], wf_id: str,
     carried = pro.get("approvals_carried")
     index.approvals_used = carried if isinstance(carried, int) and not isinstance(carried, bool) else 0
     if pro.get("workflow_sha256") != hashlib.sha256(source.encode("utf-8")).hexdigest():
-        index.notes.append("the workflow file changed since this trace: tasks whose definition changed re-run")
+        index.notes.append(CHANGED)
 
 
 def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None:
@@ -159,6 +166,21 @@ def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None
                 index.paused[p["task"]] = p
     elif kind == "approval_decided" and f.get("decision") in ("allow", "deny"):
         index.approvals_used += 1
+
+
+def _what_changed(index: ResumeIndex, compiled: CompiledWorkflow, model: str | None) -> str:
+    """Which tasks the edit touched (by definition hash): they and what they feed re-run."""
+    from runtime.task_hash import definition_hash
+
+    wf = compiled.workflow
+    assert wf is not None
+    recorded = {t: r.get("definition_hash") for t, r in index.completed.items()}
+    edited = [t for t, task in wf.tasks.items() if t in recorded and recorded[t] != definition_hash(task, model)]
+    gone = sorted(set(recorded) - set(wf.tasks))
+    parts = [f"edited: {', '.join(f'`{t}`' for t in edited)} (they re-run)" if edited else "no completed task edited"]
+    if gone:
+        parts.append(f"no longer in the workflow: {', '.join(f'`{t}`' for t in gone)}")
+    return f"{CHANGED}; " + "; ".join(parts)
 
 
 def descendants(compiled: CompiledWorkflow, tid: str) -> set[str]:

@@ -80,7 +80,7 @@ def test_an_edited_task_reruns_and_the_change_is_said(wf, tmp_path):
     _, first, _ = run(wf)
     wf.write_text(WF.replace("facts about ${{ inputs.topic }}", "two facts about ${{ inputs.topic }}"))
     code, _, err = run(wf, resume=first["trace"], fmt="text")
-    assert code == 0 and "the workflow file changed since this trace" in err
+    assert code == 0 and "the workflow file changed since this trace; edited: `a` (they re-run)" in err
     assert "cache hit b" in err and "cache hit a" not in err and "cache hit c" not in err
 
 
