@@ -178,3 +178,18 @@ def test_the_terminal_prompter_asks_each_mode(monkeypatch):
     assert ask({"task": "g", "mode": "confirm", "message": "Ship?"}) is True and "Ship?" in seen[0]
     assert ask({"task": "g", "mode": "choice", "message": "Pick", "choices": [1, 2]}) == 2  # the value, not its text
     assert ask({"task": "g", "mode": "input", "message": "Name"}) == "typed"
+
+
+def test_pause_resume_and_approval_events_fit_the_event_schema(wf):
+    import json
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "events.schema.json").read_text())
+    _, first, _ = run(wf)
+    _, second, _ = run(wf, resume=first["trace"], answers=["approve=true"])
+    events = first["events"] + second["events"]
+    types = {e["type"] for e in events}
+    assert {"workflow.paused", "task.cache_hit", "approval.decided", "cost.incurred"} <= types
+    for e in events:
+        jsonschema.validate(e, schema)
