@@ -27,6 +27,15 @@ def hash_task(run: Run, task: Task, rec: TaskRecord) -> None:
     rec.input_hash = input_hash(run.compiled, task.id, run.base, run.task_views)
 
 
+def resumable(run: Run, rec: TaskRecord) -> bool:
+    """Whether the journaled output is the output: one the redactor masked (it carries a secret) is
+    not, so it is journaled without hashes and a resume runs the task again rather than rehydrate a mask."""
+    if rec.status != Status.SUCCESS:
+        return True
+    out = compact(rec.output)
+    return run.redactor(out) == out
+
+
 def cache_hit(
     run: Run, task: Task, rec: TaskRecord, bind: Callable[[Task, Any], dict[str, Any]]
 ) -> tuple[Outcome, Fields] | None:
@@ -64,14 +73,15 @@ def cached_iteration(run: Run, task: Task, key: str | None) -> Hit | None:
 def journal_iteration(run: Run, task: Task, index: int, key: str | None, output: Any, hit: Hit | None) -> None:
     """One finished iteration, journaled so a resume can skip it (a cache hit says where it came from)."""
     rec = run.records.get(task.id)
-    if key is None or rec is None:
+    out = compact(output)
+    if key is None or rec is None or run.redactor(out) != out:  # a masked output is never rehydrated
         return
     fields: Fields = [
         ("task", task.id),
         ("index", index),
         ("iteration_hash", key),
         ("definition_hash", rec.definition_hash),
-        ("output", compact(output)),
+        ("output", out),
     ]
     if hit is not None:
         run.emit("task_cache_hit", [*fields, ("note", note(task, run.options.model)), ("cached_from", hit.ref)])

@@ -47,16 +47,29 @@ def definition_hash(task: Task, model_override: str | None) -> str:
 
 def references(compiled: CompiledWorkflow, tid: str) -> list[tuple[str, str | None]]:
     """``(root, first step)`` of every reference the task's expressions make, sorted, once each."""
-    seen: set[tuple[str, str | None]] = set()
+    cached = _REFS.get(id(compiled))
+    if cached is None or cached[0] is not compiled:
+        cached = (compiled, _references_by_task(compiled))
+        if len(_REFS) > 32:
+            _REFS.clear()
+        _REFS[id(compiled)] = cached
+    return cached[1].get(tid, [])
+
+
+_REFS: dict[int, tuple[CompiledWorkflow, dict[str, list[tuple[str, str | None]]]]] = {}
+
+
+def _references_by_task(compiled: CompiledWorkflow) -> dict[str, list[tuple[str, str | None]]]:
+    seen: dict[str, set[tuple[str, str | None]]] = {}
     for site in compiled.sites:
-        if site.task != tid:
+        if site.task is None:
             continue
         for _island, ref, _span in site.references():
             if ref.root in _DERIVED_ROOTS:
                 continue
             first = ref.path[0] if ref.path and isinstance(ref.path[0], str) else None
-            seen.add((ref.root, first))
-    return sorted(seen, key=lambda r: (r[0], r[1] or ""))
+            seen.setdefault(site.task, set()).add((ref.root, first))
+    return {t: sorted(refs, key=lambda r: (r[0], r[1] or "")) for t, refs in seen.items()}
 
 
 def input_hash(compiled: CompiledWorkflow, tid: str, base: Mapping[str, Any], views: Mapping[str, Any]) -> str:

@@ -264,6 +264,8 @@ class Run:
             self._done.set()
 
     def _settled_fields(self, rec: TaskRecord) -> Fields:
+        from runtime.resume_hooks import resumable
+
         fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
         if rec.duration_ms is not None:
             fields.append(("duration_ms", rec.duration_ms))
@@ -273,7 +275,7 @@ class Run:
             fields.append(("error_code", rec.error["code"]))
             fields.append(("message", rec.error["message"]))
         fields.append(("outcome", compact({"class": rec.status, "payload": {"attempts": rec.attempts}})))
-        if rec.input_hash is not None:  # ADR-099 §1: what `--resume` matches, what `nika trace diff` compares
+        if rec.input_hash is not None and resumable(self, rec):  # ADR-099 §1: what `--resume` matches
             fields += [("definition_hash", rec.definition_hash), ("input_hash", rec.input_hash)]
         if rec.cost_usd is not None or not rec.cost_known:
             fields.append(("cost_usd", rec.cost_usd if rec.cost_known else None))

@@ -186,3 +186,20 @@ def test_a_partial_fan_out_resumes_at_the_iteration(tmp_path, monkeypatch):
     code, _, err = run(p, resume=first["trace"], fmt="text")
     assert code == 0 and "cache hit each[0]" in err and "cache hit each[1]" in err
     assert sorted(ran(tmp_path)) == ["1", "2", "3", "3"]  # only the failed iteration ran again
+
+
+def test_an_output_that_carries_a_secret_is_rerun_never_rehydrated_masked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TOKEN_Y", "s3cr3t-value")
+    p = tmp_path / "leak.nika.yaml"
+    p.write_text(
+        "nika: v1\nworkflow: { id: leak }\nsecrets:\n  tok: { source: env, key: TOKEN_Y, egress: [{ to: exec }] }\n"
+        'permits: { exec: ["sh"] }\ntasks:\n  t:\n'
+        '    exec: { command: ["sh", "-c", "echo t >> ran.log; echo ${{ secrets.tok }}"] }\n'
+        '  u:\n    exec: { command: ["sh", "-c", "echo u >> ran.log; echo plain"] }\n'
+    )
+    _, first, _ = run(p)
+    (done_t,) = [f for f in kinds(first["trace"], "task_completed") if f["task"] == "t"]
+    assert "input_hash" not in done_t and "s3cr3t" not in Path(first["trace"]).read_text()
+    _, second, _ = run(p, resume=first["trace"])
+    assert cache_hits(second) == {"u"} and sorted(ran(tmp_path)) == ["t", "t", "u"]
