@@ -9,14 +9,16 @@ call twice:
   tokens, its ``max_tokens`` or the model's output ceiling as output) must fit what is left, and
   a model the table cannot price is refused, since its cost cannot be bounded. The refusal is a
   budget error (``NIKA-AGENT-002``, ``details.budget = "run.max_cost_usd"``) and nothing is sent;
-* **after**: its spend is journaled as a ``cost_incurred`` frame (task, model, tokens,
-  ``cost_usd``; ``null`` when unpriced, never ``0``), summed per task and per run.
+* **after**: its price rides the call's own model-call frame (``verb_invoked``, ``phase:
+  model_call``) as ``cost_usd`` (``null`` when unpriced, never ``0``; :meth:`CostMeter.annotate`,
+  whoever emits the frame), and is summed per task and per run. A call and its frame follow each
+  other with no ``await`` between, so the price is the frame's own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -34,22 +36,20 @@ class CostMeter:
         self,
         table: PriceTable,
         cap: float | None,
-        emit: Callable[[str, Any], None] | None,
         parent: CostMeter | None = None,
     ) -> None:
-        self.table, self.cap, self.emit = table, cap, emit
+        self.table, self.cap = table, cap
         # a child workflow's meter: its calls also count against (and are bounded by) the caller's run
         self.parent, self.parent_task = parent, CURRENT_TASK.get() if parent is not None else None
         self.spent = 0.0
         self.by_task: dict[str, float] = {}
         self.unknown: set[str] = set()  # tasks with a call the table could not price
         self.calls = 0
+        self._unframed: dict[str, list[float | None]] = {}  # priced calls whose frame is not out yet
 
     @classmethod
-    def for_run(
-        cls, env: Mapping[str, str], cap: float | None, emit: Callable[[str, Any], None], parent: CostMeter | None
-    ) -> CostMeter:
-        return cls(prices_from_env(env), cap, emit, parent)
+    def for_run(cls, env: Mapping[str, str], cap: float | None, parent: CostMeter | None) -> CostMeter:
+        return cls(prices_from_env(env), cap, parent)
 
     def usd(self, model: str, tokens_in: int, tokens_out: int) -> float | None:
         """The price of a call; ``None`` when the table has no row for ``model``."""
@@ -95,17 +95,17 @@ class CostMeter:
         else:
             self.spent += cost
             self.by_task[tid] = self.by_task.get(tid, 0.0) + cost
-        if self.emit is not None:
-            fields = [
-                ("task", tid),
-                ("provider", model.partition("/")[0]),
-                ("model", model),
-                ("tokens_in", reply.tokens_in),
-                ("tokens_out", reply.tokens_out),
-                ("cost_usd", round(cost, 9) if cost is not None else None),
-                ("run_cost_usd", round(self.spent, 9)),
-            ]
-            self.emit("cost_incurred", fields)
+        self._unframed.setdefault(tid, []).append(round(cost, 9) if cost is not None else None)
+
+    def annotate(self, kind: str, fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        """A model-call frame gets its call's ``cost_usd`` (and the run's spend so far)."""
+        if kind != "verb_invoked" or ("phase", "model_call") not in fields or any(k == "cost_usd" for k, _ in fields):
+            return fields
+        tid = next((v for k, v in fields if k == "task"), None)
+        pending = self._unframed.get(tid) if isinstance(tid, str) else None
+        if not pending:
+            return fields
+        return [*fields, ("cost_usd", pending.pop(0)), ("run_cost_usd", round(self.spent, 9))]
 
     def add(self, tid: str, cost: float | None) -> None:
         """A child workflow's call, counted here (journaled in the child's own trace)."""

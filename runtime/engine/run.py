@@ -95,7 +95,8 @@ class Run:
         self.base = base_scope(self.wf, inputs, Secrets(self.wf, self.engine_env, self.secret_values), self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = Services(self.engine_env, self.workdir, self.secret_values)
-        self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, self.emit, o.parent_meter)
+        self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
+        self.sink.annotate = self.meter.annotate
         self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for
         self.gate = Gate.for_run(self, o)
         host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env, self.gate)

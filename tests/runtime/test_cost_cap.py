@@ -56,8 +56,11 @@ def test_no_model_request_is_sent_once_the_next_could_pass_the_cap(wf, monkeypat
     assert err["code"] == "NIKA-AGENT-002" and err["details"]["budget"] == "run.max_cost_usd"
     assert "was not sent" in err["message"] and rep["tasks"]["t4"]["status"] == "cancelled"
     assert rep["tasks"]["t1"]["cost_usd"] == pytest.approx(0.015) and rep["cost_usd"] == pytest.approx(0.03)
-    frames = kinds(rep["trace"], "cost_incurred")
-    assert [f["task"] for f in frames] == ["t1", "t2"] and frames[-1]["run_cost_usd"] == pytest.approx(0.03)
+    frames = [f for f in kinds(rep["trace"], "verb_invoked") if f.get("phase") == "model_call"]
+    assert frames[-1]["task"] == "t3" and frames[-1]["error_code"] == "NIKA-AGENT-002" and "cost_usd" not in frames[-1]
+    frames = frames[:-1]
+    assert [(f["task"], f["cost_usd"]) for f in frames] == [("t1", pytest.approx(0.015)), ("t2", pytest.approx(0.015))]
+    assert frames[-1]["run_cost_usd"] == pytest.approx(0.03)
     view = read_run(Path(rep["trace"]))
     assert view.cost_usd == pytest.approx(0.03) and view.tasks["t2"].cost_usd == pytest.approx(0.015)
 
@@ -117,7 +120,8 @@ def test_an_agents_turns_are_checked_against_the_run_cap(tmp_path, monkeypatch):
         sent = fake.count
     err = rep["tasks"]["loop"]["error"]
     assert code == 1 and err["code"] == "NIKA-AGENT-002" and 1 <= sent < 8, err["message"]
-    assert rep["cost_usd"] <= 0.3 and len(kinds(rep["trace"], "cost_incurred")) == sent
+    priced = [f for f in kinds(rep["trace"], "verb_invoked") if "cost_usd" in f]
+    assert rep["cost_usd"] <= 0.3 and len(priced) == sent
 
 
 def test_a_child_workflows_calls_count_against_the_callers_cap(wf, tmp_path, monkeypatch):
