@@ -1,4 +1,5 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor | secrets | init |
+new | test | mcp.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -94,7 +95,16 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--format", choices=GRAPH_FORMATS, default="mermaid", help="output format (default: mermaid)")
 
     lsp = sub.add_parser("lsp", help="start the language server (stdio)")
-    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
+    transport = lsp.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
+    lsp.add_argument(
+        "--clientProcessId",
+        type=int,
+        metavar="PID",
+        dest="client_pid",
+        help="exit when the editor process PID ends (as generic LSP client recipes pass it)",
+    )
 
     sub.add_parser(
         "schema",
@@ -156,6 +166,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     doc.add_argument("--output-format", choices=("text", "json"), default="text", help="how to print (default: text)")
 
+    sec = sub.add_parser(
+        "secrets",
+        help="manage the local nika-vault; list a workflow's secrets and whether each resolves (never values)",
+        description="Values are read from standard input, never the command line (NIKA_VAULT_FILE: a file vault).",
+    )
+    sec.add_argument("secrets_action", choices=("set", "get", "list", "rm"), metavar="ACTION", help="set|get|list|rm")
+    sec.add_argument("key", nargs="?", metavar="KEY", help="the vault key (path), e.g. prod/anthropic/api-key")
+    sec.add_argument("--workflow", metavar="FILE", help="with list: the workflow's declared secrets instead")
+
     t = sub.add_parser("trace", help="work with run journals")
     tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
@@ -164,6 +183,10 @@ def _parser() -> argparse.ArgumentParser:
     from nika.trace_command import add_parsers  # stdlib-only at import: the check path stays light
 
     add_parsers(tsub)
+
+    from nika.cli_project import register as register_project_commands  # init, new, test (nika/cli_project.py)
+
+    register_project_commands(sub)
     return p
 
 
@@ -181,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except PackageNotFoundError:
             print("nika (not installed)")
         return 0
+    from nika.cli_project import dispatch as project_command
+
+    if (status := project_command(args)) is not None:
+        return status
     if args.command == "check":
         return cmd_check(args)
     if args.command == "explain":
@@ -219,6 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nika.doctor import run as doctor
 
         return doctor(args.output_format)
+    if args.command == "secrets":
+        from nika.secrets_command import run as secrets_run
+
+        return secrets_run(args.secrets_action, args.key, args.workflow)
     if args.command == "trace":
         if args.trace_command != "verify":
             from nika.trace_command import run as trace_run
@@ -297,12 +328,24 @@ def cmd_schema() -> int:
 
 
 def cmd_lsp(args: argparse.Namespace) -> int:
+    from nika_lsp.transport import parse_tcp
+
+    if args.tcp is not None:
+        try:
+            parse_tcp(args.tcp)
+        except ValueError as exc:
+            print(f"nika lsp: {exc}", file=sys.stderr)
+            return 1
     try:
         from nika_lsp.server import serve
     except ImportError as exc:
         print(f"nika: the language server needs pygls and lsprotocol ({exc.name} is missing)", file=sys.stderr)
         return 1
-    return int(serve(tcp=args.tcp) or 0)
+    try:
+        return int(serve(tcp=args.tcp, client_pid=args.client_pid) or 0)
+    except OSError as exc:  # the address is taken, the host does not resolve, …
+        print(f"nika lsp: cannot listen on {args.tcp}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,8 @@ from pathlib import Path
 OK, WARN, BROKEN = "ok", "warn", "broken"
 # The distributions a run or a check leans on (pyproject.toml's dependencies).
 KEY_PACKAGES = ("ruamel.yaml", "jsonschema", "jq", "blake3", "pygls", "lsprotocol", "bashlex", "httpx", "mcp", "regex")
+# What `nika:fetch`'s extract modes and the nika-vault load at run (see pyproject.toml).
+KEY_PACKAGES += ("trafilatura", "html-to-markdown", "selectolax", "feedparser", "lxml", "protego", "keyring")
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def _config(cwd: Path, env: Mapping[str, str]) -> list[Line]:
             )
         )
     from runtime.errors import TaskError
-    from runtime.mcp_client import load_config
+    from runtime.mcp_config import load_config
 
     try:
         servers, path = load_config(cwd)

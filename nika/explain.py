@@ -84,8 +84,30 @@ def explain(code: str) -> int:
         lines.append("(`nika check` reports what it can decide statically; the rest is raised while a workflow runs)")
     elif not judged_statically(cinfo.code):
         lines.append("(`nika check` does not judge this code yet: it is registered, not implemented)")
-    lines += ["", cinfo.teaching, "", f"docs: https://nika.sh/errors/{cinfo.code}"]
+    lines += ["", cinfo.teaching]
+    if cinfo.code == "NIKA-IMPL-002":
+        lines += _unavailable()
+    lines += ["", f"docs: https://nika.sh/errors/{cinfo.code}"]
     return _emit(lines)
+
+
+def _unavailable() -> list[str]:
+    """What this build lacks, read from the runtime's registry as data (never a hand-kept list)."""
+    from checker.contracts import tables as contracts
+    from checker.contracts.built_features import built
+    from checker.grammar.table import SECRET_SOURCES
+
+    have = built()
+    if have is None:
+        return ["", "(the runtime is not installed beside the checker: nothing here can run)"]
+    tools = sorted(set(contracts.tool_ids()) - have.tools)
+    sources = sorted(set(SECRET_SOURCES) - have.secret_sources)
+    return [
+        "",
+        "In this build:",
+        f"  builtins not available: {', '.join(tools) or 'none'}",
+        f"  secret sources not available: {', '.join(sources) or 'none'}",
+    ]
 
 
 def explain_list(pattern: str) -> int:

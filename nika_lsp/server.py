@@ -356,12 +356,18 @@ _register_features()
 GC_THRESHOLDS = (200_000, 30, 30)
 
 
-def serve(tcp: str | None = None) -> int:
+def serve(tcp: str | None = None, client_pid: int | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     gc.set_threshold(*GC_THRESHOLDS)
+    if client_pid is not None:
+        from nika_lsp.transport import watch
+
+        watch(client_pid)
     if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
+        from nika_lsp.transport import parse_tcp
+
+        host, port = parse_tcp(tcp)
+        server.start_tcp(host, port)
     else:
         server.start_io()
     # LSP 3.17 §exit: 0 when `shutdown` came first, 1 otherwise (an `exit` alone, a closed stdin).

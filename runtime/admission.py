@@ -58,8 +58,14 @@ def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> 
     declared = {i.name: i for i in wf.inputs}
     unknown = sorted(set(given) - set(declared))
     if unknown:
+        from checker.core.suggest import did_you_mean
+
         names = ", ".join(f"`{n}`" for n in sorted(declared)) or "none"
-        raise InputError(f"{what}: unknown input {', '.join(f'`{u}`' for u in unknown)}; declared inputs: {names}")
+        near = did_you_mean(unknown[0], set(declared) - set(given)) if len(unknown) == 1 else None
+        hint = f" (did you mean `{near}`?)" if near else ""
+        raise InputError(
+            f"{what}: unknown input {', '.join(f'`{u}`' for u in unknown)}{hint}; declared inputs: {names}"
+        )
     out: dict[str, Any] = {}
     for name, decl in declared.items():
         if name in given:

@@ -281,6 +281,10 @@ class AgentLoop:
         system = self._value(verb.system, "`system:`")
         schema = self._value(verb.schema, "`schema:`")
         self.schema = schema if isinstance(schema, dict) else None
+        if verb.schema is None:
+            from runtime.returns import returns_schema
+
+            self.schema = returns_schema(ctx.workflow, self.tid)  # `returns:`: the same contract as a Nika type
         temperature = self._value(verb.temperature, "`temperature:`")
         max_turns = verb.turn_budget if verb.turn_budget is not None else self._value(verb.max_turns, "`max_turns:`")
         max_tokens = self._value(verb.max_tokens_total, "`max_tokens_total:`")
@@ -705,9 +709,7 @@ class AgentLoop:
             if tool_id == COMPOSE:
                 result = self._compose(args)
             else:
-                from runtime.verbs.invoke import call_tool
-
-                result = await call_tool(self.ctx, tool_id, args)
+                result = await self.ctx.tool_call(tool_id, args)  # the run's seam (`nika test` answers it)
         except TaskError as err:
             if err.category == "security_error":
                 self._tool_event(call, tool_id, "refused", err.code, t0)

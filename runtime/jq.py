@@ -1,4 +1,5 @@
-"""``output:`` jq bindings (04 §output bindings) through libjq, each program compiled once."""
+"""jq in the runtime (04 §output bindings, ``nika:jq``): compiled once here, evaluated with a
+deadline in a killable worker (:mod:`runtime.jq_worker`)."""
 
 from __future__ import annotations
 
@@ -29,20 +30,44 @@ def compile_program(program: str) -> Any:
     import jq
 
     try:
-        return jq.compile(f"{_PRELUDE}{program}\n)")
+        return jq.compile(wrapped(program))
     except ValueError as exc:
         message = str(exc).replace(_PRELUDE, "", 1)
         shifted = _COLUMN.sub(lambda m: f"{m.group(1)}{max(1, int(m.group(2)) - len(_PRELUDE))}", message)
         raise ValueError(shifted) from None
 
 
-def run_binding(name: str, program: str, raw: Any) -> Any:
-    """The one value ``program`` yields over ``raw`` (VAR-002 for none or several, VAR-004 on a jq error)."""
+def wrapped(program: str) -> str:
+    """The text libjq really compiles: ``program`` under the empty-environment prelude."""
+    return f"{_PRELUDE}{program}\n)"
+
+
+async def evaluate(program: str, value: Any, limit_s: float | None = None) -> list[Any]:
+    """Every value ``program`` yields over ``value`` (already plain JSON): ValueError when it does
+    not compile or fails, :class:`runtime.jq_worker.JqTimeLimit` when it runs out of time."""
+    from runtime.jq_worker import evaluate as in_worker
+
+    compile_program(program)  # compile errors, with their columns, come from here
+    return await in_worker(wrapped(program), value, limit_s)
+
+
+async def run_binding(name: str, program: str, raw: Any) -> Any:
+    """The one value ``program`` yields over ``raw`` (VAR-002 for none or several, VAR-004 on a jq
+    error or when it runs past :data:`runtime.limits.JQ_TIME_LIMIT_S`)."""
+    from runtime import limits
+    from runtime.jq_worker import JqTimeLimit
+
     try:
-        results = compile_program(program).input_value(plain(raw)).all()
+        results = await evaluate(program, plain(raw))
     except ValueError as exc:
         raise TaskError(
             JQ_ERROR, f"output binding `{name}` (`{program}`) failed: {exc}", details={"binding": name}
+        ) from None
+    except JqTimeLimit:
+        raise TaskError(
+            JQ_ERROR,
+            f"output binding `{name}` (`{program}`) ran longer than {limits.JQ_TIME_LIMIT_S:g}s and was stopped",
+            details={"binding": name, "time_limit_s": limits.JQ_TIME_LIMIT_S},
         ) from None
     if len(results) != 1:
         raise TaskError(

@@ -82,3 +82,20 @@ MCP_INIT_TIMEOUT_S = 20.0
 MCP_CALL_TIMEOUT_S = 120.0
 # heuristic: how long a stdio server gets to exit after its input closes, before SIGTERM/SIGKILL.
 MCP_SHUTDOWN_GRACE_S = 2.0
+
+# -- jq evaluation (runtime/jq_worker.py) ----------------------------------------------------------
+# Ours: a jq program with no `timeout:` above it (an `output:` binding, a `nika:jq` in a task
+# without one) is stopped after this long; real transforms of real payloads take milliseconds.
+JQ_TIME_LIMIT_S = 10.0
+# Ours: how long a fresh evaluation process may take to start (Python + libjq), apart from the
+# program's own limit, so a loaded machine does not eat a program's budget.
+JQ_WORKER_START_S = 30.0
+# Ours: the address space of an evaluation process (an `[range(1e9)]` fails here, not in the OOM killer).
+JQ_MEMORY_BYTES = 2 * 1024 * 1024 * 1024
+# Ours: the largest encoded result a program may produce (the same order as a model reply cap).
+JQ_MAX_RESULT_BYTES = 64 * 1024 * 1024
+
+# -- values ----------------------------------------------------------------------------------------
+# Ours: how deep a run-time value may nest (twice the check-time YAML cap of 64, NIKA-YAML-009);
+# every walker of values (redaction, journal, report) stays far inside the interpreter's stack.
+MAX_VALUE_DEPTH = 128

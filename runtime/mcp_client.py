@@ -1,11 +1,10 @@
 """MCP tools (``mcp:<server>/<tool>``) on the official ``mcp`` SDK (2.x).
 
-Servers are declared in engine configuration, never in the workflow: ``.nika/mcp.json`` beside the
-workflow (else in the working directory), in the common shape::
-
-    {"mcpServers": {
-        "files": {"command": "python3", "args": ["server.py"], "env": {"ROOT": "/data"}},
-        "search": {"url": "http://127.0.0.1:8765/mcp"}}}
+Servers are declared in engine configuration, never in the workflow (:mod:`runtime.mcp_config`:
+read once before the first task, refused when the workflow could write it). Starting a stdio
+server is an ``exec`` effect of the calling task: its ``command`` is judged by ``permits.exec``
+and the exec blocklist like an ``exec: { command: [...] }`` and witnessed in the journal, so under
+``permits: {}`` (or any block without an ``exec`` grant for it) no server process is started.
 
 A stdio server is started on first use (in its own process group, so shutting it down takes its
 children too), reused for the rest of the run and stopped when the run ends; a URL is reached over
@@ -25,14 +24,15 @@ import base64
 import contextlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime import limits
 from runtime.errors import TaskError
+from runtime.mcp_config import CONFIG_FILE, ServerConfig, refuse_if_writable
 
 if TYPE_CHECKING:
+    from runtime.engine.events import EventSink
     from runtime.permits import Boundary
     from runtime.services import Services
 
@@ -48,53 +48,12 @@ class McpHost(Protocol):
     def services(self) -> Services: ...
     @property
     def engine_env(self) -> Mapping[str, str]: ...
+    @property
+    def events(self) -> EventSink: ...
 
 
 UNAVAILABLE = "NIKA-MCP-001"
 CALL_FAILED = "NIKA-MCP-002"
-CONFIG_FILE = Path(".nika") / "mcp.json"
-
-
-@dataclass
-class ServerConfig:
-    name: str
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def load_config(workdir: Path) -> tuple[dict[str, ServerConfig], str | None]:
-    """The declared servers and the file they came from (``{}``, ``None`` when there is none)."""
-    for base in (workdir, Path.cwd()):
-        path = base / CONFIG_FILE
-        if path.is_file():
-            break
-    else:
-        return {}, None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TaskError(UNAVAILABLE, f"{path} cannot be read as JSON: {exc}") from None
-    table = doc.get("mcpServers", doc.get("servers", {})) if isinstance(doc, dict) else None
-    if not isinstance(table, dict):
-        raise TaskError(UNAVAILABLE, f"{path} must hold an object `mcpServers` mapping names to servers")
-    out: dict[str, ServerConfig] = {}
-    for name, row in table.items():
-        if not isinstance(row, dict) or not (isinstance(row.get("command"), str) or isinstance(row.get("url"), str)):
-            raise TaskError(UNAVAILABLE, f"{path}: server `{name}` needs a `command` (stdio) or a `url` (HTTP)")
-        out[name] = ServerConfig(
-            name,
-            row.get("command"),
-            [str(a) for a in row.get("args", [])],
-            {str(k): str(v) for k, v in (row.get("env") or {}).items()},
-            row.get("cwd"),
-            row.get("url"),
-            {str(k): str(v) for k, v in (row.get("headers") or {}).items()},
-        )
-    return out, str(path)
 
 
 def split_tool(tool: str) -> tuple[str, str]:
@@ -226,13 +185,17 @@ def _why(exc: BaseException) -> str:
 class MCPPool:
     """The MCP servers one run has started."""
 
-    def __init__(self, run: McpHost) -> None:
-        self.run = run
-        self.servers, self.source = load_config(run.workdir)
+    def __init__(self, host: McpHost) -> None:
+        self.host = host
+        self.config = host.services.mcp_config
+        self.servers = self.config.servers
+        self.source = self.config.source
         self.conns: dict[str, Connection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def connection(self, tid: str, server: str) -> Connection:
+        self.config.usable()
+        refuse_if_writable(self.config, self.host.boundary)
         cfg = self.servers.get(server)
         if cfg is None:
             where = self.source or f"{CONFIG_FILE} (none found)"
@@ -249,10 +212,12 @@ class MCPPool:
             conn = self.conns.get(server)
             if conn is not None and conn.client is not None:
                 return conn
-            from runtime.verbs.exec import compose_env
+            from runtime.permits import compose_env
 
-            env = compose_env(self.run.boundary.env_passthrough(tid), cfg.env, self.run.engine_env)
-            conn = Connection(cfg, env, self.run.workdir)
+            if cfg.command is not None and not cfg.url:
+                judge_spawn(self.host, tid, cfg)
+            env = compose_env(self.host.boundary.env_passthrough(tid), cfg.env, self.host.engine_env)
+            conn = Connection(cfg, env, self.host.workdir)
             self.conns[server] = conn
             await conn.start()
             return conn
@@ -262,18 +227,38 @@ class MCPPool:
         await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
 
 
-def pool_of(run: McpHost) -> MCPPool:
-    if run.services.mcp is None:
-        run.services.mcp = MCPPool(run)
-    pool: MCPPool = run.services.mcp
+def judge_spawn(host: McpHost, tid: str, cfg: ServerConfig) -> None:
+    """A stdio server is a process the calling task starts: ``permits.exec`` and the blocklist
+    judge its argv (NIKA-SEC-004 / NIKA-SEC-001) and the journal witnesses the spawn."""
+    from checker.contracts.blocklist import judge_words
+
+    assert cfg.command is not None
+    host.boundary.check_exec(tid, cfg.command, shell=False)
+    why = judge_words([cfg.command, *cfg.args])
+    if why is not None:
+        raise TaskError(
+            "NIKA-SEC-001",
+            f"MCP server `{cfg.name}`: the command was refused by the exec blocklist: {why}",
+            details={"server": cfg.name, "reason": why},
+        )
+    host.events.emit(
+        "tool_invoked",
+        [("task", tid), ("event", "mcp_server_spawn"), ("server", cfg.name), ("argv", [cfg.command, *cfg.args])],
+    )
+
+
+def pool_of(host: McpHost) -> MCPPool:
+    if host.services.mcp is None:
+        host.services.mcp = MCPPool(host)
+    pool: MCPPool = host.services.mcp
     return pool
 
 
-async def list_mcp_tools(run: McpHost, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
+async def list_mcp_tools(host: McpHost, tid: str, rules: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(tool id, description, input schema)`` for every tool of the servers a whitelist can reach."""
     from checker.core.globs import match_tool as matches
 
-    pool = pool_of(run)
+    pool = pool_of(host)
     wanted = [
         s for s in pool.servers if any(matches(r.lstrip("!").split("/", 1)[0], f"mcp:{s}") for r in rules if "/" in r)
     ]
@@ -285,10 +270,10 @@ async def list_mcp_tools(run: McpHost, tid: str, rules: list[str]) -> list[tuple
     return out
 
 
-async def call_mcp_tool(run: McpHost, tid: str, tool: str, args: dict[str, Any]) -> Any:
+async def call_mcp_tool(host: McpHost, tid: str, tool: str, args: dict[str, Any]) -> Any:
     """Perform one MCP tool call (the tool grant was judged by the caller, ``verbs/invoke``)."""
     server, name = split_tool(tool)
-    pool = pool_of(run)
+    pool = pool_of(host)
     conn = await pool.connection(tid, server)
     tools = await conn.list_tools()
     spec = tools.get(name)

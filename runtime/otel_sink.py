@@ -28,14 +28,6 @@ from typing import Any
 DEFAULT_FLUSH_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 10.0
 DEFAULT_SERVICE = "nika"
-TERMINAL_TASK = {
-    "task.completed": "success",
-    "task.failed": "failure",
-    "task.skipped": "skipped",
-    "task.cancelled": "cancelled",
-    "task.cache_hit": "success",
-}
-TERMINAL_RUN = ("workflow.completed", "workflow.failed", "workflow.cancelled", "workflow.paused")
 
 
 class OtelConfigError(ValueError):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.otel_sink import TERMINAL_RUN, TERMINAL_TASK
+TERMINAL_TASK = {
+    "task.completed": "success",
+    "task.failed": "failure",
+    "task.skipped": "skipped",
+    "task.cancelled": "cancelled",
+    "task.cache_hit": "success",
+}
+TERMINAL_RUN = ("workflow.completed", "workflow.failed", "workflow.cancelled", "workflow.paused")
+
 
 MAX_ATTR = 4096  # a long value (an error message) is cut: span attributes are not the journal
 

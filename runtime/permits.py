@@ -15,7 +15,7 @@ Every decision is reported to ``witness`` (the trace's ``permit_checked`` frames
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +31,21 @@ SEC = "NIKA-SEC-004"
 ENV_FLOOR = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "USER", "LOGNAME")
 
 Witness = Callable[[str, str, str, bool, str], None]  # task, plane, gate, allowed, why
+
+
+def compose_env(
+    passthrough: tuple[str, ...], authored: Mapping[str, str], engine_env: Mapping[str, str]
+) -> dict[str, str]:
+    """Floor ∪ passthrough (read from the engine's environment) ∪ ``exec.env``, minus dangerous names."""
+    out: dict[str, str] = {}
+    for name in (*ENV_FLOOR, *passthrough):
+        if name in engine_env:
+            out[name] = engine_env[name]
+    out.update(authored)
+    for name in list(out):
+        if effects.dangerous_env(name):
+            del out[name]
+    return out
 
 
 def _split_glob(pattern: str) -> tuple[str, str]:
@@ -239,3 +254,16 @@ class Boundary:
                 )
         self._say(task, "fs", path, True, f"permits.fs.{mode} grants the canonical path")
         return Path(canonical)
+
+    def write_grant_covering(self, path: str) -> str | None:
+        """The ``permits.fs.write`` globs (of this workflow or a caller) that admit ``path``, or
+        ``None``; a silent probe (no witness): used to keep engine configuration out of reach."""
+        canonical = os.path.realpath(path)
+        for b in self._chain():
+            if b.permits is None:
+                continue
+            globs = b._strings("fs_write")
+            for candidate in {canonical, os.path.abspath(path)}:
+                if globs and b._fs_judge("write").check("fs.write", candidate) is None:
+                    return ", ".join(f"`{g}`" for g in globs)
+        return None

@@ -3,7 +3,8 @@
 The call arrives resolved and judged (:class:`ExecCall`, plain data). The child leads its own
 process group. A timeout or a cancellation sends SIGTERM to the group, waits a grace period,
 then SIGKILLs it; when the child exits, whatever it left behind in its group is killed too, so
-no process outlives the task and the final read always ends. Captured output is capped per
+no process outlives the task and the final read always ends (if the engine itself dies first,
+:mod:`runtime.proc`'s warden kills the group). Captured output is capped per
 stream (the cap is named in the error) and decoded as declared (09 §decode).
 """
 
@@ -17,6 +18,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from runtime import proc as proc_life
 from runtime.errors import TaskError
 
 EXIT_CODE = "NIKA-EXEC-001"
@@ -81,6 +83,7 @@ async def _exited(proc: asyncio.subprocess.Process, within: float | None) -> Non
 def _sweep(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+    proc_life.release(pgid)
 
 
 class _CapExceeded(Exception):
@@ -129,7 +132,7 @@ async def _spawn(call: ExecCall) -> asyncio.subprocess.Process:
         assert call.shell is not None
         argv = ["/bin/sh", "-c", call.shell]
     try:
-        return await asyncio.create_subprocess_exec(
+        return await proc_life.spawn(
             *argv,
             executable=call.executable,
             stdin=asyncio.subprocess.PIPE if call.stdin is not None else asyncio.subprocess.DEVNULL,
@@ -137,7 +140,6 @@ async def _spawn(call: ExecCall) -> asyncio.subprocess.Process:
             stderr=asyncio.subprocess.STDOUT if combined else asyncio.subprocess.PIPE,
             cwd=call.cwd,
             env=call.env,
-            start_new_session=True,
         )
     except FileNotFoundError as exc:
         what = call.cwd if exc.filename == call.cwd else call.program
@@ -209,6 +211,17 @@ def _printable(program: str) -> str:
     return program.replace("\x00", "\\0")
 
 
+def _shallow(value: Any) -> Any:
+    """``value``, unless it nests past :data:`runtime.limits.MAX_VALUE_DEPTH` (a RecursionError,
+    reported like the decoder's own)."""
+    from runtime.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if deeper_than(value, MAX_VALUE_DEPTH):
+        raise RecursionError
+    return value
+
+
 def decode(raw: bytes, how: str, program: str) -> Any:
     """``raw`` decoded as declared (09 §decode): strict UTF-8 for text, json and jsonl — invalid
     bytes settle the task ``failure`` (an author who wants octets says ``decode: bytes``)."""
@@ -226,9 +239,9 @@ def decode(raw: bytes, how: str, program: str) -> Any:
         return text.rstrip("\r\n")
     try:
         if how == "json":
-            return json.loads(text)
+            return _shallow(json.loads(text))
         if how == "jsonl":
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
+            return _shallow([json.loads(line) for line in text.splitlines() if line.strip()])
     except json.JSONDecodeError as exc:
         raise TaskError(
             EXIT_CODE,
@@ -237,6 +250,9 @@ def decode(raw: bytes, how: str, program: str) -> Any:
         ) from None
     except RecursionError:
         raise TaskError(
-            EXIT_CODE, f"the output of `{program}` nests too deeply to decode as {how.upper()}", details={"decode": how}
+            EXIT_CODE,
+            f"the output of `{program}` nests too deeply to decode as {how.upper()} (the limit is "
+            "`runtime.limits.MAX_VALUE_DEPTH` levels)",
+            details={"decode": how},
         ) from None
     return text

@@ -5,6 +5,7 @@ Pure functions returning strings; ``nika/cli.py`` decides where they are written
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -36,6 +37,8 @@ def plan(compiled: CompiledWorkflow, model_override: str | None = None) -> dict[
         "tasks": tasks,
         "permits": wf.permits.value.to_python() if wf.permits is not None else None,
         "outputs": [o.name for o in wf.outputs],
+        # what the run would stop on with NIKA-IMPL-002 (the checker's build/unavailable findings)
+        "unavailable": [d.message for d in compiled.diagnostics if d.rule == "build/unavailable"],
     }
 
 
@@ -81,8 +84,32 @@ def plan_text(p: dict[str, Any]) -> str:
         for e in p["edges"]:
             label = f" [{e['label']}]" if e["label"] else ""
             lines.append(f"  {e['from']} -> {e['to']}: {e['role']}{label} passes on {', '.join(e['passes'])}")
-    lines += ["", f"permits: {p['permits'] if p['permits'] is not None else 'none (zero authority)'}"]
+    lines += ["", *permits_lines(p["permits"])]
+    if p.get("unavailable"):
+        lines += ["", "not available in this build (the run stops there with NIKA-IMPL-002):"]
+        lines += [f"  {m}" for m in p["unavailable"]]
     return "\n".join(lines) + "\n"
+
+
+def permits_lines(permits: Any) -> list[str]:
+    """The ``permits:`` block as it is written, one grant family a line (``fs.read: ./a/**, ./b``)."""
+    if permits is None:
+        return ["permits: none (zero authority)"]
+    if not permits:
+        return ["permits: {} (nothing granted)"]
+    lines = ["permits:"]
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict) and value:
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, list):
+            lines.append(f"  {prefix}: {', '.join(str(v) for v in value) if value else '(none)'}")
+        else:
+            lines.append(f"  {prefix}: {json.dumps(value) if not isinstance(value, str) else value}")
+
+    walk("", permits)
+    return lines
 
 
 def event_line(event: dict[str, Any]) -> str | None:
@@ -96,6 +123,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         dur = event.get("duration_ms")
         took = f" ({dur:.0f} ms)" if isinstance(dur, int | float) else ""
         msg = f": {event.get('error_code')} {event.get('message')}" if status == "failure" else ""
+        if status == "success" and event.get("recovered_from"):  # on_error.recover settled a failure
+            return f"  {'recovered':>9} {task}{took}: from {event['recovered_from']} (on_error.recover)"
         return f"  {MARK[status]:>9} {task}{took}{msg}"
     if t == "verb.invoked" and event.get("phase") == "model_call" and event.get("max_turns") is not None:
         return f"  … {task} turn {event.get('turn')}/{event.get('max_turns')} · {event.get('tokens_total')} tokens" + (

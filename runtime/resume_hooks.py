@@ -6,7 +6,7 @@ new trace can itself be resumed). ``for_each`` iterations are checkpointed and m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from checker.core.vocab import Status
@@ -36,8 +36,8 @@ def resumable(run: Run, rec: TaskRecord) -> bool:
     return run.redactor(out) == out
 
 
-def cache_hit(
-    run: Run, task: Task, rec: TaskRecord, bind: Callable[[Task, Any], dict[str, Any]]
+async def cache_hit(
+    run: Run, task: Task, rec: TaskRecord, bind: Callable[[Task, Any], Awaitable[dict[str, Any]]]
 ) -> tuple[Outcome, Fields] | None:
     """The rehydrated outcome and the ``task_cache_hit`` fields, when the resumed trace matches
     (``bind`` computes the ``output:`` bindings: the dispatch's own)."""
@@ -48,7 +48,7 @@ def cache_hit(
     if hit is None:
         return None
     try:
-        bindings = bind(task, hit.output)
+        bindings = await bind(task, hit.output)
     except TaskError:  # the recorded output no longer binds: run it live rather than guess
         return None
     rec.cache_hit = True

@@ -5,8 +5,8 @@ Engine configuration comes from the engine's environment (``Run.engine_env``), n
 workflow: ``NIKA_<ID>_BASE_URL`` / ``NIKA_<ID>_API_KEY`` and each provider's documented key
 variable; ``NIKA_PRICES`` (JSON: ``{"provider/model": {"input": usd, "output": usd}}`` per million
 tokens) with ``NIKA_AGENT_MAX_COST_USD`` for a cost ceiling on agent loops; ``NIKA_MOCK_SCRIPT``
-for the scripted mock. MCP servers are declared in ``.nika/mcp.json`` (see
-:mod:`runtime.mcp_client`). Everything is created on first use and closed when the run ends.
+for the scripted mock. The MCP server table (:mod:`runtime.mcp_config`) is read once, here, before
+the first task; everything else is created on first use and closed when the run ends.
 """
 
 from __future__ import annotations
@@ -16,16 +16,24 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import TaskError
+from runtime.mcp_config import McpConfig, snapshot
 from runtime.providers.base import Provider
 
 
 class Services:
-    def __init__(self, env: Mapping[str, str], workdir: Path, secret_values: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        workdir: Path,
+        secret_values: set[str] | None = None,
+        mcp_config: McpConfig | None = None,
+    ) -> None:
         self.env = dict(env)
         self.workdir = workdir
         self.secret_values = secret_values if secret_values is not None else set()
         self._providers: dict[str, Provider] = {}
         self._http: Any = None
+        self.mcp_config = mcp_config if mcp_config is not None else snapshot(workdir, self.env)
         self.mcp: Any = None
         self._prices: Any = None
         self.meter: Any = None  # the run's runtime.cost.CostMeter: every model call is admitted and priced

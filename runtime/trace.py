@@ -5,22 +5,26 @@ compact JSON with sorted keys. ``chain`` is the sha256 of the previous line's ex
 first line's is the sha256 of the genesis tag). The file opens lazily, at the first frame; a
 journal I/O failure never changes the run's outcome (it is reported afterwards).
 
+Durability (a flight recorder must not under-report): every frame is handed to the operating
+system as it is appended (no user-space buffer), so a crashed or SIGKILLed engine never loses a
+frame it wrote. Frames that announce an effect — a ``permit_checked`` *allow* (every effect is
+judged, and so witnessed, just before it happens) and the ``workflow_started`` prologue — are also
+``fsync``-ed before ``append`` returns, as is the journal at ``close``: after a power loss the
+record that an effect was about to happen survives whenever the effect could have. Other frames
+(progress, results) are fsync-ed with the next barrier.
+
 :func:`verify` walks a journal: ``forged`` when the chain breaks (any edit, insertion, deletion or
 reorder), ``finding`` when it walks but a requirement is unmet (no prologue manifest, no terminal
 workflow frame, effects without any ``permit_checked`` witness), ``clean`` otherwise.
-
-Durability: every frame is one unbuffered ``write(2)``, so a process killed at any point leaves a
-prefix of whole frames (``verify`` calls it a finding, "the run did not finish", never forged, and
-``nika run --resume`` continues from it). The file is fsync'ed once, when the run ends or pauses
-(measured here: ~3 µs per frame written, ~3.7 ms per fsync on ext4); an OS crash or power loss can
-lose the frames since, and a resume then re-runs those tasks: it never skips work it has no record of.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -106,6 +110,7 @@ class Journal:
 
     def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
         """Write one frame and return it (even when the journal cannot be written)."""
+        fields = [(k, _recordable(v)) for k, v in fields]
         if self.redact is not None:
             fields = [(k, self.redact(v)) for k, v in fields]
         frame = {
@@ -127,30 +132,46 @@ class Journal:
                     self.path = self.directory / f"{stamp}-{(self.run_id or uuid7())[-12:]}.ndjson"
                     self._fh = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
                 _write_all(self._fh, line + b"\n")
+                if _is_barrier(kind, fields):
+                    os.fsync(self._fh.fileno())
             except OSError as exc:
                 self.error = f"the trace could not be written: {exc.strerror or exc}"
         return frame
 
     def close(self) -> None:
         if self._fh is not None:
-            try:
-                self._fh.flush()
+            with contextlib.suppress(OSError):
                 os.fsync(self._fh.fileno())
-            except OSError:
-                pass
             self._fh.close()
             self._fh = None
 
 
+def _recordable(value: Any) -> Any:
+    """``value``, or a note in its place when it nests past ``MAX_VALUE_DEPTH`` (the journal, its
+    redaction and every reader of it then stay inside the stack; the frame itself is never lost)."""
+    from runtime.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if isinstance(value, dict | list | tuple) and deeper_than(value, MAX_VALUE_DEPTH):
+        return f"<a value nested deeper than {MAX_VALUE_DEPTH} levels: not recorded>"
+    return value
+
+
 def _write_all(fh: Any, data: bytes) -> None:
-    """One frame, unbuffered: once ``write(2)`` returns the bytes are the kernel's, so a killed
-    process (SIGKILL, the OOM killer) loses no frame it wrote and leaves no torn one behind."""
+    """An unbuffered write may be partial: write until every byte is with the OS."""
     view = memoryview(data)
     while view:
         n = fh.write(view)
         if not n:
-            raise OSError("the journal accepted no bytes")
+            raise OSError("the trace file accepted no bytes")
         view = view[n:]
+
+
+def _is_barrier(kind: str, fields: list[tuple[str, Any]]) -> bool:
+    """A frame after which the effect it announces may happen (see the module's durability policy)."""
+    if kind == "workflow_started":
+        return True
+    return kind == "permit_checked" and ("decision", "allow") in fields
 
 
 # -- verification --------------------------------------------------------------------------
@@ -179,6 +200,9 @@ def verify(data: bytes) -> dict[str, Any]:
             frame = json.loads(line)
             if not isinstance(frame, dict):
                 raise ValueError("not an object")
+        except RecursionError:
+            frame = _too_deep(line)
+            problems.append({"line": n, "problem": "the frame nests too deeply to be read; its chain was checked"})
         except (ValueError, UnicodeDecodeError) as exc:
             forged.append({"line": n, "problem": f"the line is not a JSON frame ({exc})"})
             prev = line
@@ -224,6 +248,33 @@ def verify(data: bytes) -> dict[str, Any]:
         )
     verdict = "finding" if any(p["problem"] for p in problems if "genesis" not in p["problem"]) else "clean"
     return {"verdict": verdict, "frames": len(lines), "head": head, "problems": problems}
+
+
+_CHAIN_FIELD = re.compile(rb'^\{"chain":"([0-9a-f]{64})"')
+_KIND_FIELD = re.compile(rb'"kind":"([a-z_]+)","run":')
+
+
+def _too_deep(line: bytes) -> dict[str, Any]:
+    """What a frame too deeply nested for the JSON reader still tells: its ``chain`` (the first
+    key of the sorted encoding) and its ``kind`` (found after the last nested value), from bytes."""
+    chain = _CHAIN_FIELD.match(line)
+    kinds = _KIND_FIELD.findall(line)
+    return {"chain": chain.group(1).decode() if chain else None, "kind": kinds[-1].decode() if kinds else None}
+
+
+def source_digests(text: str) -> list[tuple[str, Any]]:
+    """The prologue's source identity (17 §prologue): the digest of the source as read and of its
+    LF-normalised form. ``semantic_hash`` (15 §semantic hash) needs the Semantic IR, which this
+    build does not lower to: the field is kept, ``null``, with a note saying so — never a digest
+    of something else under that name."""
+    raw = text.encode("utf-8")
+    lf = text.replace("\r\n", "\n").replace("\r", "\n").encode("utf-8")
+    return [
+        ("workflow_sha256", hashlib.sha256(raw).hexdigest()),
+        ("workflow_sha256_lf", hashlib.sha256(lf).hexdigest()),
+        ("semantic_hash", None),
+        ("semantic_hash_note", "not available in this build: no Semantic IR lowering (spec 15)"),
+    ]
 
 
 def _is_effect(note: Any) -> bool:

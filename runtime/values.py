@@ -98,3 +98,16 @@ def plain(value: Any) -> Any:
     if isinstance(value, bytes | bytearray):
         return {"bytes": len(value)}
     return value
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` arrays/objects deep (iterative: a hostile
+    value cannot exhaust the stack here, and every recursive walker after this check is safe)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict | list | tuple):
+            if depth >= limit:
+                return True
+            stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return False

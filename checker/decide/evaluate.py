@@ -17,7 +17,9 @@ from typing import Any
 
 from checker.decide import transforms as tf
 from checker.decide.canonical import NotCanonical, canonical_json
+from checker.decide.dominance import dominance_results, first_dominant, incomparable
 from checker.decide.errors import DecideError, bundle_error, snapshot_error
+from checker.decide.groups import capped, group_of
 from checker.decide.laws import CONFIDENTIALITY, INTEGRITY, ttl_ms, validate_bundle
 
 MAX_ITEMS = 10000
@@ -33,8 +35,11 @@ def evaluate(bundle: Any, snapshot: Any) -> dict[str, Any]:
     return _decide(bundle, snapshot, items)
 
 
-def evaluate_fixture(bundle: dict[str, Any], evidence: dict[str, Any], where: str) -> dict[str, Any]:
-    """Evaluate a shipped fixture (``{key: value}``) as a snapshot of fully trusted items."""
+def evaluate_fixture(
+    bundle: dict[str, Any], evidence: dict[str, Any], where: str, groups: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Evaluate a shipped fixture (``{key: value}``, optionally ``{key: independence_group}``) as a
+    snapshot of fully trusted items."""
     schema = bundle["evidence_schema"]
     snapshot = {
         "t": FIXTURE_T,
@@ -47,6 +52,7 @@ def evaluate_fixture(bundle: dict[str, Any], evidence: dict[str, Any], where: st
                 "observed_at": FIXTURE_T,
                 "integrity": "authoritative",
             }
+            | ({"quality": {"independence_group": groups[key]}} if groups and key in groups else {})
             for key, value in evidence.items()
         ],
     }
@@ -121,7 +127,7 @@ def _fits(kind: str, value: Any) -> bool:
 
 def _decide(bundle: dict[str, Any], snapshot: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
     schema = bundle["evidence_schema"]
-    known, conflicts = _resolve(schema, items, snapshot["t"])
+    known, groups, conflicts = _resolve(schema, items, snapshot["t"])
     missing = [
         k for k, d in schema.items() if d.get("required") and k not in known and k not in {c["key"] for c in conflicts}
     ]
@@ -154,7 +160,11 @@ def _decide(bundle: dict[str, Any], snapshot: dict[str, Any], items: list[dict[s
                 }
             )
         dimensions[dim] = {"contributions": contributions, "interval": {"lo": lo_sum, "hi": hi_sum}}
-    outcome, provenance = _outcome(bundle, dimensions, conflicts, missing)
+        if "group_cap_bp" in body:
+            listing, lo_sum, hi_sum = capped(body["group_cap_bp"], contributions, groups)
+            dimensions[dim].update(groups=listing, interval={"lo": lo_sum, "hi": hi_sum})
+    dominance = dominance_results(bundle["rules"].get("dominance", []), dimensions)
+    outcome, provenance = _outcome(bundle, dimensions, dominance, conflicts, missing)
     snap: dict[str, Any] = {
         "t": snapshot["t"],
         "digests": [item["digest"] for item in items if "digest" in item],
@@ -171,7 +181,7 @@ def _decide(bundle: dict[str, Any], snapshot: dict[str, Any], items: list[dict[s
         "outcome": outcome,
         "conflicts": conflicts,
         "determination_provenance": provenance,
-    }
+    } | ({"dominance": dominance} if "dominance" in bundle["rules"] else {})
 
 
 def _expired(decl: dict[str, Any], item: dict[str, Any], t: str) -> bool:
@@ -198,14 +208,16 @@ def _instant(text: Any, what: str) -> datetime:
 
 def _resolve(
     schema: dict[str, Any], items: list[dict[str, Any]], t: str
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One value per key: the most trusted item wins; authoritative disagreement is a Conflict."""
+) -> tuple[dict[str, Any], dict[str, str], list[dict[str, Any]]]:
+    """One value per key (with its independence group): the most trusted item wins; authoritative
+    disagreement is a Conflict."""
     by_key: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         if _expired(schema[item["key"]], item, t):
             continue
         by_key.setdefault(item["key"], []).append(item)
     known: dict[str, Any] = {}
+    groups: dict[str, str] = {}
     conflicts: list[dict[str, Any]] = []
     for key, group in by_key.items():
         top = max(INTEGRITY.index(i.get("integrity", "untrusted")) for i in group)
@@ -223,12 +235,16 @@ def _resolve(
                 }
             )
             continue
-        known[key] = best[0]["value"]
-    return known, conflicts
+        known[key], groups[key] = best[0]["value"], group_of(best[0])
+    return known, groups, conflicts
 
 
 def _outcome(
-    bundle: dict[str, Any], dimensions: dict[str, Any], conflicts: list[dict[str, Any]], missing: list[str]
+    bundle: dict[str, Any],
+    dimensions: dict[str, Any],
+    dominance: list[dict[str, Any]],
+    conflicts: list[dict[str, Any]],
+    missing: list[str],
 ) -> tuple[str, list[str]]:
     never = bundle["governance"].get("never_automatic", [])
     required_conflicts = [c["key"] for c in conflicts if c["required"]]
@@ -238,6 +254,12 @@ def _outcome(
         ]
     if missing:
         return "defer", [f"required evidence {missing} is missing, so the kernel abstains until it arrives"]
+    fired = first_dominant(dominance, dimensions)
+    if fired is not None:
+        outcome, why = fired
+        if outcome == "recommend" and "recommend" in never:
+            return "human_required", [why, "governance never lets `recommend` be automatic: a person decides"]
+        return outcome, [why]
     for t in bundle["rules"].get("thresholds", []):
         interval, bar = dimensions[t["dimension"]]["interval"], t["recommend_gte_bp"]
         if interval["lo"] >= bar:
@@ -250,6 +272,9 @@ def _outcome(
         for t in bundle["rules"].get("thresholds", [])
         if dimensions[t["dimension"]]["interval"]["hi"] >= t["recommend_gte_bp"]
     ]
+    unsure = incomparable(dominance)
     if straddles:
         return "defer", [f"`{straddles[0]}` is incomparable with its threshold on the available evidence: defer"]
+    if unsure:
+        return "defer", [f"{unsure[0]} is incomparable with the available evidence, so no dominance rule fires: defer"]
     return "defer", ["no threshold is reached: defer"]

@@ -13,7 +13,9 @@ from itertools import pairwise
 from typing import Any
 
 from checker.decide.canonical import NotCanonical, blake3_hex, canonical_json
+from checker.decide.dominance import validate_dominance
 from checker.decide.errors import bundle_error
+from checker.decide.groups import validate_cap
 
 REGIONS = ("manifest", "evidence_schema", "transforms", "rules", "governance", "fixtures")
 OUTCOMES = ("recommend", "defer", "human_required", "opted_out", "overridden")
@@ -153,7 +155,7 @@ def _transforms(raw: Any) -> dict[str, dict[str, Any]]:
 
 def _rules(raw: Any, schema: dict[str, Any], transforms: dict[str, Any]) -> None:
     rules = _obj(raw, "/rules")
-    unknown = sorted(set(rules) - {"dimensions", "thresholds"})
+    unknown = sorted(set(rules) - {"dimensions", "thresholds", "dominance"})
     if unknown:
         raise bundle_error(f"`rules.{unknown[0]}` is not supported by this build of the kernel", f"/rules/{unknown[0]}")
     dims = _obj(rules.get("dimensions"), "/rules/dimensions")
@@ -161,6 +163,7 @@ def _rules(raw: Any, schema: dict[str, Any], transforms: dict[str, Any]) -> None
         raise bundle_error("the rules declare no dimension", "/rules/dimensions")
     for dim, body in dims.items():
         terms = _obj(body, f"/rules/dimensions/{dim}").get("terms")
+        validate_cap(body, f"/rules/dimensions/{dim}")
         if not isinstance(terms, list) or not terms:
             raise bundle_error("a dimension needs a non-empty `terms` list", f"/rules/dimensions/{dim}/terms")
         for i, term in enumerate(terms):
@@ -201,6 +204,8 @@ def _rules(raw: Any, schema: dict[str, Any], transforms: dict[str, Any]) -> None
         if extra:
             raise bundle_error(f"`{extra[0]}` is not a threshold this build of the kernel knows", f"{where}/{extra[0]}")
         _int(t.get("recommend_gte_bp"), f"{where}/recommend_gte_bp")
+    if "dominance" in rules:
+        validate_dominance(rules["dominance"], dims)
 
 
 def _governance(raw: Any) -> None:
@@ -240,7 +245,14 @@ def _fixtures(bundle: dict[str, Any]) -> None:
             raise bundle_error("every fixture has a unique string `name`", f"{where}/name")
         seen.add(name)
         evidence = _obj(fx.get("evidence"), f"{where}/evidence")
-        receipt = evaluate_fixture(bundle, evidence, where)
+        groups = fx.get("independence_groups")
+        if groups is not None and (
+            not isinstance(groups, dict) or not all(isinstance(g, str) and g for g in groups.values())
+        ):
+            raise bundle_error(
+                "`independence_groups` maps evidence keys to group names", f"{where}/independence_groups"
+            )
+        receipt = evaluate_fixture(bundle, evidence, where, groups)
         expect = fx.get("expect")
         if expect is not None and expect != receipt["outcome"]:
             raise bundle_error(

@@ -27,8 +27,11 @@ def expand(paths: list[str]) -> Iterator[tuple[str, str | None]]:
             yield given, None
             continue
         if os.path.isdir(given):
-            found = sorted(_walk(given))
-            if not found:
+            everything = sorted(_walk(given))
+            found = [f for f in everything if not _excluded(f)]
+            if everything and not found:
+                print(f"nika: {given}: every workflow file here is excluded by the `exclude` setting", file=sys.stderr)
+            elif not found:
                 print(f"nika: {given}: no *.nika.yaml or *.nika.yml files found", file=sys.stderr)
             for f in found:
                 yield f, _not_regular(f)  # a FIFO found by the walk would block the whole run
@@ -36,6 +39,18 @@ def expand(paths: list[str]) -> Iterator[tuple[str, str | None]]:
             yield given, None
         else:
             yield given, "no such file or directory"
+
+
+def _excluded(path: str) -> bool:
+    """A file a directory search found, covered by the ``exclude`` setting that governs it (a
+    file named on the command line is always checked, as ruff does)."""
+    from checker.project.finalize import SettingsError
+    from checker.project.settings import settings_for
+
+    try:
+        return settings_for(path).excludes(path)
+    except SettingsError:
+        return False  # the broken configuration is reported when the file is checked
 
 
 def _walk(root: str) -> Iterator[str]:

@@ -8,6 +8,8 @@ supplies the settings; ``nika.toml`` wins when both sit in one directory. Keys::
     ignore = ["one-obvious-way/005"]        # never these
     native-strict = true                    # native-first findings fail the check
     strict = true                           # any warning fails the check
+    exclude = ["tests/fixtures/**"]         # skipped when a directory is searched (gitignore-style
+                                            # path globs relative to the config file's directory)
     [tool.nika.per-file-ignores]
     "legacy/**" = ["native-first"]          # globs relative to the config file's directory
     [tool.nika.severity]
@@ -31,7 +33,7 @@ from checker.core.diagnostics import Diagnostic, Severity
 from checker.core.records import record, replace
 from checker.project.config_files import SettingsError
 
-KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict", "max-cost-usd")
+KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict", "exclude", "max-cost-usd")
 STRUCTURAL = ("NIKA-PARSE", "NIKA-YAML")
 FAMILIES = ("native-first", "one-obvious-way", "suppression")
 _LEVELS = {s.value: s for s in Severity}
@@ -49,8 +51,18 @@ class Settings:
     severity: tuple[tuple[str, Severity], ...] = ()
     native_strict: bool = False
     strict: bool = False
+    exclude: tuple[str, ...] = ()
     explicit: frozenset[str] = field(default_factory=frozenset)  # keys the file set
     max_cost_usd: float | None = None  # read by `nika run` (runtime.cost), not by the checker
+
+    def excludes(self, path: str) -> bool:
+        """Whether an ``exclude`` glob (relative to the configuration's directory) covers ``path``."""
+        if not self.exclude or self.root is None:
+            return False
+        from checker.core.globs import match_path
+
+        rel = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
+        return any(match_path(glob, rel) for glob in self.exclude)
 
     def ignored_for(self, path: str) -> tuple[str, ...]:
         """The selectors ``ignore`` and the matching ``per-file-ignores`` globs give ``path``."""
@@ -155,6 +167,11 @@ def parse(table: dict[str, Any], path: str, prefix: str = "") -> Settings:
         if isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap) or cap < 0:
             raise SettingsError(path, prefix + "max-cost-usd", "must be a non-negative number of US dollars")
         kw["max_cost_usd"] = float(cap)
+    if "exclude" in table:
+        ex = table["exclude"]
+        if not isinstance(ex, list) or not all(isinstance(x, str) and x for x in ex):
+            raise SettingsError(path, prefix + "exclude", 'must be a list of path globs, e.g. ["tests/fixtures/**"]')
+        kw["exclude"] = tuple(ex)
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
@@ -267,6 +284,8 @@ def describe(settings: Settings, path: str) -> str:
         show("per-file-ignores", json.dumps(pfi)),
         f"#   matching this file: {json.dumps(applied)}",
         show("severity", json.dumps({s: lv.value for s, lv in settings.severity})),
+        show("exclude", json.dumps(list(settings.exclude))),
+        f"#   this file is {'excluded from' if settings.excludes(path) else 'included in'} directory searches",
         f"# in effect for this file: ignore {json.dumps(list(settings.ignored_for(path)))}",
     ]
     return "\n".join(lines) + "\n"

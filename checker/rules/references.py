@@ -295,14 +295,19 @@ def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterat
         return
     producer = wf.tasks.get(target)
     if producer is None:
-        guess = did_you_mean(target, list(wf.tasks))
+        guess = did_you_mean(target, [t for t in wf.tasks if t != site.task])  # never a self-reference
         code = "NIKA-DAG-002" if site.where == "with" else "NIKA-VAR-001"
+        rename: tuple[Fix, ...] = ()
+        if guess and ctx.source.text.startswith(f"tasks.{target}", span.start):  # a unique did-you-mean
+            at = span.start + len("tasks.")
+            rename = (Fix(f"Change to `{guess}`", (Edit(Span(at, at + len(target)), guess),)),)
         yield report(
             code,
             span,
             f"no task named `{target}`",
             f"Did you mean `{guess}`?" if guess else "Reference a task declared under `tasks:`.",
             task=site.task,
+            fixes=rename,
         )
         return
     if len(path) < 2 or not isinstance(path[1], str):

@@ -71,7 +71,7 @@ def _columns(doc: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     by_wave: dict[int | None, list[dict[str, Any]]] = {}
     for node in doc["nodes"]:
         by_wave.setdefault(node["wave"], []).append(node)
-    cols = [(f"wave {i}", by_wave.get(i, [])) for i in range(len(doc["waves"]))]
+    cols = [(f"wave {i + 1}", by_wave.get(i, [])) for i in range(len(doc["waves"]))]  # labels count from 1
     if None in by_wave:
         cols.append(("on a cycle", by_wave[None]))
     return cols

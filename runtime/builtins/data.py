@@ -2,7 +2,8 @@
 ``nika:convert``. Pure: no filesystem, no clock, no randomness; reads no ``ctx.extra`` key.
 
 ``nika:jq`` runs libjq (the ``jq`` package), the same jq the language uses for ``output:``
-bindings; each distinct program is compiled once per process and cached.
+bindings; each distinct program is compiled once per process and cached, and evaluated in a
+killable worker with a deadline (:mod:`runtime.jq_worker`; a task ``timeout:`` stops it too).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from runtime import limits
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._formats import (
     FormatError,
@@ -22,7 +24,9 @@ from runtime.builtins._formats import (
 )
 from runtime.builtins._support import ARG_CODE, arg, describe, json_equal, need, non_json_at, pointer_escape
 from runtime.errors import TaskError
-from runtime.jq import compile_program
+from runtime.jq import compile_program, wrapped
+from runtime.jq_worker import JqTimeLimit
+from runtime.jq_worker import evaluate as in_worker
 
 JQ, DIFF, MERGE, VALIDATE, CONVERT = (
     "nika:jq",
@@ -53,13 +57,19 @@ async def jq(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     if bad is not None:
         raise TaskError(JQ_001, f"`input:` of `{JQ}` is not a JSON value at `{bad or '/'}`")
     try:
-        program = _program(expression)
+        _program(expression)
     except ValueError as e:
         raise TaskError(JQ_COMPILE, f"the jq program does not compile: {_jq_message(e)}") from None
     try:
-        results = program.input_value(value).all()
+        results = await in_worker(wrapped(expression), value)
     except ValueError as e:
         raise TaskError(JQ_001, f"the jq program failed on its input: {_jq_message(e)}") from None
+    except JqTimeLimit:
+        raise TaskError(
+            JQ_001,
+            f"the jq program ran longer than {limits.JQ_TIME_LIMIT_S:g}s and was stopped",
+            details={"time_limit_s": limits.JQ_TIME_LIMIT_S},
+        ) from None
     if len(results) != 1:
         raise TaskError(
             JQ_001,

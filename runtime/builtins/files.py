@@ -7,11 +7,16 @@ symlink inside a granted tree that points outside it is refused, not followed. P
 are written the way the workflow wrote them (``./src`` + ``a.rs`` → ``./src/a.rs``), never as
 machine-specific absolute paths.
 
+The file I/O itself (reads, atomic writes, directory walks, grep's per-file search) runs in a
+thread (``asyncio.to_thread``), so a large file or tree never stalls the event loop: other tasks
+go on, and a task's ``timeout:`` or a Ctrl-C settles it on time (the judging stays on the loop).
+
 Reads no ``ctx.extra`` key.
 """
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
 import json
@@ -47,7 +52,7 @@ async def read(args: dict[str, Any], ctx: BuiltinContext) -> str | bytes:
             raise TaskError(ARG_CODE, f"`encoding:` {encoding!r} of `{READ}` is not a known text encoding") from None
     target = ctx.resolve_read(path)
     try:
-        data = read_regular(target)
+        data = await asyncio.to_thread(read_regular, target)
     except (FileNotFoundError, NotADirectoryError):
         raise TaskError("NIKA-BUILTIN-READ-001", f"there is no file at {path}", details={"path": path}) from None
     except OSError as e:
@@ -92,7 +97,7 @@ async def write(args: dict[str, Any], ctx: BuiltinContext) -> str:
         except OSError as e:
             raise TaskError(WRITE_001, f"cannot create the directory of {path}: {_why(e)}") from None
     try:
-        _replace(target, data, overwrite=overwrite)
+        await asyncio.to_thread(_replace, target, data, overwrite=overwrite)
     except FileExistsError:
         raise TaskError(WRITE_002, f"{path} already exists and `overwrite:` is false", details={"path": path}) from None
     except OSError as e:
@@ -174,7 +179,7 @@ async def edit(args: dict[str, Any], ctx: BuiltinContext) -> str:
     ctx.resolve_read(path)
     target = ctx.resolve_write(path)
     try:
-        text = read_regular(target).decode("utf-8")
+        text = (await asyncio.to_thread(read_regular, target)).decode("utf-8")
     except UnicodeDecodeError:
         raise TaskError(EDIT_002, f"{path} is not UTF-8 text, so it cannot be edited as text") from None
     except OSError as e:
@@ -184,7 +189,7 @@ async def edit(args: dict[str, Any], ctx: BuiltinContext) -> str:
         raise TaskError(EDIT_001, f"{find!r} does not occur in {path}", details={"path": path})
     updated = text.replace(find, replace, -1 if count is None else count)
     try:
-        _replace(target, updated.encode("utf-8"))
+        await asyncio.to_thread(_replace, target, updated.encode("utf-8"))
     except OSError as e:
         raise TaskError(EDIT_002, f"cannot write {path}: {_why(e)}", details={"path": path}) from None
     return path
@@ -219,7 +224,7 @@ async def glob(args: dict[str, Any], ctx: BuiltinContext) -> list[str]:
         matches = _matcher(rest)
         base = ctx.resolve_read(prefix or ".")
         depth = None if "**" in rest.split("/") else len(rest.split("/"))
-        hits = [_join(prefix, rel) for rel in _walk(base, depth) if matches(rel)]
+        hits = [_join(prefix, rel) for rel in await asyncio.to_thread(_walk, base, depth) if matches(rel)]
     return sorted(h for h in hits if not any(x(_plain(h)) for x in excludes))
 
 
@@ -278,30 +283,37 @@ async def grep(args: dict[str, Any], ctx: BuiltinContext) -> list[dict[str, Any]
     root = ctx.resolve_read(path)
     if not root.exists():
         raise TaskError("NIKA-BUILTIN-READ-001", f"there is nothing at {path} to search", details={"path": path})
-    shown = [path] if not root.is_dir() else [_join(path, rel) for rel in _files_below(root)]
+    shown = [path] if not root.is_dir() else [_join(path, rel) for rel in await asyncio.to_thread(_files_below, root)]
     out: list[dict[str, Any]] = []
     for name in shown:
         target = ctx.resolve_read(name)
-        try:
-            text = read_regular(target).decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        except OSError as e:
-            raise TaskError("NIKA-BUILTIN-READ-002", f"cannot read {name}: {_why(e)}", details={"path": name}) from None
-        for number, line in enumerate(text.split("\n"), 1):
-            line = line.removesuffix("\r")
-            try:
-                found = rx.search(line, timeout=GREP_LINE_BUDGET_S)
-            except TimeoutError:
-                raise TaskError(
-                    GREP_001,
-                    f"the pattern {pattern!r} took over {GREP_LINE_BUDGET_S:g} s on line {number} of {name} "
-                    "(nested quantifiers such as `(a+)+` backtrack without end); simplify it",
-                    details={"path": name, "line": number},
-                ) from None
-            if found:
-                out.append({"path": name, "line": number, "match": line})
+        out += await asyncio.to_thread(_grep_file, rx, pattern, target, name)  # off the event loop
     out.sort(key=lambda m: (m["path"], m["line"]))
+    return out
+
+
+def _grep_file(rx: Any, pattern: str, target: Path, name: str) -> list[dict[str, Any]]:
+    """The matching lines of one file (none when it is not UTF-8 text)."""
+    try:
+        text = read_regular(target).decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    except OSError as e:
+        raise TaskError("NIKA-BUILTIN-READ-002", f"cannot read {name}: {_why(e)}", details={"path": name}) from None
+    out: list[dict[str, Any]] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
+        try:
+            found = rx.search(line, timeout=GREP_LINE_BUDGET_S)
+        except TimeoutError:
+            raise TaskError(
+                GREP_001,
+                f"the pattern {pattern!r} took over {GREP_LINE_BUDGET_S:g} s on line {number} of {name} "
+                "(nested quantifiers such as `(a+)+` backtrack without end); simplify it",
+                details={"path": name, "line": number},
+            ) from None
+        if found:
+            out.append({"path": name, "line": number, "match": line})
     return out
 
 

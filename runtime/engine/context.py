@@ -10,13 +10,15 @@ run: never the run object, never its private state. It holds
 * the resources: ``services`` (providers, the HTTP client, the MCP servers, prices), the
   ``engine_env``, the ``workdir`` relative paths resolve from;
 * the seams: ``events`` (the event sink: trace, report, progress), ``record_agent`` (the journal
-  hook an agent's stop reason and spend go through) and ``executor``, where effects run;
+  hook an agent's stop reason and spend go through), ``executor``, where effects run, and
+  ``run_child``, which runs a compiled child workflow (a verb never builds a run itself), and
+  ``tool_call``, one tool call of an agent's turn (``nika test`` answers it from a case);
 * ``settings``: the run options a verb may need (the model override, prompts, nesting).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,11 @@ from runtime.permits import Boundary
 from runtime.services import Services
 
 if TYPE_CHECKING:
+    from checker.model.workflow import CompiledWorkflow
     from runtime.engine.executor import EffectCall, EffectResult, Executor, ExecutorFactory
+    from runtime.engine.records import Options, RunResult
+
+    ChildRunner = Callable[[CompiledWorkflow, dict[str, Any], Options], Awaitable[RunResult]]
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,8 @@ class VerbContext:
     executor: Executor
     settings: RunSettings
     record_agent: Callable[[dict[str, Any]], None]
+    run_child: ChildRunner  # a child workflow, run in the caller's working directory under its permits too
+    tool_call: Callable[[str, dict[str, Any]], Awaitable[Any]]  # one tool call of an agent's turn (the run's seam)
     started_monotonic: float | None = None  # when the task started (``time.monotonic``), for deadlines
 
     @property

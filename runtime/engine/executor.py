@@ -25,7 +25,14 @@ the effect can see (a builtin's paths after symlink resolution, each redirect ho
 through the run's own boundary, so its witnesses are journaled as they happen and
 ``EffectResult.witness`` stays empty. An executor out of process receives the grant as data,
 judges with the same checker judge there, and returns those witnesses in ``witness``; the
-driver journals them on receipt (:func:`journal_witness`).
+driver journals them on receipt (:func:`journal_witness`, called by ``VerbContext.perform``).
+
+What is per run rather than per call reaches an executor once, through the
+:class:`ExecutorHost` it is built with (``Options.executor`` names a factory of one): the grant
+(``boundary``: this workflow's ``permits:`` and its callers'), the engine environment the
+provider keys and the SSRF allowance are read from, the working directory. Per call, the
+effect carries everything else already resolved: an exec call its composed environment (the
+secrets it was given included), a model call its request.
 """
 
 from __future__ import annotations
@@ -177,6 +184,8 @@ class LocalExecutor:
             }
         if call.tool == "nika:prompt" and host.gate is not None:
             extra["gate"] = host.gate
+        if call.tool in PROVIDER_TOOLS:  # media providers are engine transport, like `infer:`, never permits.net
+            extra["services"] = host.services
         ctx = builtins.BuiltinContext(
             workdir=host.workdir,
             resolve_read=lambda p: host.boundary.resolve(tid, p, "read"),
@@ -190,6 +199,7 @@ class LocalExecutor:
 
 
 EXECUTORS: dict[str, ExecutorFactory] = {"local": LocalExecutor}
+PROVIDER_TOOLS = frozenset({"nika:image_generate", "nika:tts_generate"})  # builtins that call a model provider
 
 
 def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from checker.core.vocab import Status
 from checker.model.workflow import Task
-from runtime.engine.dispatch import verb_stage
 from runtime.engine.records import Outcome
+from runtime.engine.stage import verb_stage
 from runtime.errors import TaskError
 from runtime.values import condition, materialise, reads_locals
 
@@ -112,14 +112,14 @@ class FanOut:
 
     async def _iteration(self, i: int, item: Any, s: dict[str, Any]) -> Outcome:
         """One iteration: rehydrated when a resumed trace holds it (ADR-099 §1), else run live."""
-        from runtime.engine.dispatch import bind
+        from runtime.engine.stage import bind
         from runtime.gate import GatePause
         from runtime.resume_hooks import cached_iteration, iteration_key, journal_iteration
 
         key = iteration_key(self.run, self.task, i, item)
         hit = cached_iteration(self.run, self.task, key)
         if hit is not None:
-            out = Outcome(Status.SUCCESS, hit.output, bind(self.task, hit.output), started=True)
+            out = Outcome(Status.SUCCESS, hit.output, await bind(self.task, hit.output), started=True)
         else:
             try:
                 out = await verb_stage(self.run, self.task, s, iteration=i)

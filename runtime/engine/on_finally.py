@@ -24,14 +24,12 @@ async def run_finally(run: Run, task: Task, provisional: TaskRecord) -> None:
 
 
 async def finally_step(run: Run, name: str, step: FinallyStep, scope: dict[str, Any]) -> None:
-    from runtime.engine.dispatch import run_verb
-
     status, code = "success", None
     try:
         if step.when is not None and not condition(step.when, scope):
             status = "skipped"
         elif step.verb is not None:
-            await asyncio.wait_for(run_verb(run, name, step.verb, scope, None), step.timeout.ms / 1000)
+            await asyncio.wait_for(run.run_verb(name, step.verb, scope, None), step.timeout.ms / 1000)
     except TimeoutError:
         status, code = "failure", TIMEOUT_CODE
     except TaskError as err:

@@ -48,6 +48,7 @@ class Options:
     prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.gate
     max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.cost)
     parent_meter: Any = None  # a child workflow's caller's runtime.cost.CostMeter (its cap binds the child)
+    mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
 
 
 @dataclass
@@ -64,6 +65,7 @@ class TaskRecord:
     bindings: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
     agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
+    recovered_from: dict[str, Any] | None = None  # the original error when on_error.recover settled it (13)
     started_monotonic: float = 0.0
     definition_hash: str | None = None  # ADR-099 §1: what a resume matches the task by
     input_hash: str | None = None
@@ -100,6 +102,8 @@ class TaskRecord:
             out["cache_hit"] = True
         if self.cost_usd is not None or not self.cost_known:
             out["cost_usd"] = self.cost_usd if self.cost_known else None
+        if self.recovered_from is not None:
+            out["recovered_from"] = self.recovered_from
         return out
 
 
@@ -110,6 +114,7 @@ class Outcome:
     bindings: dict[str, Any] = field(default_factory=dict)
     error: TaskError | None = None
     started: bool = False  # the verb stage began (on_finally runs only then)
+    recovered_from: TaskError | None = None  # success by on_error.recover: the error it replaced (13)
 
 
 @dataclass

@@ -8,7 +8,6 @@ seeded generator), and a provider's ``Retry-After`` wins when it is longer (capp
 
 from __future__ import annotations
 
-import asyncio
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -54,8 +53,6 @@ def retry_delay_ms(r: Retry, attempt: int, err: TaskError, rng: random.Random) -
 
 async def attempts(run: Run, task: Task, scope: dict[str, Any], iteration: int | None) -> Any:
     """The verb, attempted until it succeeds or ``retry:`` gives up (the last error is raised)."""
-    from runtime.engine.dispatch import run_verb
-
     r = task.retry
     max_attempts = r.max_attempts if r is not None else 1
     judge_human_gate(run.wf, run.graph, task, run.sink.answered_by)
@@ -66,7 +63,7 @@ async def attempts(run: Run, task: Task, scope: dict[str, Any], iteration: int |
         try:
             async with run.sem:
                 assert task.verb is not None
-                return await run_verb(run, task.id, task.verb, scope, task)
+                return await run.run_verb(task.id, task.verb, scope, task)
         except TaskError as err:
             if r is None or attempt >= max_attempts or not retryable(err, r.on_codes):
                 raise
@@ -76,4 +73,4 @@ async def attempts(run: Run, task: Task, scope: dict[str, Any], iteration: int |
             if iteration is not None:
                 fields.append(("index", iteration))
             run.sink.emit("task_retrying", fields)
-            await asyncio.sleep(delay / 1000)
+            await run.backoff_wait(delay / 1000)

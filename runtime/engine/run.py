@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from checker.core.vocab import Status
-from checker.model.workflow import CompiledWorkflow, Workflow
-from runtime.engine.context import RunSettings
+from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
+from runtime.engine.context import RunSettings, VerbContext
 from runtime.engine.events import EventSink, Fields, note
 from runtime.engine.executor import ExecutorHost, make_executor
 from runtime.engine.records import (
@@ -41,7 +41,8 @@ from runtime.engine.records import (
 from runtime.engine.scope import Secrets, base_scope, workflow_outputs
 from runtime.errors import INTERNAL, TaskError
 from runtime.permits import Boundary
-from runtime.trace import TRACE_FORMAT, Journal
+from runtime.services import Services
+from runtime.trace import TRACE_FORMAT, Journal, source_digests
 
 _SETTLED_KIND = {
     Status.SUCCESS: "task_completed",
@@ -73,7 +74,6 @@ class Run:
         from runtime.cost import CostMeter
         from runtime.gate import Gate
         from runtime.redact import Redactor
-        from runtime.services import Services
         from runtime.trace import uuid7
 
         self.compiled = compiled
@@ -92,9 +92,10 @@ class Run:
         self.settled: dict[str, asyncio.Event] = {}
         self.task_views: dict[str, dict[str, Any]] = {}
         self.engine_env = dict(o.engine_env if o.engine_env is not None else os.environ)
-        self.base = base_scope(self.wf, inputs, Secrets(self.wf, self.engine_env, self.secret_values), self.task_views)
+        secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
+        self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
-        self.services = Services(self.engine_env, self.workdir, self.secret_values)
+        self.services = self.make_services()
         self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
         self.sink.annotate = self.meter.annotate
         self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for
@@ -136,8 +137,9 @@ class Run:
         if self.cancelled:
             await self._cancel_all()
         await self.services.aclose()
-        outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled)
-        failed = any(r.status == Status.FAILURE for r in self.records.values()) or error is not None
+        failed = any(r.status == Status.FAILURE for r in self.records.values())
+        outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled, failed)
+        failed = failed or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
         end: Fields = [("workflow", self.wf.id), ("state", state), ("outputs", compact(outputs))]
         if self.gate.paused and not self.cancelled:  # ADR-099 rider: the run waits for an answer
@@ -153,19 +155,17 @@ class Run:
         return result
 
     def _announce(self) -> None:
-        import hashlib
         import platform
 
         wf = self.wf
         permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
-        src = self.compiled.source.text.encode("utf-8")
         self.emit(
             "workflow_started",
             [
                 ("workflow", wf.id),
                 ("permits", "declared boundary · default-deny" if wf.permits else "no permits block · zero authority"),
                 ("permits_json", permits_json or "{}"),
-                ("workflow_sha256", hashlib.sha256(src).hexdigest()),
+                *source_digests(self.compiled.source.text),
                 ("sandbox", "noop"),
                 ("trace_format", TRACE_FORMAT),
                 ("engine_version", ENGINE_VERSION),
@@ -242,6 +242,8 @@ class Run:
         rec.output = outcome.output
         rec.bindings = dict(outcome.bindings)
         rec.error = outcome.error.record(tid, rec.attempts or None) if outcome.error is not None else None
+        if outcome.recovered_from is not None:
+            rec.recovered_from = outcome.recovered_from.record(tid, rec.attempts or None)
         rec.agent = self.agent_records.pop(tid, None)
         rec.ended_at = now_iso()
         if rec.started_at is not None:
@@ -275,7 +277,11 @@ class Run:
         if rec.error is not None:
             fields.append(("error_code", rec.error["code"]))
             fields.append(("message", rec.error["message"]))
-        fields.append(("outcome", compact({"class": rec.status, "payload": {"attempts": rec.attempts}})))
+        payload: dict[str, Any] = {"attempts": rec.attempts}
+        if rec.recovered_from is not None:
+            fields.append(("recovered_from", rec.recovered_from["code"]))
+            payload["recovered_from"] = rec.recovered_from["code"]
+        fields.append(("outcome", compact({"class": rec.status, "payload": payload})))
         if rec.input_hash is not None and resumable(self, rec):  # ADR-099 §1: what `--resume` matches
             fields += [("definition_hash", rec.definition_hash), ("input_hash", rec.input_hash)]
         if rec.cost_usd is not None or not rec.cost_known:
@@ -294,12 +300,39 @@ class Run:
         if self._left == 0:
             self._done.set()
 
+    # -- seams (``nika test`` drives a run through them; the run is the same) ----------------
+
+    def make_services(self) -> Services:
+        """The providers, HTTP client and MCP servers this run's effects use."""
+        return Services(self.engine_env, self.workdir, self.secret_values, self.options.mcp_config)
+
+    def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
+        """The run of a child workflow: in this run's working directory, under its permits too."""
+        return Run(compiled, inputs, options, workdir=self.workdir, parent_boundary=self.boundary)
+
+    async def backoff_wait(self, seconds: float) -> None:
+        """The pause between two attempts of a retried task."""
+        await asyncio.sleep(seconds)
+
+    async def run_verb(self, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:
+        """One verb call (a task's, an iteration's or an ``on_finally`` step's)."""
+        from runtime.engine.verb_call import run_verb
+
+        return await run_verb(self, tid, verb, scope, task)
+
+    async def call_tool(self, ctx: VerbContext, tool: str, args: dict[str, Any]) -> Any:
+        """One tool call of an agent's turn."""
+        from runtime.verbs.invoke import call_tool
+
+        return await call_tool(ctx, tool, args)
+
     # -- one task ----------------------------------------------------------------------------
 
     async def _run_task(self, tid: str) -> None:
         from runtime.cost import CURRENT_TASK
-        from runtime.engine.dispatch import bind, pipeline
+        from runtime.engine.dispatch import pipeline
         from runtime.engine.on_finally import run_finally
+        from runtime.engine.stage import bind
         from runtime.gate import GatePause
         from runtime.resume_hooks import cache_hit, hash_task
 
@@ -307,7 +340,7 @@ class Run:
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        if (hit := cache_hit(self, task, rec, bind)) is not None:
+        if (hit := await cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()

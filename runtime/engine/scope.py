@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from checker.model.workflow import Workflow
@@ -12,26 +13,30 @@ from runtime.values import materialise
 
 # The secret sources this build resolves. Read as data by checker/contracts/built_features.py (which
 # warns at check about the others): keep it a literal set of strings.
-SECRET_SOURCES = frozenset({"env"})
+SECRET_SOURCES = frozenset({"env", "file", "vault"})
 
 
 class Secrets(Mapping[str, Any]):
-    """``secrets.X``: resolved when read (env source only in this build), remembered for redaction."""
+    """``secrets.X``: resolved when read (:mod:`runtime.secrets`), remembered for redaction."""
 
-    def __init__(self, wf: Workflow, engine_env: Mapping[str, str], remembered: set[str]) -> None:
+    def __init__(self, wf: Workflow, engine_env: Mapping[str, str], remembered: set[str], workdir: Path) -> None:
         self._decl = {s.name: s for s in wf.secrets}
         self._env = engine_env
         self._remembered = remembered
+        self._workdir = workdir
+        self._values: dict[str, str] = {}
 
     def __getitem__(self, key: str) -> Any:
+        if key in self._values:
+            return self._values[key]
         s = self._decl[key]
         if s.source not in SECRET_SOURCES:
             raise TaskError(NOT_BUILT, f"secret source `{s.source}` is not available in this build of nika")
-        name = s.store_key or s.name
-        value = self._env.get(name)
-        if value is None:
-            raise TaskError("NIKA-VAR-001", f"secret `{key}` reads `{name}` from the environment, which is not set")
+        from runtime.secrets import resolve
+
+        value = resolve(s, self._env, self._workdir)
         self._remembered.add(value)
+        self._values[key] = value
         return value
 
     def __iter__(self) -> Iterator[str]:
@@ -54,10 +59,11 @@ def base_scope(wf: Workflow, inputs: dict[str, Any], secrets: Secrets, tasks: di
 
 
 def workflow_outputs(
-    wf: Workflow, scope: dict[str, Any], cancelled: bool
+    wf: Workflow, scope: dict[str, Any], cancelled: bool, failed: bool = False
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The workflow's ``outputs:`` and the error record of the first that cannot be produced
-    (under a cancellation an output that cannot be read is left out)."""
+    """The workflow's ``outputs:`` and the error record of the first that cannot be produced.
+    Under a cancellation an output that cannot be read is left out; in a run that already
+    failed it is ``null`` (what a failed task never produced is not a second error)."""
     from checker.model.typesys import value_fits
 
     out: dict[str, Any] = {}
@@ -67,8 +73,11 @@ def workflow_outputs(
         except TaskError as err:
             if cancelled:
                 continue
+            if failed:
+                out[o.name] = None
+                continue
             return out, err.record(None, None) | {"output": o.name}
-        if o.type is not None and value_fits(value, o.type, wf.types) is False:
+        if o.type is not None and not (failed and value is None) and value_fits(value, o.type, wf.types) is False:
             err = TaskError(
                 "NIKA-VAR-009",
                 f"workflow output `{o.name}` does not fit its declared type",

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from checker.contracts.blocklist import judge_shell, judge_words
-from checker.contracts.effects import dangerous_env
 from runtime.errors import TaskError
-from runtime.permits import ENV_FLOOR
+from runtime.permits import compose_env
 from runtime.process import EXIT_CODE, KILL_GRACE_S, OUTPUT_CAP_BYTES, SPAWN_CODE, ExecCall, decode, run_process
 
 __all__ = [
@@ -42,21 +41,6 @@ if TYPE_CHECKING:
     from runtime.engine.context import VerbContext
 
 BLOCKED_CODE = "NIKA-SEC-001"
-
-
-def compose_env(
-    passthrough: tuple[str, ...], authored: Mapping[str, str], engine_env: Mapping[str, str]
-) -> dict[str, str]:
-    """Floor ∪ passthrough (read from the engine's environment) ∪ ``exec.env``, minus dangerous names."""
-    out: dict[str, str] = {}
-    for name in (*ENV_FLOOR, *passthrough):
-        if name in engine_env:
-            out[name] = engine_env[name]
-    out.update(authored)
-    for name in list(out):
-        if dangerous_env(name):
-            del out[name]
-    return out
 
 
 async def run_exec_verb(ctx: VerbContext, verb: Exec) -> Any:

@@ -33,7 +33,12 @@ async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
     if not isinstance(prompt, str):
         prompt = render_string(prompt)
     system = materialise(verb.system, scope, "`system:`") if verb.system is not None else None
-    schema = materialise(verb.schema, scope, "`schema:`") if verb.schema is not None else None
+    if verb.schema is not None:
+        schema = materialise(verb.schema, scope, "`schema:`")
+    else:
+        from runtime.returns import returns_schema
+
+        schema = returns_schema(ctx.workflow, tid)  # `returns:` is the same contract, written as a Nika type
     temperature = materialise(verb.temperature, scope, "`temperature:`") if verb.temperature is not None else None
     max_tokens = materialise(verb.max_tokens, scope, "`max_tokens:`") if verb.max_tokens is not None else None
     provider, _name = ctx.services.provider_for(model)

@@ -6,7 +6,7 @@ effectful tool needs a grant, and a network tool's resolved URL must fit ``permi
 
 A child workflow is compiled by the checker (a child ``nika check`` refuses fails the task with
 the child's first error code), its arguments are bound to its ``inputs:`` exactly like ``--var``,
-and it runs in a fresh :class:`~runtime.engine.run.Run` with its own scope and its own journal,
+and it runs through ``VerbContext.run_child``: a fresh run with its own scope and its own journal,
 under its own permits *and* its caller's (a child never gains authority). Nesting is bounded
 (NIKA-SEC-003), and a workflow that calls itself is refused.
 """
@@ -63,7 +63,6 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
     """Compile, admit and run the child workflow; its outputs, or its first failure."""
     from runtime.admission import InputError, bind_inputs
     from runtime.engine.records import Options
-    from runtime.engine.run import Run
 
     s = ctx.settings
     target, path, stack = _child_target(ctx, verb)
@@ -84,8 +83,9 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
         engine_env=ctx.engine_env,
         executor=s.executor,
         parent_meter=ctx.services.meter,  # the caller's --max-cost-usd binds the child's model calls too
+        mcp_config=ctx.services.mcp_config,  # the root run's MCP table, read once before its first task
     )
-    result = await Run(compiled, inputs, opts, workdir=ctx.workdir, parent_boundary=ctx.boundary).execute()
+    result = await ctx.run_child(compiled, inputs, opts)
     ctx.emit(
         "tool_invoked",
         [

@@ -105,7 +105,7 @@ def test_mermaid_drawing() -> None:
     text = render_mermaid(plan_document(compile_text(PLAN)), "plan")
     lines = text.splitlines()
     assert lines[0] == "flowchart LR"
-    assert '  subgraph w0["wave 0"]' in lines and '  subgraph w2["wave 2"]' in lines
+    assert '  subgraph w0["wave 1"]' in lines and '  subgraph w2["wave 3"]' in lines  # labels count from 1
     assert '    t0["fetch<br/>invoke nika:fetch"]' in lines
     assert '    t1["summarize<br/>infer mock/echo"]' in lines
     assert "  t0 -->|output| t1" in lines

@@ -154,7 +154,8 @@ def _without(path, mutate):
         (lambda b: b.update(decision_bundle_format=2), "decision_bundle_format"),
         (lambda b: b["fixtures"][0].update(expect="defer"), "expects"),
         (lambda b: b["fixtures"][0]["evidence"].update(open_incidents="3"), "fixture"),
-        (lambda b: b["rules"].update(dominance=[["a", "b"], ["b", "a"]]), "not supported"),
+        (lambda b: b["rules"].update(dominance=[["a", "b"], ["b", "a"]]), "dominance rule is an object"),
+        (lambda b: b["rules"].update(sideways=[]), "not supported"),
     ],
 )
 def test_bundle_laws_refuse_with_decide_001(mutate, words):

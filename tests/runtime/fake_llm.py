@@ -88,7 +88,8 @@ def serve(replies: list[Reply], repeat_last: bool = False) -> Iterator[FakeLLM]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll makes shutdown() return at once instead of after half a second per test
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
     try:

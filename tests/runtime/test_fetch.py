@@ -325,11 +325,15 @@ async def test_payload_exclusivity(server: int, tmp_path: Path, args: dict[str, 
         await _fetch(tmp_path, {"url": f"http://127.0.0.1:{server}/echo", "mode": "raw", **args})
 
 
-async def test_unbuilt_mode_says_so(server: int, tmp_path: Path) -> None:
-    """An extract mode not built yet fails with NIKA-IMPL-002 naming it, never a fake result."""
+def test_unbuilt_mode_says_so() -> None:
+    """A mode this build has no extractor for fails with NIKA-IMPL-002 naming it, never a fake result."""
+    from runtime import extract
+
     with pytest.raises(TaskError) as e:
-        await _fetch(tmp_path, {"url": f"http://127.0.0.1:{server}/text"})
-    assert e.value.code == "NIKA-IMPL-002" and "markdown" in e.value.message
+        extract.check_mode("llm-txt")
+    assert e.value.code == "NIKA-IMPL-002" and "llm-txt" in e.value.message
+    for mode in ("markdown", "article", "text", "selector", "jq", "metadata", "links", "feed", "sitemap", "raw"):
+        extract.check_mode(mode)
 
 
 _WF = """
@@ -416,3 +420,13 @@ async def test_notify_failures(server: int, tmp_path: Path) -> None:
             tmp_path, {"channel": "webhook", "target": f"http://127.0.0.1:{server}/hook", "message": "m"}, allow=""
         )
     assert e.value.code == "NIKA-SEC-004"
+
+
+async def test_jq_mode_has_no_view_of_the_environment(
+    server: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mode: jq` is the runtime's one jq: `$ENV`/`env` are `{}` there too (spec 01, zero env passthrough)."""
+    monkeypatch.setenv("NIKA_TEST_FETCH_CANARY", "canary-do-not-leak")
+    url = f"http://127.0.0.1:{server}/json"
+    got = await _fetch(tmp_path, {"url": url, "mode": "jq", "jq": "[$ENV, env, (.users | length)]"})
+    assert got == [{}, {}, 2]

@@ -56,6 +56,9 @@ SERVER = textwrap.dedent(
 )
 
 
+PY = sys.executable  # a stdio server is a process: the workflow must grant it (`permits.exec`)
+
+
 def declare(tmp_path: Path, servers: dict[str, dict]) -> None:
     (tmp_path / "server.py").write_text(SERVER)
     (tmp_path / ".nika").mkdir(exist_ok=True)
@@ -69,7 +72,7 @@ def stdio(tmp_path: Path) -> dict:
 def invoke_wf(tool: str, args: str = "{}", task_extra: str = "") -> str:
     extra = f"    {task_extra}\n" if task_extra else ""
     return (
-        "nika: v1\nworkflow: { id: mcp-test }\npermits: { tools: ['mcp:demo/*'] }\ntasks:\n  t:\n"
+        "nika: v1\nworkflow: { id: mcp-test }\npermits: { tools: ['mcp:demo/*'], exec: ['" + PY + "'] }\ntasks:\n  t:\n"
         f"{extra}    invoke:\n      tool: {tool}\n      args: {args}\n"
     )
 
@@ -85,7 +88,7 @@ def alive(pid: int) -> bool:
 def test_stdio_call_result_and_shutdown(run, tmp_path: Path):
     declare(tmp_path, {"demo": stdio(tmp_path)})
     result = run(
-        "nika: v1\nworkflow: { id: m }\npermits: { tools: ['mcp:demo/*'] }\ntasks:\n"
+        "nika: v1\nworkflow: { id: m }\npermits: { tools: ['mcp:demo/*'], exec: ['" + PY + "'] }\ntasks:\n"
         "  a:\n    invoke: { tool: 'mcp:demo/add', args: { a: 2, b: 3 } }\n"
         "  p:\n    invoke: { tool: 'mcp:demo/pid', args: {} }\n"
         "  e:\n    invoke: { tool: 'mcp:demo/env_probe', args: {} }\n",
@@ -93,6 +96,11 @@ def test_stdio_call_result_and_shutdown(run, tmp_path: Path):
     )
     assert result.tasks["a"].output == 5, result.tasks["a"].error
     assert result.tasks["e"].output == "absent|/data"  # composed, never inherited
+    spawns = [e for e in result.events if e["type"] == "tool.invoked" and e.get("event") == "mcp_server_spawn"]
+    assert len(spawns) == 1 and spawns[0]["argv"][0] == PY  # one server, witnessed as an exec effect
+    assert any(
+        e["type"] == "permit.checked" and e["plane"] == "exec" and e["decision"] == "allow" for e in result.events
+    )
     pid = result.tasks["p"].output
     assert isinstance(pid, int)
     deadline = time.monotonic() + 3
@@ -129,9 +137,8 @@ def test_server_crash_mid_call_is_a_typed_failure(run, tmp_path: Path):
 
 
 def test_server_that_never_starts(run, tmp_path: Path):
-    declare(
-        tmp_path, {"demo": {"command": sys.executable, "args": ["-c", "print('garbage'); import sys; sys.exit(1)"]}}
-    )
+    (tmp_path / "garbage.py").write_text("print('garbage'); import sys; sys.exit(1)\n")
+    declare(tmp_path, {"demo": {"command": sys.executable, "args": [str(tmp_path / "garbage.py")]}})
     result = run(invoke_wf("mcp:demo/add", "{ a: 1, b: 2 }"))
     assert result.tasks["t"].error["code"] in ("NIKA-MCP-001", "NIKA-MCP-002")
 
@@ -141,7 +148,9 @@ def test_agent_calls_mcp_tools_through_its_whitelist(run, tmp_path: Path):
     replies = [openai(calls=[("mcp_demo_add", {"a": 20, "b": 22})]), openai("42 it is")]
     with serve(replies) as fake:
         result = run(
-            "nika: v1\nworkflow: { id: m }\nmodel: openai/x\npermits: { tools: ['mcp:demo/*'] }\ntasks:\n"
+            "nika: v1\nworkflow: { id: m }\nmodel: openai/x\npermits: { tools: ['mcp:demo/*'], exec: ['"
+            + PY
+            + "'] }\ntasks:\n"
             "  t:\n    agent:\n      prompt: add\n      tools: ['mcp:demo/*', '!mcp:demo/crash']\n",
             engine_env={"NIKA_OPENAI_BASE_URL": fake.url, "NIKA_OPENAI_API_KEY": "k"},
         )

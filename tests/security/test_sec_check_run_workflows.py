@@ -18,7 +18,8 @@ executor recording every effect that crossed the seam. Asserted:
     checker would have raised on the same literal);
 (c) every performed effect belongs to a task with no static permit or blocklist finding.
 
-Seeded (``derandomize``), a few hundred cases. Spec: 01 §permits, 02 §exec, 10 (check ≡ run).
+Seeded (``derandomize``), a few hundred cases; ``NIKA_DIFF_EXAMPLES`` raises the count for a long
+run. Spec: 01 §permits, 02 §exec, 10 (check ≡ run).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from runtime.engine.executor import EffectCall, EffectResult, LocalExecutor
 SPEC = Path(__file__).resolve().parents[2] / ".." / "shared" / "nika-spec"
 STATIC = {"NIKA-SEC-004", "NIKA-SEC-001"}
 SETTINGS = settings(
-    max_examples=100,
+    max_examples=int(os.environ.get("NIKA_DIFF_EXAMPLES", "100")),  # a long run: NIKA_DIFF_EXAMPLES=3000
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

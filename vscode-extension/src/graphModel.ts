@@ -150,7 +150,7 @@ export function columnOf(doc: GraphDocument, node: GraphNode): number {
 }
 
 export function columnTitles(doc: GraphDocument): string[] {
-  const titles = doc.waves.map((_, i) => `wave ${i}`);
+  const titles = doc.waves.map((_, i) => `wave ${i + 1}`); // labels count from 1, as in --dry-run and the LSP
   if (doc.nodes.some((n) => n.wave === null)) titles.push("on a cycle");
   return titles;
 }

@@ -35,7 +35,7 @@ const DOC: GraphDocument = {
 };
 
 test("waves are columns, tasks on a cycle a last column", () => {
-  assert.deepEqual(columnTitles(DOC), ["wave 0", "wave 1", "on a cycle"]);
+  assert.deepEqual(columnTitles(DOC), ["wave 1", "wave 2", "on a cycle"]);
   const l = gridLayout(DOC);
   const x = Object.fromEntries(l.boxes.map((b) => [b.id, b.x]));
   assert.ok(x.fetch < x.summarize);
@@ -69,7 +69,7 @@ test("ELK output maps back to boxes, routes and columns", () => {
   assert.equal(l.engine, "elk");
   assert.deepEqual(l.routes[0].points, [{ x: 1, y: 2 }, { x: 2, y: 3 }, { x: 3, y: 4 }]);
   assert.equal(l.routes[1].edge.kind, "control");
-  assert.deepEqual(l.columns.map((c) => [c.title, c.x]), [["wave 0", 10], ["wave 1", 160], ["on a cycle", 310]]);
+  assert.deepEqual(l.columns.map((c) => [c.title, c.x]), [["wave 1", 10], ["wave 2", 160], ["on a cycle", 310]]);
 });
 
 test("colours: by verb, dead greyed, cycle outlined red", () => {

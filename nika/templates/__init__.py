@@ -1,0 +1,1 @@
+"""Package data: the starter project files and the workflow templates of ``nika init``/``nika new``."""

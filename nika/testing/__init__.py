@@ -1,0 +1,1 @@
+"""Workflow tests: the test file format, the runner, the reports (``nika test``)."""

@@ -1,0 +1,102 @@
+"""The verb stage of a task (03 §DAG execution model): the verb with ``retry:`` under
+``timeout:``, then ``on_error:``, then the ``output:`` bindings — for a task, and for each
+iteration of a ``for_each`` (:mod:`runtime.engine.for_each`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from checker.core.vocab import OnErrorAction, Status
+from checker.model.workflow import Exec, Invoke, Task
+from runtime.engine.records import TIMEOUT_CODE, Outcome, human_ms
+from runtime.engine.retry import attempts
+from runtime.errors import INTERNAL, TaskError
+from runtime.values import materialise
+
+if TYPE_CHECKING:
+    from runtime.engine.run import Run
+
+
+async def verb_stage(run: Run, task: Task, scope: dict[str, Any], iteration: int | None = None) -> Outcome:
+    """The verb with ``retry:`` under ``timeout:``, then ``on_error:``, then ``output:`` bindings."""
+    try:
+        if task.timeout is not None:
+            try:
+                raw = await asyncio.wait_for(attempts(run, task, scope, iteration), task.timeout.ms / 1000)
+            except TimeoutError:
+                raise TaskError(
+                    TIMEOUT_CODE,
+                    f"the task ran longer than its timeout ({human_ms(task.timeout.ms)}) and was stopped",
+                    details={"timeout_ms": task.timeout.ms},
+                ) from None
+        else:
+            raw = await attempts(run, task, scope, iteration)
+        refuse_deep(task.id, raw)
+        check_returns(run, task, raw)
+        return Outcome(Status.SUCCESS, raw, await bind(task, raw), started=True)
+    except TaskError as err:
+        return await on_error(run, task, scope, err)
+
+
+def check_returns(run: Run, task: Task, raw: Any) -> None:
+    """``returns:`` on ``exec:``/``invoke:``: the value must fit its type (NIKA-TYPE-101).
+    (On ``infer:``/``agent:`` the contract is the provider's structured-output lane.)"""
+    if task.returns is None or not isinstance(task.verb, Exec | Invoke):
+        return
+    from checker.model.typesys import value_fits
+
+    if value_fits(raw, task.returns, run.wf.types) is False:
+        raise TaskError(
+            "NIKA-TYPE-101",
+            f"the output of `{task.id}` does not fit its `returns:` type {json.dumps(task.returns.to_python())}",
+            details={"returns": task.returns.to_python()},
+        )
+
+
+async def on_error(run: Run, task: Task, scope: dict[str, Any], err: TaskError) -> Outcome:
+    oe = task.on_error
+    if oe is None or (oe.on_codes and err.code not in oe.on_codes) or oe.action == OnErrorAction.FAIL_WORKFLOW:
+        return Outcome(Status.FAILURE, error=err, started=True)
+    if oe.action == OnErrorAction.SKIP:
+        return Outcome(Status.SKIPPED, None, {b.name: None for b in task.output}, err, started=True)
+    # recover: sources are read at recovery time, waiting for them to settle (never a scheduling edge)
+    for e in run.graph.recovery_edges():
+        if e.consumer == task.id and e.producer in run.settled:
+            await run.settled[e.producer].wait()
+    try:
+        value = materialise(oe.recover, {**scope, "tasks": run.task_views}, "`on_error.recover`")
+    except TaskError as rerr:
+        details = {**err.details, "recovery_error": {"code": rerr.code, "message": rerr.message}}
+        return Outcome(Status.FAILURE, error=TaskError(err.code, err.message, err.transient, details), started=True)
+    run.sink.emit("task_recovered", [("task", task.id), ("error_code", err.code)])
+    try:
+        bound = await bind(task, value)
+    except TaskError as berr:
+        return Outcome(Status.FAILURE, error=berr, started=True)
+    return Outcome(Status.SUCCESS, value, bound, started=True, recovered_from=err)
+
+
+def refuse_deep(tid: str, raw: Any) -> None:
+    """The backstop for values nested past ``MAX_VALUE_DEPTH`` from any verb (the sources that
+    parse JSON refuse them first with their own codes): a typed failure, never a stack overflow
+    while the task settles."""
+    from runtime.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if deeper_than(raw, MAX_VALUE_DEPTH):
+        raise TaskError(
+            INTERNAL,
+            f"the output of `{tid}` nests deeper than {MAX_VALUE_DEPTH} levels, which this engine refuses to hold",
+            details={"max_depth": MAX_VALUE_DEPTH},
+        )
+
+
+async def bind(task: Task, raw: Any) -> dict[str, Any]:
+    """The ``output:`` bindings (jq over the raw output)."""
+    if not task.output:
+        return {}
+    from runtime.jq import run_binding
+
+    return {b.name: await run_binding(b.name, str(b.value.value), raw) for b in task.output}

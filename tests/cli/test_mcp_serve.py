@@ -1,0 +1,93 @@
+"""`nika mcp serve`: the checker's tools and the code registry over MCP, tested with the SDK's own
+client over stdio (a real server process), plus the tools' edge cases called directly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nika import mcp_tools
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = (
+    "nika: v1\nworkflow: {id: x}\ntasks:\n  a:\n    with: {v: '${{ tasks.b.output }}'}\n    exec: {command: [echo]}\n"
+)
+FIXABLE = "nika: v1\nworkflow: {id: My_Flow}\nmodel: mock/echo\ntasks:\n  a:\n    infer: {prompt: hi}\n"
+
+
+async def _session(tmp_path: Path) -> dict[str, Any]:
+    from mcp import Client, StdioServerParameters
+
+    (tmp_path / "flow.nika.yaml").write_text(FIXABLE)
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")}
+    target = StdioServerParameters(
+        command=sys.executable, args=["-m", "nika", "mcp", "serve"], env=env, cwd=str(tmp_path)
+    )
+    seen: dict[str, Any] = {}
+    async with Client(target, mode="legacy", read_timeout_seconds=30) as client:
+        seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        seen["check"] = (await client.call_tool("check", {"text": BROKEN})).structured_content
+        seen["check_path"] = (await client.call_tool("check", {"path": "flow.nika.yaml"})).structured_content
+        seen["fix"] = (await client.call_tool("fix", {"path": "flow.nika.yaml"})).structured_content
+        seen["dry"] = (await client.call_tool("run_dry", {"path": "flow.nika.yaml"})).structured_content
+        seen["graph"] = (await client.call_tool("graph", {"text": FIXABLE})).structured_content
+        seen["schema"] = (await client.call_tool("schema", {})).structured_content
+        explained = await client.call_tool("explain", {"code": "DAG-002"})
+        seen["explain"] = explained.content[0].text
+        bad = await client.call_tool("explain", {"code": "NOPE-1"})
+        seen["bad"] = (bad.is_error, bad.content[0].text)
+        seen["codes"] = json.loads((await client.read_resource("nika://codes")).contents[0].text)
+        seen["code"] = (await client.read_resource("nika://codes/DAG-002")).contents[0].text
+    return seen
+
+
+def test_an_agent_checks_fixes_and_plans_over_stdio(tmp_path: Path) -> None:
+    seen = asyncio.run(_session(tmp_path))
+    assert seen["tools"] == ["check", "explain", "fix", "graph", "run_dry", "schema"]
+    findings = seen["check"]["reports"][0]["findings"]
+    assert {f["code"] for f in findings} == {"NIKA-DAG-002", "NIKA-AUTH-006"} and seen["check"]["clean"] is False
+    assert [f["code"] for f in seen["check_path"]["reports"][0]["findings"]] == ["NIKA-PARSE-004"]
+    assert seen["fix"]["fixed"] == 1 and "+workflow: {id: my-flow}" in seen["fix"]["diff"]
+    assert seen["fix"]["written"] is False and (tmp_path / "flow.nika.yaml").read_text() == FIXABLE  # never unasked
+    assert seen["dry"]["workflow_state"] == "refused"
+    assert [n["id"] for n in seen["graph"]["nodes"]] == ["a"]
+    assert seen["schema"]["$schema"].startswith("https://json-schema.org/draft/2020-12")
+    assert seen["explain"].startswith("NIKA-DAG-002: ") and seen["code"] == seen["explain"]
+    assert seen["bad"][0] is True and "unknown code `NOPE-1`" in seen["bad"][1]
+    assert {"NIKA-DAG-002", "native-first/001"} <= {c["code"] for c in seen["codes"]}
+
+
+def test_fix_writes_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.nika.yaml").write_text(FIXABLE)
+    out = mcp_tools.fix(path="f.nika.yaml", write=True)
+    assert out["written"] is True and "id: my-flow" in (tmp_path / "f.nika.yaml").read_text()
+    with pytest.raises(mcp_tools.ToolError, match="cannot be combined with `text`"):
+        mcp_tools.fix(text=FIXABLE, write=True)
+    with pytest.raises(mcp_tools.ToolError, match="no such file"):
+        mcp_tools.check(path="missing.nika.yaml")
+    with pytest.raises(mcp_tools.ToolError, match="give the workflow as `text`"):
+        mcp_tools.graph()
+
+
+def test_run_dry_plans_a_clean_workflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    plan = mcp_tools.run_dry(text=FIXABLE.replace("My_Flow", "my-flow"))
+    assert plan["waves"] == [["a"]] and plan["tasks"]["a"]["effects"] == ["model mock/echo"]
+
+
+def test_a_bad_http_address_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from nika.cli import main
+
+    assert main(["mcp", "serve", "--http", "nonsense"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "nika mcp serve: `--http nonsense`: give HOST:PORT with a port from 1 to 65535, e.g. --http 127.0.0.1:2087\n"
+    )
+    assert main(["mcp"]) == 1 and "give a subcommand: serve" in capsys.readouterr().err
