@@ -125,6 +125,9 @@ def run_command(
         if options.resume is not None:
             options.resume.release()
     report = result.report()
+    from runtime.cost import static_bound
+
+    report["cost_bound"] = static_bound(compiled, os.environ)  # the certificate's worst case, beside the actual
     if output_format == "json":
         _write(out, json.dumps(report, default=str) + "\n")
     else:

@@ -167,3 +167,15 @@ def _max_out(model: str, request: Request) -> int:
     if isinstance(request.max_tokens, int) and request.max_tokens > 0:
         return request.max_tokens
     return limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS)
+
+
+def static_bound(compiled: Any, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The certificate's worst-case spend of the workflow (shown beside what the run spent)."""
+    from checker.views.certificate.cost import cost_of
+    from checker.views.certificate.static_values import const_scope
+
+    wf = compiled.workflow
+    if wf is None:
+        return None
+    cost = cost_of(wf, const_scope(wf), prices_from_env(env))
+    return {"kind": cost.kind, "usd": cost.usd, "headline": cost.headline()}

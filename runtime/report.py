@@ -155,6 +155,9 @@ def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
     if "cost_usd" in report and report.get("cost_usd") != 0:
         cost = report.get("cost_usd")
         line += f"\n  cost: {'unknown (a model has no price)' if cost is None else f'${cost:.6f}'}"
+        bound = report.get("cost_bound")
+        if isinstance(bound, dict) and bound.get("headline"):
+            line += f" (the certificate's bound: {bound['headline']})"
     for p in report.get("paused") or []:
         line += (
             f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({p.get('mode')}); answer with "
