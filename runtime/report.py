@@ -125,7 +125,9 @@ def event_line(event: dict[str, Any]) -> str | None:
         msg = f": {event.get('error_code')} {event.get('message')}" if status == "failure" else ""
         if status == "success" and event.get("recovered_from"):  # on_error.recover settled a failure
             return f"  {'recovered':>9} {task}{took}: from {event['recovered_from']} (on_error.recover)"
-        return f"  {MARK[status]:>9} {task}{took}{msg}"
+        usd = event.get("cost_usd", 0)
+        spent = f" · ${usd:.6f}" if isinstance(usd, int | float) and usd else (" · cost unknown" if usd is None else "")
+        return f"  {MARK[status]:>9} {task}{took}{spent}{msg}"
     if t == "verb.invoked" and event.get("phase") == "model_call" and event.get("max_turns") is not None:
         return f"  … {task} turn {event.get('turn')}/{event.get('max_turns')} · {event.get('tokens_total')} tokens" + (
             f" · calling {', '.join(event['tool_calls'])}" if event.get("tool_calls") else ""
