@@ -252,10 +252,6 @@ class Run:
         self.task_views[tid] = rec.view()
         self.emit(kind or _SETTLED_KIND[Status(rec.status)], [*self._settled_fields(rec), *extra])
         self.settled[tid].set()
-        self._release(tid)
-
-    def _release(self, tid: str) -> None:
-        """``tid`` left the ready set: wake the tasks that waited only on it."""
         self._left -= 1
         for e in self.graph.outgoing(tid):
             waiting = self._waiting.get(e.consumer)
