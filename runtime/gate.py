@@ -158,7 +158,7 @@ class Gate:
         }
 
     def _pause(self, tid: str, request: dict[str, Any], h: str) -> dict[str, Any]:
-        old = self.resume.paused.get(tid) if self.resume is not None else None
+        old = self.resume.paused_prompt(tid, h) if self.resume is not None else None
         ticket = old.get("ticket") if isinstance(old, dict) else None
         if isinstance(ticket, dict) and ticket.get("shown_hash") == h and self._remaining(ticket) > 0:
             # the same question, still inside its TTL: re-scoped to this run, never re-counted nor extended
@@ -174,7 +174,7 @@ class Gate:
 
     def _trace_ticket(self, tid: str, h: str) -> dict[str, Any] | None:
         """The resumed trace's ticket for ``tid`` checked for scope and content; ``None`` when expired."""
-        payload = self.resume.paused.get(tid) if self.resume is not None else None
+        payload = self.resume.paused_prompt(tid, h) if self.resume is not None else None
         ticket = payload.get("ticket") if isinstance(payload, dict) else None
         if not isinstance(ticket, dict) or ticket.get("run") != self.resume.run_nonce or ticket.get("step") != tid:
             raise self._halt(tid, "approval.scope_mismatch", "the answer's ticket was not minted for this run and step")

@@ -45,7 +45,8 @@ class ResumeIndex:
     run_nonce: str | None = None
     completed: dict[str, dict[str, Any]] = field(default_factory=dict)
     iterations: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    paused: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> its prompt payload (and ticket)
+    # task -> the prompts it paused on, each with its ticket (one per for_each iteration that asked)
+    paused: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     approvals_used: int = 0
     forced: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
@@ -66,6 +67,12 @@ class ResumeIndex:
         if rec is None or rec.get("definition_hash") != definition:
             return None
         return Hit(rec["output"], rec["ref"])
+
+    def paused_prompt(self, tid: str, shown_hash: str) -> dict[str, Any] | None:
+        """The prompt ``tid`` paused on for this content (else its first, to judge a mismatch)."""
+        prompts = self.paused.get(tid) or []
+        same = [p for p in prompts if p.get("shown_hash") == shown_hash]
+        return (same or prompts or [None])[0]
 
     def release(self) -> None:
         if self._lock is not None:
@@ -163,7 +170,7 @@ def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None
         prompts = _parsed(f.get("prompts"))
         for p in prompts if isinstance(prompts, list) else []:
             if isinstance(p, dict) and isinstance(p.get("task"), str):
-                index.paused[p["task"]] = p
+                index.paused.setdefault(p["task"], []).append(p)
     elif kind == "approval_decided" and f.get("decision") in ("allow", "deny"):
         index.approvals_used += 1
 

@@ -144,7 +144,7 @@ def test_a_ticket_minted_for_another_run_is_refused(tmp_path):
     request = {"message": "Go?", "mode": "confirm", "choices": None}
     h = gate_mod.sha256(g.shown("p", request))
     body = {"run": "run-A", "step": "p", "shown_hash": h, "issued_at": 0.0, "ttl_s": 10**12}
-    index.paused["p"] = {"task": "p", "ticket": {**body, "digest": gate_mod.sha256(body)}}
+    index.paused["p"] = [{"task": "p", "shown_hash": h, "ticket": {**body, "digest": gate_mod.sha256(body)}}]
     g.answers = {"p": True}
     with pytest.raises(Exception) as info:
         import asyncio
@@ -208,3 +208,19 @@ def test_a_child_workflows_pause_fails_its_caller_and_says_why(tmp_path, monkeyp
     assert (
         code == 1 and err["code"] == "NIKA-BUILTIN-PROMPT-001" and "paused on the prompt of task `p0`" in err["message"]
     )
+
+
+def test_a_fan_out_of_prompts_pauses_each_and_an_answer_binds_the_same_question_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    p = tmp_path / "fan.nika.yaml"
+    p.write_text(
+        'nika: v1\nworkflow: { id: fan }\npermits: { tools: ["nika:prompt"] }\ntasks:\n  ask:\n'
+        '    for_each: ["a", "a"]\n'
+        '    invoke: { tool: "nika:prompt", args: { message: "Keep ${{ item }}?", mode: confirm } }\n'
+    )
+    code, first, _ = run(p)
+    assert code == 4 and [q["message"] for q in first["paused"]] == ["Keep a?", "Keep a?"]
+    code, rep, _ = run(p, resume=first["trace"], answers=["ask=true"])
+    assert code == 0 and rep["outputs"] == {} and rep["tasks"]["ask"]["output"] == [True, True]
+    decisions = sorted(d["decision"] for d in kinds(rep["trace"], "approval_decided"))
+    assert decisions in (["allow", "allow"], ["allow", "dedup"])  # the same question rides one ticket once decided
