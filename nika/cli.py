@@ -121,7 +121,10 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "run",
         help="run a workflow (refused with exit 2 when `nika check` finds an error)",
-        description="Run a workflow. Exit 0 success, 1 failure, 2 refused before any effect, 3 cancelled.",
+        description=(
+            "Run a workflow. Exit 0 success, 1 failure, 2 refused before any effect, 3 cancelled, "
+            "4 paused on a prompt (resume it with --resume TRACE --answer TASK=VALUE)."
+        ),
     )
     r.add_argument("file", metavar="FILE", help="the workflow file (*.nika.yaml or *.nika.yml)")
     add_output_format(r)
@@ -152,6 +155,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
     )
+    from nika.run_durable import add_arguments as add_durable_arguments  # stdlib-only at import
+
+    add_durable_arguments(r)
 
     d = sub.add_parser(
         "decide",
@@ -231,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_schema()
     if args.command == "run":
         from nika.run_command import run_command
+        from nika.run_durable import Durable
 
         return run_command(
             args.file,
@@ -244,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc=not args.no_gc,
             executor=args.executor,
             scheduler=args.scheduler,
+            durable=Durable.of(args),
         )
     if args.command == "decide":
         from nika.decide_command import run as decide_run

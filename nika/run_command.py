@@ -1,7 +1,8 @@
 """``nika run`` and ``nika trace verify``: admission, the run, and the exit code.
 
 Exit codes: 0 the workflow succeeded, 1 it failed, 2 it was refused before any effect (``nika
-check`` found an error, or a ``--var`` does not fit ``inputs:``), 3 it was cancelled.
+check`` found an error, a ``--var`` does not fit ``inputs:``, a ``--resume`` trace cannot be
+resumed), 3 it was cancelled, 4 it paused on a prompt nobody could answer (``--resume --answer``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-EXIT = {"success": 0, "failure": 1, "cancelled": 3}
+EXIT = {"success": 0, "failure": 1, "cancelled": 3, "paused": 4}
 REFUSED = 2
 
 
@@ -30,6 +31,7 @@ def run_command(
     gc: bool = True,
     executor: str | None = None,
     scheduler: str | None = None,
+    durable: Any = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -59,6 +61,15 @@ def run_command(
     if model is not None and (bad := model_option(model)) is not None:  # judged before the first effect
         return _refuse(out, err, output_format, f"--model `{model}`: {bad.full_message()}", [], code=bad.code)
 
+    from nika.run_durable import Durable, DurableRefused, options_for, tty_prompter
+
+    durable = durable or Durable()
+    if durable.max_cost_usd is None:  # the project's `max-cost-usd` setting, when the flag does not say
+        from dataclasses import replace
+
+        from checker.project.settings import settings_for
+
+        durable = replace(durable, max_cost_usd=settings_for(file).max_cost_usd)
     if dry_run:
         from runtime.report import plan, plan_text
 
@@ -88,16 +99,26 @@ def run_command(
     for note in sinks.notes:
         _write(err, f"nika run: note: {note}\n")
     on_event = sinks.fanout
+    try:  # --resume is verified, matched and locked before any effect
+        extra = options_for(durable, compiled, model)
+    except DurableRefused as exc:
+        sinks.fanout.close()
+        return _refuse(out, err, output_format, str(exc), [])
+    for line in extra["resume"].notes if extra.get("resume") else []:
+        _write(err, f"nika run: note: {line}\n")
     trace_path = Path(trace_dir) if trace_dir else Path(".nika/traces")
-    if gc and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded by default, never silently
+    if gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
         _write(err, line + "\n")
+    interactive = output_format == "text" and _is_tty(sys.stdin) and _is_tty(err)
     options = Options(
         max_parallel=max_parallel or DEFAULT_MAX_PARALLEL,
         model=model,
         trace_dir=trace_path,
-        interactive=False,
+        interactive=interactive,
         on_event=on_event,
         call_stack=(),
+        prompter=tty_prompter(err) if interactive else None,
+        **extra,
     )
     try:
         session = _dask_session(executor, scheduler, err)
@@ -111,11 +132,16 @@ def run_command(
     finally:
         if session is not None:
             session.close()
+        if options.resume is not None:
+            options.resume.release()
     report = result.report()
+    from runtime.cost import static_bound
+
+    report["cost_bound"] = static_bound(compiled, os.environ)  # the certificate's worst case, beside the actual
     if output_format == "json":
         _write(out, json.dumps(report, default=str) + "\n")
     else:
-        _write(err, summary_text(report))
+        _write(err, summary_text(report, file))
         if not sinks.events_on_stdout:  # else stdout is the stream; its terminal event carries the outputs
             _write(out, json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
     for note in [result.trace_error, *sinks.fanout.close()]:
@@ -151,6 +177,13 @@ def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> A
         line += "; no dashboard (pip install bokeh for one)"
     _write(err, line + "\n")
     return session
+
+
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _gc_at_start(trace_dir: Path) -> str | None:

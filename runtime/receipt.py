@@ -48,6 +48,7 @@ def receipt(view: RunView, workflow: Path | None = None, prices: Any = None) -> 
                 "cost_usd": view.cost_usd,
             },
         },
+        "approvals": _approvals(view),  # NEP-0013 §4: the decided tickets' digests rise to the receipt
         "assertions": None,
         "lock_digest": None,
         "unrecorded": {
@@ -80,6 +81,11 @@ def _certificate(view: RunView, workflow: Path | None, prices: Any) -> tuple[dic
     if cert is None:
         return None, f"{path}: no workflow model to certify"
     return cert.to_json(), None
+
+
+def _approvals(view: RunView) -> list[dict[str, Any]]:
+    keep = ("task", "ticket", "shown_hash", "decision", "answered_by")
+    return [{k: e.get(k) for k in keep} for e in view.events if e.get("type") == "approval.decided"]
 
 
 def _digest(body: dict[str, Any]) -> str:

@@ -125,24 +125,46 @@ def event_line(event: dict[str, Any]) -> str | None:
         msg = f": {event.get('error_code')} {event.get('message')}" if status == "failure" else ""
         if status == "success" and event.get("recovered_from"):  # on_error.recover settled a failure
             return f"  {'recovered':>9} {task}{took}: from {event['recovered_from']} (on_error.recover)"
-        return f"  {MARK[status]:>9} {task}{took}{msg}"
+        usd = event.get("cost_usd", 0)
+        spent = f" · ${usd:.6f}" if isinstance(usd, int | float) and usd else (" · cost unknown" if usd is None else "")
+        return f"  {MARK[status]:>9} {task}{took}{spent}{msg}"
     if t == "verb.invoked" and event.get("phase") == "model_call" and event.get("max_turns") is not None:
         return f"  … {task} turn {event.get('turn')}/{event.get('max_turns')} · {event.get('tokens_total')} tokens" + (
             f" · calling {', '.join(event['tool_calls'])}" if event.get("tool_calls") else ""
         )
     if t == "agent.budget_checkpoint":
         return f"  … {task} stopped: {event.get('stop_reason')} after {event.get('turns')} turns"
+    if t == "task.cache_hit":  # ADR-099 §2: a skip is never silent
+        src = event.get("cached_from") if isinstance(event.get("cached_from"), dict) else {}
+        at = f"[{event['index']}]" if isinstance(event.get("index"), int) else ""
+        return f"  {'cache hit':>9} {task}{at} (from {src.get('trace', '?')} line {src.get('line', '?')})"
+    if t == "workflow.paused":
+        return f"  {'PAUSED':>9} {task}: {event.get('message')!r} waits for an answer ({event.get('mode')})"
+    if t == "approval.decided":
+        return f"  {'approval':>9} {task}: {event.get('decision')} ({event.get('answered_by')})"
     if t == "task.retrying":
         return f"  retrying {task} (attempt {event.get('attempt')} failed: {event.get('error_code')})"
     return None
 
 
-def summary_text(report: dict[str, Any]) -> str:
+def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
     counts: dict[str, int] = {}
     for rec in report["tasks"].values():
         counts[rec["status"]] = counts.get(rec["status"], 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    line = f"workflow {report['workflow_state']}: {parts or 'no tasks'}"
+    hits = sum(1 for rec in report["tasks"].values() if rec.get("cache_hit"))
+    line = f"workflow {report['workflow_state']}: {parts or 'no tasks'}" + (f" ({hits} cache hit)" if hits else "")
+    if "cost_usd" in report and report.get("cost_usd") != 0:
+        cost = report.get("cost_usd")
+        line += f"\n  cost: {'unknown (a model has no price)' if cost is None else f'${cost:.6f}'}"
+        bound = report.get("cost_bound")
+        if isinstance(bound, dict) and bound.get("headline"):
+            line += f" (the certificate's bound: {bound['headline']})"
+    for p in report.get("paused") or []:
+        line += (
+            f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({p.get('mode')}); answer with "
+            f"nika run {file} --resume {report.get('trace') or 'TRACE'} --answer {p['task']}=VALUE"
+        )
     if report.get("error"):
         line += f"\n  error: {report['error']['code']} {report['error']['message']}"
     if report.get("trace"):

@@ -12,7 +12,6 @@ everything else is created on first use and closed when the run ends.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,8 @@ class Services:
         self._http: Any = None
         self.mcp_config = mcp_config if mcp_config is not None else snapshot(workdir, self.env)
         self.mcp: Any = None
-        self._prices: dict[str, Any] | None = None
+        self._prices: Any = None
+        self.meter: Any = None  # the run's runtime.cost.CostMeter: every model call is admitted and priced
 
     # -- providers ------------------------------------------------------------------------------
 
@@ -50,6 +50,8 @@ class Services:
 
             prov = make_provider(prefix, self)
             self._providers[prefix] = prov
+        if self.meter is not None:
+            return self.meter.wrap(prov, prefix), name
         return prov, name
 
     def http(self) -> Any:
@@ -73,24 +75,25 @@ class Services:
 
     # -- cost ------------------------------------------------------------------------------------
 
-    def _price_table(self) -> dict[str, Any]:
+    def _price_table(self) -> Any:
+        """The one price table (the certificate's, ``checker.views.certificate.prices``)."""
         if self._prices is None:
-            raw = self.env.get("NIKA_PRICES", "")
-            try:
-                table = json.loads(raw) if raw else {}
-            except ValueError:
-                raise TaskError("NIKA-PROVIDER-001", "NIKA_PRICES is not JSON") from None
-            self._prices = table if isinstance(table, dict) else {}
+            from checker.views.certificate.prices import prices_from_env
+
+            table = prices_from_env(self.env)
+            if table.error is not None and not table.prices and "JSON" in table.error:
+                raise TaskError("NIKA-PROVIDER-001", table.error)
+            self._prices = table
         return self._prices
 
     def cost_of(self, model: str, tokens_in: int, tokens_out: int) -> float:
-        row = self._price_table().get(model)
-        if not isinstance(row, dict):
+        p = self._price_table().get(model)
+        if p is None:
             return 0.0
-        return (tokens_in * float(row.get("input", 0)) + tokens_out * float(row.get("output", 0))) / 1_000_000
+        return (tokens_in * p.input_per_million + tokens_out * p.output_per_million) / 1_000_000
 
     def is_priced(self, model: str) -> bool:
-        return isinstance(self._price_table().get(model), dict)
+        return self._price_table().get(model) is not None
 
     # -- shutdown --------------------------------------------------------------------------------
 

@@ -71,6 +71,7 @@ KINDS = frozenset(
         "agent_stalled",
         "agent_compose_checked",
         "agent_budget_checkpoint",
+        "approval_decided",  # NEP-0013 §4 (additive: the kind-vs-field choice is deferred there)
     ]
 )
 WORKFLOW_TERMINAL = frozenset({"workflow_completed", "workflow_failed", "workflow_cancelled", "workflow_paused"})

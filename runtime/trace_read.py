@@ -130,6 +130,7 @@ class RunView:
     error_code: str | None = None
     paused_task: str | None = None
     prologue: dict[str, Any] = field(default_factory=dict)
+    run_cost: Any = UNRECORDED  # the terminal frame's `cost_usd` (runtime.cost): null = unknown
 
     @property
     def duration_ms(self) -> float | None:
@@ -139,7 +140,10 @@ class RunView:
 
     @property
     def cost_usd(self) -> float | None:
-        """The run's spend: the sum of the tasks whose cost is known; ``None`` when none is."""
+        """The run's spend: the terminal frame's total when it carries one (``None``: a model had no
+        price), else the sum of the tasks whose cost is known; ``None`` when none is."""
+        if self.run_cost is not UNRECORDED:
+            return self.run_cost
         known = [t.cost_usd for t in self.tasks.values() if t.cost_usd is not None]
         return round(sum(known), 6) if known else None
 
@@ -221,6 +225,8 @@ def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
         if "outputs" in ev:
             view.outputs = _parsed(ev["outputs"])
         view.error_code = _str(ev.get("error_code"))
+        if "cost_usd" in ev and (ev["cost_usd"] is None or _num(ev["cost_usd"]) is not None):
+            view.run_cost = _num(ev["cost_usd"])
         if kind == "workflow_paused":
             view.paused_task = _str(ev.get("task"))
         return

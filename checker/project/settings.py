@@ -14,6 +14,7 @@ supplies the settings; ``nika.toml`` wins when both sit in one directory. Keys::
     "legacy/**" = ["native-first"]          # globs relative to the config file's directory
     [tool.nika.severity]
     "NIKA-DAG-006" = "warning"              # per code, namespace, family or rule
+    max-cost-usd = 2.5                      # `nika run`: the run's cost cap (`--max-cost-usd` wins)
 
 Structural findings (NIKA-PARSE, NIKA-YAML) are never filtered out or demoted. A malformed file
 is a :class:`SettingsError` naming the file and the key, with a did-you-mean for unknown keys.
@@ -22,6 +23,7 @@ is a :class:`SettingsError` naming the file and the key, with a did-you-mean for
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 from dataclasses import field
 from functools import lru_cache
@@ -31,7 +33,7 @@ from checker.core.diagnostics import Diagnostic, Severity
 from checker.core.records import record, replace
 from checker.project.config_files import SettingsError
 
-KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict", "exclude")
+KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict", "exclude", "max-cost-usd")
 STRUCTURAL = ("NIKA-PARSE", "NIKA-YAML")
 FAMILIES = ("native-first", "one-obvious-way", "suppression")
 _LEVELS = {s.value: s for s in Severity}
@@ -51,6 +53,7 @@ class Settings:
     strict: bool = False
     exclude: tuple[str, ...] = ()
     explicit: frozenset[str] = field(default_factory=frozenset)  # keys the file set
+    max_cost_usd: float | None = None  # read by `nika run` (runtime.cost), not by the checker
 
     def excludes(self, path: str) -> bool:
         """Whether an ``exclude`` glob (relative to the configuration's directory) covers ``path``."""
@@ -159,6 +162,11 @@ def parse(table: dict[str, Any], path: str, prefix: str = "") -> Settings:
             if not isinstance(table[key], bool):
                 raise SettingsError(path, prefix + key, "must be true or false")
             kw[attr] = table[key]
+    if "max-cost-usd" in table:
+        cap = table["max-cost-usd"]
+        if isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap) or cap < 0:
+            raise SettingsError(path, prefix + "max-cost-usd", "must be a non-negative number of US dollars")
+        kw["max_cost_usd"] = float(cap)
     if "exclude" in table:
         ex = table["exclude"]
         if not isinstance(ex, list) or not all(isinstance(x, str) and x for x in ex):

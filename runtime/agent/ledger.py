@@ -119,7 +119,8 @@ def _usd(value: Any, var: str) -> float:
 
 def resolve_envelope(ctx: VerbContext, model: str, env: Mapping[str, str]) -> Envelope:
     """The wall clock (task ``timeout:`` > NIKA_AGENT_TIMEOUT > the default) and the cost ceiling
-    (NIKA_AGENT_MAX_COST_USD > the default for a priced model > none) of this agent task."""
+    (NIKA_AGENT_MAX_COST_USD > the default for a priced model > none), never more than what the
+    run's ``--max-cost-usd`` has left, of this agent task."""
     tid = ctx.task_id
     started = ctx.started_monotonic if ctx.started_monotonic is not None else time.monotonic()
     if ctx.task is not None and ctx.task.timeout is not None:
@@ -131,10 +132,20 @@ def resolve_envelope(ctx: VerbContext, model: str, env: Mapping[str, str]) -> En
         else:
             default = limits.DEFAULT_AGENT_WALL_CLOCK_S
             clock = (started + default, f"the default {default:g} s (`timeout:` sets another)", True)
-    raw_cost = _by_task(env.get(limits.AGENT_COST_VAR, ""), tid, limits.AGENT_COST_VAR)
+    own = _own_cost_cap(ctx, model, env)
+    meter = getattr(ctx.services, "meter", None)
+    left = meter.left() if meter is not None else None  # what the run's --max-cost-usd has left
+    if left is not None and (own is None or left < own[0]):
+        return Envelope(*clock, left, "what the run's `--max-cost-usd` has left")
+    return Envelope(*clock, *own) if own is not None else Envelope(*clock)
+
+
+def _own_cost_cap(ctx: VerbContext, model: str, env: Mapping[str, str]) -> tuple[float, str] | None:
+    """The agent's own ceiling: NIKA_AGENT_MAX_COST_USD > the default for a priced model > none."""
+    raw_cost = _by_task(env.get(limits.AGENT_COST_VAR, ""), ctx.task_id, limits.AGENT_COST_VAR)
     if raw_cost is not None:
-        return Envelope(*clock, _usd(raw_cost, limits.AGENT_COST_VAR), limits.AGENT_COST_VAR)
+        return _usd(raw_cost, limits.AGENT_COST_VAR), limits.AGENT_COST_VAR
     if ctx.services.is_priced(model):
         cap = limits.DEFAULT_AGENT_MAX_COST_USD
-        return Envelope(*clock, cap, f"the default ${cap:g} for a priced model; {limits.AGENT_COST_VAR} sets another")
-    return Envelope(*clock)
+        return cap, f"the default ${cap:g} for a priced model; {limits.AGENT_COST_VAR} sets another"
+    return None

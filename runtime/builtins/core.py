@@ -133,6 +133,15 @@ async def prompt(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     has_default = args.get("default") is not None
     if has_default:
         _check_answer(mode, args["default"], choices, "default:", PROMPT_002 if mode == "choice" else ARG_CODE)
+    gate = ctx.extra.get("gate")
+    if gate is not None:  # the run's human gate (runtime.gate): a TTY, an --answer, or a durable pause
+        request = {"mode": mode, "message": message, "choices": choices, "default": args.get("default")}
+        answered, answer = await gate.resolve(
+            ctx.task_id, request, lambda v: _check_answer(mode, v, choices, "the answer", ARG_CODE)
+        )
+        if answered:
+            _note_prompt(ctx, mode, "human")
+            return answer
     ask = ctx.extra.get("ask")
     if ctx.interactive and ask is not None:
         request = {"task": ctx.task_id, "mode": mode, "message": message, "choices": choices}

@@ -44,6 +44,7 @@ from runtime.engine.executor import (
     McpEffect,
     ModelEffect,
 )
+from runtime.errors import TaskError
 
 CONNECT_TIMEOUT_S = 5.0
 CANCEL_ACK_S = 5.0
@@ -181,6 +182,21 @@ class DaskExecutor:
         payload = self._payload(call)
         if payload is None:
             return await self.local.perform(call)
+        meter = getattr(self.host.services, "meter", None) if isinstance(call, ModelEffect) else None
+        if meter is not None:
+            try:  # the run's cost meter admits each model call in the driver, before it is sent
+                meter.admit(call.model, call.request)
+            except TaskError as err:
+                error = {"code": err.code, "message": err.message, "transient": err.transient, "details": err.details}
+                return EffectResult(None, error)
+        result = await self._remote(call, payload)
+        if meter is not None and result.error is None:
+            from runtime.providers.base import Response
+
+            meter.record(call.model, Response(None, tokens_in=result.tokens_in or 0, tokens_out=result.tokens_out or 0))
+        return result
+
+    async def _remote(self, call: EffectCall, payload: dict[str, Any]) -> EffectResult:
         kind = payload["kind"]
         key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
         assigned: list[str] = []

@@ -26,8 +26,12 @@ class EventSink:
         self.events: list[dict[str, Any]] = []
         self.on_event = on_event
         self.answered_by: dict[str, str] = {}
+        # adds what the run knows and the emitter does not (runtime.cost prices each model-call frame)
+        self.annotate: Callable[[str, Fields], Fields] | None = None
 
     def emit(self, kind: str, fields: Fields) -> None:
+        if self.annotate is not None:
+            fields = self.annotate(kind, fields)
         frame = self.journal.append(kind, fields)
         event: dict[str, Any] = {"type": kind.replace("_", ".", 1)}
         for f in frame["fields"]:

@@ -131,6 +131,7 @@ class ExecutorHost:
     services: Services
     events: EventSink
     engine_env: Mapping[str, str] = field(default_factory=dict)
+    gate: Any = None  # the run's human gate (runtime.gate), handed to `nika:prompt`
 
 
 ExecutorFactory = Callable[[ExecutorHost], Executor]
@@ -197,6 +198,8 @@ class LocalExecutor:
                 "env": host.engine_env,
                 "judge_url": lambda url: host.boundary.check_url(tid, url, inert=call.inert),
             }
+        if call.tool == "nika:prompt" and host.gate is not None:
+            extra["gate"] = host.gate
         if call.tool in PROVIDER_TOOLS:  # media providers are engine transport, like `infer:`, never permits.net
             extra["services"] = host.services
         ctx = builtins.BuiltinContext(

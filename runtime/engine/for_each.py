@@ -67,6 +67,7 @@ class FanOut:
         self.when_each = task.when is not None and reads_locals(task.when)
         self.limit = asyncio.Semaphore(task.max_parallel) if task.max_parallel else None
         self.stop = asyncio.Event()
+        self.pause: BaseException | None = None
 
     def _fail(self, i: int, err: TaskError) -> None:
         self.failures.append((i, err))
@@ -97,7 +98,7 @@ class FanOut:
                 return
             if s is None:
                 return
-            out = await verb_stage(self.run, self.task, s, iteration=i)
+            out = await self._iteration(i, item, s)
             if out.status == Status.SUCCESS:
                 self.outputs[i] = out.output
                 n = len(self.items)
@@ -108,6 +109,26 @@ class FanOut:
         finally:
             if self.limit is not None:
                 self.limit.release()
+
+    async def _iteration(self, i: int, item: Any, s: dict[str, Any]) -> Outcome:
+        """One iteration: rehydrated when a resumed trace holds it (ADR-099 §1), else run live."""
+        from runtime.engine.stage import bind
+        from runtime.gate import GatePause
+        from runtime.resume_hooks import cached_iteration, iteration_key, journal_iteration
+
+        key = iteration_key(self.run, self.task, i, item)
+        hit = cached_iteration(self.run, self.task, key)
+        if hit is not None:
+            out = Outcome(Status.SUCCESS, hit.output, await bind(self.task, hit.output), started=True)
+        else:
+            try:
+                out = await verb_stage(self.run, self.task, s, iteration=i)
+            except GatePause as pause:  # re-raised by outcome(): the whole task waits for the answer
+                self.pause = pause
+                return Outcome(Status.SKIPPED)
+        if out.status == Status.SUCCESS:
+            journal_iteration(self.run, self.task, i, key, out.output, hit)
+        return out
 
     async def drive(self) -> None:
         """Run every iteration; under ``fail_fast`` cancel the rest once one failed."""
@@ -132,6 +153,8 @@ class FanOut:
             stopper.cancel()
 
     def outcome(self) -> Outcome:
+        if self.pause is not None:
+            raise self.pause
         if not self.failures:
             return Outcome(Status.SUCCESS, self.outputs, self.bindings, started=True)
         self.failures.sort(key=lambda f: f[0])

@@ -15,6 +15,7 @@ from runtime.values import plain
 
 if TYPE_CHECKING:
     from runtime.engine.executor import ExecutorFactory
+    from runtime.resume import ResumeIndex
 
 CANCEL_CODE = "NIKA-CANCEL-001"
 TIMEOUT_CODE = "NIKA-TIMEOUT-001"
@@ -42,6 +43,11 @@ class Options:
     on_event: Callable[[dict[str, Any]], None] | None = None
     engine_env: Mapping[str, str] | None = None
     executor: str | ExecutorFactory = "local"
+    resume: ResumeIndex | None = None  # `--resume TRACE` (runtime.resume): matched tasks cache-hit
+    answers: dict[str, Any] = field(default_factory=dict)  # `--answer TASK=VALUE` for paused prompts
+    prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.gate
+    max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.cost)
+    parent_meter: Any = None  # a child workflow's caller's runtime.cost.CostMeter (its cap binds the child)
     mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
 
 
@@ -61,6 +67,11 @@ class TaskRecord:
     agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
     recovered_from: dict[str, Any] | None = None  # the original error when on_error.recover settled it (13)
     started_monotonic: float = 0.0
+    definition_hash: str | None = None  # ADR-099 §1: what a resume matches the task by
+    input_hash: str | None = None
+    cache_hit: bool = False  # rehydrated from the resumed trace (ADR-099 §2), never run
+    cost_usd: float | None = None  # its model calls' spend; None while unknown (an unpriced model)
+    cost_known: bool = True
 
     def view(self) -> dict[str, Any]:
         """What ``${{ tasks.X.… }}`` reads once X settled."""
@@ -87,6 +98,10 @@ class TaskRecord:
             out["bindings"] = plain(self.bindings)
         if self.agent is not None:
             out["agent"] = self.agent
+        if self.cache_hit:
+            out["cache_hit"] = True
+        if self.cost_usd is not None or not self.cost_known:
+            out["cost_usd"] = self.cost_usd if self.cost_known else None
         if self.recovered_from is not None:
             out["recovered_from"] = self.recovered_from
         return out
@@ -113,6 +128,8 @@ class RunResult:
     trace_error: str | None
     head: str
     redact: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
+    paused: list[dict[str, Any]] = field(default_factory=list)  # the prompts a paused run waits on
+    cost_usd: float | None = None  # the run's spend (None when a call could not be priced)
 
     def report(self) -> dict[str, Any]:
         """The run as it leaves the process: every secret masked (the one redactor, 01 §secrets)."""
@@ -125,6 +142,8 @@ class RunResult:
                 "events": self.events,
                 "trace": self.trace,
                 "trace_head": self.head,
+                "cost_usd": self.cost_usd,
+                **({"paused": self.paused} if self.paused else {}),
             }
         )
 

@@ -50,7 +50,12 @@ _SETTLED_KIND = {
     Status.SKIPPED: "task_skipped",
     Status.CANCELLED: "task_cancelled",
 }
-_END_KIND = {"success": "workflow_completed", "failure": "workflow_failed", "cancelled": "workflow_cancelled"}
+_END_KIND = {
+    "success": "workflow_completed",
+    "failure": "workflow_failed",
+    "cancelled": "workflow_cancelled",
+    "paused": "workflow_paused",
+}
 
 
 class Run:
@@ -66,7 +71,10 @@ class Run:
         parent_boundary: Boundary | None = None,
     ) -> None:
         assert compiled.workflow is not None and compiled.graph is not None
+        from runtime.cost import CostMeter
+        from runtime.gate import Gate
         from runtime.redact import Redactor
+        from runtime.trace import uuid7
 
         self.compiled = compiled
         self.wf: Workflow = compiled.workflow
@@ -88,7 +96,11 @@ class Run:
         self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = self.make_services()
-        host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env)
+        self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
+        self.sink.annotate = self.meter.annotate
+        self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for
+        self.gate = Gate.for_run(self, o)
+        host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env, self.gate)
         self.executor = make_executor(o.executor, host)
         self.settings = RunSettings(
             o.model, o.interactive, o.max_parallel, o.trace_dir, o.depth, o.max_depth, o.call_stack, o.executor
@@ -129,11 +141,18 @@ class Run:
         outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled, failed)
         failed = failed or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
-        self.emit(_END_KIND[state], [("workflow", self.wf.id), ("state", state), ("outputs", compact(outputs))])
+        end: Fields = [("workflow", self.wf.id), ("state", state), ("outputs", compact(outputs))]
+        if self.gate.paused and not self.cancelled:  # ADR-099 rider: the run waits for an answer
+            state, outputs, error = "paused", {}, None
+            end = self.gate.paused_fields(self.wf.id)
+        total = self.meter.total()
+        self.emit(_END_KIND[state], [*end, ("cost_usd", total)])
         j = self.journal
         j.close()
         path = str(j.path) if j.path else None
-        return RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
+        result = RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
+        result.paused, result.cost_usd = list(self.gate.paused), total
+        return result
 
     def _announce(self) -> None:
         import platform
@@ -153,8 +172,13 @@ class Run:
                 ("platform", f"{platform.system().lower()}/{platform.machine()}"),
                 ("depth", self.options.depth),
                 ("source", self.compiled.source.path),  # read back by `nika trace receipt` (additive)
+                ("run_nonce", self.run_nonce),
+                *self.gate.prologue_fields(),
             ],
         )
+        if self.options.resume is not None:
+            for line in self.options.resume.notes:
+                self.emit("checkpoint_written", [("note", line)])
 
     def cancel(self) -> None:
         """A user cancellation: in-flight tasks are cancelled (their ``on_finally`` runs), the rest
@@ -165,7 +189,7 @@ class Run:
         for t in list(self._inflight.values()):
             t.cancel()
         for tid, rec in self.records.items():
-            if rec.status == "pending" and tid not in self._inflight:
+            if rec.status == "pending" and tid not in self._inflight and tid not in self.gate.parked:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
         self._pump()
 
@@ -175,7 +199,7 @@ class Run:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
         if self._left:
             for tid, rec in self.records.items():
-                if rec.status == "pending":
+                if rec.status == "pending" and tid not in self.gate.parked:
                     self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
 
     # -- the ready set -----------------------------------------------------------------------
@@ -184,7 +208,7 @@ class Run:
         """Admit every ready task: apply the gate, then start it or settle it cancelled."""
         while self._ready:
             tid = self._ready.popleft()
-            if self.records[tid].status != "pending" or tid in self._inflight:
+            if self.records[tid].status != "pending" or tid in self._inflight or tid in self.gate.parked:
                 continue
             if self.cancelled:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
@@ -210,7 +234,7 @@ class Run:
                 )
         return None
 
-    def _settle_now(self, tid: str, outcome: Outcome) -> None:
+    def _settle_now(self, tid: str, outcome: Outcome, kind: str | None = None, extra: Fields = ()) -> None:
         rec = self.records[tid]
         if rec.status != "pending":
             return
@@ -224,8 +248,9 @@ class Run:
         rec.ended_at = now_iso()
         if rec.started_at is not None:
             rec.duration_ms = round((time.monotonic() - rec.started_monotonic) * 1000, 3)
+        rec.cost_usd, rec.cost_known = self.meter.task_cost(tid)
         self.task_views[tid] = rec.view()
-        self.emit(_SETTLED_KIND[Status(rec.status)], self._settled_fields(rec))
+        self.emit(kind or _SETTLED_KIND[Status(rec.status)], [*self._settled_fields(rec), *extra])
         self.settled[tid].set()
         self._left -= 1
         for e in self.graph.outgoing(tid):
@@ -238,6 +263,8 @@ class Run:
             self._done.set()
 
     def _settled_fields(self, rec: TaskRecord) -> Fields:
+        from runtime.resume_hooks import resumable
+
         fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
         if rec.duration_ms is not None:
             fields.append(("duration_ms", rec.duration_ms))
@@ -251,7 +278,23 @@ class Run:
             fields.append(("recovered_from", rec.recovered_from["code"]))
             payload["recovered_from"] = rec.recovered_from["code"]
         fields.append(("outcome", compact({"class": rec.status, "payload": payload})))
+        if rec.input_hash is not None and resumable(self, rec):  # ADR-099 §1: what `--resume` matches
+            fields += [("definition_hash", rec.definition_hash), ("input_hash", rec.input_hash)]
+        if rec.cost_usd is not None or not rec.cost_known:
+            fields.append(("cost_usd", rec.cost_usd if rec.cost_known else None))
         return fields
+
+    def _park(self, tid: str) -> None:
+        """A paused gate: ``tid`` and its transitive dependents leave the ready set unsettled."""
+        from runtime.resume import descendants
+
+        for t in sorted(descendants(self.compiled, tid)):
+            if self.records[t].status == "pending" and t not in self._inflight and t not in self.gate.parked:
+                self.gate.parked.add(t)
+                self._waiting[t] = set()  # never woken by a producer settling
+                self._left -= 1
+        if self._left == 0:
+            self._done.set()
 
     # -- seams (``nika test`` drives a run through them; the run is the same) ----------------
 
@@ -282,17 +325,33 @@ class Run:
     # -- one task ----------------------------------------------------------------------------
 
     async def _run_task(self, tid: str) -> None:
+        from runtime.cost import CURRENT_TASK
         from runtime.engine.dispatch import pipeline
         from runtime.engine.on_finally import run_finally
+        from runtime.engine.stage import bind
+        from runtime.gate import GatePause
+        from runtime.resume_hooks import cache_hit, hash_task
 
         task = self.wf.tasks[tid]
         rec = self.records[tid]
+        CURRENT_TASK.set(tid)
+        hash_task(self, task, rec)
+        if (hit := await cache_hit(self, task, rec, bind)) is not None:
+            self._inflight.pop(tid, None)
+            self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
+            self._pump()
+            return
         rec.started_at = now_iso()
         rec.started_monotonic = time.monotonic()
         self.emit("task_started", [("task", tid), ("note", note(task, self.options.model))])
         outcome: Outcome
         try:
             outcome = await pipeline(self, task)
+        except GatePause:  # the task waits for an answer: it and what depends on it stay pending
+            self._inflight.pop(tid, None)
+            self._park(tid)
+            self._pump()
+            return
         except asyncio.CancelledError:
             outcome = Outcome(Status.CANCELLED, error=cancelled(), started=True)
         except TaskError as err:  # pragma: no cover - the pipeline turns these into outcomes

@@ -82,6 +82,7 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
         call_stack=stack,
         engine_env=ctx.engine_env,
         executor=s.executor,
+        parent_meter=ctx.services.meter,  # the caller's --max-cost-usd binds the child's model calls too
         mcp_config=ctx.services.mcp_config,  # the root run's MCP table, read once before its first task
     )
     result = await ctx.run_child(compiled, inputs, opts)
@@ -157,6 +158,14 @@ def _admit_child(target: str, path: str) -> Any:
 def _child_result(target: str, result: RunResult) -> Any:
     if result.workflow_state == "success":
         return result.outputs
+    if result.workflow_state == "paused":  # a durable pause does not cross a child boundary in this build
+        p = result.paused[0] if result.paused else {}
+        raise TaskError(
+            "NIKA-BUILTIN-PROMPT-001",
+            f"child workflow `{target}` paused on the prompt of task `{p.get('task')}`, and resuming a paused child "
+            f"from its caller is not available in this build of nika; its trace is {result.trace}",
+            details={"workflow": target, "paused": result.paused, "trace": result.trace},
+        )
     failed = next((r for r in result.tasks.values() if r.status == "failure" and r.error), None)
     if failed is not None and failed.error is not None:
         e = failed.error

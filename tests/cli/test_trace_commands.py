@@ -66,11 +66,11 @@ def test_ls_lists_runs_newest_first_with_state_tasks_and_marker(runs, capsys):
     assert [r["workflow"] for r in rows] == ["flaky", "flaky"]
     assert all(r["tasks"] == 2 and r["duration_ms"] > 0 for r in rows)
     assert [r["resume_candidate"] for r in rows] == [True, False]
-    assert rows[0]["cost_usd"] is None  # no frame priced anything: unknown, never 0
+    assert rows[0]["cost_usd"] == 0.0  # the terminal frame's total: mock calls are provably free
     code, out, _ = trace("ls", "--trace-dir", "traces", capsys=capsys)
     lines = out.splitlines()
     assert lines[0].split() == ["RUN", "WORKFLOW", "STATE", "STARTED", "DURATION", "TASKS", "COST"]
-    assert "success *" in lines[1] and "failure" in lines[2] and "unknown" in lines[2]
+    assert "success *" in lines[1] and "failure" in lines[2] and "$0.0000" in lines[2]
 
 
 def test_show_has_the_task_tree_failures_with_codes_model_calls_and_timeline(runs, capsys):
@@ -108,8 +108,8 @@ def test_diff_names_the_tasks_that_changed(runs, capsys):
     d = json.loads(out)
     assert code == 0 and d["changed_tasks"] == ["ask", "check"]
     ask, check = d["tasks"]
-    assert ask["changed"] == ["output"] and ask["output"] == {"a": "say hi", "b": "say bye", "changed": True}
-    assert "input" in ask["unrecorded"]  # no input_hash in these journals: unknown, not "same"
+    assert ask["changed"] == ["input", "output"] and ask["output"] == {"a": "say hi", "b": "say bye", "changed": True}
+    assert "input" not in ask["unrecorded"]  # terminal frames carry input_hash (ADR-099)
     assert check["status"]["a"] == "failure" and check["status"]["b"] == "success"
     _, text, _ = trace("diff", a, b, "--trace-dir", "traces", capsys=capsys)
     assert "check: status failure NIKA-BUILTIN-ASSERT-001 → success" in text and "2 tasks changed" in text
@@ -168,7 +168,7 @@ def test_receipt_folds_certificate_verdict_and_outcome(runs, capsys):
     assert r["trace_verdict"]["outcome"] == {
         "state": "success",
         "tasks": {"ask": "success", "check": "success"},
-        "cost_usd": None,
+        "cost_usd": 0.0,
     }
     assert r["certificate"]["workflow"] == "flaky" and r["certificate"]["risk"]["grade"] == "low"
     assert r["assertions"] is None and "assertions" in r["unrecorded"] and "lock_digest" in r["unrecorded"]
