@@ -62,7 +62,7 @@ def endpoint_for(pid: str, env: dict[str, str]) -> Any:
             url = CLOUD_ENDPOINTS[pid]
     key_vars = tuple(info.env_vars)
     key = next((env[v] for v in (f"NIKA_{pid.upper()}_API_KEY", *key_vars) if env.get(v)), None)
-    return Endpoint(pid, url, key, key_vars, local)
+    return Endpoint(pid, url, key, key_vars, local, THINKING.get(pid))
 
 
 def make_provider(prefix: str, services: Any) -> Provider:

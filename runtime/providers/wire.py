@@ -21,7 +21,6 @@ from runtime import limits
 from runtime.errors import TaskError
 from runtime.providers import wire_parts
 from runtime.providers.base import Message, Provider, Request, Response, ToolCall
-from runtime.providers.registry import THINKING
 
 TRANSIENT = "NIKA-PROVIDER-001"
 REFUSED = "NIKA-INFER-001"
@@ -38,6 +37,7 @@ class Endpoint:
     key: str | None
     key_vars: tuple[str, ...]
     local: bool
+    thinking: str | None = None  # how this provider takes `infer.thinking:` (registry.THINKING), if at all
 
 
 class WireProvider(Provider):
@@ -262,7 +262,7 @@ class OpenAIChat(WireProvider):
                 }
                 for t in request.tools
             ]
-        wire_parts.openai_thinking(THINKING.get(self.id), body, request)
+        wire_parts.openai_thinking(self.endpoint.thinking, body, request)
         if request.schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
