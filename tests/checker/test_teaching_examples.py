@@ -52,7 +52,6 @@ NOT_SELF_CONTAINED = frozenset(
         "NIKA-VALUES-001",
         "NIKA-VALUES-002",
         "NIKA-VALUES-003",
-        "NIKA-VAR-003",
         "NIKA-VAR-006",
         "NIKA-VAR-008",
         "NIKA-VAR-020",
