@@ -303,10 +303,11 @@ def _result(node: Expr, types: list[Type]) -> Type:
 
 def _depends_on_value(node: Expr, combo: tuple[Witness, ...], e: EvalError) -> bool:
     """Whether another value of the same kinds could have avoided ``e``."""
-    if isinstance(node, Member | Index):
+    if isinstance(node, Member | Index):  # a missing key, or an index out of range
         obj = combo[0]
         key_exact = isinstance(node, Member) or combo[1].exact
-        return e.code == UNRESOLVED and isinstance(obj.value, list | dict) and not (obj.keys and key_exact)
+        collection = dict if isinstance(node, Member) else list | dict
+        return e.code == UNRESOLVED and isinstance(obj.value, collection) and not (obj.keys and key_exact)
     if isinstance(node, Binary) and node.op in ("==", "!=", "in"):
         a, b = combo
         if node.op == "in":
