@@ -321,7 +321,9 @@ def _rebuilt(node: Expr, combo: tuple[Witness, ...]) -> tuple[Expr, dict[str, An
     scope: dict[str, Any] = {}
     made: set[int] = set()
     subs: list[Expr] = []
-    for kid, w in zip(_operands(node), combo, strict=True):
+    kids = _operands(node)
+    assert len(kids) == len(combo) and not isinstance(node, Literal | Ident)
+    for kid, w in zip(kids, combo, strict=True):
         subs.append(kid if _plant(scope, made, kid, w.value) else Literal(w.value, kid.start, kid.end))
     if isinstance(node, Member):
         return replace(node, obj=subs[0]), scope
@@ -340,6 +342,8 @@ def _rebuilt(node: Expr, combo: tuple[Witness, ...]) -> tuple[Expr, dict[str, An
     if isinstance(node, Ternary):
         none = (Literal(None, node.then.start, node.then.end), Literal(None, node.else_.start, node.else_.end))
         return replace(node, cond=subs[0], then=none[0], else_=none[1]), scope
+    if isinstance(node, ListLit):
+        return replace(node, items=tuple(subs)), scope
     return node, scope
 
 
