@@ -230,3 +230,23 @@ def test_producers_whose_output_is_not_their_returns_type_stay_unknown(producer:
     use += "    invoke: { tool: nika:log, args: { message: hi } }\n"
     out = compile_text(head + use, "/tmp/w.nika.yaml", "/tmp")
     assert [d.code for d in out.diagnostics if d.code in ("NIKA-VAR-006", "NIKA-VAR-003")] == []
+
+
+@pytest.mark.parametrize(
+    ("for_each", "refused"),
+    [
+        ('"${{ inputs.n }}"', True),
+        ('"${{ inputs.p }}"', True),
+        ('"${{ inputs.tags }}"', False),
+        ('"${{ with.whole }}"', True),  # an object (or null when the producer was skipped)
+        ('"${{ with.whole.items }}"', False),
+        ('"${{ with.loose }}"', False),  # no `returns:`: unknown
+        ('"${{ inputs.either }}"', True),
+        ('"items: ${{ inputs.tags }}"', True),  # a template with text around is a string
+    ],
+)
+def test_a_fan_out_over_a_declared_non_list_is_refused(for_each: str, refused: bool) -> None:
+    use = USE.replace("    invoke:", f"    for_each: {for_each}\n    invoke:").replace("EXPR", "hi")
+    out = compile_text(HEAD + use, "/tmp/w.nika.yaml", "/tmp")
+    found = [d.code for d in out.diagnostics if d.is_error]
+    assert found == (["NIKA-VAR-006"] if refused else []), found
