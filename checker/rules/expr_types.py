@@ -19,12 +19,12 @@ from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
 from checker.core.suggest import did_you_mean
 from checker.expr.evaluate import UNRESOLVED
-from checker.expr.nodes import Binary, Call, Expr, Ident, Index, Member, MethodCall, Ternary, Unary
+from checker.expr.nodes import Binary, Call, Expr, Ident, Index, Literal, Member, MethodCall
 from checker.model import typesys
 from checker.model.workflow import ExprSite
 from checker.rules.support.context import RuleContext
-from checker.rules.support.expr_typing import Typer
-from checker.rules.support.value_types import members
+from checker.rules.support.expr_typing import Failure, Typer
+from checker.rules.support.value_types import describe, members
 
 
 def check_typed_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -38,31 +38,40 @@ def check_typed_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
             found = typer.failure(island.expr, (site.task, site.where, site.in_for_each))
             if found is None:
                 continue
-            error, node = found
+            error, node = found.error, found.node
             start, end = island.expr_start + error.start, island.expr_start + max(error.end, error.start + 1)
             producer = _producer_output(node)
             if producer is not None and error.code == UNRESOLVED:
                 yield _outside_returns(ctx, site, node, producer, start, end, error.message)
                 continue
+            text = site.value.value[island.expr_start : island.expr_start + island.expr.end]
             yield report(
                 error.code,
                 site.span_of(start, end),
                 f"{error.message} (by the declared types, every run fails here)",
-                _repair(node),
+                _typed(found, text) + _repair(node),
                 task=site.task,
             )
 
 
+def _typed(found: Failure, text: str) -> str:
+    """What the declared types say of the operands (``with.n` is integer; …``)."""
+    said = [
+        f"`{text[e.start : e.end]}` is {describe(t)}"
+        for e, t in found.operands
+        if t is not typesys.UNKNOWN and not isinstance(e, Literal)
+    ]
+    return ("; ".join(said) + ". ") if said else ""
+
+
 def _repair(node: Expr) -> str:
     if isinstance(node, Member | Index):
-        return "Read a member the declared type has, or change the type where it is declared."
+        return "Read a member the type has, or change the type where it is declared."
     if isinstance(node, Call | MethodCall):
-        return f"Give `{node.name}` a value of a type it takes, or change the declared type of its operand."
+        return f"Give `{node.name}` a value of a type it takes, or change the declared type."
     if isinstance(node, Binary) and node.op not in ("&&", "||"):
-        return "Compare values of one type: convert one side upstream, or change the declared type."
-    if isinstance(node, Unary | Binary | Ternary):
-        return "Use a boolean here: compare the value explicitly, e.g. `x != null` or `size(x) > 0`."
-    return "Change the expression or the declared type so they agree."
+        return "Make both sides one type, or change the declared type."
+    return "Use a boolean here, or change the declared type."
 
 
 def _producer_output(node: Expr) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from checker.core.records import record
 from checker.core.vocab import LOOP_ALLOWED, STATUSES, TASKS_ALLOWED, WITH_ALLOWED, OnErrorAction, Where
 from checker.expr.evaluate import EvalError, evaluate
 from checker.expr.nodes import (
@@ -48,9 +49,20 @@ Frame = tuple[str | None, str, bool]  # (task, position class, inside a for_each
 
 
 class _Fails(Exception):
-    def __init__(self, error: EvalError | None, node: Expr) -> None:
+    def __init__(self, error: EvalError | None, node: Expr, types: list[Type]) -> None:
         self.error = error  # None: the failure is the literal rule's (the sub-expression reads nothing)
         self.node = node
+        self.types = types
+
+
+@record(eq=False)
+class Failure:
+    """An operation that fails on every run: the run's error (expression offsets), the node, and
+    its operands with their static types."""
+
+    error: EvalError
+    node: Expr
+    operands: tuple[tuple[Expr, Type], ...]
 
 
 class Typer:
@@ -63,12 +75,14 @@ class Typer:
 
     # -- entry points ----------------------------------------------------------------------------
 
-    def failure(self, expr: Expr, frame: Frame) -> tuple[EvalError, Expr] | None:
-        """The first node of ``expr`` that fails on every run, with the run's error (expression offsets)."""
+    def failure(self, expr: Expr, frame: Frame) -> Failure | None:
+        """The first node of ``expr`` that fails on every run (in the evaluator's order)."""
         try:
             self._infer(expr, frame, True)
         except _Fails as f:
-            return (f.error, f.node) if f.error is not None else None
+            if f.error is None:
+                return None
+            return Failure(f.error, f.node, tuple(zip(we.operands(f.node), f.types, strict=True)))
         return None
 
     def type_of(self, expr: Expr, frame: Frame) -> Type:
@@ -239,7 +253,7 @@ class Typer:
             return value if exact else _MAYBE
         if not report or len({e.code for e in errors}) != 1:
             return _MAYBE
-        raise _Fails(None if exact and _closed(node) else errors[0], node)
+        raise _Fails(None if exact and _closed(node) else errors[0], node, types)
 
 
 _MAYBE: Any = object()
@@ -282,4 +296,4 @@ def _result(node: Expr, types: list[Type]) -> Type:
     return UNKNOWN
 
 
-__all__ = ["Frame", "Typer"]
+__all__ = ["Failure", "Frame", "Typer"]

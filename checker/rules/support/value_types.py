@@ -180,3 +180,32 @@ def item_type(t: Type, index: Any = None) -> Type:
         elif m is UNKNOWN:
             return UNKNOWN
     return union(found) if found else UNKNOWN
+
+
+def describe(t: Type) -> str:
+    """A short text for a static type, as a help line names it."""
+    if isinstance(t, Known):
+        import json
+
+        try:
+            return f"always `{json.dumps(t.value, ensure_ascii=False)[:40]}`"
+        except (TypeError, ValueError):
+            return "a constant"
+    if isinstance(t, typesys.Union):
+        return " | ".join(describe(m) for m in t.members)
+    if isinstance(t, typesys.Prim):
+        return t.name
+    if isinstance(t, typesys.Num):
+        return t.kind
+    if isinstance(t, typesys.Str):
+        return "string"
+    if isinstance(t, typesys.Enum):
+        return "one of " + ", ".join(t.values[:4]) + (", …" if len(t.values) > 4 else "")
+    if isinstance(t, typesys.Arr):
+        return f"an array of {describe(t.item)}"
+    if isinstance(t, typesys.MapOf):
+        return f"a map of {describe(t.item)}"
+    if isinstance(t, typesys.Obj):
+        names = ", ".join(n for n, _ in t.fields[:6]) + (", …" if len(t.fields) > 6 else "")
+        return f"an object {{{names}}}" + (" (open)" if t.additional else "")
+    return "unknown"
