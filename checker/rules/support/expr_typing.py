@@ -107,7 +107,7 @@ class Typer:
         if isinstance(obj, Ident):
             root = obj.name
             if root in ("inputs", "config", "const"):
-                return self._declared(root, name)
+                return self._once(("decl", root, name), lambda: self._declared(root, name))
             if root == "with":
                 return self._binding(task, name) if where in WITH_ALLOWED and task is not None else UNKNOWN
             return UNKNOWN if root in ("tasks", "secrets") else None
@@ -133,8 +133,9 @@ class Typer:
         p = self.wf.tasks.get(producer)
         if p is None:
             return UNKNOWN
-        if name == "output":
-            return vt.nullable(_returns(p, self.wf)) if _returns(p, self.wf) is not UNKNOWN else UNKNOWN
+        if name == "output":  # `null` when the producer was skipped, cancelled or failed
+            t = self._once(("returns", producer, ""), lambda: _returns(p, self.wf))
+            return UNKNOWN if t is UNKNOWN else vt.nullable(t)
         if name == "status":
             return typesys.Enum(tuple(sorted(str(s) for s in STATUSES)))
         if name in ("started_at", "ended_at"):
