@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checker.core.codes import report
-from checker.core.diagnostics import Diagnostic
+from checker.core.diagnostics import Diagnostic, Edit, Fix
 from checker.core.suggest import did_you_mean
 from checker.expr.evaluate import UNRESOLVED
 from checker.expr.nodes import Binary, Call, Expr, Ident, Index, Literal, Member, MethodCall
@@ -42,7 +42,7 @@ def check_typed_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
             start, end = island.expr_start + error.start, island.expr_start + max(error.end, error.start + 1)
             producer = _producer_output(node)
             if producer is not None and error.code == UNRESOLVED:
-                yield _outside_returns(ctx, site, node, producer, start, end, error.message)
+                yield _outside_returns(site, found, producer, start, end, island.expr_start)
                 continue
             text = site.value.value[island.expr_start : island.expr_start + island.expr.end]
             yield report(
@@ -86,23 +86,28 @@ def _producer_output(node: Expr) -> str | None:
     return None
 
 
-def _outside_returns(
-    ctx: RuleContext, site: ExprSite, node: Expr, producer: str, start: int, end: int, message: str
-) -> Diagnostic:
+def _outside_returns(site: ExprSite, found: Failure, producer: str, start: int, end: int, at: int) -> Diagnostic:
+    """NIKA-VAR-003: the `returns:` walk (04 §static binding validation), with a rename when one
+    declared member is close."""
+    node = found.node
     step = node.name if isinstance(node, Member) else "[…]"
-    task = ctx.workflow.tasks[producer]
-    assert task.returns is not None
-    declared = typesys.declared(task.returns, ctx.workflow.types)
-    names = sorted({n for m in members(declared) if isinstance(m, typesys.Obj) for n, _ in m.fields})
+    level = found.operands[0][1]
+    names = sorted({n for m in members(level) if isinstance(m, typesys.Obj) for n, _ in m.fields})
     guess = did_you_mean(step, names) if names and isinstance(node, Member) else None
+    fixes: tuple[Fix, ...] = ()
+    if guess is not None:
+        name_span = site.span_of(at + node.end - len(step), at + node.end)
+        if name_span != site.span:
+            fixes = (Fix(f"Change to `.{guess}`", (Edit(name_span, guess),)),)
     return report(
         "NIKA-VAR-003",
         site.span_of(start, end),
-        f"this read is outside the `returns:` type of `{producer}`: {message}",
+        f"this read is outside the `returns:` type of `{producer}`: {found.error.message}",
         (f"Did you mean `.{guess}`? " if guess else "")
-        + (f"Declared: {', '.join(names)}; " if names else "")
+        + (f"Declared here: {', '.join(names)}; " if names else "")
         + "fix the path, or add the member to the type.",
         task=site.task,
+        fixes=fixes,
     )
 
 

@@ -172,6 +172,22 @@ def test_a_read_outside_the_returns_type_is_var_003_with_a_suggestion() -> None:
     errors = [d for d in out.diagnostics if d.is_error]
     assert [(d.code, text[d.span.start : d.span.end]) for d in errors] == [("NIKA-VAR-003", "tasks.make.output.titel")]
     assert "`.title`" in (errors[0].help or "")
+    [edit] = errors[0].fixes[0].edits
+    fixed = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
+    assert '"${{ tasks.make.output.title }}"' in fixed
+    after = compile_text(fixed, "/tmp/w.nika.yaml", "/tmp")
+    assert [d.code for d in after.diagnostics if d.is_error] == []
+
+
+def test_a_step_deeper_than_the_top_level_suggests_from_its_own_level() -> None:
+    head = HEAD.replace(
+        "items: { array: string } }", "items: { array: string }, meta: { object: { author: string } } }"
+    )
+    use = '  use:\n    with: { t: "${{ tasks.make.output.meta.autor }}" }\n'
+    use += "    invoke: { tool: nika:log, args: { message: hi } }\n"
+    out = compile_text(head + use, "/tmp/w.nika.yaml", "/tmp")
+    [d] = [d for d in out.diagnostics if d.is_error]
+    assert d.code == "NIKA-VAR-003" and "`.author`" in (d.help or "") and "title" not in (d.help or "")
 
 
 @pytest.mark.parametrize(
