@@ -39,15 +39,32 @@ def _klass(problem: str) -> str:
     return re.sub(r"`[^`]*`|'[^']*'|\d+", "_", problem)[:160]
 
 
-def _work(args: tuple[int, int, int]) -> list[tuple[str, bytes, str]]:
-    seed, count, depth = args
+def _findings(data: bytes) -> list[tuple[object, ...]]:
+    from checker.engine.pipeline import compile_bytes
+
+    compiled = compile_bytes(data, "fuzz.nika.yaml")
+    return [(d.code, d.rule, d.span.start, d.span.end, d.message, d.help) for d in compiled.diagnostics]
+
+
+def _work(args: tuple[int, int, int, int]) -> tuple[list[tuple[str, bytes, str]], str]:
+    """The failures of one batch, and a digest of every finding of the batch (compared across
+    processes started with different hash seeds: a result that depends on set order shows)."""
+    import hashlib
+
+    seed, count, depth, every = args
     seeds = FUZZ.own_seeds() + FUZZ.template_seeds()
     out = []
-    for data in FUZZ.mutants(seeds, count, seed, depth):
+    digest = hashlib.sha256()
+    for i, data in enumerate(FUZZ.mutants(seeds, count, seed, depth)):
         problems = FUZZ.check_one(data)
+        if every and i % every == 0:
+            first, second = _findings(data), _findings(data)
+            if first != second:
+                problems.append(f"non-deterministic: two checks of one input differ ({len(first)} vs {len(second)})")
+            digest.update(repr(first).encode())
         if problems:
             out.append((_klass(problems[0]), data, problems[0]))
-    return out
+    return out, digest.hexdigest()
 
 
 def main() -> int:
@@ -57,21 +74,38 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1000, help="first seed; each batch of 1000 mutants gets the next")
     p.add_argument("--depth", type=int, default=3, help="at most this many damages per mutant")
     p.add_argument("--out", type=Path, default=Path("/tmp/nika-fuzz"))
+    p.add_argument(
+        "--determinism",
+        type=int,
+        default=0,
+        metavar="N",
+        help="check every Nth input twice more and write one digest per batch to OUT/digests.txt (run "
+        "again under another PYTHONHASHSEED and compare the files)",
+    )
     a = p.parse_args()
-    batches = [(a.seed + i, min(1000, a.count - i * 1000), a.depth) for i in range((a.count + 999) // 1000)]
+    batches = [
+        (a.seed + i, min(1000, a.count - i * 1000), a.depth, a.determinism) for i in range((a.count + 999) // 1000)
+    ]
+    digests: dict[int, str] = {}
     classes: Counter[str] = Counter()
     smallest: dict[str, tuple[bytes, str]] = {}
     t0 = time.perf_counter()
     with multiprocessing.Pool(a.jobs) as pool:
-        for done, found in enumerate(pool.imap_unordered(_work, batches), start=1):
+        for done, (found, digest) in enumerate(pool.imap(_work, batches), start=1):
+            digests[a.seed + done - 1] = digest
             for klass, data, problem in found:
                 classes[klass] += 1
                 if klass not in smallest or len(data) < len(smallest[klass][0]):
                     smallest[klass] = (data, problem)
             if done % 10 == 0:
-                print(f"{done * 1000} mutants, {sum(classes.values())} failures, {time.perf_counter() - t0:.0f}s")
+                print(
+                    f"{done * 1000} mutants, {sum(classes.values())} failures, {time.perf_counter() - t0:.0f}s",
+                    flush=True,
+                )
     print(f"{a.count} mutants in {time.perf_counter() - t0:.0f}s: {sum(classes.values())} failures")
     a.out.mkdir(parents=True, exist_ok=True)
+    if a.determinism:
+        (a.out / "digests.txt").write_text("".join(f"{k} {v}\n" for k, v in sorted(digests.items())))
     for i, (klass, n) in enumerate(classes.most_common()):
         data, problem = smallest[klass]
         (a.out / f"class-{i:02d}.nika.yaml").write_bytes(data)

@@ -633,7 +633,8 @@ def _matches(t: str, value: Value) -> bool:
     if t == "integer":
         return isinstance(v, int) and not isinstance(v, bool)
     if t == "number":
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        # an int is finite however long it is (math.isfinite would overflow converting it)
+        return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and math.isfinite(v))
     if t == "boolean":
         return isinstance(v, bool)
     if t == "null":

@@ -2,7 +2,9 @@
 
 The run fails such a fan-out with NIKA-VAR-006 before any item runs; when the value is written
 in the file (a quoted string with no ``${{ }}``) or comes only from ``const:``, the check knows it
-too and says so now. Anything that depends on inputs, config, tasks or secrets is left to the run.
+too and says so now. A value of a declared type that is never a list (a typed input, a binding
+of a producer's `returns:`, a string template; :mod:`checker.rules.support.expr_typing`) is
+reported the same way; a value of unknown type is left to the run.
 """
 
 from __future__ import annotations
@@ -12,18 +14,36 @@ from collections.abc import Iterator
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
 from checker.core.display import kind_of
-from checker.parse.values import ListValue, ScalarValue, TemplateValue
+from checker.core.vocab import Where
+from checker.model import typesys
+from checker.parse.values import ListValue, ScalarValue, TemplateValue, Value
+from checker.rules.support import value_types as vt
 from checker.rules.support.context import RuleContext
+from checker.rules.support.expr_typing import Typer
 from checker.rules.support.flow import Unresolvable, resolve, template_refs
 
 
+def _never_a_list(t: typesys.Type) -> bool:
+    for m in vt.members(t):
+        if m is typesys.UNKNOWN or isinstance(m, typesys.Arr):
+            return False
+        if isinstance(m, vt.Known) and isinstance(m.value, list):
+            return False
+    return t is not typesys.NEVER
+
+
 def check_for_each_shape(ctx: RuleContext) -> Iterator[Diagnostic]:
+    typer = Typer(ctx.workflow)
     for task in ctx.workflow.tasks.values():
         fe = task.for_each
         if fe is None or isinstance(fe, ListValue):
             continue
         if isinstance(fe, TemplateValue):
             if any(ref.root != "const" for ref, _span in template_refs(fe)):
+                if fe.template is None or fe.template.errors:
+                    continue
+                if _never_a_list(typer.value_type(fe, (task.id, Where.FOR_EACH, True))):
+                    yield _not_a_list(task.id, fe, "a value whose declared type is never a list")
                 continue
             try:
                 value = resolve(ctx, task, fe)
@@ -35,11 +55,16 @@ def check_for_each_shape(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         if isinstance(value, list):
             continue
-        what = "a value that is not a list" if isinstance(fe, TemplateValue) else kind_of(value)
-        yield report(
-            "NIKA-VAR-006",
-            fe.span,
-            f"task `{task.id}`: `for_each:` iterates over {what}; the run stops here with NIKA-VAR-006",
-            "Write the items as a YAML list, or point `for_each:` at an array (`${{ const.items }}`).",
-            task=task.id,
+        yield _not_a_list(
+            task.id, fe, "a value that is not a list" if isinstance(fe, TemplateValue) else kind_of(value)
         )
+
+
+def _not_a_list(task: str, fe: Value, what: str) -> Diagnostic:
+    return report(
+        "NIKA-VAR-006",
+        fe.span,
+        f"task `{task}`: `for_each:` iterates over {what}; the run stops here with NIKA-VAR-006",
+        "Write the items as a YAML list, or point `for_each:` at an array (`${{ const.items }}`).",
+        task=task,
+    )

@@ -20,6 +20,20 @@ MAX_MULTIPART_BYTES = 32 * 1024 * 1024
 BODY_METHODS = ("POST", "PUT", "PATCH")
 
 
+def _part_bytes(path: Any, shown: str) -> bytes:
+    """The octets of a multipart file part; a missing or unreadable file fails as `nika:read` does."""
+    try:
+        return bytes(path.read_bytes())
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        raise TaskError(
+            "NIKA-BUILTIN-READ-001", f"`multipart`: there is no file at {shown}", details={"path": shown}
+        ) from None
+    except OSError as e:
+        raise TaskError(
+            "NIKA-BUILTIN-READ-002", f"`multipart`: cannot read {shown}: {e.strerror or e}", details={"path": shown}
+        ) from None
+
+
 def _payload(args: dict[str, Any], method: str, headers: dict[str, str], ctx: BuiltinContext) -> dict[str, Any]:
     given = [k for k in ("body", "form", "multipart") if args.get(k) is not None]
     if len(given) > 1:
@@ -57,7 +71,7 @@ def _payload(args: dict[str, Any], method: str, headers: dict[str, str], ctx: Bu
         name = part["name"]
         if "path" in part:
             path = ctx.resolve_read(part["path"])  # the permits.fs read boundary (NIKA-SEC-004 on escape)
-            content = path.read_bytes()
+            content = _part_bytes(path, part["path"])
             total += len(content)
             ctype = part.get("content_type") or "application/octet-stream"
             files.append((name, (part.get("filename") or path.name, content, ctype)))

@@ -152,6 +152,7 @@ const:
   n: { type: integer, value: 3 }
 inputs:
   xs: { type: string, default: "q" }
+  ys: { type: { array: string }, default: [] }
 permits:
   tools: ["nika:log"]
 tasks:
@@ -164,14 +165,14 @@ tasks:
 def test_for_each_over_a_literal_non_array_is_refused_with_the_run_code() -> None:
     """03 §for_each: the collection must be an array; a string, number, object or null is an
     evaluation error, NIKA-VAR-006. A literal or `const:` value is known at check, so the check
-    reports the run-time code now."""
-    for fe in ['"abc"', "${{ const.word }}", "${{ const.n }}", "'${{ const.word }}-x'"]:
+    reports the run-time code now; so is a typed input whose type is never a list."""
+    for fe in ['"abc"', "${{ const.word }}", "${{ const.n }}", "'${{ const.word }}-x'", "${{ inputs.xs }}"]:
         assert errors(FAN.replace("FE", fe)) == ["NIKA-VAR-006"], fe
 
 
 def test_for_each_over_an_array_or_a_run_time_value_is_accepted() -> None:
-    """Where the value is not known at check (inputs can be given at launch), the check is silent."""
-    for fe in ['["a", "b"]', "${{ const.items }}", "${{ inputs.xs }}", '"${{ [1, 2] }}"']:
+    """Where the value may be a list (an input of a list type, given at launch), the check is silent."""
+    for fe in ['["a", "b"]', "${{ const.items }}", "${{ inputs.ys }}", '"${{ [1, 2] }}"']:
         assert errors(FAN.replace("FE", fe)) == [], fe
 
 

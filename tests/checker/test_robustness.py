@@ -359,3 +359,17 @@ def test_a_syntax_error_label_stays_inside_the_text(sep: str) -> None:
     for d in found:
         for sp in (d.span, *(lb.span for lb in d.related)):
             assert 0 <= sp.start <= sp.end <= len(text)
+
+
+def test_a_huge_integer_where_a_tool_argument_takes_a_number_is_accepted_not_a_crash() -> None:
+    """Found by fuzzing: judging a 400-digit integer against a `number` argument type overflowed
+    while testing it for finiteness (NIKA-IMPL-001, the whole `check_invoke` rule dropped)."""
+    text = (
+        "nika: v1\nworkflow: { id: t }\n"
+        'permits: { fs: { read: ["./d/**"], write: ["./d/**"] }, tools: ["nika:edit"] }\n'
+        "tasks:\n  fix:\n    invoke:\n      tool: nika:edit\n"
+        f'      args: {{ path: "./d/n.txt", find: "TODO", replace: {"1" * 400}, count: 1 }}\n'
+    )
+    c = compile_text(text)
+    codes = [d.code for d in c.diagnostics]
+    assert codes == [], codes  # `replace:` takes a number: a long one is a number too

@@ -296,6 +296,22 @@ async def test_form_and_multipart(server: int, tmp_path: Path) -> None:
     assert "file-content" in got and 'name="t"' in got and 'filename="up.txt"' in got
 
 
+async def test_multipart_missing_file_is_a_read_failure_not_an_internal_error(server: int, tmp_path: Path) -> None:
+    """Found by the registry-phase fuzz: a multipart part naming a missing file escaped the runtime
+    as FileNotFoundError (NIKA-IMPL-001); it fails the task like `nika:read` of a missing file."""
+    with pytest.raises(TaskError) as e:
+        await _fetch(
+            tmp_path,
+            {
+                "url": f"http://127.0.0.1:{server}/echo",
+                "method": "POST",
+                "mode": "raw",
+                "multipart": [{"name": "f", "path": "missing.png"}],
+            },
+        )
+    assert e.value.code == "NIKA-BUILTIN-READ-001" and "missing.png" in e.value.message
+
+
 async def test_multipart_path_outside_grant(server: int, tmp_path: Path) -> None:
     """builtins §nika:fetch: every multipart path rides the permits.fs read boundary (SEC-004)."""
     with pytest.raises(TaskError) as e:
