@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import arg
+from runtime.errors import TaskError
 from runtime.net.client import fail, request
 
 TOOL = "nika:fetch"
