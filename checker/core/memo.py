@@ -34,6 +34,7 @@ def same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
     """
     return a == b
 
+
 Entry = tuple[object, tuple[object, ...], Any]  # (the object, its dependencies, the result)
 Table = dict[int, Entry]  # keyed by the object's id (the entry holds the object: the id stays its own)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 
 from checker.core.memo import RuleMemo
 from checker.core.records import record
@@ -49,6 +50,8 @@ class RuleContext:
 
     def verbs(self) -> Iterator[tuple[str, Verb]]:
         """Every verb of the workflow with its task's id (:func:`task_verbs` of each task)."""
-        for task in self.workflow.tasks.values():
-            for verb in task_verbs(task):
-                yield task.id, verb
+        return iter(self._verbs)
+
+    @cached_property
+    def _verbs(self) -> tuple[tuple[str, Verb], ...]:  # listed once: a score of rules walk them
+        return tuple((task.id, verb) for task in self.workflow.tasks.values() for verb in task_verbs(task))
