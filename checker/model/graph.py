@@ -72,13 +72,17 @@ class Graph:
     _pred: dict[str, list[Edge]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        succ, pred = self._succ, self._pred
         for n in self.nodes:
-            self._succ.setdefault(n, [])
-            self._pred.setdefault(n, [])
+            succ.setdefault(n, [])
+            pred.setdefault(n, [])
+        recovery = EdgeRole.RECOVERY
         for e in self.edges:
-            if e.schedules and e.producer in self._succ and e.consumer in self._pred:
-                self._succ[e.producer].append(e)
-                self._pred[e.consumer].append(e)
+            if e.kind != recovery:  # (Edge.schedules)
+                out, into = succ.get(e.producer), pred.get(e.consumer)
+                if out is not None and into is not None:
+                    out.append(e)
+                    into.append(e)
 
     def incoming(self, task: str) -> list[Edge]:
         """Scheduling edges into ``task``."""
