@@ -98,7 +98,9 @@ def run_command(
         call_stack=(),
     )
     workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
-    result = asyncio.run(_run(compiled, inputs, options, workdir))
+    box: list[Any] = []
+    asyncio.run(_run(compiled, inputs, options, workdir, box))
+    result = box[0]
     report = result.report()
     if output_format == "json":
         _write(out, json.dumps(report, default=str) + "\n")
@@ -120,7 +122,10 @@ def _gc_at_start(trace_dir: Path) -> str | None:
     return collect_at_start(trace_dir, os.environ)
 
 
-async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path) -> Any:
+async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path, box: list[Any]) -> None:
+    """Run the workflow; the result goes into ``box``, not out as the main task's result:
+    ``asyncio.run`` formats ``repr()`` of its main task when it restores the SIGINT handler, and
+    the repr of a finished task holds its result's, the whole run's (tens of ms for 1,000 tasks)."""
     from runtime.scheduler import Run
 
     run = Run(compiled, inputs, options, workdir=workdir)
@@ -130,7 +135,7 @@ async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Pat
         loop.add_signal_handler(signal.SIGTERM, run.cancel)
     except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix loops
         pass
-    return await run.execute()
+    box.append(await run.execute())
 
 
 def _refuse_findings(out: TextIO, err: TextIO, fmt: str, verdict: Any) -> int:
