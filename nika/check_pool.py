@@ -42,6 +42,8 @@ def _worker(item: tuple[str, str | None]) -> FileReport:
 
 def jobs(count: int) -> int:
     """How many worker processes a batch of ``count`` files gets (1: check serially)."""
+    if count < MIN_FILES:
+        return 1  # decided before importing multiprocessing (a one-file check never pays for it)
     import multiprocessing
 
     wanted = os.environ.get("NIKA_JOBS", "")
@@ -49,7 +51,7 @@ def jobs(count: int) -> int:
     if hasattr(os, "sched_getaffinity"):
         cores = len(os.sched_getaffinity(0))
     cap = int(wanted) if wanted.isdigit() and int(wanted) > 0 else cores
-    if count < MIN_FILES or min(cap, cores) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if min(cap, cores) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return min(cap, cores, count // (MIN_FILES // 2))
 
