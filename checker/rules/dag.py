@@ -117,15 +117,21 @@ def check_dead_edges(ctx: RuleContext) -> Iterator[Diagnostic]:
         # A task's incoming edges come from its own fields; what it finds depends on them and on
         # each producer: with the language server's memo, a clean task whose producers are the
         # very same objects is not judged again.
-        deps = tuple([tasks.get(e.producer) for e in incoming]) if memo is not None else ()
         hit = prev.get(id(task))
-        if hit is not None and hit[0] is task and same(hit[1], deps):
-            cur[id(task)] = hit
-            continue
+        if hit is not None and hit[0] is task and len(hit[1]) == len(incoming):
+            deps = hit[1]
+            one = len(deps) == 1
+            if (deps[0] is tasks.get(incoming[0].producer)) if one else same(deps, _producers(incoming, tasks)):
+                cur[id(task)] = hit
+                continue
         found = tuple(_dead_edges(task, incoming, tasks, reach_of))
         if memo is not None and not found:
-            cur[id(task)] = (task, deps, found)
+            cur[id(task)] = (task, _producers(incoming, tasks), found)
         yield from found
+
+
+def _producers(incoming: list[Edge], tasks: Mapping[str, Task]) -> tuple[Task | None, ...]:
+    return tuple([tasks.get(e.producer) for e in incoming])
 
 
 def _dead_edges(

@@ -63,16 +63,23 @@ def check_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
     tasks = wf.tasks
     prev, cur = memo.tables("references")
     for site in ctx.sites:
-        task = tasks.get(site.task) if site.task else None
         hit = prev.get(id(site))
         if hit is not None and hit[0] is site:
             deps, names = hit[1], hit[2]  # the ids the site reads: a function of the site alone
-            if deps[0] is declared and deps[1] is task and deps[2:] == tuple([tasks.get(n) for n in names]):
+            if (
+                deps[0] is declared
+                and deps[1] is (tasks.get(site.task) if site.task else None)
+                and (
+                    not names
+                    or (deps[2] is tasks.get(names[0]) if len(names) == 1 else deps[2:] == tuple(map(tasks.get, names)))
+                )
+            ):
                 cur[id(site)] = hit
                 continue
         found = tuple(_site_findings(ctx, site, declared))
         if not found:
             names = _task_names(site)
+            task = tasks.get(site.task) if site.task else None
             cur[id(site)] = (site, (declared, task, *[tasks.get(n) for n in names]), names)
         yield from found
 
