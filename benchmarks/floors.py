@@ -5,7 +5,8 @@ the same file(s) with ruamel.yaml's C safe loader (libyaml) and does nothing els
 is quoted as a ratio to its floor measured in the same run, so a loaded machine moves both.
 
 CPU time (user + system of the child and what it waited for) is steadier than wall time on a
-shared machine; :func:`cpu_of` reads it with ``os.wait4``, with the child's peak RSS.
+shared machine; :func:`cpu_of` reads it with ``os.wait4``, and the child's peak RSS through GNU
+``time`` (whose own cost, the same on both sides of a comparison, is a fraction of a millisecond).
 """
 
 from __future__ import annotations
@@ -30,12 +31,21 @@ def floor_argv(files: list[str]) -> list[str]:
     return [sys.executable, "-c", FLOOR_LOAD, *files]
 
 
+TIME = "/usr/bin/time"  # GNU time: the child's own peak RSS (wait4's counts the forking parent's pages too)
+
+
 def cpu_of(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> tuple[float, int]:
-    """(CPU seconds, peak RSS in kB) of one run of ``argv``; its output is discarded."""
-    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _pid, _status, ru = os.wait4(p.pid, 0)
-    p.returncode = 0  # reaped here: keep Popen from waiting again
-    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+    """(CPU seconds, peak RSS in kB, 0 without GNU time) of one run of ``argv``; output discarded."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        wrap = [TIME, "-o", rss.name, "-f", "%M"] if Path(TIME).exists() else []
+        p = subprocess.Popen([*wrap, *argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _pid, _status, ru = os.wait4(p.pid, 0)
+        p.returncode = 0  # reaped here: keep Popen from waiting again
+        text = rss.read().strip().splitlines()
+    peak = int(text[-1]) if text and text[-1].isdigit() else 0
+    return ru.ru_utime + ru.ru_stime, peak
 
 
 def echo_workflow(n: int) -> str:
