@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
@@ -195,7 +195,8 @@ def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
     # sites make: with the language server's memo, an unchanged task's sites are not judged again.
     tasks = ctx.workflow.tasks
     prev, cur = memo.tables("dag.status")
-    bindings: dict[str, set[str]] | None = None
+    bindings: dict[str, set[str]] = {}
+    by_task: dict[str, list[ExprSite]] | None = None
     for site in ctx.sites:
         task = tasks.get(site.task) if site.task else None
         hit = prev.get(id(site))
@@ -203,9 +204,12 @@ def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
             cur[id(site)] = hit
             yield from hit[2]
             continue
-        if bindings is None:
-            bindings = _status_bindings(ctx)
-        found = tuple(_site_status_literals(site, bindings.get(site.task or "", set())))
+        tid = site.task or ""
+        if tid not in bindings:  # only the tasks that changed are looked at again
+            if by_task is None:
+                by_task = _with_sites(ctx.sites)
+            bindings[tid] = _status_bindings(ctx, by_task.get(tid, ())).get(tid, set())
+        found = tuple(_site_status_literals(site, bindings[tid]))
         if task is not None:
             cur[id(site)] = (site, (task,), found)
         yield from found
@@ -273,10 +277,20 @@ def _bad_literal(site: ExprSite, island: Island, lit: object, start: int, end: i
     )
 
 
-def _status_bindings(ctx: RuleContext) -> dict[str, set[str]]:
-    """Per task, the ``with:`` bindings that are exactly one ``${{ tasks.X.status }}``."""
+def _with_sites(sites: Iterable[ExprSite]) -> dict[str, list[ExprSite]]:
+    """The ``with:`` sites that are one island, by task (what :func:`_status_bindings` reads)."""
+    out: dict[str, list[ExprSite]] = {}
+    for site in sites:
+        if site.where == Where.WITH and site.task is not None and site.template.is_single_island:
+            out.setdefault(site.task, []).append(site)
+    return out
+
+
+def _status_bindings(ctx: RuleContext, sites: Iterable[ExprSite] | None = None) -> dict[str, set[str]]:
+    """Per task, the ``with:`` bindings that are exactly one ``${{ tasks.X.status }}`` (among
+    ``sites``, every site of the workflow by default)."""
     out: dict[str, set[str]] = {}
-    for site in ctx.sites:
+    for site in ctx.sites if sites is None else sites:
         if site.where != Where.WITH or site.task is None or not site.template.is_single_island:
             continue
         refs = site.references()  # memoised on the site: every ref of its one island
