@@ -6,8 +6,10 @@ Run from the project root:
     python benchmarks/check_speed.py --runs 31 --corpus some/dir
 
 Reports medians (the machine is shared and noisy: quote medians and ratios, not single runs).
-Cold start is a whole `nika check examples/<one file>` process; throughput compiles every
-*.yaml file of the corpus in one process and reports files/s and MB/s.
+Cold start is a whole `nika check examples/<one file>` process, timed alternately with its floor
+(a process loading the same file with ruamel's C safe loader: :mod:`floors`), in wall and CPU
+time; throughput compiles every *.yaml file of the corpus in one process and reports files/s and
+MB/s. ``benchmarks/speed_guard.py`` compares every issue-26 row against a base commit.
 """
 
 from __future__ import annotations
@@ -20,17 +22,24 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # floors.py
 
 
-def cold_start(runs: int, target: Path) -> list[float]:
+def cold_start(runs: int, target: Path) -> tuple[list[float], list[float], list[float]]:
+    """Wall times of ``nika check target``, and CPU times of it and of its floor, run alternately."""
+    from floors import cpu_of, floor_argv
+
     exe = Path(sys.executable).with_name("nika")
     argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "nika"]
-    times = []
+    check = [*argv, "check", "--output-format", "concise", str(target)]
+    times, cpu, floor = [], [], []
     for _ in range(runs + 1):
         t0 = time.perf_counter()
-        subprocess.run([*argv, "check", "--output-format", "concise", str(target)], capture_output=True, check=False)
+        subprocess.run(check, capture_output=True, check=False)
         times.append(time.perf_counter() - t0)
-    return times[1:]  # the first run warms the page cache
+        cpu.append(cpu_of(check)[0])
+        floor.append(cpu_of(floor_argv([str(target)]))[0])
+    return times[1:], cpu[1:], floor[1:]  # the first round warms the page cache
 
 
 def throughput(corpus: Path, rounds: int) -> tuple[int, int, list[float]]:
@@ -54,10 +63,12 @@ def main() -> int:
     ap.add_argument("--target", type=Path, default=ROOT / "examples" / "summarize-article.nika.yaml")
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "nika-spec")
     a = ap.parse_args()
-    t = cold_start(a.runs, a.target)
+    t, cpu, floor = cold_start(a.runs, a.target)
+    c, f = statistics.median(cpu), statistics.median(floor)
     print(
         f"cold start  nika check {a.target.name}: median {statistics.median(t) * 1000:.1f} ms "
-        f"(min {min(t) * 1000:.1f}, max {max(t) * 1000:.1f}, {len(t)} runs)"
+        f"(min {min(t) * 1000:.1f}, max {max(t) * 1000:.1f}, {len(t)} runs); CPU {c * 1000:.1f} ms "
+        f"against the floor's {f * 1000:.1f} ms = {c / f:.2f}x"
     )
     corpus = a.corpus if a.corpus.is_dir() else ROOT / "examples"
     n, size, tt = throughput(corpus, a.rounds)

@@ -12,6 +12,9 @@ Measures, as medians over the rounds:
 - the yardstick: the time libyaml's C event parser (the one `nika check` reads) needs merely to
   produce the event stream of the same text, measured in this process inside every round, so the
   ratio compares two figures taken on the same machine under the same load.
+- the same two in CPU time (user+sys): the server process's, read from ``/proc`` around each round,
+  against the scan's, summed over the rounds (the kernel counts in ticks, so only the sum is
+  exact enough); on a shared machine this ratio is the steadier one.
 A plain JSON-RPC client over pipes, so the figures include the protocol round trip.
 """
 
@@ -37,6 +40,16 @@ def workflow(n: int) -> str:
         else:
             lines.append('    infer: { prompt: "start" }')
     return "\n".join(lines) + "\n"
+
+
+class Figures:
+    """One kind of edit: wall times per round, CPU seconds summed over the rounds."""
+
+    def __init__(self) -> None:
+        self.diag: list[float] = []
+        self.scan: list[float] = []
+        self.server_cpu = 0.0  # the server process's user+sys time from didChange to the report
+        self.scan_cpu = 0.0
 
 
 class Client:
@@ -82,15 +95,24 @@ class Client:
         self.p.wait(timeout=10)
 
 
-def scan_events(text: str) -> float:
-    """Seconds libyaml's C parser takes to turn ``text`` into its event stream (nothing built)."""
+def scan_events(text: str) -> tuple[float, float]:
+    """Seconds (wall, CPU) libyaml's C parser takes to turn ``text`` into its event stream (nothing built)."""
     from _ruamel_yaml import CParser  # type: ignore[import-not-found]
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     parser = CParser(text)
     while parser.get_event() is not None:
         pass
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process ``pid`` has used so far (Linux ``/proc``)."""
+    import os
+    from pathlib import Path
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
@@ -127,15 +149,17 @@ def main() -> int:
         "edit in the envelope": lambda r: text.replace("id: bench", f"id: bench-{tag(r)}"),
     }
     version = 1
-    figures: dict[str, tuple[list[float], list[float]]] = {}
+    figures: dict[str, Figures] = {}
     for name, edit in edits.items():
-        diag: list[float] = []
-        scan: list[float] = []
+        fig = figures[name] = Figures()
         for r in range(a.rounds):
             edited = edit(r)
             assert edited != text, name
-            scan.append(scan_events(edited))
+            wall, cpu = scan_events(edited)
+            fig.scan.append(wall)
+            fig.scan_cpu += cpu
             version += 1
+            c0 = cpu_seconds(c.p.pid)
             t0 = time.perf_counter()
             c.send(
                 "textDocument/didChange",
@@ -143,9 +167,9 @@ def main() -> int:
                 request=False,
             )
             rep = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
-            diag.append(time.perf_counter() - t0)
+            fig.diag.append(time.perf_counter() - t0)
+            fig.server_cpu += cpu_seconds(c.p.pid) - c0
             assert rep["result"]["kind"] == "full", rep
-        figures[name] = (diag, scan)
     lines = text.split("\n")
     target = next(i for i, ln in enumerate(lines) if "tasks.t249.output" in ln)
     col = lines[target].index("tasks.") + len("tasks.")
@@ -160,13 +184,15 @@ def main() -> int:
     c.close()
     ms = 1000
     print(f"workflow: {a.tasks} tasks, {len(text) / 1e3:.0f} kB; {a.rounds} rounds")
-    for i, (name, (diag, scan)) in enumerate(figures.items()):
+    for i, (name, fig) in enumerate(figures.items()):
         label = "didChange -> diagnostics (pull, no debounce)" if i == 0 else f"  {name}"
+        diag, scan = statistics.median(fig.diag), statistics.median(fig.scan)
         print(
-            f"{label}, {name if i == 0 else 'same'}: median {statistics.median(diag) * ms:.1f} ms "
-            f"(min {min(diag) * ms:.1f}, max {max(diag) * ms:.1f}); C event parser alone, same text: "
-            f"median {statistics.median(scan) * ms:.1f} ms; diagnostics / scan = "
-            f"{statistics.median(diag) / statistics.median(scan):.1f}x"
+            f"{label}, {name if i == 0 else 'same'}: median {diag * ms:.1f} ms "
+            f"(min {min(fig.diag) * ms:.1f}, max {max(fig.diag) * ms:.1f}); C event parser alone, same text: "
+            f"median {scan * ms:.1f} ms; diagnostics / scan = {diag / scan:.2f}x wall; "
+            f"CPU per edit {fig.server_cpu / a.rounds * ms:.1f} ms (server) vs {fig.scan_cpu / a.rounds * ms:.1f} ms "
+            f"(scan) = {fig.server_cpu / max(fig.scan_cpu, 1e-9):.2f}x"
         )
     print(
         f"completion in `${{{{ tasks.`: median {statistics.median(comp) * ms:.1f} ms "

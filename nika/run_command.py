@@ -127,13 +127,15 @@ def run_command(
     if session is not None:
         options.executor = session.executor
     workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
+    box: list[Any] = []
     try:
-        result = asyncio.run(_run(compiled, inputs, options, workdir))
+        asyncio.run(_run(compiled, inputs, options, workdir, box))
     finally:
         if session is not None:
             session.close()
         if options.resume is not None:
             options.resume.release()
+    result = box[0]
     report = result.report()
     from runtime.cost import static_bound
 
@@ -194,7 +196,10 @@ def _gc_at_start(trace_dir: Path) -> str | None:
     return collect_at_start(trace_dir, os.environ)
 
 
-async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path) -> Any:
+async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path, box: list[Any]) -> None:
+    """Run the workflow; the result goes into ``box``, not out as the main task's result:
+    ``asyncio.run`` formats ``repr()`` of its main task when it restores the SIGINT handler, and
+    the repr of a finished task holds its result's, the whole run's (tens of ms for 1,000 tasks)."""
     from runtime.scheduler import Run
 
     run = Run(compiled, inputs, options, workdir=workdir)
@@ -204,7 +209,7 @@ async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Pat
         loop.add_signal_handler(signal.SIGTERM, run.cancel)
     except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix loops
         pass
-    return await run.execute()
+    box.append(await run.execute())
 
 
 def _refuse_findings(out: TextIO, err: TextIO, fmt: str, verdict: Any) -> int:

@@ -92,8 +92,12 @@ def uuid7() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+# One encoder for every frame (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def encode(frame: dict[str, Any]) -> bytes:
-    return json.dumps(frame, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+    return _ENCODER.encode(frame).encode("utf-8")
 
 
 @dataclass
@@ -110,9 +114,10 @@ class Journal:
 
     def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
         """Write one frame and return it (even when the journal cannot be written)."""
-        fields = [(k, _recordable(v)) for k, v in fields]
-        if self.redact is not None:
-            fields = [(k, self.redact(v)) for k, v in fields]
+        fields = [(k, v if v.__class__ in _FLAT else _recordable(v)) for k, v in fields]
+        redact = self.redact
+        if redact is not None:
+            fields = [(k, redact(v)) for k, v in fields]
         frame = {
             "chain": self.head,
             "correlation": None,
@@ -144,6 +149,9 @@ class Journal:
                 os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+
+
+_FLAT = frozenset({str, int, float, bool, type(None)})  # nothing nests inside: :func:`_recordable` is not asked
 
 
 def _recordable(value: Any) -> Any:

@@ -32,6 +32,7 @@ import unicodedata
 from functools import lru_cache
 
 from checker.compiler import TaskMemo, compile_tree
+from checker.core.memo import RuleMemo
 from checker.core.records import record, replace
 from checker.core.source import Anchor, AnchoredSpan, SourceText, Span
 from checker.engine.pipeline import compile_source, judge
@@ -140,6 +141,7 @@ class IncrementalDocument:
         self._lock = threading.Lock()
         self._pieces: dict[str, _Piece] = {}
         self._memo = TaskMemo()
+        self._rules = RuleMemo()
         self._model: ScalarValue | None = None
         self._model_text = ""
         self._version: int | None = None
@@ -167,6 +169,7 @@ class IncrementalDocument:
             except Exception:  # a bug here must not cost the user the analysis: do it whole
                 self._pieces.clear()
                 self._memo = TaskMemo()
+                self._rules = RuleMemo()
                 self._model = None
                 done = None
             return done if done is not None else compile_source(src, base_dir, roots=roots)
@@ -263,7 +266,7 @@ class IncrementalDocument:
         # (No duplicate keys anywhere: the YAML layer reports them, so the text fell back.)
         compiled = compile_tree(src, whole, (), self._memo)
         self._memo.prune()
-        return judge(src, whole, compiled, [], base_dir, roots)
+        return judge(src, whole, compiled, [], base_dir, roots, self._rules)
 
 
 def _plain_unicode(text: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from checker.compiler import compile_tree
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
@@ -11,6 +13,9 @@ from checker.core.source import SourceText, Span
 from checker.model.workflow import CompiledWorkflow, ExprSite, Workflow
 from checker.parse.nodes import decode_source, parse_yaml
 from checker.parse.values import Value
+
+if TYPE_CHECKING:
+    from checker.core.memo import RuleMemo
 
 
 def compile_source(
@@ -54,8 +59,12 @@ def judge(
     diags: list[Diagnostic],
     base_dir: str | None,
     roots: tuple[str, ...] | None = None,
+    memo: RuleMemo | None = None,
 ) -> CompiledWorkflow:
-    """The graph and every rule over a compiled tree; ``diags`` holds the findings so far."""
+    """The graph and every rule over a compiled tree; ``diags`` holds the findings so far.
+
+    ``memo`` (the language server's, one per open document) keeps what the rules found about
+    each unchanged task for the next version (:mod:`checker.core.memo`)."""
     wf, structural, sites = compiled
     diags.extend(structural)
     graph = None
@@ -63,8 +72,10 @@ def judge(
         from checker.model.graph import build_graph
         from checker.rules import RULES, RuleContext
 
-        graph = build_graph(wf, sites)
-        ctx = RuleContext(src, wf, sites, graph, base_dir, roots)
+        if memo is not None:
+            memo.start()
+        graph = build_graph(wf, sites, memo)
+        ctx = RuleContext(src, wf, sites, graph, base_dir, roots, memo)
         for rule in RULES:
             try:
                 diags.extend(rule(ctx))

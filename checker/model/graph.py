@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import field
 from functools import cached_property, lru_cache
 
+from checker.core.memo import RuleMemo, memoised
 from checker.core.records import record
 from checker.core.source import Span
 from checker.core.vocab import ALL_STATES, OBSERVATION_FIELDS, EdgeRole, Predicate, Status, Where
-from checker.model.workflow import ExprSite, Workflow
+from checker.model.workflow import ExprSite, Task, Workflow
 
 VALUE_PASS = frozenset({Status.SUCCESS, Status.SKIPPED})
 FAILURE_PASS = frozenset({Status.FAILURE, Status.SKIPPED})
@@ -71,13 +72,17 @@ class Graph:
     _pred: dict[str, list[Edge]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        succ, pred = self._succ, self._pred
         for n in self.nodes:
-            self._succ.setdefault(n, [])
-            self._pred.setdefault(n, [])
+            succ.setdefault(n, [])
+            pred.setdefault(n, [])
+        recovery = EdgeRole.RECOVERY
         for e in self.edges:
-            if e.schedules and e.producer in self._succ and e.consumer in self._pred:
-                self._succ[e.producer].append(e)
-                self._pred[e.consumer].append(e)
+            if e.kind != recovery:  # (Edge.schedules)
+                out, into = succ.get(e.producer), pred.get(e.consumer)
+                if out is not None and into is not None:
+                    out.append(e)
+                    into.append(e)
 
     def incoming(self, task: str) -> list[Edge]:
         """Scheduling edges into ``task``."""
@@ -169,21 +174,57 @@ class Graph:
         return self._wave_index.get(task)
 
 
-def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite]) -> Graph:
-    """Derive every edge of the workflow from its ``with:`` references, ``after:`` and ``recover``."""
+def build_graph(wf: Workflow, sites: tuple[ExprSite, ...] | list[ExprSite], memo: RuleMemo | None = None) -> Graph:
+    """Derive every edge of the workflow from its ``with:`` references, ``after:`` and ``recover``.
+
+    A site's edges, and a task's ``after:`` edges, depend on that object alone: with a ``memo``
+    (the language server's) an unchanged one gives back the very edges it gave last time.
+    """
     edges: list[Edge] = []
-    for site in sites:
-        if site.task is None or site.where not in (Where.WITH, Where.RECOVER):
-            continue
-        binding = site.binding
-        for _island, ref, span in site.references():
-            if ref.root != "tasks" or not ref.path or not isinstance(ref.path[0], str):
-                continue
-            fld = ref.path[1] if len(ref.path) > 1 and isinstance(ref.path[1], str) else None
-            kind = EdgeRole.RECOVERY if site.where == Where.RECOVER else edge_kind(fld)
-            edges.append(Edge(ref.path[0], site.task, kind, fld, span, binding))
-    for task in wf.tasks.values():
-        for a in task.after:
-            if a.predicate is not None:
-                edges.append(Edge(a.producer, task.id, EdgeRole.CONTROL, a.predicate, a.key.span))
+    if memo is None:
+        for site in sites:
+            if site.task is not None and site.where in _EDGE_SITES:
+                edges.extend(_site_edges(site))
+        for task in wf.tasks.values():
+            if task.after:
+                edges.extend(_after_edges(task))
+    else:
+        prev, cur = memo.tables("graph.site")
+        for site in sites:
+            if site.task is not None and site.where in _EDGE_SITES:
+                hit = prev.get(id(site))
+                if hit is None or hit[0] is not site:
+                    hit = (site, (), _site_edges(site))
+                cur[id(site)] = hit
+                edges.extend(hit[2])
+        for task in wf.tasks.values():
+            if task.after:
+                edges.extend(memoised(memo, "graph.after", task, lambda t=task: _after_edges(t)))
     return Graph(tuple(wf.tasks), tuple(edges))
+
+
+_EDGE_SITES = (Where.WITH, Where.RECOVER)
+
+
+def _site_edges(site: ExprSite) -> tuple[Edge, ...]:
+    task = site.task
+    assert task is not None
+    binding = site.binding
+    recovery = site.where == Where.RECOVER
+    out = []
+    for _island, ref, span in site.references():
+        path = ref.path
+        if ref.root != "tasks" or not path or not isinstance(path[0], str):
+            continue
+        fld = path[1] if len(path) > 1 and isinstance(path[1], str) else None
+        kind = EdgeRole.RECOVERY if recovery else edge_kind(fld)
+        out.append(Edge(path[0], task, kind, fld, span, binding))
+    return tuple(out)
+
+
+def _after_edges(task: Task) -> tuple[Edge, ...]:
+    return tuple(
+        Edge(a.producer, task.id, EdgeRole.CONTROL, a.predicate, a.key.span)
+        for a in task.after
+        if a.predicate is not None
+    )

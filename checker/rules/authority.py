@@ -123,6 +123,29 @@ def _vision_needs(task: Task, verb: Infer) -> Iterator[NeedSite]:
             yield NeedSite(task, plane, v.span, v, None, kind, f"vision[{i}].{key}")
 
 
+def all_needs(ctx: RuleContext) -> list[NeedSite]:
+    """:func:`needs_of` every task, in task order; listed once per analysis (several rules read
+    it), and with the language server's memo an unchanged task's needs are not read again (a
+    pure function of the task: the effect table is static)."""
+    got: list[NeedSite] | None = ctx.__dict__.get("_all_needs")
+    if got is not None:
+        return got
+    tasks = ctx.workflow.tasks.values()
+    if ctx.memo is None:
+        got = [n for task in tasks for n in needs_of(task)]
+    else:
+        prev, cur = ctx.memo.tables("authority.needs")
+        got = []
+        for task in tasks:
+            hit = prev.get(id(task))
+            if hit is None or hit[0] is not task:
+                hit = (task, (), tuple(needs_of(task)))
+            cur[id(task)] = hit
+            got.extend(hit[2])
+    ctx.__dict__["_all_needs"] = got
+    return got
+
+
 def _applies(t: effects.Target, verb: Invoke) -> bool:
     lookup = {}
     for k, _allowed in t.when:
@@ -187,7 +210,7 @@ def check_bounds(ctx: RuleContext) -> Iterator[Diagnostic]:
 def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
     """AUTH-006 (absent block), SEC-004 (static escape) and AUTH-008 (untrusted escape)."""
     wf = ctx.workflow
-    needs = [n for task in wf.tasks.values() for n in needs_of(task)]
+    needs = all_needs(ctx)
     if wf.permits is None:
         if _statically_seen(needs):
             yield _absent(ctx, needs)  # the pasted block covers every need, dynamic ones too
@@ -507,7 +530,7 @@ def check_urls(ctx: RuleContext) -> Iterator[Diagnostic]:
     declassified = (
         {effects.canonical_host(e.value) for e in p.net_http if effects.is_exact_loopback(e.value)} if p else set()
     )
-    for n in (n for task in ctx.workflow.tasks.values() for n in needs_of(task)):
+    for n in all_needs(ctx):
         if n.kind != "url" or n.value is None:
             continue
         v = n.value

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
+from checker.core.memo import same
 from checker.core.suggest import did_you_mean
 from checker.core.vocab import ALL_STATES, OnErrorAction, Status, Where
 from checker.expr import Island
@@ -106,33 +107,61 @@ def reachable_states(task: Task) -> frozenset[str]:
 def check_dead_edges(ctx: RuleContext) -> Iterator[Diagnostic]:
     tasks = ctx.workflow.tasks
     g = ctx.graph
+    memo = ctx.memo
+    prev, cur = memo.tables("dag.dead") if memo is not None else ({}, {})
     reach_of: dict[str, frozenset[str]] = {}
     for task in tasks.values():
-        by_producer: dict[str, list[Edge]] = {}
-        for e in g.incoming(task.id):
-            if e.producer in tasks and e.producer != task.id:
-                by_producer.setdefault(e.producer, []).append(e)
-        for producer, edges in by_producer.items():
-            allowed = set(ALL_STATES)
-            for e in edges:
-                allowed &= e.passes
-            reach = reach_of.get(producer)
-            if reach is None:
-                reach = reach_of[producer] = reachable_states(tasks[producer])
-            if allowed & reach:
+        incoming = g.incoming(task.id)
+        if not incoming:
+            continue
+        # A task's incoming edges come from its own fields; what it finds depends on them and on
+        # each producer: with the language server's memo, a clean task whose producers are the
+        # very same objects is not judged again.
+        hit = prev.get(id(task))
+        if hit is not None and hit[0] is task and len(hit[1]) == len(incoming):
+            deps = hit[1]
+            one = len(deps) == 1
+            if (deps[0] is tasks.get(incoming[0].producer)) if one else same(deps, _producers(incoming, tasks)):
+                cur[id(task)] = hit
                 continue
-            e = next((x for x in edges if x.kind == "control"), edges[0])
-            can = ", ".join(s for s in STATUSES if s in reach)
-            yield report(
-                "NIKA-DAG-006",
-                e.span,
-                f"task `{task.id}` can never run: its edges from `{producer}` only pass on "
-                f"{_states(allowed)}, but `{producer}` can only end {can}",
-                _dead_help(producer, allowed),
-                task=task.id,
-                related=(Label(tasks[producer].key.span, f"`{producer}` declared here"),),
-                tags=("unnecessary",),
-            )
+        found = tuple(_dead_edges(task, incoming, tasks, reach_of))
+        if memo is not None and not found:
+            cur[id(task)] = (task, _producers(incoming, tasks), found)
+        yield from found
+
+
+def _producers(incoming: list[Edge], tasks: Mapping[str, Task]) -> tuple[Task | None, ...]:
+    return tuple([tasks.get(e.producer) for e in incoming])
+
+
+def _dead_edges(
+    task: Task, incoming: list[Edge], tasks: Mapping[str, Task], reach_of: dict[str, frozenset[str]]
+) -> Iterator[Diagnostic]:
+    by_producer: dict[str, list[Edge]] = {}
+    for e in incoming:
+        if e.producer in tasks and e.producer != task.id:
+            by_producer.setdefault(e.producer, []).append(e)
+    for producer, edges in by_producer.items():
+        allowed = set(ALL_STATES)
+        for e in edges:
+            allowed &= e.passes
+        reach = reach_of.get(producer)
+        if reach is None:
+            reach = reach_of[producer] = reachable_states(tasks[producer])
+        if allowed & reach:
+            continue
+        e = next((x for x in edges if x.kind == "control"), edges[0])
+        can = ", ".join(s for s in STATUSES if s in reach)
+        yield report(
+            "NIKA-DAG-006",
+            e.span,
+            f"task `{task.id}` can never run: its edges from `{producer}` only pass on "
+            f"{_states(allowed)}, but `{producer}` can only end {can}",
+            _dead_help(producer, allowed),
+            task=task.id,
+            related=(Label(tasks[producer].key.span, f"`{producer}` declared here"),),
+            tags=("unnecessary",),
+        )
 
 
 def _states(states: set[str]) -> str:
@@ -156,23 +185,50 @@ _COMPARES = re.compile(r"[=!]=|\bin\b")
 
 
 def check_status_literals(ctx: RuleContext) -> Iterator[Diagnostic]:
-    status_bindings = _status_bindings(ctx)
+    memo = ctx.memo
+    if memo is None:
+        status_bindings = _status_bindings(ctx)
+        for site in ctx.sites:
+            yield from _site_status_literals(site, status_bindings.get(site.task or "", set()))
+        return
+    # A site's findings depend on it and on its task's status bindings, which its task's own
+    # sites make: with the language server's memo, an unchanged task's sites are not judged again.
+    tasks = ctx.workflow.tasks
+    prev, cur = memo.tables("dag.status")
+    bindings: dict[str, set[str]] = {}
+    by_task: dict[str, list[ExprSite]] | None = None
     for site in ctx.sites:
-        bound = status_bindings.get(site.task or "", set())
+        task = tasks.get(site.task) if site.task else None
+        hit = prev.get(id(site))
+        if task is not None and hit is not None and hit[0] is site and hit[1][0] is task:
+            cur[id(site)] = hit
+            yield from hit[2]
+            continue
+        tid = site.task or ""
+        if tid not in bindings:  # only the tasks that changed are looked at again
+            if by_task is None:
+                by_task = _with_sites(ctx.sites)
+            bindings[tid] = _status_bindings(ctx, by_task.get(tid, ())).get(tid, set())
+        found = tuple(_site_status_literals(site, bindings[tid]))
+        if task is not None:
+            cur[id(site)] = (site, (task,), found)
+        yield from found
 
-        def is_status(ref: Ref, _b: set[str] = bound) -> bool:
-            if is_status_ref(ref):
-                return True
-            return ref.root == "with" and len(ref.path) == 1 and ref.path[0] in _b
 
-        for island in site.template.islands:
-            text = island.text
-            if island.expr is None or not (("=" in text or "in" in text) and _COMPARES.search(text)):
+def _site_status_literals(site: ExprSite, bound: set[str]) -> Iterator[Diagnostic]:
+    def is_status(ref: Ref) -> bool:
+        if is_status_ref(ref):
+            return True
+        return ref.root == "with" and len(ref.path) == 1 and ref.path[0] in bound
+
+    for island in site.template.islands:
+        text = island.text
+        if island.expr is None or not (("=" in text or "in" in text) and _COMPARES.search(text)):
+            continue
+        for _ref, lit, start, end in status_comparisons(island.expr, is_status):
+            if lit in STATUSES:
                 continue
-            for _ref, lit, start, end in status_comparisons(island.expr, is_status):
-                if lit in STATUSES:
-                    continue
-                yield _bad_literal(site, island, lit, start, end)
+            yield _bad_literal(site, island, lit, start, end)
 
 
 def _bad_literal(site: ExprSite, island: Island, lit: object, start: int, end: int) -> Diagnostic:
@@ -221,10 +277,20 @@ def _bad_literal(site: ExprSite, island: Island, lit: object, start: int, end: i
     )
 
 
-def _status_bindings(ctx: RuleContext) -> dict[str, set[str]]:
-    """Per task, the ``with:`` bindings that are exactly one ``${{ tasks.X.status }}``."""
+def _with_sites(sites: Iterable[ExprSite]) -> dict[str, list[ExprSite]]:
+    """The ``with:`` sites that are one island, by task (what :func:`_status_bindings` reads)."""
+    out: dict[str, list[ExprSite]] = {}
+    for site in sites:
+        if site.where == Where.WITH and site.task is not None and site.template.is_single_island:
+            out.setdefault(site.task, []).append(site)
+    return out
+
+
+def _status_bindings(ctx: RuleContext, sites: Iterable[ExprSite] | None = None) -> dict[str, set[str]]:
+    """Per task, the ``with:`` bindings that are exactly one ``${{ tasks.X.status }}`` (among
+    ``sites``, every site of the workflow by default)."""
     out: dict[str, set[str]] = {}
-    for site in ctx.sites:
+    for site in ctx.sites if sites is None else sites:
         if site.where != Where.WITH or site.task is None or not site.template.is_single_island:
             continue
         refs = site.references()  # memoised on the site: every ref of its one island

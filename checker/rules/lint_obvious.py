@@ -26,6 +26,8 @@ from checker.rules.support.context import RuleContext
 def check_redundant_after(ctx: RuleContext) -> Iterator[Diagnostic]:
     tasks = ctx.workflow.tasks
     for task in tasks.values():
+        if not task.after:
+            continue
         data: dict[str, list[Edge]] = {}
         for e in ctx.graph.incoming(task.id):
             if e.kind not in (EdgeRole.CONTROL, EdgeRole.RECOVERY) and e.producer in tasks:

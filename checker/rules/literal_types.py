@@ -15,6 +15,7 @@ from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
 from checker.expr.evaluate import EvalError, evaluate
 from checker.expr.nodes import Binary, Call, Expr, Ident, ListLit, Literal, MethodCall, Ternary, children, walk
+from checker.model.workflow import ExprSite
 from checker.rules.support.context import RuleContext
 
 
@@ -56,21 +57,39 @@ def _always_evaluated_closed(root: Expr) -> Iterator[Expr]:
 
 
 def check_literal_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
+    if ctx.memo is None:
+        for site in ctx.sites:
+            if site.where != "output" and not site.template.errors:
+                yield from _site_findings(site)
+        return
+    # A pure function of the site: with the language server's memo, an unchanged one is not judged again.
+    prev, cur = ctx.memo.tables("literal_types")
     for site in ctx.sites:
         if site.where == "output" or site.template.errors:
             continue
-        for island in site.template.islands:
-            if island.expr is None:
-                continue
-            for node in _always_evaluated_closed(island.expr):
-                try:
-                    evaluate(node, {})
-                except EvalError as e:
-                    start, end = island.expr_start + e.start, island.expr_start + max(e.end, e.start + 1)
-                    yield report(
-                        e.code,
-                        site.span_of(start, end),
-                        f"{e.message} (the expression reads nothing, so every run fails here)",
-                        "Fix the literal: the value is known before the run.",
-                        task=site.task,
-                    )
+        hit = prev.get(id(site))
+        if hit is not None and hit[0] is site:
+            cur[id(site)] = hit
+            yield from hit[2]
+            continue
+        found = tuple(_site_findings(site))
+        cur[id(site)] = (site, (), found)
+        yield from found
+
+
+def _site_findings(site: ExprSite) -> Iterator[Diagnostic]:
+    for island in site.template.islands:
+        if island.expr is None:
+            continue
+        for node in _always_evaluated_closed(island.expr):
+            try:
+                evaluate(node, {})
+            except EvalError as e:
+                start, end = island.expr_start + e.start, island.expr_start + max(e.end, e.start + 1)
+                yield report(
+                    e.code,
+                    site.span_of(start, end),
+                    f"{e.message} (the expression reads nothing, so every run fails here)",
+                    "Fix the literal: the value is known before the run.",
+                    task=site.task,
+                )

@@ -52,36 +52,77 @@ _WHERE_TEXT = {
 def check_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
     declared = {root: wf.section_names(root) for root in VALUE_ROOTS}
+    memo = ctx.memo
+    if memo is None:
+        for site in ctx.sites:
+            yield from _site_findings(ctx, site, declared)
+        return
+    # With the language server's memo, a site found clean is not judged again while what its
+    # findings depend on is the very same: the declared names, its task, each task it reads.
+    declared = memo.token("references.declared", declared)
+    tasks = wf.tasks
+    prev, cur = memo.tables("references")
     for site in ctx.sites:
-        if site.where == "output":
-            for island in site.template.islands:
-                yield report(
-                    "NIKA-VAR-005",
-                    site.span_of(island.start, island.end),
-                    "an `output:` binding is a pure jq program and cannot hold `${{ … }}`",
-                    "Compute the dynamic part in `with:` or in the task body, and keep the jq path literal.",
-                    task=site.task,
+        hit = prev.get(id(site))
+        if hit is not None and hit[0] is site:
+            deps, names = hit[1], hit[2]  # the ids the site reads: a function of the site alone
+            if (
+                deps[0] is declared
+                and deps[1] is (tasks.get(site.task) if site.task else None)
+                and (
+                    not names
+                    or (deps[2] is tasks.get(names[0]) if len(names) == 1 else deps[2:] == tuple(map(tasks.get, names)))
                 )
-            continue
-        for err in site.template.errors:
+            ):
+                cur[id(site)] = hit
+                continue
+        found = tuple(_site_findings(ctx, site, declared))
+        if not found:
+            names = _task_names(site)
+            task = tasks.get(site.task) if site.task else None
+            cur[id(site)] = (site, (declared, task, *[tasks.get(n) for n in names]), names)
+        yield from found
+
+
+def _task_names(site: ExprSite) -> tuple[str, ...]:
+    """The task id each `tasks.<id>` reference of ``site`` names."""
+    return tuple(
+        ref.path[0]
+        for _island, ref, _span in site.references()
+        if ref.root == "tasks" and ref.path and isinstance(ref.path[0], str)
+    )
+
+
+def _site_findings(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) -> Iterator[Diagnostic]:
+    if site.where == "output":
+        for island in site.template.islands:
             yield report(
-                err.code,
-                site.span_of(err.start, max(err.end, err.start + 1)),
-                err.message,
-                "Write the expression in the cel-subset/0.1 grammar (see `nika explain " + err.code + "`).",
+                "NIKA-VAR-005",
+                site.span_of(island.start, island.end),
+                "an `output:` binding is a pure jq program and cannot hold `${{ … }}`",
+                "Compute the dynamic part in `with:` or in the task body, and keep the jq path literal.",
                 task=site.task,
             )
-        if site.where == "when" and site.template.is_single_island:
-            island = site.template.islands[0]
-            if island.expr is not None and not is_boolean_shaped(island.expr):
-                yield report(
-                    "NIKA-VAR-005",
-                    site.span_of(island.expr_start + island.expr.start, island.expr_start + island.expr.end),
-                    "`when:` must be a boolean expression, not a bare value",
-                    "Compare it explicitly, e.g. `${{ with.count > 0 }}` or `${{ has(with.x) }}`.",
-                    task=site.task,
-                )
-        yield from _site_refs(ctx, site, declared)
+        return
+    for err in site.template.errors:
+        yield report(
+            err.code,
+            site.span_of(err.start, max(err.end, err.start + 1)),
+            err.message,
+            "Write the expression in the cel-subset/0.1 grammar (see `nika explain " + err.code + "`).",
+            task=site.task,
+        )
+    if site.where == "when" and site.template.is_single_island:
+        island = site.template.islands[0]
+        if island.expr is not None and not is_boolean_shaped(island.expr):
+            yield report(
+                "NIKA-VAR-005",
+                site.span_of(island.expr_start + island.expr.start, island.expr_start + island.expr.end),
+                "`when:` must be a boolean expression, not a bare value",
+                "Compare it explicitly, e.g. `${{ with.count > 0 }}` or `${{ has(with.x) }}`.",
+                task=site.task,
+            )
+    yield from _site_refs(ctx, site, declared)
 
 
 def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) -> Iterator[Diagnostic]:

@@ -43,3 +43,15 @@ def test_the_pool_is_used_only_past_the_threshold(monkeypatch: pytest.MonkeyPatc
     assert check_pool.jobs(check_pool.MIN_FILES - 1) == 1
     monkeypatch.setenv("NIKA_JOBS", "1")
     assert check_pool.jobs(10 * check_pool.MIN_FILES) == 1
+
+
+def test_without_nika_jobs_the_pool_takes_only_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NIKA_JOBS", raising=False)
+    monkeypatch.setattr(check_pool, "_cores", lambda: 4)
+    monkeypatch.setattr(check_pool, "_busy", lambda: 3)
+    assert check_pool.jobs(10 * check_pool.MIN_FILES) == 1  # one idle core: serial
+    monkeypatch.setattr(check_pool, "_busy", lambda: 0)
+    assert check_pool.jobs(10 * check_pool.MIN_FILES) == 4
+    monkeypatch.setenv("NIKA_JOBS", "2")  # asked for: taken whatever the load
+    monkeypatch.setattr(check_pool, "_busy", lambda: 4)
+    assert check_pool.jobs(10 * check_pool.MIN_FILES) == 2

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 
+from checker.core.memo import RuleMemo
 from checker.core.records import record
 from checker.core.source import SourceText, Span
 from checker.expr import Island
@@ -29,6 +31,7 @@ class RuleContext:
     graph: Graph
     base_dir: str | None = None  # the working directory relative paths resolve from (02)
     roots: tuple[str, ...] | None = None  # the only folders files may be read from (language server)
+    memo: RuleMemo | None = None  # results kept across versions of the document (language server)
 
     def locate(self, path: str, *, beside: bool = True) -> str | None:
         """The file a path the workflow names points to (:func:`checker.core.paths.resolve_inside`;
@@ -47,6 +50,8 @@ class RuleContext:
 
     def verbs(self) -> Iterator[tuple[str, Verb]]:
         """Every verb of the workflow with its task's id (:func:`task_verbs` of each task)."""
-        for task in self.workflow.tasks.values():
-            for verb in task_verbs(task):
-                yield task.id, verb
+        return iter(self._verbs)
+
+    @cached_property
+    def _verbs(self) -> tuple[tuple[str, Verb], ...]:  # listed once: a score of rules walk them
+        return tuple((task.id, verb) for task in self.workflow.tasks.values() for verb in task_verbs(task))
