@@ -12,31 +12,31 @@ from typing import Any
 
 from checker.core.records import replace
 from checker.expr.evaluate import UNRESOLVED, EvalError
-from checker.expr.nodes import Binary, Call, Expr, Ident, Index, ListLit, Literal, Member, MethodCall, Ternary, Unary
+from checker.expr.nodes import (
+    Binary,
+    Call,
+    Expr,
+    Ident,
+    Index,
+    ListLit,
+    Literal,
+    Member,
+    MethodCall,
+    Ternary,
+    Unary,
+    children,
+)
 from checker.rules.support.value_types import Witness
 
 
 def operands(node: Expr) -> tuple[Expr, ...]:
-    """The sub-expressions whose values ``node``'s own operation reads on every evaluation."""
+    """The sub-expressions whose values ``node``'s own operation reads on every evaluation: its
+    children, except the parts a run may skip (the branches of ``?:``, the right of ``&&``/``||``)."""
     if isinstance(node, Ternary):
         return (node.cond,)
     if isinstance(node, Binary) and node.op in ("&&", "||"):
         return (node.left,)
-    if isinstance(node, Member):
-        return (node.obj,)
-    if isinstance(node, Index):
-        return (node.obj, node.index)
-    if isinstance(node, Call):
-        return node.args
-    if isinstance(node, MethodCall):
-        return (node.obj, *node.args)
-    if isinstance(node, Unary):
-        return (node.operand,)
-    if isinstance(node, Binary):
-        return (node.left, node.right)
-    if isinstance(node, ListLit):
-        return node.items
-    return ()
+    return children(node)
 
 
 def depends_on_value(node: Expr, combo: tuple[Witness, ...], e: EvalError) -> bool:
