@@ -22,7 +22,7 @@ from checker.contracts import effects
 from checker.contracts.effects import Boundary, Denial, boundary_of
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.core.globs import canonical_path, glob_base
+from checker.core.globs import glob_base
 from checker.core.records import record
 from checker.core.source import Span
 from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
@@ -303,15 +303,13 @@ def _target(n: NeedSite, raw: str) -> str | None:
 
 def _judge_glob(bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:
     """A literal glob reads its base folder (or, without a wildcard, the path itself): judged as
-    the run judges it (``nika:glob`` resolves the same base). A base in the working directory
-    itself is left to the run, which judges the resolved folder."""
+    the run judges it (``nika:glob`` resolves the same base; stdlib §nika:glob: the walk is gated
+    on the directory it walks, so `**/*.md` walks the working directory itself)."""
     v = n.value
     if v is None or isinstance(v, TemplateValue) or not isinstance(v.value, str) or not v.value:
         return
     base, _rest = glob_base(v.value)
-    if canonical_path(base or ".") == ".":
-        return
-    d = bound.check(n.plane, base)
+    d = bound.check(n.plane, base or ".")
     if d is not None:
         yield _escape(n, d)
 

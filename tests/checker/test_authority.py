@@ -258,7 +258,8 @@ def test_examples_and_templates_stay_clean(path: Path) -> None:
         ("../outside/*.txt", "./**", True),  # the base climbs out of every grant
         ("./data/*.txt", "./data/a.txt", True),  # the walk reads the folder, which the grant does not cover
         ("/etc/*", "./**", True),
-        ("./**/*.txt", "./src/**", False),  # a base in the working directory itself: judged at run
+        ("./**/*.txt", "./src/**", True),  # the walk reads the working directory itself, as the run judges
+        ("**/*.md", "./**", False),  # `./**` covers the working directory (a `dir/**` grant covers `dir`)
     ],
 )
 def test_a_literal_glob_is_judged_on_its_base(pattern: str, grant: str, refused: bool) -> None:
