@@ -5,6 +5,7 @@ read (a ``${{ … }}`` template is only known at run time, so it reads as unknow
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from checker.contracts.model import ArgSpec, ToolContract
@@ -14,7 +15,7 @@ from checker.core.diagnostics import Diagnostic, Fix, Label
 from checker.core.records import record
 from checker.core.source import Span
 from checker.expr.template import has_island
-from checker.parse.values import Entry, MapValue, ScalarValue, Value
+from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, Value
 
 
 def is_dynamic(value: Value | None) -> bool:
@@ -26,6 +27,30 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
     return bool(a == b)
+
+
+def matches_type(t: str, value: Value) -> bool:
+    """Whether the literal ``value`` is of the contract type ``t``."""
+    if t == "any":
+        return True
+    if isinstance(value, MapValue):
+        return t == "object"
+    if isinstance(value, ListValue):
+        return t == "array"
+    if not isinstance(value, ScalarValue):
+        return False
+    v = value.value
+    if t in ("string", "enum", "duration"):
+        return isinstance(v, str)
+    if t == "integer":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if t == "number":
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if t == "boolean":
+        return isinstance(v, bool)
+    if t == "null":
+        return v is None
+    return False
 
 
 @record(frozen=False)

@@ -4,11 +4,10 @@ tool's contract (shape, unknown and missing arguments, literal types, values and
 
 from __future__ import annotations
 
-import math
 import re
 
 from checker.contracts.arg_rules import apply_rule, rule_last
-from checker.contracts.arg_scope import Ctx, Scope, is_dynamic, same
+from checker.contracts.arg_scope import Ctx, Scope, is_dynamic, matches_type, same
 from checker.contracts.load import contract
 from checker.contracts.model import ARG_CODE, SHAPE_CODE, ArgSpec, Rule
 from checker.contracts.text import expected, fmt, num, range_text
@@ -18,7 +17,7 @@ from checker.core.durations import parse_duration
 from checker.core.source import Span
 from checker.core.suggest import did_you_mean
 from checker.expr.template import has_island
-from checker.parse.values import ListValue, MapValue, ScalarValue, Value, describe
+from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, Value, describe
 
 
 def check_tool_args(
@@ -57,57 +56,13 @@ def check_tool_args(
 
 
 def _check_mapping(scope: Scope, open_: bool, rules: tuple[Rule, ...], ctx: Ctx, *, top: bool) -> None:
-    m = scope.mapping
-    tool = ctx.tool.id
-    known = [s.name for s in scope.specs if not s.reserved]
-    aliases = {al: s.name for s in scope.specs for al in s.aliases}
     # Names an unknown key was probably meant to be: the rename fixes them too, so they are
     # neither reported missing nor fed to the rules (one mistake, one finding).
     renamed: set[str] = set()
-    if m is not None:
-        for e in m.entries:
-            name = e.key_text
-            if name is None:
-                ctx.add(
-                    ARG_CODE,
-                    e.key.span,
-                    f"{scope.owner} argument names must be strings, not {describe(e.key)}",
-                    "Quote the key or rename it to one of the documented arguments.",
-                )
-                continue
-            if m.entry(name) is not e:
-                continue  # a duplicate key: the YAML profile reports it
-            spec = scope.spec(name)
-            if spec is None:
-                if open_:
-                    continue
-                hit = aliases.get(name) or did_you_mean(name, known)
-                where = f"{scope.owner} has no argument" if top else f"{scope.owner} has no field"
-                listing = ", ".join(f"`{k}`" for k in known) or "nothing"
-                if hit and not scope.present(hit):
-                    renamed.add(hit)
-                    safety = "safe" if name in aliases or name.lower() == hit.lower() else "maybe-incorrect"
-                    fix = Fix(f"Rename `{name}` to `{hit}`", (Edit(e.key.span, hit),), safety)
-                    ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", f"Rename it to `{hit}`.", fixes=(fix,))
-                elif hit:
-                    ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", f"Remove it; `{hit}` is already set.")
-                else:
-                    ctx.add(
-                        ARG_CODE,
-                        e.key.span,
-                        f"{where} `{name}`",
-                        f"Remove it; {scope.owner} accepts {listing}.",
-                    )
-                continue
-            if spec.reserved:
-                ctx.add(
-                    ARG_CODE,
-                    e.key.span,
-                    f"`{scope.dotted(name)}` is reserved in `{tool}` and cannot be used yet",
-                    "Remove it.",
-                )
-                continue
-            _check_value(spec, e.value, scope.dotted(name), e.key.span, ctx)
+    m = scope.mapping
+    for e in m.entries if m is not None else ():
+        _check_entry(scope, e, open_, ctx, renamed, top=top)
+    tool = ctx.tool.id
     for spec in scope.specs:
         if spec.required and spec.name not in renamed and not scope.present(spec.name):
             what = f"`{tool}` is missing its required argument" if top else f"{scope.owner} is missing"
@@ -122,6 +77,53 @@ def _check_mapping(scope: Scope, open_: bool, rules: tuple[Rule, ...], ctx: Ctx,
         if renamed and renamed & _rule_names(rule):
             continue
         apply_rule(rule, scope, ctx)
+
+
+def _check_entry(scope: Scope, e: Entry, open_: bool, ctx: Ctx, renamed: set[str], *, top: bool) -> None:
+    """One ``name: value`` of the mapping: its key must name a field, its value fit that field."""
+    name = e.key_text
+    if name is None:
+        ctx.add(
+            ARG_CODE,
+            e.key.span,
+            f"{scope.owner} argument names must be strings, not {describe(e.key)}",
+            "Quote the key or rename it to one of the documented arguments.",
+        )
+        return
+    if scope.mapping is not None and scope.mapping.entry(name) is not e:
+        return  # a duplicate key: the YAML profile reports it
+    spec = scope.spec(name)
+    if spec is None:
+        if not open_:
+            _unknown_key(scope, e, name, ctx, renamed, top=top)
+        return
+    if spec.reserved:
+        ctx.add(
+            ARG_CODE,
+            e.key.span,
+            f"`{scope.dotted(name)}` is reserved in `{ctx.tool.id}` and cannot be used yet",
+            "Remove it.",
+        )
+        return
+    _check_value(spec, e.value, scope.dotted(name), e.key.span, ctx)
+
+
+def _unknown_key(scope: Scope, e: Entry, name: str, ctx: Ctx, renamed: set[str], *, top: bool) -> None:
+    """A key no field is named: renamed to the field it was probably meant to be when that is free."""
+    known = [s.name for s in scope.specs if not s.reserved]
+    aliases = {al: s.name for s in scope.specs for al in s.aliases}
+    hit = aliases.get(name) or did_you_mean(name, known)
+    where = f"{scope.owner} has no argument" if top else f"{scope.owner} has no field"
+    listing = ", ".join(f"`{k}`" for k in known) or "nothing"
+    if hit and not scope.present(hit):
+        renamed.add(hit)
+        safety = "safe" if name in aliases or name.lower() == hit.lower() else "maybe-incorrect"
+        fix = Fix(f"Rename `{name}` to `{hit}`", (Edit(e.key.span, hit),), safety)
+        ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", f"Rename it to `{hit}`.", fixes=(fix,))
+    elif hit:
+        ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", f"Remove it; `{hit}` is already set.")
+    else:
+        ctx.add(ARG_CODE, e.key.span, f"{where} `{name}`", f"Remove it; {scope.owner} accepts {listing}.")
 
 
 def _rule_names(rule: Rule) -> set[str]:
@@ -142,7 +144,7 @@ def _check_value(spec: ArgSpec, value: Value, path: str, key_span: Span, ctx: Ct
             f"Give `{path}` a value; null is not accepted.",
         )
         return
-    if not any(_matches(t, value) for t in spec.types):
+    if not any(matches_type(t, value) for t in spec.types):
         ctx.add(
             code,
             value.span,
@@ -176,45 +178,7 @@ def _check_scalar(spec: ArgSpec, value: ScalarValue, path: str, ctx: Ctx) -> Non
         )
         return
     if isinstance(v, str):
-        if spec.template and not has_island(v):
-            ctx.add(
-                code,
-                value.span,
-                f"`{path}` of `{tool}` is a plain string, not an expression",
-                f'Write it as an expression, e.g. `{path}: "${{{{ tasks.x.output.ok }}}}"`.',
-            )
-            return
-        if "duration" in spec.types and not spec.values and parse_duration(v, positive=False, max_ms=None)[0] is None:
-            ctx.add(
-                code,
-                value.span,
-                f"`{v}` is not a duration (`{path}` of `{tool}`): {parse_duration(v, positive=False, max_ms=None)[1]}",
-                "Write a Go duration such as `500ms`, `30s`, `5m` or `1h30m`.",
-            )
-            return
-        if spec.pattern is not None and not re.fullmatch(spec.pattern, v):
-            ctx.add(
-                code,
-                value.span,
-                f"`{v}` does not have the form `{path}` of `{tool}` needs (`{spec.pattern}`)",
-                f"Change `{path}` so it matches `{spec.pattern}`.",
-            )
-            return
-        n = len(v)
-        if spec.min_length is not None and n < spec.min_length:
-            ctx.add(
-                code,
-                value.span,
-                f"`{path}` of `{tool}` is too short ({n} characters, at least {spec.min_length})",
-                f"Give `{path}` at least {spec.min_length} character(s).",
-            )
-        elif spec.max_length is not None and n > spec.max_length:
-            ctx.add(
-                code,
-                value.span,
-                f"`{path}` of `{tool}` is too long ({n} characters, at most {spec.max_length})",
-                f"Shorten `{path}`, or split the work across several tasks with `for_each:`.",
-            )
+        _check_string(spec, value, v, path, ctx)
         return
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         lo, hi = spec.min, spec.max
@@ -225,6 +189,51 @@ def _check_scalar(spec: ArgSpec, value: ScalarValue, path: str, ctx: Ctx) -> Non
                 f"`{path}: {num(v)}` is out of range for `{tool}` ({range_text(spec)})",
                 f"Pick a value in {range_text(spec)}.",
             )
+
+
+def _check_string(spec: ArgSpec, value: ScalarValue, v: str, path: str, ctx: Ctx) -> None:
+    """A literal string: an expression where one is needed, a duration, the pattern, the length."""
+    tool = ctx.tool.id
+    code = spec.code
+    if spec.template and not has_island(v):
+        ctx.add(
+            code,
+            value.span,
+            f"`{path}` of `{tool}` is a plain string, not an expression",
+            f'Write it as an expression, e.g. `{path}: "${{{{ tasks.x.output.ok }}}}"`.',
+        )
+        return
+    if "duration" in spec.types and not spec.values and parse_duration(v, positive=False, max_ms=None)[0] is None:
+        ctx.add(
+            code,
+            value.span,
+            f"`{v}` is not a duration (`{path}` of `{tool}`): {parse_duration(v, positive=False, max_ms=None)[1]}",
+            "Write a Go duration such as `500ms`, `30s`, `5m` or `1h30m`.",
+        )
+        return
+    if spec.pattern is not None and not re.fullmatch(spec.pattern, v):
+        ctx.add(
+            code,
+            value.span,
+            f"`{v}` does not have the form `{path}` of `{tool}` needs (`{spec.pattern}`)",
+            f"Change `{path}` so it matches `{spec.pattern}`.",
+        )
+        return
+    n = len(v)
+    if spec.min_length is not None and n < spec.min_length:
+        ctx.add(
+            code,
+            value.span,
+            f"`{path}` of `{tool}` is too short ({n} characters, at least {spec.min_length})",
+            f"Give `{path}` at least {spec.min_length} character(s).",
+        )
+    elif spec.max_length is not None and n > spec.max_length:
+        ctx.add(
+            code,
+            value.span,
+            f"`{path}` of `{tool}` is too long ({n} characters, at most {spec.max_length})",
+            f"Shorten `{path}`, or split the work across several tasks with `for_each:`.",
+        )
 
 
 def _check_sequence(spec: ArgSpec, value: ListValue, path: str, ctx: Ctx) -> None:
@@ -289,26 +298,3 @@ def _check_op_map(spec: ArgSpec, value: MapValue, path: str, ctx: Ctx) -> None:
         )
         return
     _check_value(op, e.value, f"{path}.{name}", e.key.span, ctx)
-
-
-def _matches(t: str, value: Value) -> bool:
-    if t == "any":
-        return True
-    if isinstance(value, MapValue):
-        return t == "object"
-    if isinstance(value, ListValue):
-        return t == "array"
-    if not isinstance(value, ScalarValue):
-        return False
-    v = value.value
-    if t in ("string", "enum", "duration"):
-        return isinstance(v, str)
-    if t == "integer":
-        return isinstance(v, int) and not isinstance(v, bool)
-    if t == "number":
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-    if t == "boolean":
-        return isinstance(v, bool)
-    if t == "null":
-        return v is None
-    return False
