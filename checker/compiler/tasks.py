@@ -170,6 +170,49 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
         )
         return None
     b.closed(node, G.TASK, f"task `{tid}`", task=tid, special=_special(b, tid))
+    in_fe = "for_each" in node
+    verb = _task_verb(b, tid, e, node, envelope_model)
+    with_ = blocks.with_block(b, node.get("with"), tid, in_fe)
+    after = blocks.after_block(b, node.get("after"), tid)
+    when = blocks.when(b, node.get("when"), tid, Where.WHEN, in_fe)
+    for_each = _for_each(b, node.get("for_each"), tid)
+    max_parallel = None
+    if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), ScalarValue):
+        max_parallel = mp.value
+    fail_fast = True
+    if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), ScalarValue):
+        fail_fast = ff.value
+    retry = blocks.retry(b, node.get("retry"), tid)
+    on_error = blocks.on_error(b, node.get("on_error"), tid, in_fe)
+    timeout = b.duration(node.get("timeout"), tid)
+    on_finally = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
+    output = blocks.output_block(b, node.get("output"), tid)
+    inert = _inert(b, node.get("inert"), tid)
+    declassify = blocks.declassify(b, node.get("declassify"), tid)
+    return Task(
+        id=tid,
+        key=e.key,
+        value=node,
+        verb=verb,
+        with_=with_,
+        after=after,
+        when=when,
+        for_each=for_each,
+        max_parallel=max_parallel,
+        fail_fast=fail_fast,
+        retry=retry,
+        on_error=on_error,
+        timeout=timeout,
+        on_finally=on_finally,
+        output=output,
+        returns=node.get("returns"),
+        inert=inert,
+        declassify=declassify,
+    )
+
+
+def _task_verb(b: Builder, tid: str, e: Entry, node: MapValue, envelope_model: Value | None) -> Verb | None:
+    """The task's one verb (NIKA-PARSE-008 when it has none, -009 when it has several: the first is built)."""
     present = [k for k in G.VERBS if k in node]
     verb: Verb | None = None
     if not present:
@@ -192,27 +235,15 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
             task=tid,
             related=(Label(first.key.span, f"`{present[0]}` declared here"),),
         )
-    in_fe = "for_each" in node
     if present:
         ve = node.entry(present[0])
         assert ve is not None
-        verb = verbs.verb(b, present[0], ve, tid, Where.BODY, in_fe, envelope_model)
-    with_ = blocks.with_block(b, node.get("with"), tid, in_fe)
-    after = blocks.after_block(b, node.get("after"), tid)
-    when = blocks.when(b, node.get("when"), tid, Where.WHEN, in_fe)
-    for_each = _for_each(b, node.get("for_each"), tid)
-    max_parallel = None
-    if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), ScalarValue):
-        max_parallel = mp.value
-    fail_fast = True
-    if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), ScalarValue):
-        fail_fast = ff.value
-    retry = blocks.retry(b, node.get("retry"), tid)
-    on_error = blocks.on_error(b, node.get("on_error"), tid, in_fe)
-    timeout = b.duration(node.get("timeout"), tid)
-    on_finally = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
-    output = blocks.output_block(b, node.get("output"), tid)
-    inert = node.get("inert")
+        verb = verbs.verb(b, present[0], ve, tid, Where.BODY, "for_each" in node, envelope_model)
+    return verb
+
+
+def _inert(b: Builder, inert: Value | None, tid: str) -> Value | None:
+    """``inert:``, a non-empty reason why fetched content is treated as data."""
     if inert is not None and not (
         isinstance(inert, ScalarValue) and isinstance(inert.value, str) and inert.value.strip()
     ):
@@ -223,27 +254,7 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
             'Say why the fetched content is treated as data, e.g. `inert: "pickled model archived, never loaded"`.',
             task=tid,
         )
-    declassify = blocks.declassify(b, node.get("declassify"), tid)
-    return Task(
-        id=tid,
-        key=e.key,
-        value=node,
-        verb=verb,
-        with_=with_,
-        after=after,
-        when=when,
-        for_each=for_each,
-        max_parallel=max_parallel,
-        fail_fast=fail_fast,
-        retry=retry,
-        on_error=on_error,
-        timeout=timeout,
-        on_finally=on_finally,
-        output=output,
-        returns=node.get("returns"),
-        inert=inert,
-        declassify=declassify,
-    )
+    return inert
 
 
 def _for_each(b: Builder, node: Value | None, tid: str) -> Value | None:
