@@ -18,34 +18,9 @@ TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")
 
 
 def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str, Task]:
-    entry = root.entry("tasks")
-    if entry is None:
-        b.err(
-            "NIKA-PARSE-002",
-            Span(root.span.start, root.span.start),
-            "the `tasks:` map is missing",
-            "Add `tasks:` with at least one task keyed by its id.",
-        )
-        return {}
-    node = entry.value
-    if isinstance(node, ListValue):
-        if not node.items:
-            b.err(
-                "NIKA-PARSE-002",
-                node.span,
-                "`tasks:` is empty",
-                "Declare at least one task as a map entry: `tasks:` then `my_task:` with a verb.",
-            )
-        else:
-            b.err(
-                "NIKA-PARSE-022",
-                node.span,
-                "`tasks:` is a list; it must be a map keyed by task id",
-                "Turn each `- id: name` item into a `name:` key and drop the `id:` field.",
-            )
-        return {}
-    if (isinstance(node, ScalarValue) and node.value is None) or (isinstance(node, MapValue) and not node.entries):
-        b.err("NIKA-PARSE-002", entry.key.span, "`tasks:` is empty", "Declare at least one task keyed by its id.")
+    """The ``tasks:`` map compiled, task by task, in declaration order (ids judged on the way)."""
+    node = _tasks_map(b, root)
+    if node is None:
         return {}
     m = b.expect_mapping(node, "`tasks:`")
     if m is None:
@@ -70,20 +45,59 @@ def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str,
             continue
         seen[tid] = e
         if not TASK_ID_RE.match(tid):
-            fixed = re.sub(r"[^a-z0-9_]+", "_", tid.lower()).strip("_")
-            if fixed and not fixed[0].isalpha():
-                fixed = "t_" + fixed
-            b.err(
-                "NIKA-PARSE-006",
-                e.key.span,
-                f"task id `{tid}` is not snake_case",
-                "Use lowercase letters, digits and `_`, starting with a letter"
-                + (f" (e.g. `{fixed}`)." if fixed else "."),
-            )
+            _not_snake_case(b, tid, e)
         t = task(b, tid, e, envelope_model) if b.task_memo is None else b.task_memo.task(b, tid, e, envelope_model)
         if t is not None:
             out[tid] = t
     return out
+
+
+def _tasks_map(b: Builder, root: MapValue) -> Value | None:
+    """The value of ``tasks:`` when it holds tasks; None (with its finding) when it is missing,
+    empty or a list."""
+    entry = root.entry("tasks")
+    if entry is None:
+        b.err(
+            "NIKA-PARSE-002",
+            Span(root.span.start, root.span.start),
+            "the `tasks:` map is missing",
+            "Add `tasks:` with at least one task keyed by its id.",
+        )
+        return None
+    node = entry.value
+    if isinstance(node, ListValue):
+        if not node.items:
+            b.err(
+                "NIKA-PARSE-002",
+                node.span,
+                "`tasks:` is empty",
+                "Declare at least one task as a map entry: `tasks:` then `my_task:` with a verb.",
+            )
+        else:
+            b.err(
+                "NIKA-PARSE-022",
+                node.span,
+                "`tasks:` is a list; it must be a map keyed by task id",
+                "Turn each `- id: name` item into a `name:` key and drop the `id:` field.",
+            )
+        return None
+    if (isinstance(node, ScalarValue) and node.value is None) or (isinstance(node, MapValue) and not node.entries):
+        b.err("NIKA-PARSE-002", entry.key.span, "`tasks:` is empty", "Declare at least one task keyed by its id.")
+        return None
+    return node
+
+
+def _not_snake_case(b: Builder, tid: str, e: Entry) -> None:
+    """NIKA-PARSE-006, with a snake_case spelling of the id to suggest."""
+    fixed = re.sub(r"[^a-z0-9_]+", "_", tid.lower()).strip("_")
+    if fixed and not fixed[0].isalpha():
+        fixed = "t_" + fixed
+    b.err(
+        "NIKA-PARSE-006",
+        e.key.span,
+        f"task id `{tid}` is not snake_case",
+        "Use lowercase letters, digits and `_`, starting with a letter" + (f" (e.g. `{fixed}`)." if fixed else "."),
+    )
 
 
 class TaskMemo:
