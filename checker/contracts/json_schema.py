@@ -146,10 +146,13 @@ def _presence_rule(rule: Rule) -> Schema | None:
 
 
 def _arg_schema(spec: ArgSpec, template: Schema | None) -> Schema:
-    """One argument: its type union, or a ``${{ … }}`` template (judged at run time)."""
+    """One argument: its type union, or a ``${{ … }}`` template (judged at run time). Without a
+    template, a single type stands alone rather than as a one-member ``anyOf``."""
     alternatives = [_arg_alternative(t, spec, template) for t in spec.types]
     if any(a == {} for a in alternatives):
         out: Schema = {}
+    elif template is None and len(alternatives) == 1:
+        out = dict(alternatives[0])
     else:
         if template is not None and template not in alternatives:
             alternatives.append(template)
