@@ -14,6 +14,7 @@ from checker.contracts.effects import Boundary, Denial, Need, Target
 from checker.core.globs import (
     GlobSyntaxError,
     ToolRule,
+    _tokens,
     canonical_path,
     expand_tools,
     glob_base,
@@ -48,18 +49,22 @@ def test_each_edge_kind_lets_exactly_its_states_through() -> None:
 
 # -- the boundary -------------------------------------------------------------------------------
 
-FULL = Boundary.from_data(
-    {
-        "fs": {"read": ["./data/**"], "write": ["out/*.txt"]},
-        "net": {"http": ["API.example.com"]},
-        "exec": ["git"],
-        "tools": ["nika:*", "!nika:write"],
-        "env": ["HOME", 7],
-    }
-)
+
+def _full() -> Boundary:
+    """A boundary granting every plane (built per test, never at import)."""
+    return Boundary.from_data(
+        {
+            "fs": {"read": ["./data/**"], "write": ["out/*.txt"]},
+            "net": {"http": ["API.example.com"]},
+            "exec": ["git"],
+            "tools": ["nika:*", "!nika:write"],
+            "env": ["HOME", 7],
+        }
+    )
 
 
 def test_from_data_reads_every_plane_and_drops_what_is_not_a_string() -> None:
+    full = _full()
     assert (
         Boundary(
             True,
@@ -70,7 +75,7 @@ def test_from_data_reads_every_plane_and_drops_what_is_not_a_string() -> None:
             (ToolRule("nika:*", False, 0), ToolRule("nika:write", True, 1)),
             ("HOME",),
         )
-        == FULL
+        == full
     )
     assert Boundary.from_data({}) == Boundary(True)
     assert Boundary.from_data({"exec": True}).exec is True
@@ -79,12 +84,13 @@ def test_from_data_reads_every_plane_and_drops_what_is_not_a_string() -> None:
 
 
 def test_grants_names_each_plane() -> None:
-    assert [p for p in effects.PLANES if FULL.grants(p)] == list(effects.PLANES)
+    full = _full()
+    assert [p for p in effects.PLANES if full.grants(p)] == list(effects.PLANES)
     empty = Boundary(True)
     assert [p for p in effects.PLANES if empty.grants(p)] == []
     assert not Boundary(True, exec=()).grants("exec") and Boundary(True, exec=True).grants("exec")
     assert not Boundary(True, tools=(ToolRule("nika:*", True, 0),)).grants("tools")
-    assert not FULL.grants("nonsense")
+    assert not full.grants("nonsense")
 
 
 def test_an_absent_block_denies_every_plane() -> None:
@@ -95,18 +101,19 @@ def test_an_absent_block_denies_every_plane() -> None:
 
 
 def test_file_planes() -> None:
-    assert FULL.check("fs.read", "data/../data/x") is None
-    assert FULL.check("fs.read") is None
-    assert FULL.check("fs.read", "../etc/passwd") == Denial(
+    full = _full()
+    assert full.check("fs.read", "data/../data/x") is None
+    assert full.check("fs.read") is None
+    assert full.check("fs.read", "../etc/passwd") == Denial(
         "fs.read", "../etc/passwd", "../etc/passwd", "`../etc/passwd` lies outside `permits.fs.read`"
     )
-    assert FULL.check("fs.write", "out/a.txt") is None
-    assert FULL.check("fs.write", "./out/sub/a.txt") == Denial(
+    assert full.check("fs.write", "out/a.txt") is None
+    assert full.check("fs.write", "./out/sub/a.txt") == Denial(
         "fs.write", "./out/sub/a.txt", "out/sub/a.txt", "`out/sub/a.txt` lies outside `permits.fs.write`"
     )
-    assert FULL.check("fs.write", "out", directory=True) is None
-    assert FULL.check("fs.write", "out") is not None
-    assert FULL.check("fs.write", "elsewhere", directory=True) is not None
+    assert full.check("fs.write", "out", directory=True) is None
+    assert full.check("fs.write", "out") is not None
+    assert full.check("fs.write", "elsewhere", directory=True) is not None
     assert Boundary(True, fs_write=("x/*",)).check("fs.write", ".", directory=True) is None
     assert Boundary(True, fs_write=("../x/*",)).check("fs.write", ".", directory=True) is not None
     assert Boundary(True, fs_write=("/x/*",)).check("fs.write", ".", directory=True) is not None
@@ -115,9 +122,10 @@ def test_file_planes() -> None:
 
 
 def test_network_plane() -> None:
-    assert FULL.check("net", "api.example.com.") is None
-    assert FULL.check("net") is None
-    assert FULL.check("net", "other.example") == Denial(
+    full = _full()
+    assert full.check("net", "api.example.com.") is None
+    assert full.check("net") is None
+    assert full.check("net", "other.example") == Denial(
         "net", "other.example", "other.example", "host `other.example` is not in `permits.net.http`"
     )
     assert Boundary(True, net_http=(" * ",)).check("net", "anything.example") is None
@@ -125,8 +133,9 @@ def test_network_plane() -> None:
 
 
 def test_exec_plane() -> None:
-    assert FULL.check("exec", "git") is None and FULL.check("exec") is None
-    assert FULL.check("exec", "sh") == Denial("exec", "sh", "sh", "program `sh` is not in `permits.exec`")
+    full = _full()
+    assert full.check("exec", "git") is None and full.check("exec") is None
+    assert full.check("exec", "sh") == Denial("exec", "sh", "sh", "program `sh` is not in `permits.exec`")
     assert Boundary(True, exec=True).check("exec", "anything") is None
     refused = Denial("exec", "git", None, "`permits.exec` does not allow processes")
     assert Boundary(True, exec=False).check("exec", "git") == refused
@@ -134,25 +143,27 @@ def test_exec_plane() -> None:
 
 
 def test_tools_plane() -> None:
-    assert FULL.check("tools", "nika:read") is None and FULL.check("tools") is None
-    assert FULL.check("tools", "nika:write") == Denial(
+    full = _full()
+    assert full.check("tools", "nika:read") is None and full.check("tools") is None
+    assert full.check("tools", "nika:write") == Denial(
         "tools",
         "nika:write",
         "nika:write",
         "`nika:write` is excluded by `!nika:write`",
         ToolRule("nika:write", True, 1),
     )
-    assert FULL.check("tools", "mcp:x/y") == Denial(
+    assert full.check("tools", "mcp:x/y") == Denial(
         "tools", "mcp:x/y", "mcp:x/y", "`mcp:x/y` matches no entry of `permits.tools`"
     )
     assert Boundary(True).check("tools") == Denial("tools", None, None, "`permits.tools` grants nothing")
 
 
 def test_env_and_unknown_planes() -> None:
-    assert FULL.check("env", "HOME") is None
-    assert FULL.check("env", "PATH") == Denial("env", "PATH", "PATH", "`PATH` is not in `permits.env`")
-    assert FULL.check("env") == Denial("env", None, None, "`None` is not in `permits.env`")
-    assert FULL.check("disk", "x") == Denial("disk", "x", None, "unknown plane `disk`")
+    full = _full()
+    assert full.check("env", "HOME") is None
+    assert full.check("env", "PATH") == Denial("env", "PATH", "PATH", "`PATH` is not in `permits.env`")
+    assert full.check("env") == Denial("env", None, None, "`None` is not in `permits.env`")
+    assert full.check("disk", "x") == Denial("disk", "x", None, "unknown plane `disk`")
 
 
 # -- what a call needs --------------------------------------------------------------------------
@@ -198,6 +209,9 @@ def test_requirements_follow_nested_and_conditional_targets() -> None:
         ("://h.example", None),
         ("ht tp://h.example", None),
         ("http:///path", None),
+        ("a-b.c://h.example", "h.example"),
+        ("http://h.example/x://y", "h.example"),
+        ("https://X.example/", "x.example"),
     ],
 )
 def test_url_host(url: str, host: str | None) -> None:
@@ -208,6 +222,9 @@ def test_url_path_and_percent_decoding() -> None:
     assert effects.url_path("https://h.example/a%2Eb/c?d#e") == "/a.b/c"
     assert effects.url_path("https://h.example") == ""
     assert effects.url_path("/local/p#x") == ""  # not a URL: no path to judge
+    assert effects.url_path("https:///p") == "/p"
+    assert effects.url_path("https://h/aXb?c?d") == "/aXb"
+    assert effects._percent_decode("%FF") == "\ufffd"
     assert effects._percent_decode("%41%4a%zz%4") == "AJ%zz%4"
     assert effects._percent_decode("%C3%A9") == "é"
     assert effects._percent_decode("a%") == "a%"
@@ -218,6 +235,8 @@ def test_canonical_host() -> None:
     assert effects.canonical_host("[::1]:8080") == "::1"
     assert effects.canonical_host("h.example:443") == "h.example"
     assert effects.canonical_host("::1") == "::1"  # two colons: an address, not host:port
+    assert effects.canonical_host("a]b") == "a]b" and effects.canonical_host("[::1]]") == "::1"
+    assert effects.canonical_host("BOX.") == "box"
     assert effects.canonical_host("bücher.example") == "xn--bcher-kva.example"
 
 
@@ -228,6 +247,7 @@ def test_canonical_host() -> None:
         ("db.localhost", "a loopback name"),
         ("metadata.google.internal", "a cloud metadata endpoint"),
         ("169.254.169.254", "a cloud metadata endpoint"),
+        ("fd00:ec2::254", "a cloud metadata endpoint"),
         ("100.100.100.200", "a cloud metadata endpoint"),
         ("127.0.0.1", "a loopback address"),
         ("127.1", "a loopback address"),
@@ -274,6 +294,10 @@ def test_dangerous_env_and_reentry_tokens() -> None:
         ("https://h.example/readme", None),
         ("https://h.example/data.json?f=x.py", None),
         ("https://h.example/12", None),
+        ("https://h.example/x%25252525252epy", None),  # six encodings: past what is peeled
+        ("https://h.example/run.pyX", None),
+        ("https://h.example/lib.x.so", ("native", ".so")),
+        ("x.py", None),  # not a URL
     ],
 )
 def test_code_bearing_urls(url: str, verdict: tuple[str, str] | None) -> None:
@@ -304,6 +328,7 @@ def test_expand_tools_keeps_the_order_of_the_granting_entries() -> None:
 
 
 def test_class_syntax() -> None:
+    _tokens.cache_clear()  # read each pattern afresh
     assert glob_match("[a-c]x", "bx", classes=True) and not glob_match("[a-c]x", "dx", classes=True)
     assert glob_match("[!a-c]x", "dx", classes=True) and not glob_match("[^a-c]x", "ax", classes=True)
     assert glob_match("[]]", "]", classes=True) and glob_match("[a-]", "-", classes=True)
