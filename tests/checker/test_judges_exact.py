@@ -376,3 +376,29 @@ def test_paths() -> None:
     assert not match_path("/a/*", "a/b") and not match_path("a/*", "/a/b")
     assert match_path("../x/*", "../x/y") and not match_path("*/x/*", "../x/y")
     assert not match_path("../*", "../../y")
+
+
+def _permits(block: str) -> object:
+    import checker
+
+    text = f"nika: v1\nworkflow: {{id: w}}\npermits:\n{block}tasks:\n  t: {{infer: {{model: mock/echo, prompt: x}}}}\n"
+    return checker.compile_text(text).workflow.permits
+
+
+def test_boundary_of_a_compiled_permits_block() -> None:
+    permits = _permits(
+        '  fs: {read: ["./a/**"], write: ["${{ inputs.x }}", "out/*"]}\n  net: {http: ["h.example"]}\n'
+        '  exec: ["git"]\n  tools: ["nika:*", "!nika:write"]\n  env: ["HOME"]\n'
+    )
+    assert effects.boundary_of(permits) == Boundary(  # type: ignore[arg-type]
+        True,
+        ("./a/**",),
+        ("out/*",),  # a template entry grants nothing
+        ("h.example",),
+        ("git",),
+        (ToolRule("nika:*", False, 0), ToolRule("nika:write", True, 1)),
+        ("HOME",),
+    )
+    assert effects.boundary_of(_permits("  exec: true\n")).exec is True  # type: ignore[arg-type]
+    assert effects.boundary_of(_permits("  env: [HOME]\n")) == Boundary(True, env=("HOME",))  # type: ignore[arg-type]
+    assert effects.boundary_of(None) == Boundary(False)
