@@ -121,24 +121,9 @@ def envelope_keys(b: Builder, root: MapValue) -> None:
 
 
 def nika_and_workflow(b: Builder, root: MapValue) -> str | None:
+    """The ``nika: v1`` marker and the ``workflow:`` block; the workflow id when it is valid."""
+    _version_marker(b, root)
     head = Span(root.span.start, root.span.start)
-    nika = root.entry("nika")
-    if nika is None:
-        b.err(
-            "NIKA-PARSE-002",
-            head,
-            "the `nika:` version marker is missing",
-            "Add `nika: v1` as the first line.",
-            fixes=(Fix("Insert `nika: v1`", (Edit(head, "nika: v1\n"),)),),
-        )
-    elif not (isinstance(nika.value, ScalarValue) and nika.value.value == "v1"):
-        b.err(
-            "NIKA-PARSE-003",
-            nika.value.span,
-            f"unsupported version marker `{shown(nika.value)}`",
-            "This grammar is `nika: v1`, written exactly so.",
-            fixes=(Fix("Replace with `v1`", (Edit(nika.value.span, "v1"),)),),
-        )
     wf = root.entry("workflow")
     if wf is None:
         b.err(
@@ -168,24 +153,51 @@ def nika_and_workflow(b: Builder, root: MapValue) -> str | None:
         b.err("NIKA-PARSE-002", wf.key.span, "`workflow:` has no `id:`", "Add `id: my-workflow` under `workflow:`.")
         return None
     if not (isinstance(idn, ScalarValue) and isinstance(idn.value, str) and WORKFLOW_ID_RE.match(idn.value)):
-        raw = shown(idn)
-        suggestion = re.sub(r"[^a-z0-9-]+", "-", str(raw).lower()).strip("-")
-        if suggestion and not suggestion[0].isalpha():
-            suggestion = "w-" + suggestion
-        fixes = (Fix(f"Rename to `{suggestion}`", (Edit(idn.span, suggestion),)),) if suggestion else ()
-        b.err(
-            "NIKA-PARSE-004",
-            idn.span,
-            f"workflow id `{raw}` is not kebab-case",
-            "Use lowercase letters, digits and `-`, starting with a letter"
-            + (f" (e.g. `{suggestion}`)." if suggestion else "."),
-            fixes=fixes,
-        )
+        _not_kebab_case(b, idn)
         return None
     desc = m.get("description")
     if desc is not None and not (isinstance(desc, ScalarValue) and isinstance(desc.value, str)):
         b.err("NIKA-PARSE-019", desc.span, "`workflow.description` must be a string")
     return idn.value
+
+
+def _version_marker(b: Builder, root: MapValue) -> None:
+    """``nika: v1``, present and written exactly so."""
+    head = Span(root.span.start, root.span.start)
+    nika = root.entry("nika")
+    if nika is None:
+        b.err(
+            "NIKA-PARSE-002",
+            head,
+            "the `nika:` version marker is missing",
+            "Add `nika: v1` as the first line.",
+            fixes=(Fix("Insert `nika: v1`", (Edit(head, "nika: v1\n"),)),),
+        )
+    elif not (isinstance(nika.value, ScalarValue) and nika.value.value == "v1"):
+        b.err(
+            "NIKA-PARSE-003",
+            nika.value.span,
+            f"unsupported version marker `{shown(nika.value)}`",
+            "This grammar is `nika: v1`, written exactly so.",
+            fixes=(Fix("Replace with `v1`", (Edit(nika.value.span, "v1"),)),),
+        )
+
+
+def _not_kebab_case(b: Builder, idn: Value) -> None:
+    """NIKA-PARSE-004, with a kebab-case spelling of the id as a fix."""
+    raw = shown(idn)
+    suggestion = re.sub(r"[^a-z0-9-]+", "-", str(raw).lower()).strip("-")
+    if suggestion and not suggestion[0].isalpha():
+        suggestion = "w-" + suggestion
+    fixes = (Fix(f"Rename to `{suggestion}`", (Edit(idn.span, suggestion),)),) if suggestion else ()
+    b.err(
+        "NIKA-PARSE-004",
+        idn.span,
+        f"workflow id `{raw}` is not kebab-case",
+        "Use lowercase letters, digits and `-`, starting with a letter"
+        + (f" (e.g. `{suggestion}`)." if suggestion else "."),
+        fixes=fixes,
+    )
 
 
 def envelope_model(b: Builder, root: MapValue) -> Value | None:

@@ -18,34 +18,9 @@ TASK_ID_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")
 
 
 def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str, Task]:
-    entry = root.entry("tasks")
-    if entry is None:
-        b.err(
-            "NIKA-PARSE-002",
-            Span(root.span.start, root.span.start),
-            "the `tasks:` map is missing",
-            "Add `tasks:` with at least one task keyed by its id.",
-        )
-        return {}
-    node = entry.value
-    if isinstance(node, ListValue):
-        if not node.items:
-            b.err(
-                "NIKA-PARSE-002",
-                node.span,
-                "`tasks:` is empty",
-                "Declare at least one task as a map entry: `tasks:` then `my_task:` with a verb.",
-            )
-        else:
-            b.err(
-                "NIKA-PARSE-022",
-                node.span,
-                "`tasks:` is a list; it must be a map keyed by task id",
-                "Turn each `- id: name` item into a `name:` key and drop the `id:` field.",
-            )
-        return {}
-    if (isinstance(node, ScalarValue) and node.value is None) or (isinstance(node, MapValue) and not node.entries):
-        b.err("NIKA-PARSE-002", entry.key.span, "`tasks:` is empty", "Declare at least one task keyed by its id.")
+    """The ``tasks:`` map compiled, task by task, in declaration order (ids judged on the way)."""
+    node = _tasks_map(b, root)
+    if node is None:
         return {}
     m = b.expect_mapping(node, "`tasks:`")
     if m is None:
@@ -70,20 +45,59 @@ def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str,
             continue
         seen[tid] = e
         if not TASK_ID_RE.match(tid):
-            fixed = re.sub(r"[^a-z0-9_]+", "_", tid.lower()).strip("_")
-            if fixed and not fixed[0].isalpha():
-                fixed = "t_" + fixed
-            b.err(
-                "NIKA-PARSE-006",
-                e.key.span,
-                f"task id `{tid}` is not snake_case",
-                "Use lowercase letters, digits and `_`, starting with a letter"
-                + (f" (e.g. `{fixed}`)." if fixed else "."),
-            )
+            _not_snake_case(b, tid, e)
         t = task(b, tid, e, envelope_model) if b.task_memo is None else b.task_memo.task(b, tid, e, envelope_model)
         if t is not None:
             out[tid] = t
     return out
+
+
+def _tasks_map(b: Builder, root: MapValue) -> Value | None:
+    """The value of ``tasks:`` when it holds tasks; None (with its finding) when it is missing,
+    empty or a list."""
+    entry = root.entry("tasks")
+    if entry is None:
+        b.err(
+            "NIKA-PARSE-002",
+            Span(root.span.start, root.span.start),
+            "the `tasks:` map is missing",
+            "Add `tasks:` with at least one task keyed by its id.",
+        )
+        return None
+    node = entry.value
+    if isinstance(node, ListValue):
+        if not node.items:
+            b.err(
+                "NIKA-PARSE-002",
+                node.span,
+                "`tasks:` is empty",
+                "Declare at least one task as a map entry: `tasks:` then `my_task:` with a verb.",
+            )
+        else:
+            b.err(
+                "NIKA-PARSE-022",
+                node.span,
+                "`tasks:` is a list; it must be a map keyed by task id",
+                "Turn each `- id: name` item into a `name:` key and drop the `id:` field.",
+            )
+        return None
+    if (isinstance(node, ScalarValue) and node.value is None) or (isinstance(node, MapValue) and not node.entries):
+        b.err("NIKA-PARSE-002", entry.key.span, "`tasks:` is empty", "Declare at least one task keyed by its id.")
+        return None
+    return node
+
+
+def _not_snake_case(b: Builder, tid: str, e: Entry) -> None:
+    """NIKA-PARSE-006, with a snake_case spelling of the id to suggest."""
+    fixed = re.sub(r"[^a-z0-9_]+", "_", tid.lower()).strip("_")
+    if fixed and not fixed[0].isalpha():
+        fixed = "t_" + fixed
+    b.err(
+        "NIKA-PARSE-006",
+        e.key.span,
+        f"task id `{tid}` is not snake_case",
+        "Use lowercase letters, digits and `_`, starting with a letter" + (f" (e.g. `{fixed}`)." if fixed else "."),
+    )
 
 
 class TaskMemo:
@@ -170,6 +184,49 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
         )
         return None
     b.closed(node, G.TASK, f"task `{tid}`", task=tid, special=_special(b, tid))
+    in_fe = "for_each" in node
+    verb = _task_verb(b, tid, e, node, envelope_model)
+    with_ = blocks.with_block(b, node.get("with"), tid, in_fe)
+    after = blocks.after_block(b, node.get("after"), tid)
+    when = blocks.when(b, node.get("when"), tid, Where.WHEN, in_fe)
+    for_each = _for_each(b, node.get("for_each"), tid)
+    max_parallel = None
+    if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), ScalarValue):
+        max_parallel = mp.value
+    fail_fast = True
+    if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), ScalarValue):
+        fail_fast = ff.value
+    retry = blocks.retry(b, node.get("retry"), tid)
+    on_error = blocks.on_error(b, node.get("on_error"), tid, in_fe)
+    timeout = b.duration(node.get("timeout"), tid)
+    on_finally = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
+    output = blocks.output_block(b, node.get("output"), tid)
+    inert = _inert(b, node.get("inert"), tid)
+    declassify = blocks.declassify(b, node.get("declassify"), tid)
+    return Task(
+        id=tid,
+        key=e.key,
+        value=node,
+        verb=verb,
+        with_=with_,
+        after=after,
+        when=when,
+        for_each=for_each,
+        max_parallel=max_parallel,
+        fail_fast=fail_fast,
+        retry=retry,
+        on_error=on_error,
+        timeout=timeout,
+        on_finally=on_finally,
+        output=output,
+        returns=node.get("returns"),
+        inert=inert,
+        declassify=declassify,
+    )
+
+
+def _task_verb(b: Builder, tid: str, e: Entry, node: MapValue, envelope_model: Value | None) -> Verb | None:
+    """The task's one verb (NIKA-PARSE-008 when it has none, -009 when it has several: the first is built)."""
     present = [k for k in G.VERBS if k in node]
     verb: Verb | None = None
     if not present:
@@ -192,27 +249,15 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
             task=tid,
             related=(Label(first.key.span, f"`{present[0]}` declared here"),),
         )
-    in_fe = "for_each" in node
     if present:
         ve = node.entry(present[0])
         assert ve is not None
-        verb = verbs.verb(b, present[0], ve, tid, Where.BODY, in_fe, envelope_model)
-    with_ = blocks.with_block(b, node.get("with"), tid, in_fe)
-    after = blocks.after_block(b, node.get("after"), tid)
-    when = blocks.when(b, node.get("when"), tid, Where.WHEN, in_fe)
-    for_each = _for_each(b, node.get("for_each"), tid)
-    max_parallel = None
-    if b.check_field(G.TASK, node, "max_parallel", tid) and isinstance(mp := node.get("max_parallel"), ScalarValue):
-        max_parallel = mp.value
-    fail_fast = True
-    if b.check_field(G.TASK, node, "fail_fast", tid) and isinstance(ff := node.get("fail_fast"), ScalarValue):
-        fail_fast = ff.value
-    retry = blocks.retry(b, node.get("retry"), tid)
-    on_error = blocks.on_error(b, node.get("on_error"), tid, in_fe)
-    timeout = b.duration(node.get("timeout"), tid)
-    on_finally = blocks.on_finally(b, node.get("on_finally"), tid, envelope_model)
-    output = blocks.output_block(b, node.get("output"), tid)
-    inert = node.get("inert")
+        verb = verbs.verb(b, present[0], ve, tid, Where.BODY, "for_each" in node, envelope_model)
+    return verb
+
+
+def _inert(b: Builder, inert: Value | None, tid: str) -> Value | None:
+    """``inert:``, a non-empty reason why fetched content is treated as data."""
     if inert is not None and not (
         isinstance(inert, ScalarValue) and isinstance(inert.value, str) and inert.value.strip()
     ):
@@ -223,27 +268,7 @@ def task(b: Builder, tid: str, e: Entry, envelope_model: Value | None) -> Task |
             'Say why the fetched content is treated as data, e.g. `inert: "pickled model archived, never loaded"`.',
             task=tid,
         )
-    declassify = blocks.declassify(b, node.get("declassify"), tid)
-    return Task(
-        id=tid,
-        key=e.key,
-        value=node,
-        verb=verb,
-        with_=with_,
-        after=after,
-        when=when,
-        for_each=for_each,
-        max_parallel=max_parallel,
-        fail_fast=fail_fast,
-        retry=retry,
-        on_error=on_error,
-        timeout=timeout,
-        on_finally=on_finally,
-        output=output,
-        returns=node.get("returns"),
-        inert=inert,
-        declassify=declassify,
-    )
+    return inert
 
 
 def _for_each(b: Builder, node: Value | None, tid: str) -> Value | None:

@@ -83,7 +83,7 @@ def infer(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str, envel
 
 
 def exec_(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> Exec:
-    cmd = node.get("command")
+    """``exec:``: one of ``command:``/``shell:``, each well formed, string ``env:`` values, a decode that applies."""
     shell = node.get("shell")
     b.exactly_one(
         node,
@@ -99,55 +99,80 @@ def exec_(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> Ex
         ),
         tid,
     )
-    command: tuple[Value, ...] | None = None
-    if cmd is not None:
-        if isinstance(cmd, ScalarValue):
-            ce = node.entry("command")
-            assert ce is not None
-            runnable = isinstance(cmd.value, str) and cmd.value.strip() and shell is None
-            b.err(
-                "NIKA-PARSE-019",
-                cmd.span,
-                "`command:` is a string; it must be an argument list",
-                'Split it into a list (`command: ["echo", "hello"]`), or use `shell:` for a shell line.',
-                task=tid,
-                fixes=(Fix("Run the string through the shell (`shell:`)", (Edit(ce.key.span, "shell"),), "unsafe"),)
-                if runnable
-                else (),
-            )
-        elif isinstance(cmd, ListValue):
-            if not cmd.items:
-                b.err(
-                    "NIKA-PARSE-019",
-                    cmd.span,
-                    "`command:` is an empty list",
-                    "Name at least the program to run.",
-                    task=tid,
-                )
-            for item in cmd.items:
-                # Numbers are tolerated (they stringify); null, booleans and collections are not.
-                if not (
-                    isinstance(item, ScalarValue)
-                    and isinstance(item.value, (int, float, str))
-                    and not isinstance(item.value, bool)
-                ):
-                    b.err(
-                        "NIKA-PARSE-019",
-                        item.span,
-                        f"`command:` items must be strings, not {describe(item)}",
-                        "Quote the item.",
-                        task=tid,
-                    )
-            cv = value.get("command")
-            assert isinstance(cv, ListValue)
-            command = cv.items
-        else:
-            b.err("NIKA-PARSE-019", cmd.span, f"`command:` must be a list of strings, not {describe(cmd)}", task=tid)
+    command = _exec_command(b, node, value, tid)
     if shell is not None and not (
         isinstance(shell, ScalarValue) and isinstance(shell.value, str) and shell.value.strip()
     ):
         b.err("NIKA-PARSE-019", shell.span, "`shell:` must be a non-empty command line string", task=tid)
     b.check_fields(G.EXEC, node, tid, skip=("command", "shell", "env"))
+    _exec_env(b, node, tid)
+    capture, decode = _exec_capture(b, node, value, tid)
+    envv = value.get("env")
+    return Exec(
+        value,
+        command,
+        value.get("shell"),
+        value.get("cwd"),
+        envv if isinstance(envv, MapValue) else None,
+        value.get("stdin"),
+        capture,
+        decode,
+    )
+
+
+def _exec_command(b: Builder, node: MapValue, value: MapValue, tid: str) -> tuple[Value, ...] | None:
+    """The argument list of ``command:`` (None when absent or not a list), its shape judged."""
+    cmd = node.get("command")
+    shell = node.get("shell")
+    if cmd is None:
+        return None
+    if isinstance(cmd, ScalarValue):
+        ce = node.entry("command")
+        assert ce is not None
+        runnable = isinstance(cmd.value, str) and cmd.value.strip() and shell is None
+        b.err(
+            "NIKA-PARSE-019",
+            cmd.span,
+            "`command:` is a string; it must be an argument list",
+            'Split it into a list (`command: ["echo", "hello"]`), or use `shell:` for a shell line.',
+            task=tid,
+            fixes=(Fix("Run the string through the shell (`shell:`)", (Edit(ce.key.span, "shell"),), "unsafe"),)
+            if runnable
+            else (),
+        )
+        return None
+    if isinstance(cmd, ListValue):
+        if not cmd.items:
+            b.err(
+                "NIKA-PARSE-019",
+                cmd.span,
+                "`command:` is an empty list",
+                "Name at least the program to run.",
+                task=tid,
+            )
+        for item in cmd.items:
+            # Numbers are tolerated (they stringify); null, booleans and collections are not.
+            if not (
+                isinstance(item, ScalarValue)
+                and isinstance(item.value, (int, float, str))
+                and not isinstance(item.value, bool)
+            ):
+                b.err(
+                    "NIKA-PARSE-019",
+                    item.span,
+                    f"`command:` items must be strings, not {describe(item)}",
+                    "Quote the item.",
+                    task=tid,
+                )
+        cv = value.get("command")
+        assert isinstance(cv, ListValue)
+        return cv.items
+    b.err("NIKA-PARSE-019", cmd.span, f"`command:` must be a list of strings, not {describe(cmd)}", task=tid)
+    return None
+
+
+def _exec_env(b: Builder, node: MapValue, tid: str) -> None:
+    """``exec.env``: a mapping of string values."""
     env = node.get("env")
     if env is not None and (em := b.expect_mapping(env, "`exec.env`", task=tid)) is not None:
         for k, ee in em.items():
@@ -159,6 +184,10 @@ def exec_(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> Ex
                     "Quote the value.",
                     task=tid,
                 )
+
+
+def _exec_capture(b: Builder, node: MapValue, value: MapValue, tid: str) -> tuple[str, str | None]:
+    """The effective ``capture:`` and ``decode:`` (no decode with a structured capture)."""
     capture = _enum(value, G.EXEC["capture"])
     decode_v = value.get("decode")
     decode: str | None = _enum(value, G.EXEC["decode"])
@@ -174,17 +203,7 @@ def exec_(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> Ex
         )
     if capture == "structured":
         decode = None
-    envv = value.get("env")
-    return Exec(
-        value,
-        command,
-        value.get("shell"),
-        value.get("cwd"),
-        envv if isinstance(envv, MapValue) else None,
-        value.get("stdin"),
-        capture,
-        decode,
-    )
+    return capture, decode
 
 
 def _enum(value: MapValue, f: G.Field) -> str:

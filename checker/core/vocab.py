@@ -61,6 +61,20 @@ class Where(StrEnum):
     ENVELOPE = "envelope"
 
 
+# How each position class reads in a message ("… is not in scope in `when:`").
+WHERE_TEXT: Final = {
+    Where.WHEN: "`when:`",
+    Where.FOR_EACH: "`for_each:`",
+    Where.BODY: "a verb field",
+    Where.WITH: "`with:`",
+    Where.RECOVER: "`on_error.recover`",
+    Where.OUTPUTS: "`outputs:`",
+    Where.FINALLY: "`on_finally:`",
+    Where.OUTPUT: "an `output:` jq binding",
+    Where.ENVELOPE: "an envelope field",
+}
+
+
 # The scope table: which roots a `${{ … }}` may read, by position class (03 §the reference
 # boundary, 04 §scopes). Rules judge references with it; completion offers roots from it.
 VALUE_ROOTS: Final = ("inputs", "config", "const", "secrets")

@@ -9,7 +9,6 @@ breaks its own laws) or NIKA-DECIDE-002 (the snapshot does not fit the evidence 
 from __future__ import annotations
 
 from checker.decide.errors import BUNDLE_CODE, SNAPSHOT_CODE, DecideError
-from checker.decide.evaluate import evaluate
-from checker.decide.laws import validate_bundle
+from checker.decide.evaluate import evaluate, validate_bundle
 
 __all__ = ["BUNDLE_CODE", "SNAPSHOT_CODE", "DecideError", "evaluate", "validate_bundle"]

@@ -1,10 +1,10 @@
-"""The laws a Decision Bundle must satisfy before it may decide anything (NIKA-DECIDE-001).
+"""The laws a Decision Bundle must satisfy on its own before it may decide anything (NIKA-DECIDE-001).
 
 Shape (``decision_bundle_format: 1`` and the six regions), fixed-point integers everywhere (a float
 is refused, teaching basis points), transforms that are total on their range, rules that read only
-declared evidence and never an ``identity: true`` key, a closed governance vocabulary, the manifest
-digest when one is given, and the shipped fixtures: at least one ``contradictory`` fixture, each
-fixture evaluable, and no pair of fixtures breaking a declared monotonicity (spec 11).
+declared evidence and never an ``identity: true`` key, a closed governance vocabulary, and the
+manifest digest when one is given (spec 11). The laws on the shipped fixtures run the kernel, so
+they live above it, in :mod:`checker.decide.fixtures`; ``validate_bundle`` joins both.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ TRIGGERS = ("conflict_on_required",)
 MAX_FIXTURES = 1000
 
 
-def validate_bundle(bundle: Any) -> None:
-    """Raise NIKA-DECIDE-001 naming the first law ``bundle`` breaks; return None when it holds."""
+def validate_shape(bundle: Any) -> None:
+    """Raise NIKA-DECIDE-001 naming the first law ``bundle`` breaks on its own (every law but the
+    fixtures', which need the kernel: :mod:`checker.decide.fixtures`); return None when they hold."""
     if not isinstance(bundle, dict):
         raise bundle_error("a decision bundle is one JSON object")
     try:
@@ -48,10 +49,10 @@ def validate_bundle(bundle: Any) -> None:
     _governance(bundle["governance"])
     if "explanations" in bundle and not isinstance(bundle["explanations"], dict):
         raise bundle_error("`explanations` must be an object of reason-code templates", "/explanations")
-    _fixtures(bundle)
 
 
-def _obj(value: Any, where: str) -> dict[str, Any]:
+def object_at(value: Any, where: str) -> dict[str, Any]:
+    """``value`` when it is an object, else NIKA-DECIDE-001 at ``where``."""
     if not isinstance(value, dict):
         raise bundle_error("must be an object", where)
     return value
@@ -70,7 +71,7 @@ def _kind(value: Any) -> str:
 
 
 def _manifest(bundle: dict[str, Any]) -> None:
-    m = _obj(bundle["manifest"], "/manifest")
+    m = object_at(bundle["manifest"], "/manifest")
     for key in ("id", "version"):
         if not isinstance(m.get(key), str) or not m[key]:
             raise bundle_error(f"`manifest.{key}` must be a non-empty string", f"/manifest/{key}")
@@ -93,10 +94,10 @@ def manifest_digest(bundle: dict[str, Any]) -> str:
 
 
 def _schema(raw: Any) -> dict[str, dict[str, Any]]:
-    schema = _obj(raw, "/evidence_schema")
+    schema = object_at(raw, "/evidence_schema")
     for key, decl in schema.items():
         where = f"/evidence_schema/{key}"
-        decl = _obj(decl, where)
+        decl = object_at(decl, where)
         if decl.get("type") not in TYPES:
             raise bundle_error(f"`type` must be one of {', '.join(TYPES)}", f"{where}/type")
         for flag in ("required", "identity"):
@@ -123,10 +124,10 @@ def ttl_ms(value: Any) -> int | None:
 
 
 def _transforms(raw: Any) -> dict[str, dict[str, Any]]:
-    transforms = _obj(raw, "/transforms")
+    transforms = object_at(raw, "/transforms")
     for name, spec in transforms.items():
         where = f"/transforms/{name}"
-        spec = _obj(spec, where)
+        spec = object_at(spec, where)
         kind = spec.get("kind")
         lo, hi = _int(spec.get("min"), f"{where}/min"), _int(spec.get("max"), f"{where}/max")
         if lo > hi:
@@ -154,21 +155,21 @@ def _transforms(raw: Any) -> dict[str, dict[str, Any]]:
 
 
 def _rules(raw: Any, schema: dict[str, Any], transforms: dict[str, Any]) -> None:
-    rules = _obj(raw, "/rules")
+    rules = object_at(raw, "/rules")
     unknown = sorted(set(rules) - {"dimensions", "thresholds", "dominance"})
     if unknown:
         raise bundle_error(f"`rules.{unknown[0]}` is not supported by this build of the kernel", f"/rules/{unknown[0]}")
-    dims = _obj(rules.get("dimensions"), "/rules/dimensions")
+    dims = object_at(rules.get("dimensions"), "/rules/dimensions")
     if not dims:
         raise bundle_error("the rules declare no dimension", "/rules/dimensions")
     for dim, body in dims.items():
-        terms = _obj(body, f"/rules/dimensions/{dim}").get("terms")
+        terms = object_at(body, f"/rules/dimensions/{dim}").get("terms")
         validate_cap(body, f"/rules/dimensions/{dim}")
         if not isinstance(terms, list) or not terms:
             raise bundle_error("a dimension needs a non-empty `terms` list", f"/rules/dimensions/{dim}/terms")
         for i, term in enumerate(terms):
             where = f"/rules/dimensions/{dim}/terms/{i}"
-            term = _obj(term, where)
+            term = object_at(term, where)
             key = term.get("evidence")
             if key not in schema:
                 raise bundle_error(
@@ -195,7 +196,7 @@ def _rules(raw: Any, schema: dict[str, Any], transforms: dict[str, Any]) -> None
         raise bundle_error("`thresholds` must be a list", "/rules/thresholds")
     for i, t in enumerate(thresholds):
         where = f"/rules/thresholds/{i}"
-        t = _obj(t, where)
+        t = object_at(t, where)
         if t.get("dimension") not in dims:
             raise bundle_error(
                 f"the threshold names `{t.get('dimension')}`, which is not a dimension", f"{where}/dimension"
@@ -209,7 +210,7 @@ def _rules(raw: Any, schema: dict[str, Any], transforms: dict[str, Any]) -> None
 
 
 def _governance(raw: Any) -> None:
-    gov = _obj(raw, "/governance")
+    gov = object_at(raw, "/governance")
     never = gov.get("never_automatic", [])
     if not isinstance(never, list) or any(o not in OUTCOMES for o in never):
         raise bundle_error(
@@ -222,71 +223,6 @@ def _governance(raw: Any) -> None:
         )
     override = gov.get("override")
     if override is not None:
-        override = _obj(override, "/governance/override")
+        override = object_at(override, "/governance/override")
         if override.get("append_only") is False or override.get("reason_required") is False:
             raise bundle_error("an override is append-only with a mandatory reason", "/governance/override")
-
-
-def _fixtures(bundle: dict[str, Any]) -> None:
-    from checker.decide.evaluate import evaluate_fixture
-
-    fixtures = bundle["fixtures"]
-    if not isinstance(fixtures, list) or len(fixtures) > MAX_FIXTURES:
-        raise bundle_error(f"`fixtures` must be a list of at most {MAX_FIXTURES} cases", "/fixtures")
-    seen: set[str] = set()
-    results: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    for i, fx in enumerate(fixtures):
-        where = f"/fixtures/{i}"
-        fx = _obj(fx, where)
-        if fx.get("class") not in FIXTURE_CLASSES:
-            raise bundle_error(f"a fixture's `class` is one of {', '.join(FIXTURE_CLASSES)}", f"{where}/class")
-        name = fx.get("name")
-        if not isinstance(name, str) or name in seen:
-            raise bundle_error("every fixture has a unique string `name`", f"{where}/name")
-        seen.add(name)
-        evidence = _obj(fx.get("evidence"), f"{where}/evidence")
-        groups = fx.get("independence_groups")
-        if groups is not None and (
-            not isinstance(groups, dict) or not all(isinstance(g, str) and g for g in groups.values())
-        ):
-            raise bundle_error(
-                "`independence_groups` maps evidence keys to group names", f"{where}/independence_groups"
-            )
-        receipt = evaluate_fixture(bundle, evidence, where, groups)
-        expect = fx.get("expect")
-        if expect is not None and expect != receipt["outcome"]:
-            raise bundle_error(
-                f"fixture `{name}` expects `{expect}` but the bundle decides `{receipt['outcome']}`", f"{where}/expect"
-            )
-        results.append((evidence, receipt))
-    if not any(fx.get("class") == "contradictory" for fx in fixtures):
-        raise bundle_error(
-            "the bundle ships no `contradictory` fixture, so it cannot prove its Conflict handling", "/fixtures"
-        )
-    _monotonicity(bundle, results)
-
-
-def _monotonicity(bundle: dict[str, Any], results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """Every pair of fixtures that differ in one known key moves each dimension the declared way."""
-    dims = bundle["rules"]["dimensions"]
-    for a, (ea, ra) in enumerate(results):
-        for eb, rb in results[a + 1 :]:
-            differ = [k for k in set(ea) | set(eb) if ea.get(k) != eb.get(k)]
-            if len(differ) != 1 or differ[0] not in ea or differ[0] not in eb:
-                continue
-            key = differ[0]
-            va, vb = int(ea[key]), int(eb[key])
-            for dim, body in dims.items():
-                declared = {t.get("monotonicity", "none") for t in body["terms"] if t["evidence"] == key}
-                if len(declared) != 1 or declared == {"none"}:
-                    continue
-                ia, ib = ra["dimensions"][dim]["interval"], rb["dimensions"][dim]["interval"]
-                lo_first = (ia, ib) if va < vb else (ib, ia)
-                rising = lo_first[0]["lo"] <= lo_first[1]["lo"] and lo_first[0]["hi"] <= lo_first[1]["hi"]
-                falling = lo_first[0]["lo"] >= lo_first[1]["lo"] and lo_first[0]["hi"] >= lo_first[1]["hi"]
-                if (declared == {"increases"} and not rising) or (declared == {"decreases"} and not falling):
-                    verb = declared.pop().removesuffix("s")
-                    raise bundle_error(
-                        f"the fixtures break the declared monotonicity: `{dim}` does not {verb} with `{key}`",
-                        "/fixtures",
-                    )

@@ -195,21 +195,9 @@ class IncrementalDocument:
         self._model_text = text[start:end]
         return replace(value, span=AnchoredSpan(0, end - start, anchor), offsets=offsets), start
 
-    def _compile(
-        self, src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None = None
-    ) -> CompiledWorkflow | None:
-        text = src.text
-        if len(text) * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
-            return None
-        if text.startswith("\ufeff") or (not text.isascii() and not _plain_unicode(text)):
-            return None
-        if text.startswith("%") or "\n%" in text:
-            return None  # a directive (`%TAG`) changes how every slice reads: analyse it whole
-        shape = layout(text)
-        if shape is None:
-            return None
-        # 1. Every task from its slice, reused when the slice is unchanged. Nothing shared with
-        # an earlier analysis is touched until the whole document is known to fit.
+    def _place_tasks(self, text: str, shape: Layout) -> tuple[dict[str, _Piece], list[tuple[_Piece, int]]] | None:
+        """Each task slice's piece (the earlier one when the slice is unchanged) with where it now
+        starts; None when a slice does not build alone or two tasks share an id."""
         old = self._pieces
         pieces: dict[str, _Piece] = {}
         placed: list[tuple[_Piece, int]] = []
@@ -227,21 +215,32 @@ class IncrementalDocument:
             ids.add(tid)  # type: ignore[arg-type]
             pieces[piece_text] = piece
             placed.append((piece, s))
+        return pieces, placed
+
+    def _compile(
+        self, src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None = None
+    ) -> CompiledWorkflow | None:
+        text = src.text
+        if len(text) * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
+            return None
+        if text.startswith("\ufeff") or (not text.isascii() and not _plain_unicode(text)):
+            return None
+        if text.startswith("%") or "\n%" in text:
+            return None  # a directive (`%TAG`) changes how every slice reads: analyse it whole
+        shape = layout(text)
+        if shape is None:
+            return None
+        # 1. Every task from its slice, reused when the slice is unchanged. Nothing shared with
+        # an earlier analysis is touched until the whole document is known to fit.
+        tasks = self._place_tasks(text, shape)
+        if tasks is None:
+            return None
+        pieces, placed = tasks
         # 2. The envelope, with the tasks region blanked (same length, so its offsets hold).
-        width = shape.end - shape.start
-        blank = (" " * (width - 1) + "\n") if text[shape.end - 1 : shape.end] == "\n" else " " * width
-        skeleton = parse_piece(text[: shape.start] + blank + text[shape.end :], None)
-        if skeleton is None or not isinstance(skeleton.root, MapValue) or skeleton.root.flow:
+        envelope = _skeleton(text, shape)
+        if envelope is None:
             return None
-        root = skeleton.root
-        tasks_entry = root.entry("tasks")
-        if (
-            tasks_entry is None
-            or not isinstance(tasks_entry.value, ScalarValue)
-            or tasks_entry.value.value is not None
-            or tasks_entry.key.span.start != shape.key
-        ):
-            return None
+        root, tasks_entry = envelope
         model_entry = root.entry("model")
         model, model_at = self._kept_model(text, model_entry)
         # 3. Commit: move the reused tasks to where they are now, splice them into the tree.
@@ -267,6 +266,26 @@ class IncrementalDocument:
         compiled = compile_tree(src, whole, (), self._memo)
         self._memo.prune()
         return judge(src, whole, compiled, [], base_dir, roots, self._rules)
+
+
+def _skeleton(text: str, shape: Layout) -> tuple[MapValue, Entry] | None:
+    """The envelope parsed with the tasks region blanked, and its ``tasks:`` entry (left empty);
+    None when it does not read as a block mapping with the tasks key where the layout found it."""
+    width = shape.end - shape.start
+    blank = (" " * (width - 1) + "\n") if text[shape.end - 1 : shape.end] == "\n" else " " * width
+    skeleton = parse_piece(text[: shape.start] + blank + text[shape.end :], None)
+    if skeleton is None or not isinstance(skeleton.root, MapValue) or skeleton.root.flow:
+        return None
+    root = skeleton.root
+    tasks_entry = root.entry("tasks")
+    if (
+        tasks_entry is None
+        or not isinstance(tasks_entry.value, ScalarValue)
+        or tasks_entry.value.value is not None
+        or tasks_entry.key.span.start != shape.key
+    ):
+        return None
+    return root, tasks_entry
 
 
 def _plain_unicode(text: str) -> bool:

@@ -109,131 +109,118 @@ def _escape_problem(run: str, at: int) -> JqProblem | None:
 
 def _lex(text: str) -> tuple[list[Token], list[JqProblem], list[Token]]:
     """jq's tokens, the problems its scanner reports, and the openers left unclosed at the end."""
-    toks: list[Token] = []
-    problems: list[JqProblem] = []
-    stack: list[str] = []  # "(", "[", "{", "I" (interpolation), "S" (inside a string)
-    openers: list[Token] = []  # the token that pushed each entry of `stack`
-    i = 0
-    n = len(text)
+    scan = _Scanner(text)
+    i, n = 0, len(text)
     while i < n:
-        if stack and stack[-1] == "S":
-            c = text[i]
-            if c == '"':
-                stack.pop()
-                openers.pop()
-                toks.append(("STR_END", i, i + 1))
-                i += 1
-            elif text.startswith("\\(", i):
-                stack.append("I")
-                toks.append(("INTERP_START", i, i + 2))
-                openers.append(toks[-1])
-                i += 2
-            elif c == "\\":
-                m = _ESCAPES_RE.match(text, i)
-                if m is None:  # a backslash ending the program
-                    toks.append(("INVALID", i, i + 1))
-                    i += 1
-                    continue
-                bad = _escape_problem(m.group(0), i)
-                if bad is not None:
-                    problems.append(bad)
-                toks.append(("STR_TEXT", i, m.end()))
-                i = m.end()
-            else:
-                m = _TEXT_RE.match(text, i)
-                assert m is not None
-                toks.append(("STR_TEXT", i, m.end()))
-                i = m.end()
+        if scan.stack and scan.stack[-1] == "S":
+            i = scan.string_part(i)
             continue
         c = text[i]
         if c in _WS:
             i += 1
-            continue
-        if c == "#":
+        elif c == "#":
             i = _comment_end(text, i)
-            continue
+        else:
+            i = scan.token(c, i)
+    scan.toks.append(("EOF", n, n))
+    return scan.toks, scan.problems, scan.openers
+
+
+class _Scanner:
+    """The scanner's state: the tokens so far, the problems, and the stack of open brackets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks: list[Token] = []
+        self.problems: list[JqProblem] = []
+        self.stack: list[str] = []  # "(", "[", "{", "I" (interpolation), "S" (inside a string)
+        self.openers: list[Token] = []  # the token that pushed each entry of `stack`
+
+    def emit(self, kind: str, start: int, end: int) -> int:
+        """Append one token; the offset after it."""
+        self.toks.append((kind, start, end))
+        return end
+
+    def open(self, entry: str, kind: str, start: int, end: int) -> int:
+        """A token that opens ``entry`` on the stack (a bracket, a string, an interpolation)."""
+        self.stack.append(entry)
+        self.emit(kind, start, end)
+        self.openers.append(self.toks[-1])
+        return end
+
+    def close(self, kind: str, start: int, end: int) -> int:
+        self.stack.pop()
+        self.openers.pop()
+        return self.emit(kind, start, end)
+
+    def string_part(self, i: int) -> int:
+        """Inside a string literal: its end, an interpolation, an escape run or plain text."""
+        text = self.text
+        c = text[i]
         if c == '"':
-            stack.append("S")
-            toks.append(("STR_START", i, i + 1))
-            openers.append(toks[-1])
-            i += 1
-            continue
+            return self.close("STR_END", i, i + 1)
+        if text.startswith("\\(", i):
+            return self.open("I", "INTERP_START", i, i + 2)
+        if c == "\\":
+            m = _ESCAPES_RE.match(text, i)
+            if m is None:  # a backslash ending the program
+                return self.emit("INVALID", i, i + 1)
+            bad = _escape_problem(m.group(0), i)
+            if bad is not None:
+                self.problems.append(bad)
+            return self.emit("STR_TEXT", i, m.end())
+        m = _TEXT_RE.match(text, i)
+        assert m is not None
+        return self.emit("STR_TEXT", i, m.end())
+
+    def token(self, c: str, i: int) -> int:
+        """One token outside strings, starting with ``c`` at ``i``; the offset after it."""
+        text = self.text
+        if c == '"':
+            return self.open("S", "STR_START", i, i + 1)
         if c == ".":
-            if text.startswith("..", i):
-                toks.append(("..", i, i + 2))
-                i += 2
-                continue
-            m = _FIELD_RE.match(text, i) or _NUMBER_RE.match(text, i)
-            if m is not None:
-                toks.append(("FIELD" if m.group(0)[1] not in "0123456789" else "LITERAL", i, m.end()))
-                i = m.end()
-                continue
-            toks.append((".", i, i + 1))
-            i += 1
-            continue
+            return self.dot(i)
         if c.isascii() and (c.isalpha() or c == "_"):
             m = _IDENT_RE.match(text, i)
             assert m is not None
             word = m.group(0)
-            toks.append((word if word in _KEYWORDS else "IDENT", i, m.end()))
-            i = m.end()
-            continue
+            return self.emit(word if word in _KEYWORDS else "IDENT", i, m.end())
         if "0" <= c <= "9":
             m = _NUMBER_RE.match(text, i)
             assert m is not None
-            toks.append(("LITERAL", i, m.end()))
-            i = m.end()
-            continue
+            return self.emit("LITERAL", i, m.end())
         if c == "$":
             m = _BINDING_RE.match(text, i)
             if m is None:
-                toks.append(("$", i, i + 1))
-                i += 1
-            else:
-                toks.append(("LOC" if m.group(0) == "$__loc__" else "BINDING", i, m.end()))
-                i = m.end()
-            continue
+                return self.emit("$", i, i + 1)
+            return self.emit("LOC" if m.group(0) == "$__loc__" else "BINDING", i, m.end())
         if c == "@":
             m = _FORMAT_RE.match(text, i)
-            if m is None:
-                toks.append(("INVALID", i, i + 1))
-                i += 1
-            else:
-                toks.append(("FORMAT", i, m.end()))
-                i = m.end()
-            continue
+            return self.emit("INVALID", i, i + 1) if m is None else self.emit("FORMAT", i, m.end())
         if c in _OPENERS:
-            stack.append(c)
-            toks.append((c, i, i + 1))
-            openers.append(toks[-1])
-            i += 1
-            continue
+            return self.open(c, c, i, i + 1)
         if c in ")]}":
-            top = stack[-1] if stack else ""
-            if top == "I" and c == ")":
-                stack.pop()
-                openers.pop()
-                toks.append(("INTERP_END", i, i + 1))
-            elif top in _OPENERS and _OPENERS[top] == c:
-                stack.pop()
-                openers.pop()
-                toks.append((c, i, i + 1))
-            else:
-                toks.append(("INVALID", i, i + 1))
-            i += 1
-            continue
-        ops = _OPS.get(c)
-        if ops is not None:
-            for op in ops:
-                if text.startswith(op, i):
-                    toks.append((op, i, i + len(op)))
-                    i += len(op)
-                    break
-            else:
-                toks.append(("INVALID", i, i + 1))
-                i += 1
-            continue
-        toks.append(("INVALID", i, i + 1))
-        i += 1
-    toks.append(("EOF", n, n))
-    return toks, problems, openers
+            return self.closer(c, i)
+        for op in _OPS.get(c, ()):
+            if text.startswith(op, i):
+                return self.emit(op, i, i + len(op))
+        return self.emit("INVALID", i, i + 1)
+
+    def dot(self, i: int) -> int:
+        """``..``, a ``.field``, a number such as ``.5``, or the identity ``.``."""
+        text = self.text
+        if text.startswith("..", i):
+            return self.emit("..", i, i + 2)
+        m = _FIELD_RE.match(text, i) or _NUMBER_RE.match(text, i)
+        if m is not None:
+            return self.emit("FIELD" if m.group(0)[1] not in "0123456789" else "LITERAL", i, m.end())
+        return self.emit(".", i, i + 1)
+
+    def closer(self, c: str, i: int) -> int:
+        """``)``, ``]`` or ``}``: it closes the innermost opener when it matches, else it is invalid."""
+        top = self.stack[-1] if self.stack else ""
+        if top == "I" and c == ")":
+            return self.close("INTERP_END", i, i + 1)
+        if top in _OPENERS and _OPENERS[top] == c:
+            return self.close(c, i, i + 1)
+        return self.emit("INVALID", i, i + 1)

@@ -14,101 +14,118 @@ class _Terms:
     text: str
 
     def term(self) -> _Node:
+        """One term, parsed by the reader of the token it starts with."""
         t = self.tok()
-        kind, s, e = t
-        text = self.text
-        if kind == ".":
-            self.advance()
-            if self.peek() in ("STR_START", "FORMAT"):
-                key = self.string_or_fail("a quoted field name")
-                return _Node("index", s, key.end, [_Node("dot", s, e), key])
-            return _Node("dot", s, e)
-        if kind == "..":
-            self.advance()
-            return _Node("call", s, e, name="recurse", extra="implicit")
-        if kind == "FIELD":
-            self.advance()
-            return _Node("index", s, e, [_Node("dot", s, s + 1)])
-        if kind == "LITERAL":
-            self.advance()
-            return _Node("const", s, e, extra=("number", float(text[s:e])))
-        if kind == "STR_START":
-            return self.string(s)
-        if kind == "FORMAT":
-            if self.peek(1) == "STR_START":
-                self.advance()
-                node = self.string(s)
-                if node.kind == "str":
-                    node.extra = "format"
-                return node
-            self.advance()
-            return _Node("format", s, e)
-        if kind == "-":
-            self.advance()
-            inner = self.postfix_term()
-            return _Node("neg", s, inner.end, [inner])
-        if kind == "(":
-            self.advance()
-            inner = self.query()
-            self.close(")", t)
-            return inner
-        if kind == "[":
-            self.advance()
-            if self.peek() == "]":
-                end = self.advance()
-                return _Node("const", s, end[2], extra=("array", None))
-            inner = self.query()
-            end = self.close("]", t)
-            return _Node("array", s, end[2], [inner])
-        if kind == "{":
-            return self.object()
-        if kind in ("reduce", "foreach"):
-            return self.fold(kind)
-        if kind == "if":
-            return self.conditional()
-        if kind == "try":
-            self.advance()
-            body = self.postfix_term()
-            kids = [body]
-            if self.peek() == "catch":
-                self.advance()
-                kids.append(self.postfix_term())
-            return _Node("try", s, kids[-1].end, kids)
-        if kind == "break":
-            self.advance()
-            label = self.expect("BINDING", "the label to break to (`break $name`)")
-            return _Node("break", s, label[2], name=text[label[1] + 1 : label[2]])
-        if kind == "$":
-            self.advance()
-            for _ in range(2):
-                self.expect("$", "`$$$$name`")
-            var = self.expect("BINDING", "`$$$$name`")
-            return _Node("varn", s, var[2], name=text[var[1] + 1 : var[2]])
-        if kind == "BINDING":
-            self.advance()
-            return _Node("var", s, e, name=text[s + 1 : e])
-        if kind == "LOC":
-            self.advance()
-            return _Node("const", s, e, extra=("object", None))
-        if kind == "IDENT":
-            self.advance()
-            name = text[s:e]
-            if self.peek() == "(":
-                opener = self.advance()
-                args = [self.query()]
-                while self.peek() == ";":
-                    self.advance()
-                    args.append(self.query())
-                end = self.close(")", opener)
-                return _Node("call", s, end[2], args, name=name, arity=len(args))
-            if name in ("true", "false"):
-                return _Node("const", s, e, extra=("boolean", None))
-            if name == "null":
-                return _Node("const", s, e, extra=("null", None))
-            return _Node("call", s, e, name=name)
-        if kind in ("then", "elif", "else", "end", "catch") and self.pos:
-            raise self.fail(t, f"`{kind}` has nothing before it (an expression is missing)")
+        reader = _TERM_READERS.get(t[0])
+        if reader is not None:
+            return reader(self, t)
+        if t[0] in ("then", "elif", "else", "end", "catch") and self.pos:
+            raise self.fail(t, f"`{t[0]}` has nothing before it (an expression is missing)")
         raise self.unexpected("an expression")
+
+    def _dot(self, t: Any) -> _Node:
+        _, s, e = t
+        self.advance()
+        if self.peek() in ("STR_START", "FORMAT"):
+            key = self.string_or_fail("a quoted field name")
+            return _Node("index", s, key.end, [_Node("dot", s, e), key])
+        return _Node("dot", s, e)
+
+    def _recurse(self, t: Any) -> _Node:
+        self.advance()
+        return _Node("call", t[1], t[2], name="recurse", extra="implicit")
+
+    def _field(self, t: Any) -> _Node:
+        self.advance()
+        return _Node("index", t[1], t[2], [_Node("dot", t[1], t[1] + 1)])
+
+    def _number(self, t: Any) -> _Node:
+        self.advance()
+        return _Node("const", t[1], t[2], extra=("number", float(self.text[t[1] : t[2]])))
+
+    def _string_term(self, t: Any) -> _Node:
+        return self.string(t[1])
+
+    def _format(self, t: Any) -> _Node:
+        _, s, e = t
+        if self.peek(1) == "STR_START":
+            self.advance()
+            node = self.string(s)
+            if node.kind == "str":
+                node.extra = "format"
+            return node
+        self.advance()
+        return _Node("format", s, e)
+
+    def _negation(self, t: Any) -> _Node:
+        self.advance()
+        inner = self.postfix_term()
+        return _Node("neg", t[1], inner.end, [inner])
+
+    def _parenthesized(self, t: Any) -> _Node:
+        self.advance()
+        inner = self.query()
+        self.close(")", t)
+        return inner
+
+    def _array(self, t: Any) -> _Node:
+        s = t[1]
+        self.advance()
+        if self.peek() == "]":
+            end = self.advance()
+            return _Node("const", s, end[2], extra=("array", None))
+        inner = self.query()
+        end = self.close("]", t)
+        return _Node("array", s, end[2], [inner])
+
+    def _try(self, t: Any) -> _Node:
+        self.advance()
+        body = self.postfix_term()
+        kids = [body]
+        if self.peek() == "catch":
+            self.advance()
+            kids.append(self.postfix_term())
+        return _Node("try", t[1], kids[-1].end, kids)
+
+    def _break(self, t: Any) -> _Node:
+        self.advance()
+        label = self.expect("BINDING", "the label to break to (`break $name`)")
+        return _Node("break", t[1], label[2], name=self.text[label[1] + 1 : label[2]])
+
+    def _dollars(self, t: Any) -> _Node:
+        self.advance()
+        for _ in range(2):
+            self.expect("$", "`$$$$name`")
+        var = self.expect("BINDING", "`$$$$name`")
+        return _Node("varn", t[1], var[2], name=self.text[var[1] + 1 : var[2]])
+
+    def _variable(self, t: Any) -> _Node:
+        _, s, e = t
+        self.advance()
+        return _Node("var", s, e, name=self.text[s + 1 : e])
+
+    def _location(self, t: Any) -> _Node:
+        self.advance()
+        return _Node("const", t[1], t[2], extra=("object", None))
+
+    def _identifier(self, t: Any) -> _Node:
+        """A call (``f``, ``f(a; b)``) or one of the constants ``true``, ``false``, ``null``."""
+        _, s, e = t
+        self.advance()
+        name = self.text[s:e]
+        if self.peek() == "(":
+            opener = self.advance()
+            args = [self.query()]
+            while self.peek() == ";":
+                self.advance()
+                args.append(self.query())
+            end = self.close(")", opener)
+            return _Node("call", s, end[2], args, name=name, arity=len(args))
+        if name in ("true", "false"):
+            return _Node("const", s, e, extra=("boolean", None))
+        if name == "null":
+            return _Node("const", s, e, extra=("null", None))
+        return _Node("call", s, e, name=name)
 
     def fold(self, kind: str) -> _Node:
         start = self.advance()[1]
@@ -298,3 +315,27 @@ class _Terms:
             self.expect(":", "`:` and a pattern after a computed key")
             return "", key, self.pattern()
         raise self.unexpected("a key in the object pattern")
+
+
+# The reader of each token a term may start with.
+_TERM_READERS: dict[str, Any] = {
+    ".": _Terms._dot,
+    "..": _Terms._recurse,
+    "FIELD": _Terms._field,
+    "LITERAL": _Terms._number,
+    "STR_START": _Terms._string_term,
+    "FORMAT": _Terms._format,
+    "-": _Terms._negation,
+    "(": _Terms._parenthesized,
+    "[": _Terms._array,
+    "{": lambda self, t: self.object(),
+    "reduce": lambda self, t: self.fold("reduce"),
+    "foreach": lambda self, t: self.fold("foreach"),
+    "if": lambda self, t: self.conditional(),
+    "try": _Terms._try,
+    "break": _Terms._break,
+    "$": _Terms._dollars,
+    "BINDING": _Terms._variable,
+    "LOC": _Terms._location,
+    "IDENT": _Terms._identifier,
+}

@@ -333,50 +333,16 @@ class _Builder:
                 else:
                     node = scalar(ev, is_key)
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
-                depth = len(stack) + 1 + self.depth
-                start = ev.start_mark.index
-                if depth > MAX_DEPTH:
-                    self.flag(
-                        "NIKA-YAML-009",
-                        Span(start, start + 1),
-                        f"nesting reaches level {depth}, over the cap of {MAX_DEPTH}",
-                        "Flatten the structure or move the data into a file read at run time.",
-                    )
-                    raise _Stop
-                if ev.anchor is not None or ev.tag is not None:
-                    self.check_node_meta(ev.anchor, ev.tag, Span(start, ev.end_mark.index))
-                stack.append(_Frame(cls is MappingStartEvent, start, ev.tag, ev.anchor, bool(ev.flow_style), depth))
+                stack.append(self._frame(ev, cls is MappingStartEvent, len(stack) + 1 + self.depth))
                 continue
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                fr = stack.pop()
-                end = ev.end_mark.index
-                items = fr.items
-                if items and not fr.flow:
-                    last = items[-1]
-                    end = last.value.span.end if fr.is_map else last.span.end
-                span = new_span(Span, (fr.start, max(end, fr.start)))
-                node = MapValue(span, tuple(items), fr.flow) if fr.is_map else ListValue(span, tuple(items), fr.flow)
+                node = self._collection(stack.pop(), ev)
             elif cls is AliasEvent:
-                span = Span(ev.start_mark.index, ev.end_mark.index)
-                self.flag(
-                    "NIKA-YAML-002",
-                    span,
-                    f"alias `*{ev.anchor}` is not allowed in a Nika workflow",
-                    "Write the value out in full instead of referring to an anchor.",
-                )
-                # An opaque placeholder: the alias is already refused, nothing else should trip on it.
-                node = Literal(span, f"*{ev.anchor}", f"*{ev.anchor}", "*", None)
+                node = self._alias(ev)
             elif cls is DocumentStartEvent:
                 documents += 1
                 if documents > 1:
-                    at = ev.start_mark.index
-                    self.flag(
-                        "NIKA-PARSE-001",
-                        Span(at, at + 3),
-                        "the file holds more than one YAML document",
-                        "Keep one workflow per file: remove the `---` separator and what follows it.",
-                    )
-                    raise _Stop
+                    self._second_document(ev)
                 continue
             else:
                 continue
@@ -392,6 +358,54 @@ class _Builder:
                 fr.items.append(Entry(fr.pending_key, node))
                 fr.pending_key = None
         return root
+
+    def _frame(self, ev: Any, is_map: bool, depth: int) -> _Frame:
+        """The frame a mapping or sequence opens (NIKA-YAML-009 past the nesting cap)."""
+        start = ev.start_mark.index
+        if depth > MAX_DEPTH:
+            self.flag(
+                "NIKA-YAML-009",
+                Span(start, start + 1),
+                f"nesting reaches level {depth}, over the cap of {MAX_DEPTH}",
+                "Flatten the structure or move the data into a file read at run time.",
+            )
+            raise _Stop
+        if ev.anchor is not None or ev.tag is not None:
+            self.check_node_meta(ev.anchor, ev.tag, Span(start, ev.end_mark.index))
+        return _Frame(is_map, start, ev.tag, ev.anchor, bool(ev.flow_style), depth)
+
+    def _collection(self, fr: _Frame, ev: Any) -> Value:
+        """The mapping or sequence a frame closes into; a block one ends at its last item."""
+        end = ev.end_mark.index
+        items = fr.items
+        if items and not fr.flow:
+            last = items[-1]
+            end = last.value.span.end if fr.is_map else last.span.end
+        span = self.new_span(Span, (fr.start, max(end, fr.start)))
+        return MapValue(span, tuple(items), fr.flow) if fr.is_map else ListValue(span, tuple(items), fr.flow)
+
+    def _alias(self, ev: Any) -> Value:
+        """An alias is refused (NIKA-YAML-002) and stands as an opaque placeholder."""
+        span = Span(ev.start_mark.index, ev.end_mark.index)
+        self.flag(
+            "NIKA-YAML-002",
+            span,
+            f"alias `*{ev.anchor}` is not allowed in a Nika workflow",
+            "Write the value out in full instead of referring to an anchor.",
+        )
+        # An opaque placeholder: the alias is already refused, nothing else should trip on it.
+        return Literal(span, f"*{ev.anchor}", f"*{ev.anchor}", "*", None)
+
+    def _second_document(self, ev: Any) -> None:
+        """A second ``---`` document stops the build (NIKA-PARSE-001)."""
+        at = ev.start_mark.index
+        self.flag(
+            "NIKA-PARSE-001",
+            Span(at, at + 3),
+            "the file holds more than one YAML document",
+            "Keep one workflow per file: remove the `---` separator and what follows it.",
+        )
+        raise _Stop
 
     def _check_key(self, fr: _Frame, key: Value, tag: str | None) -> ScalarValue:
         """The profile's verdict on one mapping key; a collection key is refused and stands in

@@ -1,22 +1,25 @@
 """Expressions and references: NIKA-VAR-001/005/008/020/021 and NIKA-VALUES-001..003 (04, 03 §boundary).
 
 Every ``${{ … }}`` island was parsed once by the compiler; here each reference is resolved
-against the envelope's declarations and the position it sits in.
+against the envelope's declarations and the position it sits in, by the judge of its root
+(``_ROOTS``); ``tasks.*`` reads are judged in :mod:`checker.rules.task_refs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Edit, Fix
+from checker.core.records import record
 from checker.core.source import Span
 from checker.core.suggest import did_you_mean
-from checker.core.vocab import LOOP_ALLOWED, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
+from checker.core.vocab import LOOP_ALLOWED, VALUE_ROOTS, WHERE_TEXT, WITH_ALLOWED
 from checker.expr import Island, is_boolean_shaped
 from checker.expr.refs import Ref
-from checker.model.workflow import TASK_FIELDS, ExprSite
+from checker.model.workflow import ExprSite
 from checker.rules.support.context import RuleContext
+from checker.rules.task_refs import tasks_ref
 
 # Value namespaces of other tools (or of older Nika drafts) that are refused outright.
 FOREIGN_VALUE_ROOTS = frozenset(
@@ -35,18 +38,6 @@ FOREIGN_VALUE_ROOTS = frozenset(
     }
 )
 KNOWN_ROOTS = ("inputs", "config", "const", "secrets", "with", "tasks", "item", "index")
-
-_WHERE_TEXT = {
-    "when": "`when:`",
-    "for_each": "`for_each:`",
-    "body": "a verb field",
-    "with": "`with:`",
-    "recover": "`on_error.recover`",
-    "outputs": "`outputs:`",
-    "finally": "`on_finally:`",
-    "output": "an `output:` jq binding",
-    "envelope": "an envelope field",
-}
 
 
 def check_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -125,259 +116,139 @@ def _site_findings(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str
     yield from _site_refs(ctx, site, declared)
 
 
+@record
+class _Read:
+    """One reference being judged: the site it sits in, the island and the reference, its span."""
+
+    ctx: RuleContext
+    site: ExprSite
+    declared: dict[str, set[str]]
+    island: Island
+    ref: Ref
+    span: Span
+
+    def finding(self, code: str, message: str, help: str | None, fixes: tuple[Fix, ...] = ()) -> Diagnostic:
+        return report(code, self.span, message, help, task=self.site.task, fixes=fixes)
+
+    def first_name(self) -> str | None:
+        """The name after the root (``inputs.<name>``), or None when there is none."""
+        path = self.ref.path
+        return path[0] if path and isinstance(path[0], str) else None
+
+
 def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) -> Iterator[Diagnostic]:
-    wf = ctx.workflow
-    task = wf.tasks.get(site.task) if site.task else None
+    """Each reference of the site, judged by the handler of its root (an unknown root by ``_unknown_root``)."""
     for island, ref, span in site.references():
-        root = ref.root
-        path = ref.path
-        where_text = _WHERE_TEXT.get(site.where, "here")
-        if root in VALUE_ROOTS:
-            if root == "secrets" and site.where == "when":
-                yield report(
-                    "NIKA-VAR-001",
-                    span,
-                    "secrets cannot be read in `when:`",
-                    "Decide on inputs, config, const or `with:` values instead.",
-                    task=site.task,
-                )
-                continue
-            name = path[0] if path and isinstance(path[0], str) else None
-            if name is None:
-                yield report(
-                    "NIKA-VAR-001",
-                    span,
-                    f"`{root}` must be followed by a declared name",
-                    f"Read one entry, e.g. `{root}.<name>`.",
-                    task=site.task,
-                )
-            elif name not in declared[root] and not ref.in_has:
-                yield _unknown(root, name, declared[root], span, site, island, ref)
-            continue
-        if root == "with":
-            name = path[0] if path and isinstance(path[0], str) else None
-            if site.where not in WITH_ALLOWED or task is None:
-                yield report(
-                    "NIKA-VAR-001",
-                    span,
-                    f"`with.*` is not in scope in {where_text}",
-                    "`with.*` reads the current task's bindings; outside a task body use `tasks.<id>.output`.",
-                    task=site.task,
-                )
-            elif name is None:
-                yield report("NIKA-VAR-001", span, "`with` must be followed by a binding name", None, task=site.task)
-            elif task.binding(name) is None and not ref.in_has:
-                names = [b.name for b in task.with_]
-                yield _unknown("with", name, set(names), span, site, island, ref)
-            continue
-        if root == "tasks":
-            yield from _tasks_ref(ctx, site, ref, span)
-            continue
-        if root in ("item", "index"):
-            if site.where == "for_each":
-                yield report(
-                    "NIKA-VAR-005",
-                    span,
-                    f"`{root}` is not defined yet in the `for_each:` expression itself",
-                    "The collection is computed before the fan-out; read `item`/`index` in the body or `with:`.",
-                    task=site.task,
-                )
-            elif not (site.in_for_each and site.where in LOOP_ALLOWED):
-                yield report(
-                    "NIKA-VAR-001",
-                    span,
-                    f"`{root}` only exists inside a `for_each` task's body",
-                    "Add `for_each:` to this task, or bind the value through `with:`.",
-                    task=site.task,
-                )
-            continue
-        if root == "vars":
-            yield report(
-                "NIKA-VALUES-001",
-                span,
-                "`vars.*` no longer exists",
-                "Read per-run values from `inputs.*` and fixed values from `const.*`.",
-                task=site.task,
-            )
-        elif root == "env":
-            yield report(
-                "NIKA-VALUES-002",
-                span,
-                "`env.*` no longer exists",
-                "Read deployment settings from `config.*` and credentials from `secrets.*`.",
-                task=site.task,
-            )
-        elif root in FOREIGN_VALUE_ROOTS:
-            yield report(
-                "NIKA-VALUES-003",
-                span,
-                f"`{root}.*` is not a Nika value namespace",
-                "Values come from exactly four places: `inputs`, `config`, `const` and `secrets`.",
-                task=site.task,
-            )
-        else:
-            guess = did_you_mean(root, KNOWN_ROOTS)
-            yield report(
-                "NIKA-VAR-001",
-                span,
-                f"unknown name `{root}`",
-                (f"Did you mean `{guess}`? " if guess else "")
-                + "Expressions read inputs, config, const, secrets, with, tasks (and item/index in a for_each).",
-                task=site.task,
-                fixes=_rename_root_fix(site, island, ref, guess),
-            )
+        handler = _ROOTS.get(ref.root, _unknown_root)
+        yield from handler(_Read(ctx, site, declared, island, ref, span))
 
 
-def _hoist_fix(
-    ctx: RuleContext, site: ExprSite, target: str, span: Span, bound: str | None = None, applicability: str = "safe"
-) -> tuple[Fix, ...]:
-    """The VAR-021 repair as an edit: bind the read in `with:` and read `with.<name>` instead.
-
-    ``bound`` is the expression to bind when it differs from the text at ``span`` (a misspelled
-    task or field, corrected to its unique did-you-mean).
-    """
-    from checker.rules.support.fixes import hoist_into_with
-
-    task = ctx.workflow.tasks.get(site.task or "")
-    if task is None or site.where not in ("body", "when", "for_each") or target == task.id:
-        return ()
-    if task.id in ctx.graph.upstream(target):  # the new edge would close a cycle
-        return ()
-    expr = bound if bound is not None else ctx.source.text[span.start : span.end]
-    for b in task.with_:  # already bound: read the binding
-        raw = getattr(b.value, "raw", None)
-        if isinstance(raw, str) and raw.replace(" ", "") == f"${{{{{expr}}}}}".replace(" ", ""):
-            return (Fix(f"Read `with.{b.name}`", (Edit(span, f"with.{b.name}"),), applicability),)
-    taken = {b.name for b in task.with_}
-    name = target if target not in TASK_FIELDS else f"{target}_value"
-    n = 2
-    while name in taken:
-        name, n = f"{target}_{n}", n + 1
-    fix = hoist_into_with(ctx.source.text, task, span, name, bound=bound, applicability=applicability)
-    return (fix,) if fix else ()
-
-
-def _corrected_read(ctx: RuleContext, ref: Ref, span: Span, name: str) -> tuple[str, str | None] | None:
-    """``(shown, bound)`` for a `tasks.*` read that must be bound in `with:` under task ``name``.
-
-    ``shown`` is the read with the task and field corrected (for the help), ``bound`` the same
-    when it differs from the source text (for the fix), else ``None``. ``None`` overall when
-    the field is misspelled beyond a unique guess: binding it would only move the error.
-    """
-    path = ref.path
-    target = path[0]
-    fld = path[1] if len(path) > 1 and isinstance(path[1], str) else None
-    fixed_fld = fld
-    if fld is not None:
-        producer = ctx.workflow.tasks[name]
-        choices = TASK_FIELDS | {b.name for b in producer.output}
-        if fld not in choices:
-            fixed_fld = did_you_mean(fld, sorted(choices))
-            if fixed_fld is None:
-                return None
-    written = f"tasks.{target}" + (f".{fld}" if fld is not None else "")
-    wanted = f"tasks.{name}" + (f".{fixed_fld}" if fixed_fld is not None else ".output")
-    text = ctx.source.text[span.start : span.end]
-    if fld is None:
-        return wanted, None  # a bare `tasks.x`: shown, not rewritten
-    if written == wanted:
-        return wanted, None
-    if not text.startswith(written):  # bracket notation or spacing: no safe textual rewrite
-        return wanted, None
-    return wanted, wanted + text[len(written) :]
-
-
-def _tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterator[Diagnostic]:
-    wf = ctx.workflow
-    path = ref.path
-    if not path or not isinstance(path[0], str):
-        yield report(
-            "NIKA-VAR-020",
-            span,
-            "`tasks` alone is not a value",
-            "Read one field of one task, e.g. `tasks.<id>.output`.",
-            task=site.task,
-        )
-        return
-    target = path[0]
-    if site.where not in TASKS_ALLOWED:
-        known = target in wf.tasks
-        name = target if known else did_you_mean(target, list(wf.tasks))
-        corrected = _corrected_read(ctx, ref, span, name) if name is not None else None
-        fixes: tuple[Fix, ...] = ()
-        if name is not None and corrected is not None:
-            shown, bound = corrected
-            repair = f"Bind it in `with:` (`{name}: ${{{{ {shown} }}}}`) and read `with.{name}` here."
-            if bound is not None or known:  # a guessed task changes what the task waits for: review it
-                fixes = _hoist_fix(ctx, site, name, span, bound, "safe" if known else "maybe-incorrect")
-        elif name is not None:
-            repair = (
-                f"Read a field of `{name}` (`output`, `status`, …), bound in `with:`; only `with.*` is readable here."
-            )
-        else:  # binding a task that does not exist would only trade this finding for NIKA-DAG-002
-            repair = "Name a task declared under `tasks:`, bound in `with:`; only `with.*` is readable here."
-        yield report(
-            "NIKA-VAR-021",
-            span,
-            f"`tasks.{target}` cannot be read in {_WHERE_TEXT.get(site.where, 'this position')}",
-            repair,
-            task=site.task,
-            fixes=fixes,
-        )
-        return
-    if site.where == "finally" and target != site.task:
-        yield report(
-            "NIKA-VAR-021",
-            span,
-            f"an `on_finally:` step may only read its own task, not `tasks.{target}`",
-            f"Read `tasks.{site.task}.…`, or move this cleanup into a task with `after: {{{target}: terminal}}`.",
-            task=site.task,
-        )
-        return
-    producer = wf.tasks.get(target)
-    if producer is None:
-        guess = did_you_mean(target, [t for t in wf.tasks if t != site.task])  # never a self-reference
-        code = "NIKA-DAG-002" if site.where == "with" else "NIKA-VAR-001"
-        rename: tuple[Fix, ...] = ()
-        if guess and ctx.source.text.startswith(f"tasks.{target}", span.start):  # a unique did-you-mean
-            at = span.start + len("tasks.")
-            rename = (Fix(f"Change to `{guess}`", (Edit(Span(at, at + len(target)), guess),)),)
-        yield report(
-            code,
-            span,
-            f"no task named `{target}`",
-            f"Did you mean `{guess}`?" if guess else "Reference a task declared under `tasks:`.",
-            task=site.task,
-            fixes=rename,
-        )
-        return
-    if len(path) < 2 or not isinstance(path[1], str):
-        yield report(
-            "NIKA-VAR-020",
-            span,
-            f"`tasks.{target}` is the task's whole record, not a value",
-            f"Read one field: `tasks.{target}.output`, `.status`, `.error` or a declared `output:` binding.",
-            task=site.task,
-        )
-        return
-    fld = path[1]
-    bindings = {b.name for b in producer.output}
-    if fld not in TASK_FIELDS and fld not in bindings and not ref.in_has:
-        choices = sorted(TASK_FIELDS | bindings)
-        guess = did_you_mean(fld, choices)
-        fixes: tuple[Fix, ...] = ()
-        prefix = f"tasks.{target}."
-        if guess and ctx.source.text.startswith(prefix + fld, span.start):
-            at = span.start + len(prefix)
-            fixes = (Fix(f"Change to `{guess}`", (Edit(Span(at, at + len(fld)), guess),)),)
-        yield report(
+def _value_read(r: _Read) -> Iterator[Diagnostic]:
+    """``inputs``/``config``/``const``/``secrets``: a declared name (and no secret in ``when:``)."""
+    root, site = r.ref.root, r.site
+    if root == "secrets" and site.where == "when":
+        yield r.finding(
             "NIKA-VAR-001",
-            span,
-            f"task `{target}` has no field `{fld}`",
-            (f"Did you mean `{guess}`? " if guess else "") + f"Available: {', '.join(choices)}.",
-            task=site.task,
-            fixes=fixes,
+            "secrets cannot be read in `when:`",
+            "Decide on inputs, config, const or `with:` values instead.",
         )
+        return
+    name = r.first_name()
+    if name is None:
+        yield r.finding(
+            "NIKA-VAR-001", f"`{root}` must be followed by a declared name", f"Read one entry, e.g. `{root}.<name>`."
+        )
+    elif name not in r.declared[root] and not r.ref.in_has:
+        yield _unknown(root, name, r.declared[root], r.span, site, r.island, r.ref)
+
+
+def _with_read(r: _Read) -> Iterator[Diagnostic]:
+    """``with.<name>``: in scope in a task's own positions, naming one of its bindings."""
+    site = r.site
+    task = r.ctx.workflow.tasks.get(site.task) if site.task else None
+    name = r.first_name()
+    if site.where not in WITH_ALLOWED or task is None:
+        yield r.finding(
+            "NIKA-VAR-001",
+            f"`with.*` is not in scope in {WHERE_TEXT.get(site.where, 'here')}",
+            "`with.*` reads the current task's bindings; outside a task body use `tasks.<id>.output`.",
+        )
+    elif name is None:
+        yield r.finding("NIKA-VAR-001", "`with` must be followed by a binding name", None)
+    elif task.binding(name) is None and not r.ref.in_has:
+        names = [b.name for b in task.with_]
+        yield _unknown("with", name, set(names), r.span, site, r.island, r.ref)
+
+
+def _tasks_read(r: _Read) -> Iterator[Diagnostic]:
+    yield from tasks_ref(r.ctx, r.site, r.ref, r.span)
+
+
+def _loop_read(r: _Read) -> Iterator[Diagnostic]:
+    """``item``/``index``: only inside a ``for_each`` task's body, never in its own collection."""
+    root, site = r.ref.root, r.site
+    if site.where == "for_each":
+        yield r.finding(
+            "NIKA-VAR-005",
+            f"`{root}` is not defined yet in the `for_each:` expression itself",
+            "The collection is computed before the fan-out; read `item`/`index` in the body or `with:`.",
+        )
+    elif not (site.in_for_each and site.where in LOOP_ALLOWED):
+        yield r.finding(
+            "NIKA-VAR-001",
+            f"`{root}` only exists inside a `for_each` task's body",
+            "Add `for_each:` to this task, or bind the value through `with:`.",
+        )
+
+
+def _vars_read(r: _Read) -> Iterator[Diagnostic]:
+    yield r.finding(
+        "NIKA-VALUES-001",
+        "`vars.*` no longer exists",
+        "Read per-run values from `inputs.*` and fixed values from `const.*`.",
+    )
+
+
+def _env_read(r: _Read) -> Iterator[Diagnostic]:
+    yield r.finding(
+        "NIKA-VALUES-002",
+        "`env.*` no longer exists",
+        "Read deployment settings from `config.*` and credentials from `secrets.*`.",
+    )
+
+
+def _foreign_read(r: _Read) -> Iterator[Diagnostic]:
+    yield r.finding(
+        "NIKA-VALUES-003",
+        f"`{r.ref.root}.*` is not a Nika value namespace",
+        "Values come from exactly four places: `inputs`, `config`, `const` and `secrets`.",
+    )
+
+
+def _unknown_root(r: _Read) -> Iterator[Diagnostic]:
+    root = r.ref.root
+    guess = did_you_mean(root, KNOWN_ROOTS)
+    yield r.finding(
+        "NIKA-VAR-001",
+        f"unknown name `{root}`",
+        (f"Did you mean `{guess}`? " if guess else "")
+        + "Expressions read inputs, config, const, secrets, with, tasks (and item/index in a for_each).",
+        _rename_root_fix(r.site, r.island, r.ref, guess),
+    )
+
+
+# The judge of each root a reference may start with (precedence as the roots are listed: a value
+# namespace, then `with`, `tasks`, the loop variables, the retired namespaces, the foreign ones).
+_ROOTS: dict[str, Callable[[_Read], Iterator[Diagnostic]]] = {
+    **dict.fromkeys(FOREIGN_VALUE_ROOTS, _foreign_read),
+    "vars": _vars_read,
+    "env": _env_read,
+    "item": _loop_read,
+    "index": _loop_read,
+    "tasks": _tasks_read,
+    "with": _with_read,
+    **dict.fromkeys(VALUE_ROOTS, _value_read),
+}
 
 
 def _unknown(

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checker.contracts import effects
-from checker.contracts.effects import boundary_of
+from checker.contracts.effects import Boundary, boundary_of
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Label
 from checker.core.globs import canonical_path, match_tool
@@ -108,6 +108,8 @@ def _is_blocking_gate(task: Task) -> bool:
 
 
 def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """NIKA-SEC-009: the boundary grants private reads and a way out, and outside content reaches a
+    task that can send it out with no blocking gate before it."""
     wf = ctx.workflow
     if wf.permits is None:
         return
@@ -115,6 +117,39 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
     if not bound.fs_read:
         return
     escaping = [g for g in bound.fs_write if canonical_path(g).startswith(("/", ".."))]
+    leg3 = _ways_out(bound, escaping)
+    if not leg3:
+        return
+    sources = [t for t in wf.tasks.values() if _ingress(t)]
+    if not sources:
+        return
+    order = [t for wave in ctx.graph.waves for t in wave]
+    tainted = _tainted(ctx, sources, order)
+    gated = _gated(ctx, order)
+    for tid in order:
+        task = wf.tasks[tid]
+        if tid not in tainted or gated[tid] or not _egress(task, bool(escaping)):
+            continue
+        src = tainted[tid]
+        names, edges = path_witness(ctx, src, tid)
+        yield report(
+            "NIKA-SEC-009",
+            task.key.span,
+            f"lethal trifecta: task `{tid}` can send data out and outside content reaches it ({names}), while "
+            f"the workflow also reads private files (`fs.read`) and {leg3[0]}",
+            "Put a `nika:prompt` gate (without `default:`) before this task, or drop one leg: the `fs.read` grant, "
+            "the outside source, or the way out.",
+            related=(
+                Label(wf.tasks[src].key.span, f"`{src}` brings outside content in"),
+                *edges,
+                Label(wf.permits.span, "the boundary that grants all three legs"),
+            ),
+            task=tid,
+        )
+
+
+def _ways_out(bound: Boundary, escaping: list[str]) -> list[str]:
+    """The third leg, as the message names it: what the boundary grants that carries data out."""
     leg3 = []
     if bound.net_http:
         leg3.append("`net.http` grants hosts")
@@ -122,13 +157,13 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
         leg3.append(f"`fs.write` reaches outside the workspace (`{escaping[0]}`)")
     if bound.grants("exec"):
         leg3.append("`exec` is granted")
-    if not leg3:
-        return
-    sources = [t for t in wf.tasks.values() if _ingress(t)]
-    if not sources:
-        return
-    g = ctx.graph
-    order = [t for wave in g.waves for t in wave]
+    return leg3
+
+
+def _tainted(ctx: RuleContext, sources: list[Task], order: list[str]) -> dict[str, str]:
+    """Each task outside content reaches, with the ingress source it comes from: along content
+    edges (not a gate's answer), then through files to an ``exec:`` after a tainted writer."""
+    wf, g = ctx.workflow, ctx.graph
     content_out: dict[str, list[str]] = {}
     gates = _gate_only_bindings(ctx)
     for e in g.edges:
@@ -157,31 +192,16 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
                 first = next((u for u in order if u in up), None)
                 if first is not None:
                     tainted[tid] = tainted[first]
+    return tainted
+
+
+def _gated(ctx: RuleContext, order: list[str]) -> dict[str, bool]:
+    """Whether each task is a blocking gate or waits, through its predecessors, on one."""
     gated: dict[str, bool] = {}
     for tid in order:
-        task = wf.tasks[tid]
-        preds = [e.producer for e in g.incoming(tid)]
-        gated[tid] = _is_blocking_gate(task) or any(gated.get(p, False) for p in preds)
-    for tid in order:
-        task = wf.tasks[tid]
-        if tid not in tainted or gated[tid] or not _egress(task, bool(escaping)):
-            continue
-        src = tainted[tid]
-        names, edges = path_witness(ctx, src, tid)
-        yield report(
-            "NIKA-SEC-009",
-            task.key.span,
-            f"lethal trifecta: task `{tid}` can send data out and outside content reaches it ({names}), while "
-            f"the workflow also reads private files (`fs.read`) and {leg3[0]}",
-            "Put a `nika:prompt` gate (without `default:`) before this task, or drop one leg: the `fs.read` grant, "
-            "the outside source, or the way out.",
-            related=(
-                Label(wf.tasks[src].key.span, f"`{src}` brings outside content in"),
-                *edges,
-                Label(wf.permits.span, "the boundary that grants all three legs"),
-            ),
-            task=tid,
-        )
+        preds = [e.producer for e in ctx.graph.incoming(tid)]
+        gated[tid] = _is_blocking_gate(ctx.workflow.tasks[tid]) or any(gated.get(p, False) for p in preds)
+    return gated
 
 
 # -- shared writes -----------------------------------------------------------------------------

@@ -46,34 +46,9 @@ class _TypeChecker:
         self.out.append(report("NIKA-TYPE-001", node.span, message, help, task=self.task, fixes=fixes))
 
     def check(self, node: Value, field_position: bool = False) -> None:
+        """Judge one TypeExpr: a type name, or a mapping with one constructor."""
         if isinstance(node, ScalarValue):
-            v = node.value
-            if v is None:
-                return
-            if not isinstance(v, str):
-                self.bad(node, f"`{node.raw}` is not a type", "Use a type name such as `string` or `integer`.")
-                return
-            if v in PRIMITIVES or v in self.named:
-                return
-            if v in WITHDRAWN:
-                self.bad(
-                    node,
-                    f"`{v}` is not a type in this version",
-                    "Use a concrete type; `result`, `secret`, `money` and `artifact` are reserved.",
-                )
-                return
-            if v in DEAD_NAMES:
-                repl = DEAD_NAMES[v]
-                fixes = (Fix(f"Write `{repl}`", (Edit(node.span, repl),)),) if not repl.startswith(("{", "a ")) else ()
-                self.bad(node, f"`{v}` is not a Nika type", f"Write {repl}.", fixes)
-                return
-            guess = did_you_mean(v, list(PRIMITIVES) + sorted(self.named))
-            self.bad(
-                node,
-                f"unknown type `{v}`",
-                (f"Did you mean `{guess}`? " if guess else "")
-                + "Use a primitive (string, integer, number, bool, …) or a name declared under `types:`.",
-            )
+            self._name(node)
             return
         if isinstance(node, ListValue):
             self.bad(
@@ -114,6 +89,40 @@ class _TypeChecker:
                     f"Did you mean `{guess}`?" if guess else f"Use one of: {', '.join(CONSTRUCTORS)}.",
                 )
             return
+        self._constructor(k, v, node)
+
+    def _name(self, node: ScalarValue) -> None:
+        """A type written as a name: a primitive or a declared type, not a withdrawn or foreign one."""
+        v = node.value
+        if v is None:
+            return
+        if not isinstance(v, str):
+            self.bad(node, f"`{node.raw}` is not a type", "Use a type name such as `string` or `integer`.")
+            return
+        if v in PRIMITIVES or v in self.named:
+            return
+        if v in WITHDRAWN:
+            self.bad(
+                node,
+                f"`{v}` is not a type in this version",
+                "Use a concrete type; `result`, `secret`, `money` and `artifact` are reserved.",
+            )
+            return
+        if v in DEAD_NAMES:
+            repl = DEAD_NAMES[v]
+            fixes = (Fix(f"Write `{repl}`", (Edit(node.span, repl),)),) if not repl.startswith(("{", "a ")) else ()
+            self.bad(node, f"`{v}` is not a Nika type", f"Write {repl}.", fixes)
+            return
+        guess = did_you_mean(v, list(PRIMITIVES) + sorted(self.named))
+        self.bad(
+            node,
+            f"unknown type `{v}`",
+            (f"Did you mean `{guess}`? " if guess else "")
+            + "Use a primitive (string, integer, number, bool, …) or a name declared under `types:`.",
+        )
+
+    def _constructor(self, k: str, v: Value, node: MapValue) -> None:
+        """The argument of a known constructor (``array``, ``object``, ``union``, ``enum``, …)."""
         if k in ("array", "map"):
             self.check(v)
         elif k == "object":

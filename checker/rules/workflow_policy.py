@@ -18,8 +18,9 @@ from collections.abc import Collection, Iterator
 from checker.contracts import effects
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Label
+from checker.core.source import Span
 from checker.model.graph import Edge
-from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
+from checker.model.workflow import Agent, Exec, Infer, Invoke, Policy, Task
 from checker.parse.values import ScalarValue, TemplateValue
 from checker.rules.authority import needs_of
 from checker.rules.support.context import RuleContext, task_verbs
@@ -124,15 +125,21 @@ def path_witness(ctx: RuleContext, src: str, dst: str) -> tuple[str, tuple[Label
 
 
 def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
-    wf = ctx.workflow
-    pol = wf.policy
+    """Every hard rule of the workflow's ``policy:`` block, one judge each, in the spec's order."""
+    pol = ctx.workflow.policy
     if pol is None:
         return
-    classes = {tid: effect_classes(t) for tid, t in wf.tasks.items()}
-    gates = [t for t in wf.tasks.values() if is_gate(t)]
-    order = {tid: i for i, tid in enumerate(wf.tasks)}
+    classes = {tid: effect_classes(t) for tid, t in ctx.workflow.tasks.items()}
+    yield from _human_gate_before(ctx, pol, classes)
+    yield from _exec_after(ctx, pol, classes)
+    yield from _allow_providers(ctx, pol)
+    yield from _max_tasks(ctx, pol)
+    yield from _endorsement(ctx, pol)
 
-    # require.human_gate_before
+
+def _human_gate_before(ctx: RuleContext, pol: Policy, classes: dict[str, set[str]]) -> Iterator[Diagnostic]:
+    """``require.human_gate_before``: each task carrying the class waits for a gate only a human passes."""
+    wf = ctx.workflow
     for rule in pol.human_gate_before:
         cls = rule.value
         for tid, task in wf.tasks.items():
@@ -158,7 +165,11 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
                 task=tid,
             )
 
-    # forbid.exec_after
+
+def _exec_after(ctx: RuleContext, pol: Policy, classes: dict[str, set[str]]) -> Iterator[Diagnostic]:
+    """``forbid.exec_after``: no ``exec:`` task runs downstream of a task carrying the class."""
+    wf = ctx.workflow
+    order = {tid: i for i, tid in enumerate(wf.tasks)}
     for rule in pol.exec_after:
         cls = rule.value
         for tid, task in wf.tasks.items():
@@ -183,52 +194,63 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
                 )
                 break
 
-    # allow.providers
-    if pol.allow_providers is not None:
-        allowed = {p.value for p in pol.allow_providers}
-        allow_span = pol.allow_providers[0].span if pol.allow_providers else pol.value.span
-        for tid, task in wf.tasks.items():
-            for verb in task_verbs(task):
-                if not isinstance(verb, Infer | Agent):
-                    continue
-                m = verb.effective_model
-                if isinstance(m, TemplateValue):
-                    yield report(
-                        "NIKA-POLICY-001",
-                        m.span,
-                        f"`allow.providers`: the model of task `{tid}` is computed at run time, so its provider "
-                        "cannot be checked against the allowlist",
-                        "Write the model as a literal `<provider>/<name>` from an allowed provider.",
-                        related=(Label(allow_span, "the allowlist"),),
-                        task=tid,
-                    )
-                    continue
-                literal = str(m.value) if isinstance(m, ScalarValue) else None
-                why = provider_verdict(literal, allowed)
-                if why is None:
-                    continue
-                if literal is None:
-                    yield report(
-                        "NIKA-POLICY-001",
-                        task.key.span,
-                        f"`allow.providers`: task `{tid}` names no model and the workflow has no `model:`, so its "
-                        "provider cannot be checked against the allowlist",
-                        "Set `model:` to a literal `<provider>/<name>` from an allowed provider, "
-                        "on the task or the workflow.",
-                        related=(Label(allow_span, "the allowlist"),),
-                        task=tid,
-                    )
-                    continue
-                yield report(
-                    "NIKA-POLICY-001",
-                    m.span,
-                    f"`allow.providers`: task `{tid}` {why}",
-                    "Pick a model from an allowed provider, or add the provider to `allow.providers`.",
-                    related=(Label(allow_span, "the allowlist"),),
-                    task=tid,
-                )
 
-    # limits.max_tasks
+def _allow_providers(ctx: RuleContext, pol: Policy) -> Iterator[Diagnostic]:
+    """``allow.providers``: every model an ``infer:`` or ``agent:`` calls is a literal from an allowed provider."""
+    if pol.allow_providers is None:
+        return
+    allowed = {p.value for p in pol.allow_providers}
+    allow_span = pol.allow_providers[0].span if pol.allow_providers else pol.value.span
+    for tid, task in ctx.workflow.tasks.items():
+        for verb in task_verbs(task):
+            if isinstance(verb, Infer | Agent):
+                finding = _provider_finding(tid, task, verb, allowed, allow_span)
+                if finding is not None:
+                    yield finding
+
+
+def _provider_finding(
+    tid: str, task: Task, verb: Infer | Agent, allowed: set[str], allow_span: Span
+) -> Diagnostic | None:
+    """Why the model of one verb breaks ``allow.providers``, or None when its provider is allowed."""
+    m = verb.effective_model
+    if isinstance(m, TemplateValue):
+        return report(
+            "NIKA-POLICY-001",
+            m.span,
+            f"`allow.providers`: the model of task `{tid}` is computed at run time, so its provider "
+            "cannot be checked against the allowlist",
+            "Write the model as a literal `<provider>/<name>` from an allowed provider.",
+            related=(Label(allow_span, "the allowlist"),),
+            task=tid,
+        )
+    literal = str(m.value) if isinstance(m, ScalarValue) else None
+    why = provider_verdict(literal, allowed)
+    if why is None:
+        return None
+    if literal is None:
+        return report(
+            "NIKA-POLICY-001",
+            task.key.span,
+            f"`allow.providers`: task `{tid}` names no model and the workflow has no `model:`, so its "
+            "provider cannot be checked against the allowlist",
+            "Set `model:` to a literal `<provider>/<name>` from an allowed provider, on the task or the workflow.",
+            related=(Label(allow_span, "the allowlist"),),
+            task=tid,
+        )
+    return report(
+        "NIKA-POLICY-001",
+        m.span,
+        f"`allow.providers`: task `{tid}` {why}",
+        "Pick a model from an allowed provider, or add the provider to `allow.providers`.",
+        related=(Label(allow_span, "the allowlist"),),
+        task=tid,
+    )
+
+
+def _max_tasks(ctx: RuleContext, pol: Policy) -> Iterator[Diagnostic]:
+    """``limits.max_tasks``: the workflow declares at most that many tasks."""
+    wf = ctx.workflow
     if pol.max_tasks is not None and len(wf.tasks) > pol.max_tasks:
         limits = pol.value.get("limits")
         span = limits.get("max_tasks").span if limits is not None and hasattr(limits, "get") else pol.value.span
@@ -242,7 +264,10 @@ def check_policy(ctx: RuleContext) -> Iterator[Diagnostic]:
             task=extra.id,
         )
 
-    # the endorsement mode (SEC-013)
+
+def _endorsement(ctx: RuleContext, pol: Policy) -> Iterator[Diagnostic]:
+    """NIKA-SEC-013: a human gate needs a declared endorsement mode, and ``solo`` allows one gate."""
+    gates = [t for t in ctx.workflow.tasks.values() if is_gate(t)]
     if pol.endorsement is None:
         for g in gates:
             yield report(

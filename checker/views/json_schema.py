@@ -22,6 +22,7 @@ from typing import Any
 
 from checker.compiler import TASK_ID_RE, WORKFLOW_ID_RE
 from checker.contracts import tables as C
+from checker.contracts.json_schema import each_required, ecma_pattern, json_schema
 from checker.core.codes import CODE_RE
 from checker.core.durations import duration_pattern
 from checker.core.vocab import PREDICATES, RESERVED_BINDINGS
@@ -39,12 +40,6 @@ Schema = dict[str, Any]
 
 def _ref(name: str) -> Schema:
     return {"$ref": f"#/$defs/{name}"}
-
-
-def _anchored(pattern: str) -> str:
-    """A Python ``re`` pattern (``\\Z``/implicit full match) as an anchored ECMA-262 pattern."""
-    body = pattern.removeprefix("^").removesuffix("\\Z").removesuffix("$")
-    return f"^(?:{body})$"
 
 
 def _described(schema: Schema, description: str | None) -> Schema:
@@ -120,127 +115,7 @@ def _string_list(description: str | None = None) -> Schema:
     return _described({"type": "array", "items": {"type": "string"}}, description)
 
 
-def _exactly_one(names: tuple[str, ...] | list[str]) -> list[Schema]:
-    return [{"required": [n]} for n in names]
-
-
 # -- builtin argument contracts --------------------------------------------------------------
-
-
-def _arg_alternative(t: str, spec: C.ArgSpec) -> Schema:
-    """The schema of one member of an argument's type union."""
-    values = list(spec.values)
-    if t == "any":
-        return {}
-    if t == "enum":
-        return {"enum": values} if values else {"type": "string"}
-    if t == "null":
-        return {"type": "null"}
-    if t == "duration":
-        out: Schema = {"type": "string", "pattern": duration_pattern()}
-    elif t == "string":
-        out = {"type": "string"}
-        if spec.pattern is not None:
-            out["pattern"] = _anchored(spec.pattern)
-        if spec.min_length is not None:
-            out["minLength"] = spec.min_length
-        if spec.max_length is not None:
-            out["maxLength"] = spec.max_length
-        if spec.template:
-            return _ref("template")
-    elif t in ("integer", "number"):
-        out = {"type": t}
-        if spec.min is not None:
-            out["minimum"] = spec.min
-        if spec.max is not None:
-            out["maximum"] = spec.max
-    elif t == "boolean":
-        out = {"type": "boolean"}
-    elif t == "array":
-        out = {"type": "array"}
-        if spec.items is not None:
-            out["items"] = _arg_schema(spec.items)
-        if spec.min_items is not None:
-            out["minItems"] = spec.min_items
-        if spec.max_items is not None:
-            out["maxItems"] = spec.max_items
-        return out
-    else:  # object
-        return _object_schema(spec)
-    if values:
-        out["enum"] = [v for v in values if _fits(t, v)] or values
-    return out
-
-
-def _fits(t: str, v: Any) -> bool:
-    if t == "boolean":
-        return isinstance(v, bool)
-    if t in ("integer", "number"):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-    return isinstance(v, str)
-
-
-def _object_schema(spec: C.ArgSpec) -> Schema:
-    out: Schema = {"type": "object"}
-    if spec.single_key:
-        out |= {"minProperties": 1, "maxProperties": 1}
-        out["properties"] = {f.name: _arg_schema(f) for f in spec.fields}
-        out["additionalProperties"] = False
-        return out
-    if spec.fields:
-        _fields_into(out, spec.fields, open_=spec.open, rules=spec.rules)
-    if spec.entries is not None:
-        out["additionalProperties"] = _arg_schema(spec.entries)
-    return out
-
-
-def _fields_into(out: Schema, specs: tuple[C.ArgSpec, ...], *, open_: bool, rules: tuple[C.Rule, ...]) -> None:
-    """Properties, required names, closedness and presence rules of a set of fields."""
-    props: Schema = {}
-    for s in specs:
-        props[s.name] = False if s.reserved else _arg_schema(s)
-    out["properties"] = props
-    required = [s.name for s in specs if s.required]
-    if required:
-        out["required"] = required
-    if not open_:
-        out["additionalProperties"] = False
-    constraints = [c for r in rules if (c := _presence_rule(r)) is not None]
-    if constraints:
-        out["allOf"] = constraints
-
-
-def _presence_rule(rule: C.Rule) -> Schema | None:
-    """A rule that depends only on which arguments are present, as a schema; else ``None``."""
-    names = list(rule.args)
-    if rule.kind == "exactly_one_of":
-        return {"oneOf": _exactly_one(names)}
-    if rule.kind == "at_least_one_of":
-        return {"anyOf": _exactly_one(names)}
-    if rule.kind == "at_most_one_of":
-        pairs = [{"required": [a, b]} for i, a in enumerate(names) for b in names[i + 1 :]]
-        return {"not": {"anyOf": pairs}}
-    if rule.kind == "requires" and rule.with_ and not rule.value and rule.arg:
-        return {"dependentRequired": {rule.arg: list(rule.with_)}}
-    if rule.kind == "excludes" and rule.arg:
-        return {"if": {"required": [rule.arg]}, "then": {"not": {"anyOf": _exactly_one(names)}}}
-    return None
-
-
-def _arg_schema(spec: C.ArgSpec) -> Schema:
-    """One argument: its type union, or a ``${{ … }}`` template (judged at run time)."""
-    alternatives = [_arg_alternative(t, spec) for t in spec.types]
-    if any(a == {} for a in alternatives):
-        out: Schema = {}
-    else:
-        if _ref("template") not in alternatives:
-            alternatives.append(_ref("template"))
-        out = {"anyOf": alternatives}
-    if spec.doc:
-        out["description"] = spec.doc
-    if spec.has_default:
-        out["default"] = spec.default
-    return out
 
 
 def _args_def_name(tool_id: str) -> str:
@@ -248,9 +123,8 @@ def _args_def_name(tool_id: str) -> str:
 
 
 def _tool_args(c: C.ToolContract) -> Schema:
-    out: Schema = {"type": "object", "description": f"Arguments of `{c.id}`."}
-    _fields_into(out, c.args, open_=c.open_args, rules=c.rules)
-    return out
+    shape = json_schema(c, template=_ref("template"))
+    return {"type": shape.pop("type"), "description": f"Arguments of `{c.id}`.", **shape}
 
 
 def _builtin_ids() -> Schema:
@@ -351,7 +225,7 @@ def _verb_defs() -> dict[str, Schema]:
             "command": {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
             "env": {"type": "object", "additionalProperties": {"type": "string"}},
         },
-        oneOf=_exactly_one(["command", "shell"]),
+        oneOf=each_required(["command", "shell"]),
         # `decode:` has no meaning once the capture is already structured
         allOf=[
             {
@@ -370,7 +244,7 @@ def _verb_defs() -> dict[str, Schema]:
             },
             "args": {"type": ["object", "null"]},
         },
-        oneOf=_exactly_one(["tool", "workflow"]),
+        oneOf=each_required(["tool", "workflow"]),
         allOf=_args_dispatch(),
     )
     agent = _closed(G.AGENT)
@@ -383,10 +257,10 @@ def _task_defs() -> dict[str, Schema]:
     on_error = _closed(
         G.ON_ERROR,
         {"on_codes": {**codes, "minItems": 1}},
-        oneOf=_exactly_one(G.ON_ERROR_ACTIONS),
+        oneOf=each_required(G.ON_ERROR_ACTIONS),
     )
     verb_refs = {v: _ref(v) for v in G.VERBS}
-    finally_step = _closed(G.FINALLY_STEP, verb_refs, oneOf=_exactly_one(G.VERBS))
+    finally_step = _closed(G.FINALLY_STEP, verb_refs, oneOf=each_required(G.VERBS))
     reserved = {"not": {"enum": sorted(RESERVED_BINDINGS)}}
     task = _closed(
         G.TASK,
@@ -400,7 +274,7 @@ def _task_defs() -> dict[str, Schema]:
             "declassify": {"type": "array", "items": _closed(G.DECLASSIFY)},
             **verb_refs,
         },
-        oneOf=_exactly_one(G.VERBS),
+        oneOf=each_required(G.VERBS),
     )
     return {"task": task, "retry": retry, "onError": on_error, "finallyStep": finally_step}
 
@@ -447,7 +321,7 @@ def _envelope() -> dict[str, Schema]:
         "nika": {"const": "v1"},
         "workflow": _closed(
             G.WORKFLOW,
-            {"id": {"type": "string", "pattern": _anchored(WORKFLOW_ID_RE.pattern)}},
+            {"id": {"type": "string", "pattern": ecma_pattern(WORKFLOW_ID_RE.pattern)}},
         ),
         "model": _ref("model"),
         "types": {
@@ -472,7 +346,7 @@ def _envelope() -> dict[str, Schema]:
         "tasks": {
             "type": "object",
             "minProperties": 1,
-            "propertyNames": {"pattern": _anchored(TASK_ID_RE.pattern)},
+            "propertyNames": {"pattern": ecma_pattern(TASK_ID_RE.pattern)},
             "additionalProperties": _ref("task"),
         },
         "outputs": {

@@ -32,38 +32,6 @@ def wire_name(tool_id: str, taken: set[str]) -> str:
 # -- the tool catalogue -------------------------------------------------------------------------
 
 
-def _arg_schema(spec: Any) -> dict[str, Any]:
-    kinds: list[dict[str, Any]] = []
-    for t in spec.types:
-        if t == "any":
-            kinds = []
-            break
-        if t == "enum":
-            kinds.append({"enum": list(spec.values)} if spec.values else {"type": "string"})
-        elif t == "duration":
-            kinds.append({"type": "string", "description": "a Go duration such as 500ms, 30s or 1h30m"})
-        elif t == "array":
-            kinds.append({"type": "array", **({"items": _arg_schema(spec.items)} if spec.items else {})})
-        elif t == "object":
-            kinds.append(_object_schema(spec.fields, spec.open or not spec.fields))
-        else:
-            kinds.append({"type": t})
-    out: dict[str, Any] = kinds[0] if len(kinds) == 1 else {"anyOf": kinds} if kinds else {}
-    if spec.doc:
-        out = {**out, "description": spec.doc}
-    return out
-
-
-def _object_schema(fields: Any, open_: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": {f.name: _arg_schema(f) for f in fields if not f.reserved}}
-    required = [f.name for f in fields if f.required]
-    if required:
-        out["required"] = required
-    if not open_:
-        out["additionalProperties"] = False
-    return out
-
-
 def builtin_parameters(tool_id: str, output_schema: dict[str, Any] | None) -> dict[str, Any]:
     """The JSON Schema the model sees for a builtin's arguments (from the shared contracts)."""
     if tool_id == DONE:
@@ -76,10 +44,7 @@ def builtin_parameters(tool_id: str, output_schema: dict[str, Any] | None) -> di
         }
     from checker.contracts import tables as contracts
 
-    c = contracts.contract(tool_id)
-    if c is None:
-        return {"type": "object"}
-    return _object_schema(c.args, c.open_args)
+    return contracts.json_schema(tool_id)  # written once from the contract data, as `nika schema` is
 
 
 async def catalogue(
