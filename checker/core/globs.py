@@ -298,7 +298,7 @@ def match_path(pattern: str, path: str) -> bool:
     if _climb(p) != _climb(t):
         return False
     if p == "**":
-        return t != "."
+        return True  # the whole tree, the working directory itself included (as `dir/**` covers `dir`)
     if p.endswith("/**") and t == p[:-3]:
         return True  # `dir/**` covers `dir` itself (a grep or glob over the folder, 01 §permits fs)
     return glob_match(p, t, seps="/")
