@@ -73,8 +73,10 @@ def make_provider(prefix: str, services: Any) -> Provider:
     ep = endpoint_for(prefix, services.env)
     if ep.key:
         services.remember_secret(ep.key)
-    from runtime.providers import wire
+    from runtime.providers.wire_anthropic import AnthropicMessages
+    from runtime.providers.wire_gemini import GeminiGenerate
+    from runtime.providers.wire_openai import OpenAIChat
 
     kind = WIRES.get(prefix, "openai")
-    cls = {"openai": wire.OpenAIChat, "anthropic": wire.AnthropicMessages, "gemini": wire.GeminiGenerate}[kind]
+    cls = {"openai": OpenAIChat, "anthropic": AnthropicMessages, "gemini": GeminiGenerate}[kind]
     return cls(ep, services)
