@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import random
 import time
@@ -27,9 +26,9 @@ from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
 from runtime.engine.context import RunSettings, VerbContext
 from runtime.engine.events import EventSink, Fields, note
 from runtime.engine.executor import ExecutorHost, make_executor
+from runtime.engine.frames import announce, settled_fields
 from runtime.engine.records import (
     CANCEL_CODE,
-    ENGINE_VERSION,
     Options,
     Outcome,
     RunResult,
@@ -42,7 +41,7 @@ from runtime.engine.scope import Secrets, base_scope, workflow_outputs
 from runtime.errors import INTERNAL, TaskError
 from runtime.permits import Boundary
 from runtime.services import Services
-from runtime.trace import TRACE_FORMAT, Journal, source_digests
+from runtime.trace import Journal
 
 _SETTLED_KIND = {
     Status.SUCCESS: "task_completed",
@@ -155,30 +154,7 @@ class Run:
         return result
 
     def _announce(self) -> None:
-        import platform
-
-        wf = self.wf
-        permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
-        self.emit(
-            "workflow_started",
-            [
-                ("workflow", wf.id),
-                ("permits", "declared boundary · default-deny" if wf.permits else "no permits block · zero authority"),
-                ("permits_json", permits_json or "{}"),
-                *source_digests(self.compiled.source.text),
-                ("sandbox", "noop"),
-                ("trace_format", TRACE_FORMAT),
-                ("engine_version", ENGINE_VERSION),
-                ("platform", f"{platform.system().lower()}/{platform.machine()}"),
-                ("depth", self.options.depth),
-                ("source", self.compiled.source.path),  # read back by `nika trace receipt` (additive)
-                ("run_nonce", self.run_nonce),
-                *self.gate.prologue_fields(),
-            ],
-        )
-        if self.options.resume is not None:
-            for line in self.options.resume.notes:
-                self.emit("checkpoint_written", [("note", line)])
+        announce(self)
 
     def cancel(self) -> None:
         """A user cancellation: in-flight tasks are cancelled (their ``on_finally`` runs), the rest
@@ -263,26 +239,7 @@ class Run:
             self._done.set()
 
     def _settled_fields(self, rec: TaskRecord) -> Fields:
-        from runtime.resume_hooks import resumable
-
-        fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
-        if rec.duration_ms is not None:
-            fields.append(("duration_ms", rec.duration_ms))
-        if rec.status == Status.SUCCESS:
-            fields.append(("output", compact(rec.output)))
-        if rec.error is not None:
-            fields.append(("error_code", rec.error["code"]))
-            fields.append(("message", rec.error["message"]))
-        payload: dict[str, Any] = {"attempts": rec.attempts}
-        if rec.recovered_from is not None:
-            fields.append(("recovered_from", rec.recovered_from["code"]))
-            payload["recovered_from"] = rec.recovered_from["code"]
-        fields.append(("outcome", compact({"class": rec.status, "payload": payload})))
-        if rec.input_hash is not None and resumable(self, rec):  # ADR-099 §1: what `--resume` matches
-            fields += [("definition_hash", rec.definition_hash), ("input_hash", rec.input_hash)]
-        if rec.cost_usd is not None or not rec.cost_known:
-            fields.append(("cost_usd", rec.cost_usd if rec.cost_known else None))
-        return fields
+        return settled_fields(self, rec)
 
     def _park(self, tid: str) -> None:
         """A paused gate: ``tid`` and its transitive dependents leave the ready set unsettled."""

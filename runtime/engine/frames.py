@@ -1,0 +1,67 @@
+"""What the run's frames carry: the prologue (:func:`announce`) and a task's terminal frame
+(:func:`settled_fields`), kept apart from the ready set in :mod:`runtime.engine.run`."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from checker.core.vocab import Status
+from runtime.engine.events import Fields, note
+from runtime.engine.records import ENGINE_VERSION, TaskRecord, compact
+from runtime.trace import TRACE_FORMAT, source_digests
+
+if TYPE_CHECKING:
+    from runtime.engine.run import Run
+
+
+def announce(self: Run) -> None:
+    """The prologue: what the journal says of the run before its first task (17-trace)."""
+    import platform
+
+    wf = self.wf
+    permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
+    self.emit(
+        "workflow_started",
+        [
+            ("workflow", wf.id),
+            ("permits", "declared boundary · default-deny" if wf.permits else "no permits block · zero authority"),
+            ("permits_json", permits_json or "{}"),
+            *source_digests(self.compiled.source.text),
+            ("sandbox", "noop"),
+            ("trace_format", TRACE_FORMAT),
+            ("engine_version", ENGINE_VERSION),
+            ("platform", f"{platform.system().lower()}/{platform.machine()}"),
+            ("depth", self.options.depth),
+            ("source", self.compiled.source.path),  # read back by `nika trace receipt` (additive)
+            ("run_nonce", self.run_nonce),
+            *self.gate.prologue_fields(),
+        ],
+    )
+    if self.options.resume is not None:
+        for line in self.options.resume.notes:
+            self.emit("checkpoint_written", [("note", line)])
+
+
+def settled_fields(self: Run, rec: TaskRecord) -> Fields:
+    """What a task's terminal frame carries (ADR-099 hashes where the task can be resumed)."""
+    from runtime.resume_hooks import resumable
+
+    fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
+    if rec.duration_ms is not None:
+        fields.append(("duration_ms", rec.duration_ms))
+    if rec.status == Status.SUCCESS:
+        fields.append(("output", compact(rec.output)))
+    if rec.error is not None:
+        fields.append(("error_code", rec.error["code"]))
+        fields.append(("message", rec.error["message"]))
+    payload: dict[str, Any] = {"attempts": rec.attempts}
+    if rec.recovered_from is not None:
+        fields.append(("recovered_from", rec.recovered_from["code"]))
+        payload["recovered_from"] = rec.recovered_from["code"]
+    fields.append(("outcome", compact({"class": rec.status, "payload": payload})))
+    if rec.input_hash is not None and resumable(self, rec):  # ADR-099 §1: what `--resume` matches
+        fields += [("definition_hash", rec.definition_hash), ("input_hash", rec.input_hash)]
+    if rec.cost_usd is not None or not rec.cost_known:
+        fields.append(("cost_usd", rec.cost_usd if rec.cost_known else None))
+    return fields
