@@ -268,7 +268,7 @@ def test_random_line_edits_of_the_500_task_benchmark_file_match_a_whole_document
     rng = random.Random(500)
     doc = IncrementalDocument()
     engaged = 0
-    for version in [text, *_edits(text, rng, 10)]:
+    for version in [text, *_edits(text, rng, 6)]:
         src = SourceText(version, "bench.nika.yaml")
         engaged += doc._compile(src, None) is not None
         diff = _same(doc.compile(src), _full(version, "bench.nika.yaml"))
