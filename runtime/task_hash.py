@@ -20,12 +20,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from checker.core.vocab import TIMING_FIELDS
 from checker.model.workflow import Agent, CompiledWorkflow, Infer, Task
 from checker.parse.values import ScalarValue
 from runtime.values import plain
 
 NOT_BEHAVIOUR = frozenset({"description", "after"})
-_TIMINGS = frozenset({"started_at", "ended_at", "duration_ms"})
+_TIMINGS = TIMING_FIELDS  # the task record table (checker/core/vocab.py)
 _DERIVED_ROOTS = frozenset({"with", "item", "index", "output", "error", "result"})
 
 

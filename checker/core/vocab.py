@@ -8,7 +8,7 @@ compares equal to it): they serialise as-is into JSON, LSP payloads and traces.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 
 class Predicate(StrEnum):
@@ -104,7 +104,44 @@ PREDICATE_MEANING: Final = {
 }
 STATUSES: Final = tuple(Status)
 ALL_STATES: Final = frozenset(Status)
-# Fields every task record has; none of them may be a `with:` or `output:` binding name (03).
-TASK_FIELDS: Final = frozenset({"output", "status", "error", "started_at", "ended_at", "duration_ms"})
+
+
+class TaskField(NamedTuple):
+    """One field of the task record ``tasks.X`` (03 §task record)."""
+
+    name: str
+    kind: str  # output | status | error | timestamp | duration: what its value is
+    observation: bool  # reading it observes the task's end (the edge passes whatever the outcome)
+    doc: str  # one line for hover and completion
+
+
+# The task record, once: the checker's scope rules, edge roles and typing, the language server's
+# completion and the runtime's resume hashes all read this table. None of these names may be a
+# `with:` or `output:` binding name (03).
+TASK_RECORD: Final = (
+    TaskField(
+        "output",
+        "output",
+        False,
+        "The task's result. The reader waits for the task; the edge passes on success (or skip, reading null).",
+    ),
+    TaskField(
+        "status",
+        "status",
+        True,
+        "How the task ended: success, failure, skipped or cancelled. Passes whatever the outcome.",
+    ),
+    TaskField(
+        "error",
+        "error",
+        False,
+        "The error record `{code, category, message, …}`. Passes when the task failed (or was skipped).",
+    ),
+    TaskField("started_at", "timestamp", True, "When the task started (RFC 3339). Passes whatever the outcome."),
+    TaskField("ended_at", "timestamp", True, "When the task settled (RFC 3339). Passes whatever the outcome."),
+    TaskField("duration_ms", "duration", True, "How long the task ran, in milliseconds. Passes whatever the outcome."),
+)
+TASK_FIELDS: Final = frozenset(f.name for f in TASK_RECORD)
 RESERVED_BINDINGS: Final = TASK_FIELDS
-OBSERVATION_FIELDS: Final = frozenset({"status", "duration_ms", "started_at", "ended_at"})
+OBSERVATION_FIELDS: Final = frozenset(f.name for f in TASK_RECORD if f.observation)
+TIMING_FIELDS: Final = frozenset(f.name for f in TASK_RECORD if f.kind in ("timestamp", "duration"))

@@ -35,7 +35,15 @@ from lsprotocol import types as lsp
 
 from checker.contracts import tables as C
 from checker.core.codes import registry
-from checker.core.vocab import LOOP_ALLOWED, PREDICATE_MEANING, PREDICATES, TASKS_ALLOWED, VALUE_ROOTS, WITH_ALLOWED
+from checker.core.vocab import (
+    LOOP_ALLOWED,
+    PREDICATE_MEANING,
+    PREDICATES,
+    TASK_RECORD,
+    TASKS_ALLOWED,
+    VALUE_ROOTS,
+    WITH_ALLOWED,
+)
 from checker.engine.pipeline import compile_text
 from checker.grammar import table as G
 from checker.model.graph import edge_kind
@@ -75,14 +83,7 @@ ROOT_DOCS: dict[str, str] = {
     "index": "The 0-based position of `item` in the `for_each` array.",
 }
 
-TASK_FIELD_DOCS: dict[str, str] = {
-    "output": "The task's result. The reader waits for the task; the edge passes on success (or skip, reading null).",
-    "status": "How the task ended: success, failure, skipped or cancelled. Passes whatever the outcome.",
-    "error": "The error record `{code, category, message, …}`. Passes when the task failed (or was skipped).",
-    "started_at": "When the task started (RFC 3339). Passes whatever the outcome.",
-    "ended_at": "When the task settled (RFC 3339). Passes whatever the outcome.",
-    "duration_ms": "How long the task ran, in milliseconds. Passes whatever the outcome.",
-}
+TASK_FIELD_DOCS: dict[str, str] = {f.name: f.doc for f in TASK_RECORD}  # the one task-record table
 
 
 # ---------------------------------------------------------------------------------------------

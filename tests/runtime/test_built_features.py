@@ -78,3 +78,12 @@ def test_the_warning_disappears_when_the_feature_is_registered(tmp_path: Path) -
     assert have is not None
     assert have.tools == frozenset({"nika:fetch"}) and have.secret_sources == frozenset({"env", "file"})
     assert built(tmp_path / "nowhere") is None
+
+
+def test_the_runtime_record_carries_every_field_of_the_one_task_record_table() -> None:
+    """`tasks.X` at run time has exactly the fields the checker's table names (checker/core/vocab.py)."""
+    from checker.core.vocab import TASK_FIELDS
+    from runtime.engine.records import TaskRecord
+
+    view = TaskRecord("t", status="success").view()
+    assert TASK_FIELDS <= set(view), sorted(TASK_FIELDS - set(view))

@@ -20,7 +20,15 @@ import itertools
 from typing import Any
 
 from checker.core.records import record
-from checker.core.vocab import LOOP_ALLOWED, STATUSES, TASKS_ALLOWED, WITH_ALLOWED, OnErrorAction, Where
+from checker.core.vocab import (
+    LOOP_ALLOWED,
+    STATUSES,
+    TASK_RECORD,
+    TASKS_ALLOWED,
+    WITH_ALLOWED,
+    OnErrorAction,
+    Where,
+)
 from checker.expr.evaluate import EvalError, evaluate
 from checker.expr.nodes import (
     Binary,
@@ -43,6 +51,8 @@ from checker.parse.values import ListValue, MapValue, TemplateValue, Value
 from checker.rules.support import value_types as vt
 from checker.rules.support import witness_eval as we
 from checker.rules.support.value_types import Known
+
+_FIELD_KIND = {f.name: f.kind for f in TASK_RECORD}  # the one task-record table (checker/core/vocab.py)
 
 MAX_COMBINATIONS = 64
 Frame = tuple[str | None, str, bool]  # (task, position class, inside a for_each task)
@@ -136,13 +146,14 @@ class Typer:
         if name == "output":  # `null` when the producer was skipped, cancelled or failed
             t = self._once(("returns", producer, ""), lambda: _returns(p, self.wf))
             return UNKNOWN if t is UNKNOWN else vt.nullable(t)
-        if name == "status":
+        kind = _FIELD_KIND.get(name)
+        if kind == "status":
             return typesys.Enum(tuple(sorted(str(s) for s in STATUSES)))
-        if name in ("started_at", "ended_at"):
+        if kind == "timestamp":
             return vt.nullable(vt.STRING)
-        if name == "duration_ms":
+        if kind == "duration":
             return vt.nullable(typesys.Prim("number"))
-        if name == "error":
+        if kind == "error":
             return vt.nullable(typesys.MapOf(UNKNOWN))
         return UNKNOWN  # an `output:` jq binding: its value is the program's
 
