@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.model.workflow import CompiledWorkflow
+from runtime.trace_read import parsed_field
 
 RESUME_FIELDS = ("definition_hash", "input_hash")
 CHANGED = "the workflow file changed since this trace"
@@ -161,13 +162,13 @@ def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None
     ref = {"trace": path.name, "line": n, "frame": (frame.get("id") or {}).get("uuid")}
     if kind in ("task_completed", "task_cache_hit") and f.get("index") is None:
         if all(isinstance(f.get(k), str) for k in RESUME_FIELDS) and "output" in f:
-            index.completed[tid] = {**{k: f[k] for k in RESUME_FIELDS}, "output": _parsed(f["output"]), "ref": ref}
+            index.completed[tid] = {**{k: f[k] for k in RESUME_FIELDS}, "output": parsed_field(f["output"]), "ref": ref}
     elif kind in ("checkpoint_written", "task_cache_hit") and isinstance(f.get("iteration_hash"), str):
         if isinstance(f.get("definition_hash"), str) and "output" in f:
-            rec = {"definition_hash": f["definition_hash"], "output": _parsed(f["output"]), "ref": ref}
+            rec = {"definition_hash": f["definition_hash"], "output": parsed_field(f["output"]), "ref": ref}
             index.iterations[(tid, f["iteration_hash"])] = rec
     elif kind == "workflow_paused":
-        prompts = _parsed(f.get("prompts"))
+        prompts = parsed_field(f.get("prompts"))
         for p in prompts if isinstance(prompts, list) else []:
             if isinstance(p, dict) and isinstance(p.get("task"), str):
                 index.paused.setdefault(p["task"], []).append(p)
@@ -225,12 +226,3 @@ def _fields(frame: dict[str, Any]) -> dict[str, Any]:
     from runtime.trace import _fields as fields_of
 
     return fields_of(frame)
-
-
-def _parsed(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value

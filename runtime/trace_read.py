@@ -223,7 +223,7 @@ def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
     if kind in TERMINAL_STATE:
         view.state = TERMINAL_STATE[kind]
         if "outputs" in ev:
-            view.outputs = _parsed(ev["outputs"])
+            view.outputs = parsed_field(ev["outputs"])
         view.error_code = _str(ev.get("error_code"))
         if "cost_usd" in ev and (ev["cost_usd"] is None or _num(ev["cost_usd"]) is not None):
             view.run_cost = _num(ev["cost_usd"])
@@ -260,8 +260,8 @@ def _fold_task(view: RunView, kind: str, tid: str, ev: dict[str, Any], at: int |
         task.message = _str(ev.get("message"))
         task.input_hash = _str(ev.get("input_hash"))
         if "output" in ev:
-            task.output = _parsed(ev["output"])
-        outcome = _parsed(ev.get("outcome"))
+            task.output = parsed_field(ev["output"])
+        outcome = parsed_field(ev.get("outcome"))
         if isinstance(outcome, dict) and isinstance(outcome.get("payload"), dict):
             attempts = outcome["payload"].get("attempts")
             task.attempts = attempts if isinstance(attempts, int) else None
@@ -304,7 +304,7 @@ def _add_cost(task: TaskView, usd: Any) -> None:
         task.cost_usd = round((task.cost_usd or 0.0) + value, 6)
 
 
-def _parsed(value: Any) -> Any:
+def parsed_field(value: Any) -> Any:
     """A field carried as serialized JSON (17 §frame: object-as-string) read back; else as is."""
     if isinstance(value, str):
         try:

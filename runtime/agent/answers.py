@@ -18,6 +18,7 @@ from runtime.agent.ledger import Ledger
 from runtime.agent.stops import SCHEMA_CODE, Stop, StopReason
 from runtime.errors import TaskError
 from runtime.providers.base import Message, ToolCall
+from runtime.providers.wire import unfence
 
 
 def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
@@ -35,16 +36,6 @@ def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
         return None
     where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
     return f"at {where}: {exc.message}"
-
-
-def strip_fence(text: str) -> str:
-    """A JSON reply some models wrap in a Markdown code fence."""
-    t = text.strip()
-    if t.startswith("```"):
-        t = t.split("\n", 1)[1] if "\n" in t else ""
-        if t.rstrip().endswith("```"):
-            t = t.rstrip()[:-3]
-    return t
 
 
 def render(value: Any) -> str:
@@ -91,7 +82,7 @@ class Answers:
             self.messages.append(Message("user", limits.EMPTY_ANSWER_NUDGE))
             return
         try:
-            value = json.loads(strip_fence(text))
+            value = json.loads(unfence(text))
         except ValueError as exc:
             self.malformed(f"your reply must be only a JSON value matching the schema; it is not JSON ({exc})")
             return
@@ -124,7 +115,7 @@ class Answers:
         if self.schema is None:
             raise Stop(StopReason.DONE, output=led.last_text)
         try:
-            value = json.loads(strip_fence(led.last_text))
+            value = json.loads(unfence(led.last_text))
         except ValueError:
             value = None
         problem = schema_problem(value, self.schema)

@@ -174,7 +174,7 @@ class WireProvider(Provider):
         value: Any = text
         if request.schema is not None and not request.messages:
             try:
-                value = json.loads(_unfence(text))
+                value = json.loads(unfence(text))
             except ValueError:
                 raise TaskError(
                     SCHEMA_CODE,
@@ -195,7 +195,8 @@ class WireProvider(Provider):
         )
 
 
-def _unfence(text: str) -> str:
+def unfence(text: str) -> str:
+    """A JSON reply some models wrap in a Markdown code fence, unwrapped."""
     t = text.strip()
     if t.startswith("```"):
         t = t.split("\n", 1)[1] if "\n" in t else ""
