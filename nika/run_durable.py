@@ -5,7 +5,6 @@ the person a ``nika:prompt`` asks on a TTY (``rich`` prompts)."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,15 +70,14 @@ def options_for(d: Durable, compiled: Any, model: str | None = None) -> dict[str
 
 
 def parse_answers(pairs: list[str]) -> dict[str, Any]:
+    from runtime.admission import assignment  # parsed as `--var` is
+
     out: dict[str, Any] = {}
     for pair in pairs:
-        tid, sep, raw = pair.partition("=")
-        if not sep or not tid:
+        got = assignment(pair)
+        if got is None:
             raise DurableRefused(f"--answer `{pair}`: expected TASK=VALUE")
-        try:
-            out[tid] = json.loads(raw)
-        except ValueError:
-            out[tid] = raw
+        out[got[0]] = got[1]
     return out
 
 

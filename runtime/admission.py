@@ -39,15 +39,24 @@ def parse_vars(pairs: list[str]) -> dict[str, Any]:
     """``k=v`` pairs: ``v`` as JSON when it parses, else the string itself."""
     out: dict[str, Any] = {}
     for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
+        got = assignment(pair)
+        if got is None:
             raise InputError(f"`--var {pair}` is not `name=value`")
-        try:
-            out[key] = json.loads(raw)
-        except ValueError:
-            out[key] = raw
+        out[got[0]] = got[1]
     return out
+
+
+def assignment(pair: str) -> tuple[str, Any] | None:
+    """``NAME=VALUE`` from the command line (``--var``, ``--answer``): the value as JSON when it
+    parses, else the text itself; ``None`` when there is no ``=`` or no name."""
+    key, sep, raw = pair.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        return None
+    try:
+        return key, json.loads(raw)
+    except ValueError:
+        return key, raw
 
 
 def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> dict[str, Any]:
