@@ -58,7 +58,7 @@ class CostMeter:
         p = self.table.get(model)
         if p is None:
             return None
-        return (tokens_in * p.input_per_million + tokens_out * p.output_per_million) / 1_000_000
+        return p.usd(tokens_in, tokens_out)
 
     def admit(self, model: str, request: Request) -> None:
         """Refuse the call before it is sent when the cap cannot be kept."""

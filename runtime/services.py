@@ -90,7 +90,7 @@ class Services:
         p = self._price_table().get(model)
         if p is None:
             return 0.0
-        return (tokens_in * p.input_per_million + tokens_out * p.output_per_million) / 1_000_000
+        return p.usd(tokens_in, tokens_out)
 
     def is_priced(self, model: str) -> bool:
         return self._price_table().get(model) is not None

@@ -24,6 +24,10 @@ class Price(NamedTuple):
     def free(self) -> bool:
         return self.input_per_million == 0 and self.output_per_million == 0
 
+    def usd(self, tokens_in: int, tokens_out: int) -> float:
+        """What a call of these token counts costs (the one price formula: run meter, agent budgets)."""
+        return (tokens_in * self.input_per_million + tokens_out * self.output_per_million) / 1_000_000
+
 
 class PriceTable(NamedTuple):
     """Prices by ``provider/model``; ``source`` names where they came from (``None``: no table),
