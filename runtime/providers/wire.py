@@ -233,7 +233,9 @@ class WireProvider(Provider):
             if got[0] > limits.MAX_REPLY_BYTES:
                 raise self._too_big()
             buf += chunk
-            *done, buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            held = b"\r" if buf.endswith(b"\r") else b""  # maybe half of a CRLF the next chunk ends
+            *done, rest = buf[: len(buf) - len(held)].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            buf = rest + held
             for line in done:
                 yield line.decode("utf-8", "replace")
 

@@ -278,3 +278,25 @@ def test_the_progress_view_shows_tokens_arriving_on_a_terminal(tmp_path, monkeyp
     assert live[-1].endswith("one after another") and len(live[-1]) <= len("  … t writing: ") + 60
     assert "\x1b[2J" not in shown and "\\u001b[2J" in shown  # the model's own controls are escaped
     assert "\r\x1b[K         ok t" in shown  # the live line is erased before the task's line
+
+
+def test_sse_lines_split_anywhere_read_the_same():
+    """Line ends (LF, CRLF, CR) and multi-byte characters split across network reads."""
+    from runtime.providers.stream import sse_events
+
+    raw = 'event: a\r\ndata: {"t": "wörld"}\r\n\r\n: keep-alive\n\ndata: one\ndata: two\r\rdata: cut'.encode()
+
+    class Resp:
+        def __init__(self, size: int) -> None:
+            self.size = size
+
+        async def aiter_bytes(self):
+            for i in range(0, len(raw), self.size):
+                yield raw[i : i + self.size]
+
+    async def read(size: int) -> list[tuple[str, str]]:
+        wire = OpenAIChat(endpoint_for("openai", {}), None)
+        return [e async for e in sse_events(wire._lines(Resp(size), [0]))]
+
+    for size in (1, 2, 3, 7, len(raw)):
+        assert asyncio.run(read(size)) == [("a", '{"t": "wörld"}'), ("message", "one\ntwo")], size
