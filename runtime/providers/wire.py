@@ -92,11 +92,7 @@ class WireProvider(Provider):
                     headers=headers,
                     timeout=httpx.Timeout(timeout, connect=min(timeout, limits.CONNECT_TIMEOUT_S)),
                 ) as resp:
-                    data = bytearray()
-                    async for chunk in resp.aiter_bytes():
-                        data += chunk
-                        if len(data) > limits.MAX_REPLY_BYTES:
-                            raise self._too_big()
+                    data = await self._read_capped(resp)
                     status = resp.status_code
                     retry_after = resp.headers.get("retry-after")
         except (TimeoutError, httpx.TimeoutException):
@@ -120,7 +116,7 @@ class WireProvider(Provider):
                 True,
                 {"provider": self.id, "host": host},
             ) from None
-        return self._classify(status, bytes(data), retry_after)
+        return self._classify(status, data, retry_after)
 
     def _idle_s(self) -> float:
         """How long a stream may deliver nothing before it is reaped as stalled."""
