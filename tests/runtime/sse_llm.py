@@ -28,13 +28,15 @@ class Script:
 class SseLLM:
     script: Script
     url: str = ""
+    then: list[Script] = field(default_factory=list)  # the scripts of the later calls, in order
     seen: list[tuple[str, Any]] = field(default_factory=list)  # (path, JSON body)
     release: threading.Event = field(default_factory=threading.Event)
 
 
 @contextmanager
-def serve(script: Script) -> Iterator[SseLLM]:
-    fake = SseLLM(script)
+def serve(script: Script, *then: Script) -> Iterator[SseLLM]:
+    """One call per script, in order (the last one answers every call after it)."""
+    fake = SseLLM(script, then=list(then))
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -46,6 +48,8 @@ def serve(script: Script) -> Iterator[SseLLM]:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
             fake.seen.append((self.path, body))
             s = fake.script
+            if fake.then:
+                fake.script = fake.then.pop(0)
             wants = body.get("stream") is True or "streamGenerateContent" in self.path
             if not wants or s.ignore_stream:
                 data = json.dumps(s.doc).encode()

@@ -49,9 +49,17 @@ def wf(model: str, task_extra: str = "") -> str:
     )
 
 
+def model_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each model call's record, without its timing."""
+    return [
+        {k: v for k, v in e.items() if k not in ("at", "duration_ms")}
+        for e in events
+        if e["type"] == "verb.invoked" and e.get("phase") == "model_call"
+    ]
+
+
 def model_call(events: list[dict[str, Any]]) -> dict[str, Any]:
-    call = next(e for e in events if e["type"] == "verb.invoked" and e.get("phase") == "model_call")
-    return {k: v for k, v in call.items() if k not in ("at", "duration_ms")}
+    return model_calls(events)[0]
 
 
 @pytest.mark.parametrize("wire", list(ENV))
@@ -300,3 +308,33 @@ def test_sse_lines_split_anywhere_read_the_same():
 
     for size in (1, 2, 3, 7, len(raw)):
         assert asyncio.run(read(size)) == [("a", '{"t": "wörld"}'), ("message", "one\ntwo")], size
+
+
+@pytest.mark.parametrize("wire", list(ENV))
+def test_an_agent_streams_every_turn_and_ends_as_unstreamed(run, wire):
+    draft = "nika: v1\nworkflow: { id: d }\nmodel: mock/echo\ntasks:\n  a:\n    infer: { prompt: hi }\n"
+    args = json.dumps({"workflow_yaml": draft})
+    if wire == "openai":
+        turns = [sse_llm.openai(["checking"], 20, 4, calls=[("nika_compose", [args[:10], args[10:]])])]
+        turns.append(sse_llm.openai(["all ", "good"], 30, 2))
+    elif wire == "anthropic":
+        turns = [sse_llm.anthropic(["checking"], 20, 4, calls=[("nika_compose", [args[:10], args[10:]])])]
+        turns.append(sse_llm.anthropic(["all ", "good"], 30, 2))
+    else:
+        turns = [sse_llm.gemini(["checking"], 20, 4, calls=[("nika_compose", {"workflow_yaml": draft})])]
+        turns.append(sse_llm.gemini(["all ", "good"], 30, 2))
+    src = (
+        f"nika: v1\nworkflow: {{ id: w }}\nmodel: {wire}/m\ntasks:\n  t:\n    agent:\n"
+        '      prompt: "draft one"\n      tools: ["nika:compose"]\n'
+    )
+    with serve(*turns, *turns) as fake:
+        plain = run(src, engine_env=ENV[wire](fake.url))
+        seen: list[dict[str, Any]] = []
+        live = run(src, engine_env=ENV[wire](fake.url), on_event=seen.append)
+    assert plain.tasks["t"].output == live.tasks["t"].output == "all good", live.tasks["t"].error
+    assert len(fake.seen) == 4
+    calls = model_calls(seen)
+    plain_calls = model_calls(plain.events)
+    assert calls == plain_calls and len(calls) == 2
+    text = "".join(e["delta"] for e in seen if e["type"] == "infer.chunk" and e["channel"] == "text")
+    assert text == "checkingall good"
