@@ -1,6 +1,7 @@
 """Benchmark the extract modes of `nika:fetch`: extraction time per page for each mode (no network:
-the response bodies are the test pages of tests/runtime/extract_pages.py plus a generated long
-article), median over the runs and then over the pages of each mode.
+the response bodies are the test pages of tests/runtime/extract_pages.py, the saved pages of
+tests/data/extract/ and a generated long article), median over the runs and then over the pages
+of each mode.
 
 Run from the project root:
 
@@ -28,6 +29,7 @@ from runtime.extract import Page, extractor  # noqa: E402
 from tests.runtime import extract_pages as P  # noqa: E402
 
 URL = "https://bench.example/post"
+SAVED = ROOT / "tests" / "data" / "extract"
 
 
 def _long_article(paragraphs: int = 300) -> bytes:
@@ -44,7 +46,13 @@ def _long_article(paragraphs: int = 300) -> bytes:
     ).encode()
 
 
-HTML = {"article": P.ARTICLE.encode(), "product": P.PRODUCT.encode(), "long": _long_article()}
+HTML = {
+    "article": P.ARTICLE.encode(),
+    "product": P.PRODUCT.encode(),
+    "news": (SAVED / "news-article.html").read_bytes(),
+    "docs": (SAVED / "docs-page.html").read_bytes(),
+    "long": _long_article(),
+}
 PAGES: dict[str, dict[str, bytes]] = {
     "markdown": HTML,
     "article": HTML,
@@ -52,8 +60,19 @@ PAGES: dict[str, dict[str, bytes]] = {
     "selector": HTML,
     "links": HTML,
     "metadata": HTML,
-    "feed": {"rss": P.RSS, "atom": P.ATOM, "json": P.JSON_FEED},
-    "sitemap": {"urlset": P.SITEMAP, "index": P.SITEMAP_INDEX, "gzip": P.GZIP_SITEMAP},
+    "feed": {
+        "rss": P.RSS,
+        "atom": P.ATOM,
+        "json": P.JSON_FEED,
+        "rss-news": (SAVED / "local-news.rss").read_bytes(),
+        "atom-releases": (SAVED / "releases.atom").read_bytes(),
+    },
+    "sitemap": {
+        "urlset": P.SITEMAP,
+        "index": P.SITEMAP_INDEX,
+        "gzip": P.GZIP_SITEMAP,
+        "news": (SAVED / "sitemap.xml").read_bytes(),
+    },
 }
 ARGS = {"selector": {"selector": "h1, h2, p"}}
 

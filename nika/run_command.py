@@ -81,16 +81,23 @@ def run_command(
     import os
 
     from nika.run_sinks import UsageError, build_sinks
-    from runtime.report import event_line, summary_text
+    from runtime.report import StreamLine, event_line, summary_text
     from runtime.scheduler import DEFAULT_MAX_PARALLEL, Options
 
     progress = None
     if output_format == "text":
+        live = StreamLine() if _is_tty(err) else None  # streamed tokens: one line rewritten in place
 
         def progress(event: dict[str, Any]) -> None:
+            if event.get("type") == "infer.chunk":
+                if live is not None:
+                    _write(err, live.chunk(event), controls=live.erase())
+                return
             line = event_line(event)
             if line is not None:
-                _write(err, line + "\n")
+                _write(err, line + "\n", controls=live.clear() if live is not None else "")
+            elif live is not None and str(event.get("type")).startswith("workflow."):  # before the summary
+                _write(err, "", controls=live.clear())
 
     try:
         sinks = build_sinks(events, output_format, progress, os.environ, out)
@@ -267,12 +274,13 @@ def _refuse(
     return exit_code
 
 
-def _write(stream: TextIO, text: str) -> None:
-    """Everything the run command prints goes through here, escaped for a terminal."""
+def _write(stream: TextIO, text: str, *, controls: str = "") -> None:
+    """Everything the run command prints goes through here, escaped for a terminal (``controls``:
+    the engine's own cursor controls, written first and unescaped: the live stream line)."""
     from runtime.report import terminal_safe
 
     try:
-        stream.write(terminal_safe(text))
+        stream.write(controls + terminal_safe(text))
         stream.flush()
     except BrokenPipeError:
         pass

@@ -87,6 +87,10 @@ LOCAL_CALL_TIMEOUT_S = 300.0
 CLOUD_CALL_TIMEOUT_S = 30.0
 # stdlib/providers-v0.1.md: a connection that has delivered nothing is reaped at 600 s.
 SILENT_CONNECTION_CEILING_S = 600.0
+# heuristic: a cloud stream that delivers nothing (no token, no keep-alive) for this long is stalled
+# (stdlib/providers-v0.1.md: without a `timeout:` a stream has no total deadline, only this guard);
+# a local server's stream gets LOCAL_CALL_TIMEOUT_S, room for a long prompt before the first token.
+STREAM_IDLE_TIMEOUT_S = 120.0
 # heuristic: the largest reply body we read; a bigger one fails as a provider error, not a hang.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 # heuristic: `max_tokens` when the workflow gives none and the wire requires one (Anthropic).

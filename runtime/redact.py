@@ -30,6 +30,24 @@ class Redactor:
             return value
         return self._walk(value, self._needles())
 
+    def settle(self, text: str) -> tuple[str, str]:
+        """A growing text shown in pieces (a streamed reply): the part that can be shown now,
+        masked, and the raw tail held back because it may be the start of a secret the next piece
+        completes (a secret split across two pieces is then masked whole in the later one)."""
+        if not self._secrets:
+            return text, ""
+        needles = self._needles()
+        shown = self._text(text, needles)
+        last = shown.rfind(MASK)
+        tail = len(shown) - (last + len(MASK) if last >= 0 else 0)  # raw text after the last mask
+        held = 0
+        for s in needles[0]:
+            for n in range(min(len(s) - 1, tail), held, -1):
+                if shown.endswith(s[:n]):
+                    held = n
+                    break
+        return (shown[: len(shown) - held], shown[len(shown) - held :]) if held else (shown, "")
+
     def _needles(self) -> tuple[list[str], set[str]]:
         long: set[str] = set()
         whole: set[str] = set()

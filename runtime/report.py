@@ -147,6 +147,39 @@ def event_line(event: dict[str, Any]) -> str | None:
     return None
 
 
+class StreamLine:
+    """The progress view's live line while models stream (``infer.chunk`` events): the task and
+    the last characters that arrived, rewritten in place on a terminal, and cleared before the
+    next ordinary progress line. Off a terminal the pieces are not shown (a log gets the lines)."""
+
+    WIDTH = 60
+
+    def __init__(self) -> None:
+        self.tails: dict[tuple[str, str], str] = {}
+        self.open = False
+
+    ERASE = "\r\x1b[K"  # back to the line's start, erase it
+
+    def chunk(self, event: dict[str, Any]) -> str:
+        """The live line's new text (plain: the caller escapes it and writes :meth:`erase` first)."""
+        task = str(event.get("task"))
+        channel = "thinking" if event.get("channel") == "thinking" else "writing"
+        tail = " ".join((self.tails.get((task, channel), "") + str(event.get("delta") or "")).split())
+        self.tails[(task, channel)] = tail = tail[-self.WIDTH :]
+        return f"  … {task} {channel}: {tail.lstrip()}"
+
+    def erase(self) -> str:
+        self.open = True
+        return self.ERASE
+
+    def clear(self) -> str:
+        """What to write before an ordinary line: the live line erased, when one is showing."""
+        if not self.open:
+            return ""
+        self.open = False
+        return self.ERASE
+
+
 def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
     counts: dict[str, int] = {}
     for rec in report["tasks"].values():

@@ -5,9 +5,10 @@ Engine configuration comes from the engine's environment (``Run.engine_env``), n
 workflow: ``NIKA_<ID>_BASE_URL`` / ``NIKA_<ID>_API_KEY`` and each provider's documented key
 variable; ``NIKA_PRICES`` (JSON: ``{"provider/model": {"input": usd, "output": usd}}`` per million
 tokens; an agent's cost ceiling, ``NIKA_AGENT_MAX_COST_USD``, is read by :mod:`runtime.agent.ledger`);
-``NIKA_MOCK_SCRIPT`` for the scripted mock, ``NIKA_MOCK_ERROR`` / ``NIKA_MOCK_JSON`` for the configured
-ones. The MCP server table (:mod:`runtime.mcp_config`) is read once, here, before the first task;
-everything else is created on first use and closed when the run ends.
+``NIKA_MOCK_SCRIPT`` for the scripted mock, ``NIKA_MOCK_ERROR`` / ``NIKA_MOCK_JSON`` /
+``NIKA_MOCK_STREAMING`` for the configured ones. The MCP server table (:mod:`runtime.mcp_config`)
+is read once, here, before the first task; everything else is created on first use and closed
+when the run ends.
 """
 
 from __future__ import annotations

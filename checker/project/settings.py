@@ -15,6 +15,8 @@ supplies the settings; ``nika.toml`` wins when both sit in one directory. Keys::
     [tool.nika.severity]
     "NIKA-DAG-006" = "warning"              # per code, namespace, family or rule
     max-cost-usd = 2.5                      # `nika run`: the run's cost cap (`--max-cost-usd` wins)
+    fetch-allow-private = ["127.0.0.1", "10.0.0.0/8"]  # `nika run`: hosts and CIDR ranges the SSRF
+                                            # floor lets through, joined to NIKA_FETCH_ALLOW_PRIVATE
 
 Structural findings (NIKA-PARSE, NIKA-YAML) are never filtered out or demoted. A malformed file
 is a :class:`SettingsError` naming the file and the key, with a did-you-mean for unknown keys.
@@ -33,7 +35,17 @@ from checker.core.diagnostics import Diagnostic, Severity
 from checker.core.records import record, replace
 from checker.project.config_files import SettingsError
 
-KEYS = ("select", "ignore", "per-file-ignores", "severity", "native-strict", "strict", "exclude", "max-cost-usd")
+KEYS = (
+    "select",
+    "ignore",
+    "per-file-ignores",
+    "severity",
+    "native-strict",
+    "strict",
+    "exclude",
+    "max-cost-usd",
+    "fetch-allow-private",
+)
 STRUCTURAL = ("NIKA-PARSE", "NIKA-YAML")
 FAMILIES = ("native-first", "one-obvious-way", "suppression")
 _LEVELS = {s.value: s for s in Severity}
@@ -54,6 +66,7 @@ class Settings:
     exclude: tuple[str, ...] = ()
     explicit: frozenset[str] = field(default_factory=frozenset)  # keys the file set
     max_cost_usd: float | None = None  # read by `nika run` (runtime.cost), not by the checker
+    fetch_allow_private: tuple[str, ...] = ()  # read by `nika run` (runtime.net.ssrf), not by the checker
 
     def excludes(self, path: str) -> bool:
         """Whether an ``exclude`` glob (relative to the configuration's directory) covers ``path``."""
@@ -167,6 +180,17 @@ def parse(table: dict[str, Any], path: str, prefix: str = "") -> Settings:
         if isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap) or cap < 0:
             raise SettingsError(path, prefix + "max-cost-usd", "must be a non-negative number of US dollars")
         kw["max_cost_usd"] = float(cap)
+    if "fetch-allow-private" in table:
+        allow = table["fetch-allow-private"]
+        if not isinstance(allow, list) or not all(
+            isinstance(x, str) and x.strip() and "," not in x and not any(c.isspace() for c in x.strip()) for x in allow
+        ):
+            raise SettingsError(
+                path,
+                prefix + "fetch-allow-private",
+                'must be a list of host names and CIDR ranges, one per string, e.g. ["127.0.0.1", "10.0.0.0/8"]',
+            )
+        kw["fetch_allow_private"] = tuple(x.strip() for x in allow)
     if "exclude" in table:
         ex = table["exclude"]
         if not isinstance(ex, list) or not all(isinstance(x, str) and x for x in ex):

@@ -177,7 +177,7 @@ class LocalExecutor:
             return await run_process(call.call), none
         if isinstance(call, ModelEffect):
             provider, name = self.host.services.provider_for(call.model)
-            response = await provider.complete(name, call.request)
+            response = await self._complete(provider, name, call)
             output = response.record() if call.turn else response.value
             usage = (response.tokens_in, response.tokens_out, response.finish_reason, response.thinking_tokens)
             return output, usage
@@ -186,6 +186,21 @@ class LocalExecutor:
 
             return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
         return await self._builtin(call), none
+
+    async def _complete(self, provider: Any, name: str, call: ModelEffect) -> Any:
+        """One model call; streamed, its pieces as ``infer_chunk`` events, when the run has a live
+        listener (runtime.providers.stream)."""
+        if self.host.events.on_event is None:
+            return await provider.complete(name, call.request)
+        from runtime.providers import stream
+
+        sink = stream.for_call(self.host.events, call.task_id, call.model)
+        token = stream.SINK.set(sink)
+        try:
+            return await provider.complete(name, call.request)
+        finally:
+            stream.SINK.reset(token)
+            sink.flush()
 
     async def _builtin(self, call: ToolEffect) -> Any:
         from runtime import builtins

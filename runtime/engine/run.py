@@ -72,6 +72,7 @@ class Run:
         assert compiled.workflow is not None and compiled.graph is not None
         from runtime.cost import CostMeter
         from runtime.gate import Gate
+        from runtime.net.ssrf import with_project_allowance
         from runtime.redact import Redactor
         from runtime.trace import uuid7
 
@@ -91,6 +92,7 @@ class Run:
         self.settled: dict[str, asyncio.Event] = {}
         self.task_views: dict[str, dict[str, Any]] = {}
         self.engine_env = dict(o.engine_env if o.engine_env is not None else os.environ)
+        self.engine_env = with_project_allowance(self.engine_env, compiled.source.path, self.boundary)
         secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
         self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)

@@ -9,6 +9,7 @@ resolved first (:func:`runtime.extract.document.resolve_images`) so every mode s
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from runtime.extract import Page
@@ -21,8 +22,15 @@ _FURNITURE = (
     "nav, footer, form, aside, [role=navigation], [role=contentinfo], [role=complementary], "
     "[class~=ad], [class~=ads], [class~=advert], [class~=advertisement], [class~=sponsored], "
     "[class^='ad-'], [class*=' ad-'], [class*='-ad '], [id^='ad-'], [id^='ad_'], [id~=ad], "
-    "[class~=promo], ins.adsbygoogle, [aria-label=advertisement], [class~=cookie-banner]"
+    "[class~=promo], ins.adsbygoogle, [aria-label=advertisement], [class~=cookie-banner], "
+    "[id*=cookie-consent], [class*=cookie-consent], [class*=consent-banner]"
 )
+# Inline markup Markdown has no syntax for and whose loss changes the meaning (2<sup>n</sup> is
+# not 2n): kept as inline HTML, which Markdown allows (Trafilatura's `article` output does the same).
+_KEEP_INLINE = ["sup", "sub"]
+# A continuation line of a paragraph that kept the page source's indentation (Trafilatura keeps
+# the whitespace around inline links): not a list item, table row, quote or code line.
+_INDENTED_CONTINUATION = re.compile(r"^[ \t]+(?![-*+] |\d+[.)] |[|>])(?=\S)")
 
 
 def _prepared(page: Page, drop: str) -> tuple[Any, str]:
@@ -44,6 +52,7 @@ def _convert(html: str, base: str, output: str) -> str:
         preprocessing=h2m.PreprocessingOptions(enabled=False),
         heading_style="atx",
         code_block_style="backticks",
+        preserve_tags=_KEEP_INLINE,
     )
     return str(h2m.convert(html, options).content).strip()
 
@@ -75,10 +84,23 @@ def article(page: Page, args: dict[str, Any]) -> str:
         with_metadata=False,
     )
     if found and found.strip():
-        return found.strip()
+        return _tidy(found.strip())
     # Too little for the cascade to call an article (a short or script-built page): the page's
     # own main container, else its body, cleaned as `markdown` would.
     main = tree.css_first("main, article, [role=main]") or tree.body
     for node in main.css(_FURNITURE) if main is not None else []:
         node.decompose()
     return _convert(main.html if main is not None else "", base, "markdown")
+
+
+def _tidy(md: str) -> str:
+    """Paragraph continuation lines without the page source's indentation (code fences untouched)."""
+    out: list[str] = []
+    fenced = False
+    for line in md.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and out and out[-1].strip():
+            line = _INDENTED_CONTINUATION.sub("", line)
+        out.append(line)
+    return "\n".join(out)

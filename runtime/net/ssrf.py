@@ -6,6 +6,16 @@ link-local, CGNAT, multicast, reserved and cloud-metadata addresses are refused 
 configuration allows them: ``NIKA_FETCH_ALLOW_PRIVATE`` is a comma-separated list of host names
 and CIDR ranges. The cloud-metadata addresses stay refused unless listed by address (a range that
 merely contains them does not lift them).
+
+The project configuration (``fetch-allow-private``, a list of the same items, in ``nika.toml`` or
+``[tool.nika]``, found upward from the workflow file like every project setting) adds to it: the
+allowance is the union of both, so neither can narrow what the other lifts (the variable is the
+operator's per-shell or per-CI say, the project file the repository's standing one). The project
+list is joined into the run's engine environment once, when the run is set up
+(:func:`with_project_allowance`), so every executor and every reader of the variable sees the same
+allowance. A project file the workflow could rewrite (inside one of its ``permits.fs.write``
+grants, or a caller's) lifts nothing: like the MCP table, engine configuration the workflow can
+write is not engine configuration; a refusal it would have lifted says so.
 """
 
 from __future__ import annotations
@@ -13,13 +23,17 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
 ALLOW_ENV = "NIKA_FETCH_ALLOW_PRIVATE"
+PROJECT_KEY = "fetch-allow-private"
+# Set by with_project_allowance when the project list was withheld: why, for the refusal message.
+WITHHELD_ENV = "NIKA_FETCH_ALLOW_PRIVATE_WITHHELD"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
@@ -42,9 +56,10 @@ class Allowance:
 
     hosts: frozenset[str] = frozenset()
     networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    withheld: str | None = None  # why the project's list does not count, when it does not
 
     @classmethod
-    def parse(cls, text: str | None) -> Allowance:
+    def parse(cls, text: str | None, withheld: str | None = None) -> Allowance:
         hosts: set[str] = set()
         nets = []
         for raw in (text or "").split(","):
@@ -55,11 +70,12 @@ class Allowance:
                 nets.append(ipaddress.ip_network(item.strip("[]"), strict=False))
             except ValueError:
                 hosts.add(item)
-        return cls(frozenset(hosts), tuple(nets))
+        return cls(frozenset(hosts), tuple(nets), withheld or None)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Allowance:
-        return cls.parse((environ if environ is not None else os.environ).get(ALLOW_ENV))
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Allowance:
+        env = environ if environ is not None else os.environ
+        return cls.parse(env.get(ALLOW_ENV), env.get(WITHHELD_ENV))
 
     def lifts(self, host: str, addr: IPAddress) -> bool:
         if addr in METADATA:  # only an explicit listing by address lifts a metadata address
@@ -138,9 +154,36 @@ def judge_host(host: str, port: int, allowance: Allowance, resolve: Resolver = s
                 if addr in METADATA
                 else f"allow it in {ALLOW_ENV} (hosts and CIDR ranges)"
             )
+            if allowance.withheld:
+                lift += f" ({allowance.withheld})"
             raise TaskError(
                 SEC,
                 f"`{host}` resolves to {addr}, {why}; the engine refuses it (SSRF floor): {lift}",
                 details={"plane": "net", "gate": "ssrf", "host": host, "address": str(addr)},
             )
     return found[0]
+
+
+def with_project_allowance(env: dict[str, str], workflow_file: str, boundary: Any) -> dict[str, str]:
+    """The run's engine environment with the project's ``fetch-allow-private`` list joined onto
+    ``NIKA_FETCH_ALLOW_PRIVATE`` (the union); withheld, and why, when the workflow may write the
+    project file. A malformed project file was refused at admission; a run set up without one
+    (a library caller) keeps the environment as it is."""
+    from checker.project.config_files import SettingsError
+    from checker.project.settings import settings_for
+
+    try:
+        settings = settings_for(workflow_file)
+    except SettingsError:
+        return env
+    if not settings.fetch_allow_private or settings.origin is None:
+        return env
+    grant = boundary.write_grant_covering(settings.origin)
+    if grant is not None:
+        why = (
+            f"the project's `{PROJECT_KEY}` in {settings.origin} is not honoured: the file lies inside "
+            f"`permits.fs.write` ({grant}), so the workflow could rewrite it"
+        )
+        return {**env, WITHHELD_ENV: why}
+    items = [x for x in (env.get(ALLOW_ENV) or "").split(",") if x.strip()] + list(settings.fetch_allow_private)
+    return {**env, ALLOW_ENV: ",".join(dict.fromkeys(x.strip() for x in items))}

@@ -12,9 +12,8 @@ message (the zero value as JSON text when the agent has a ``schema:``).
 when the script runs out. ``NIKA_MOCK_SCRIPT`` holds the script as JSON, or the path of a JSON
 file: a list of steps, each ``{"text": …, "tool_calls": [{"name": …, "arguments": …}],
 "tokens_in": n, "tokens_out": n}`` (``arguments`` as a string is sent raw, to play a malformed
-call) or ``{"error": {"code": …, "message": …, "transient": bool}}``. ``mock-error`` and
-``mock-json`` answer from their fixtures (:mod:`runtime.providers.mock_configured`);
-``mock-streaming`` is not in this build (the provider interface does not stream yet).
+call) or ``{"error": {"code": …, "message": …, "transient": bool}}``. ``mock-error``, ``mock-json`` and
+``mock-streaming`` answer from their fixtures (:mod:`runtime.providers.mock_configured`).
 
 The mock accepts ``vision:`` and ``thinking:`` and ignores them: the images are still judged and
 read by the engine (the permits are tested), and the echo stays the prompt.
@@ -87,12 +86,15 @@ class MockProvider(Provider):
         if name in configured.CONFIGURED:
             if name == "mock-error":
                 raise configured.configured_error(self._env)
+            if name == "mock-streaming":
+                return await configured.configured_streaming(self._env, request)
             return configured.configured_json(self._env, request)
         if name not in ECHO_MODELS:
             raise TaskError(
                 NOT_BUILT,
-                f"`mock/{name}` is not available in this build of nika; use `mock/echo`, `mock/mock-error` "
-                f"or `mock/mock-json` (fixtures from engine configuration), or `mock/{SCRIPTED}` with {SCRIPT_VAR}",
+                f"`mock/{name}` is not available in this build of nika; use `mock/echo`, `mock/mock-error`, "
+                f"`mock/mock-json` or `mock/mock-streaming` (fixtures from engine configuration), or "
+                f"`mock/{SCRIPTED}` with {SCRIPT_VAR}",
                 details={"provider": "mock", "model": name},
             )
         if request.messages:

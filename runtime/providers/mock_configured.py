@@ -7,24 +7,34 @@ from engine configuration, never from the workflow, so the workflow stays portab
 * ``mock/mock-json`` answers with the JSON value ``NIKA_MOCK_JSON`` configures: the value itself
   when the task has a ``schema:``/``returns:`` (which then validates it: a fixture that misses
   the contract fails with NIKA-INFER-002, as a drifting model would), its JSON text otherwise.
+* ``mock/mock-streaming`` streams the reply ``NIKA_MOCK_STREAMING`` configures, piece by piece,
+  through the same path a wire adapter's stream takes (``infer_chunk`` events when the run has a
+  live listener, :mod:`runtime.providers.stream`): a string (streamed a word at a time), a list of
+  pieces, or ``{"chunks": [...], "thinking": [...], "tokens_in": n, "tokens_out": n}``. The reply
+  is the pieces joined (decoded as JSON when the task has a ``schema:``, as a wire's would be);
+  ``tokens_out`` defaults to its word count.
 
 Each variable holds the fixture as JSON, or the path of a JSON file (``~`` expanded).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from runtime.errors import TaskError
+from runtime.providers import stream
 from runtime.providers.base import Request, Response
 
 ERROR_VAR = "NIKA_MOCK_ERROR"
 JSON_VAR = "NIKA_MOCK_JSON"
+STREAMING_VAR = "NIKA_MOCK_STREAMING"
 CONFIG = "NIKA-PROVIDER-001"
-CONFIGURED = {"mock-error": ERROR_VAR, "mock-json": JSON_VAR}
+CONFIGURED = {"mock-error": ERROR_VAR, "mock-json": JSON_VAR, "mock-streaming": STREAMING_VAR}
 
 
 def fixture(env: Mapping[str, str], model: str) -> Any:
@@ -73,3 +83,47 @@ def configured_json(env: Mapping[str, str], request: Request) -> Response:
     n = len(text.split())
     out = value if request.schema is not None and not request.messages else text
     return Response(out, n, "mock_provider", 0, n, (), text, "stop")
+
+
+def _pieces(value: Any, key: str) -> list[str]:
+    if isinstance(value, str):
+        return re.findall(r"\S+\s*|\s+", value)  # a word and the space after it, so the joins are exact
+    if isinstance(value, list) and all(isinstance(p, str) for p in value):
+        return list(value)
+    raise TaskError(
+        CONFIG,
+        f"the {STREAMING_VAR} fixture's {key} must be a string or a list of strings"
+        ' (or the fixture an object {"chunks": [...], "thinking": [...], "tokens_in": n, "tokens_out": n})',
+    )
+
+
+async def configured_streaming(env: Mapping[str, str], request: Request) -> Response:
+    spec = fixture(env, "mock-streaming")
+    doc = spec if isinstance(spec, dict) else {"chunks": spec}
+    chunks = _pieces(doc.get("chunks"), '"chunks"')
+    thinking = _pieces(doc.get("thinking", []), '"thinking"')
+    counts = [doc.get(k, 0) for k in ("tokens_in", "tokens_out")]
+    if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts):
+        raise TaskError(CONFIG, f'the {STREAMING_VAR} fixture\'s "tokens_in"/"tokens_out" must be counts')
+    sink = stream.sink()
+    for channel, pieces in ((stream.THINKING, thinking), (stream.TEXT, chunks)):
+        for piece in pieces:
+            if sink is not None:
+                sink.piece(channel, piece)
+            await asyncio.sleep(0)  # each piece arrives on its own turn of the loop, as a wire's would
+    text = "".join(chunks)
+    t_in = counts[0]
+    t_out = doc["tokens_out"] if "tokens_out" in doc else len(text.split())
+    value: Any = text
+    if request.schema is not None and not request.messages:
+        from runtime.providers.wire import SCHEMA_CODE, unfence
+
+        try:
+            value = json.loads(unfence(text))
+        except ValueError:
+            raise TaskError(
+                SCHEMA_CODE,
+                "`mock/mock-streaming` was asked for JSON matching `schema:` and its fixture's text is not JSON",
+                details={"provider": "mock", "model": "mock-streaming"},
+            ) from None
+    return Response(value, t_in + t_out, "mock_provider", t_in, t_out, (), text, "stop")

@@ -14,8 +14,9 @@ import asyncio
 import email.utils
 import json
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from runtime import limits
 from runtime.errors import TaskError
@@ -37,6 +38,17 @@ class Endpoint:
     key_vars: tuple[str, ...]
     local: bool
     thinking: str | None = None  # how this provider takes `infer.thinking:` (registry.THINKING), if at all
+
+
+class Fold(Protocol):
+    """What a wire's stream reader does: take each SSE event, say when the reply is complete (the
+    provider's end marker arrived), and hand back the reply document it rebuilt."""
+
+    done: bool
+
+    def event(self, name: str, data: str) -> None: ...
+
+    def document(self) -> Any: ...
 
 
 class WireProvider(Provider):
@@ -80,16 +92,7 @@ class WireProvider(Provider):
                     headers=headers,
                     timeout=httpx.Timeout(timeout, connect=min(timeout, limits.CONNECT_TIMEOUT_S)),
                 ) as resp:
-                    data = bytearray()
-                    async for chunk in resp.aiter_bytes():
-                        data += chunk
-                        if len(data) > limits.MAX_REPLY_BYTES:
-                            raise TaskError(
-                                REFUSED,
-                                f"`{self.id}` sent a reply larger than {limits.MAX_REPLY_BYTES // (1024 * 1024)} MiB; "
-                                "it was not read",
-                                details={"provider": self.id},
-                            )
+                    data = await self._read_capped(resp)
                     status = resp.status_code
                     retry_after = resp.headers.get("retry-after")
         except (TimeoutError, httpx.TimeoutException):
@@ -113,7 +116,124 @@ class WireProvider(Provider):
                 True,
                 {"provider": self.id, "host": host},
             ) from None
-        return self._classify(status, bytes(data), retry_after)
+        return self._classify(status, data, retry_after)
+
+    def _idle_s(self) -> float:
+        """How long a stream may deliver nothing before it is reaped as stalled."""
+        return limits.LOCAL_CALL_TIMEOUT_S if self.endpoint.local else limits.STREAM_IDLE_TIMEOUT_S
+
+    async def _post_stream(
+        self, url: str, headers: dict[str, str], body: dict[str, Any], request: Request, fold: Fold
+    ) -> Any:
+        """POST asking for an SSE reply and fold its events into the reply document a
+        non-streamed call would have received (``fold.document()``). The declared ``timeout:``
+        bounds the whole stream; without one only the idle guard runs (a stream that delivers
+        nothing for :meth:`_idle_s` is stalled), so a long healthy generation is not cut. An
+        error status, or a server that answers whole instead of streaming, is read as in
+        :meth:`_post`. A stream that ends before the provider's end marker is cut: transient."""
+        import contextlib
+
+        import httpx
+
+        from runtime.providers.stream import sse_events
+
+        client = self.services.http()
+        idle = self._idle_s()
+        host = httpx.URL(url).host or url
+        started = time.monotonic()
+        got = [0]
+        deadline = asyncio.timeout(request.timeout_s) if request.timeout_s is not None else contextlib.nullcontext()
+        try:
+            async with (
+                deadline,
+                client.stream(
+                    "POST",
+                    url,
+                    json=body,
+                    headers=headers,
+                    timeout=httpx.Timeout(idle, connect=min(idle, limits.CONNECT_TIMEOUT_S)),
+                ) as resp,
+            ):
+                kind = resp.headers.get("content-type", "")
+                if resp.status_code >= 300 or "text/event-stream" not in kind:
+                    data = await self._read_capped(resp)
+                    return self._classify(resp.status_code, data, resp.headers.get("retry-after"))
+                async for name, data in sse_events(self._lines(resp, got)):
+                    fold.event(name, data)
+                    if fold.done:
+                        break
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            took = time.monotonic() - started
+            if request.timeout_s is not None and isinstance(exc, TimeoutError):
+                raise TaskError(
+                    TIMEOUT_CODE,
+                    f"`{self.id}` did not finish streaming within the task's remaining time ({took:.1f}s, "
+                    f"{got[0]} bytes received)",
+                    details={"provider": self.id, "received_bytes": got[0]},
+                ) from None
+            what = (
+                f"the stream from `{self.id}` stalled: nothing arrived for {idle:g}s after {got[0]} bytes"
+                if got[0]
+                else f"`{self.id}` did not start its stream within {idle:g}s"
+            )
+            raise TaskError(TRANSIENT, what, True, {"provider": self.id, "stream": "stalled"}) from None
+        except httpx.TransportError as exc:
+            if got[0]:
+                raise self._cut(got[0], type(exc).__name__) from None
+            raise TaskError(
+                TRANSIENT,
+                f"cannot reach `{self.id}` at {host}: {type(exc).__name__}",
+                True,
+                {"provider": self.id, "host": host},
+            ) from None
+        if not fold.done:
+            raise self._cut(got[0], "no end marker")
+        return fold.document()
+
+    def _cut(self, received: int, why: str) -> TaskError:
+        return TaskError(
+            TRANSIENT,
+            f"the stream from `{self.id}` broke off before the reply was complete ({why}, after {received} bytes)",
+            True,
+            {"provider": self.id, "stream": "cut", "received_bytes": received},
+        )
+
+    def stream_error(self, message: Any, transient: bool = True) -> TaskError:
+        """An error the provider reported inside a stream it had already started (HTTP 200)."""
+        text = str(message or "no details")[:300]
+        if self.endpoint.key:
+            text = text.replace(self.endpoint.key, "«redacted»")
+        code = TRANSIENT if transient else REFUSED
+        return TaskError(code, f"`{self.id}` failed mid-stream: {text}", transient, {"provider": self.id})
+
+    async def _read_capped(self, resp: Any) -> bytes:
+        data = bytearray()
+        async for chunk in resp.aiter_bytes():
+            data += chunk
+            if len(data) > limits.MAX_REPLY_BYTES:
+                raise self._too_big()
+        return bytes(data)
+
+    def _too_big(self) -> TaskError:
+        return TaskError(
+            REFUSED,
+            f"`{self.id}` sent a reply larger than {limits.MAX_REPLY_BYTES // (1024 * 1024)} MiB; it was not read",
+            details={"provider": self.id},
+        )
+
+    async def _lines(self, resp: Any, got: list[int]) -> AsyncIterator[str]:
+        """The stream's lines (LF, CRLF or CR ended), counting the bytes in ``got[0]``, capped."""
+        buf = b""
+        async for chunk in resp.aiter_bytes():
+            got[0] += len(chunk)
+            if got[0] > limits.MAX_REPLY_BYTES:
+                raise self._too_big()
+            buf += chunk
+            held = b"\r" if buf.endswith(b"\r") else b""  # maybe half of a CRLF the next chunk ends
+            *done, rest = buf[: len(buf) - len(held)].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            buf = rest + held
+            for line in done:
+                yield line.decode("utf-8", "replace")
 
     def _classify(self, status: int, data: bytes, retry_after: str | None) -> Any:
         details: dict[str, Any] = {"provider": self.id, "status": status}

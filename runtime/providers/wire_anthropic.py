@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from runtime import limits
 from runtime.errors import TaskError
-from runtime.providers import wire_parts
+from runtime.providers import stream, wire_parts
 from runtime.providers.base import Message, Request, Response, ToolCall
 from runtime.providers.wire import (
     REFUSED,
@@ -41,7 +42,12 @@ class AnthropicMessages(WireProvider):
         headers = {"content-type": "application/json", "anthropic-version": self.VERSION}
         if self.endpoint.key:
             headers["x-api-key"] = self.endpoint.key
-        doc = await self._post(self.endpoint.url, headers, body, request)
+        sink = stream.sink()
+        if sink is not None:  # a live listener: the same reply, as it arrives (runtime.providers.stream)
+            body["stream"] = True
+            doc = await self._post_stream(self.endpoint.url, headers, body, request, _Fold(self, sink))
+        else:
+            doc = await self._post(self.endpoint.url, headers, body, request)
         blocks = doc.get("content") if isinstance(doc, dict) else None
         if not isinstance(blocks, list):
             raise TaskError(REFUSED, f"`{self.id}` answered with no content", details={"provider": self.id})
@@ -83,3 +89,76 @@ def _anthropic_messages(conv: tuple[Message, ...]) -> list[dict[str, Any]]:
 
 
 # -- Gemini generateContent ------------------------------------------------------------------------
+
+
+# The stream error types that say the service, not the request, failed (retry may help).
+_TRANSIENT_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+
+
+class _Fold:
+    """Messages stream events (``message_start``, ``content_block_start/delta/stop`` for text,
+    thinking and tool-use blocks, ``message_delta`` with the stop reason and output usage,
+    ``message_stop``) folded back into one message document."""
+
+    def __init__(self, wire: AnthropicMessages, sink: stream.ChunkSink) -> None:
+        self.wire = wire
+        self.sink = sink
+        self.done = False
+        self.doc: dict[str, Any] = {"content": [], "stop_reason": None, "usage": {}}
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.partial: dict[int, str] = {}
+
+    def event(self, name: str, data: str) -> None:
+        if name == "ping":
+            return
+        try:
+            ev = json.loads(data)
+        except ValueError:
+            raise self.wire.stream_error(f"a stream event that is not JSON ({len(data)} bytes)") from None
+        if not isinstance(ev, dict):
+            return
+        kind = ev.get("type", name)
+        if kind == "error":
+            err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
+            raise self.wire.stream_error(err.get("message") or err.get("type"), err.get("type") in _TRANSIENT_ERRORS)
+        if kind == "message_start" and isinstance(ev.get("message"), dict):
+            msg = ev["message"]
+            self.doc["usage"] = dict(msg.get("usage") or {})
+            self.doc["stop_reason"] = msg.get("stop_reason")
+        elif kind == "content_block_start" and isinstance(ev.get("content_block"), dict):
+            self.blocks[int(ev.get("index") or 0)] = dict(ev["content_block"])
+        elif kind == "content_block_delta" and isinstance(ev.get("delta"), dict):
+            self._delta(int(ev.get("index") or 0), ev["delta"])
+        elif kind == "content_block_stop":
+            i = int(ev.get("index") or 0)
+            if i in self.partial and i in self.blocks:
+                raw = self.partial.pop(i)
+                try:
+                    self.blocks[i]["input"] = json.loads(raw) if raw.strip() else {}
+                except ValueError:
+                    self.blocks[i]["input"] = raw  # the adapter's reader keeps malformed arguments raw
+        elif kind == "message_delta":
+            delta = ev.get("delta") if isinstance(ev.get("delta"), dict) else {}
+            if "stop_reason" in delta:
+                self.doc["stop_reason"] = delta["stop_reason"]
+            if isinstance(ev.get("usage"), dict):
+                self.doc["usage"].update({k: v for k, v in ev["usage"].items() if v is not None})
+        elif kind == "message_stop":
+            self.done = True
+
+    def _delta(self, i: int, delta: dict[str, Any]) -> None:
+        block = self.blocks.setdefault(i, {"type": "text", "text": ""})
+        kind = delta.get("type")
+        if kind == "text_delta" and isinstance(delta.get("text"), str):
+            block["text"] = block.get("text", "") + delta["text"]
+            self.sink.piece(stream.TEXT, delta["text"])
+        elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            self.sink.piece(stream.THINKING, delta["thinking"])
+        elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
+            block["signature"] = block.get("signature", "") + delta["signature"]
+        elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+            self.partial[i] = self.partial.get(i, "") + delta["partial_json"]
+
+    def document(self) -> dict[str, Any]:
+        return {**self.doc, "content": [b for _, b in sorted(self.blocks.items())]}

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from runtime.errors import TaskError
-from runtime.providers import wire_parts
+from runtime.providers import stream, wire_parts
 from runtime.providers.base import Message, Request, Response, ToolCall
 from runtime.providers.wire import (
     REFUSED,
@@ -45,7 +45,12 @@ class GeminiGenerate(WireProvider):
         if self.endpoint.key:
             headers["x-goog-api-key"] = self.endpoint.key
         url = self.endpoint.url.replace("{model}", name)
-        doc = await self._post(url, headers, body, request)
+        sink = stream.sink()
+        streamed = _stream_url(url)
+        if sink is not None and streamed is not None:  # a live listener: the same reply, as it arrives
+            doc = await self._post_stream(streamed, headers, body, request, _Fold(self, sink))
+        else:
+            doc = await self._post(url, headers, body, request)
         cands = doc.get("candidates") if isinstance(doc, dict) else None
         if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
             raise TaskError(REFUSED, f"`{self.id}` answered with no candidates", details={"provider": self.id})
@@ -91,3 +96,75 @@ def _gemini_contents(conv: tuple[Message, ...]) -> list[dict[str, Any]]:
         else:
             out.append(wire_parts.gemini_user(m))
     return out
+
+
+_UNARY = ":generateContent"
+
+
+def _stream_url(url: str) -> str | None:
+    """The streaming twin of a ``…:generateContent`` endpoint (``:streamGenerateContent`` with
+    ``alt=sse``); ``None`` for an endpoint of another shape, which is then called unstreamed."""
+    path, sep, query = url.partition("?")
+    if not path.endswith(_UNARY):
+        return None
+    path = path[: -len(_UNARY)] + ":streamGenerateContent"
+    return f"{path}?{query + '&' if sep and query else ''}alt=sse"
+
+
+class _Fold:
+    """``streamGenerateContent?alt=sse`` events (each a partial response: new parts, the usage so
+    far, the finish reason on the last) folded back into one response document."""
+
+    def __init__(self, wire: GeminiGenerate, sink: stream.ChunkSink) -> None:
+        self.wire = wire
+        self.sink = sink
+        self.done = False
+        self.parts: list[dict[str, Any]] = []
+        self.finish: Any = None
+        self.usage: dict[str, Any] = {}
+        self.blocked: Any = None
+
+    def event(self, name: str, data: str) -> None:
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise self.wire.stream_error(f"a stream event that is not JSON ({len(data)} bytes)") from None
+        if not isinstance(chunk, dict):
+            return
+        if chunk.get("error"):
+            err = chunk["error"]
+            raise self.wire.stream_error(err.get("message") if isinstance(err, dict) else err)
+        if isinstance(chunk.get("usageMetadata"), dict):
+            self.usage = chunk["usageMetadata"]
+        feedback = chunk.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason"):
+            self.blocked = feedback
+            self.done = True
+        cands = chunk.get("candidates")
+        if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
+            return
+        for part in (cands[0].get("content") or {}).get("parts") or []:
+            if isinstance(part, dict):
+                self._part(part)
+        if cands[0].get("finishReason"):
+            self.finish = cands[0]["finishReason"]
+            self.done = True
+
+    def _part(self, part: dict[str, Any]) -> None:
+        if isinstance(part.get("text"), str):
+            thought = bool(part.get("thought"))
+            self.sink.piece(stream.THINKING if thought else stream.TEXT, part["text"])
+            last = self.parts[-1] if self.parts else None
+            if last is not None and isinstance(last.get("text"), str) and bool(last.get("thought")) == thought:
+                last["text"] += part["text"]
+                return
+        self.parts.append(dict(part))
+
+    def document(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"usageMetadata": self.usage}
+        if self.blocked is not None and not self.parts:
+            doc["promptFeedback"] = self.blocked
+            doc["candidates"] = []
+            return doc
+        doc["candidates"] = [{"content": {"role": "model", "parts": self.parts}, "finishReason": self.finish}]
+        return doc

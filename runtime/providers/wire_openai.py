@@ -6,13 +6,16 @@ import json
 from typing import Any
 
 from runtime.errors import TaskError
-from runtime.providers import wire_parts
+from runtime.providers import stream, wire_parts
 from runtime.providers.base import Message, Request, Response, ToolCall
 from runtime.providers.wire import (
     REFUSED,
     WireProvider,
     _decode_args,
 )
+
+# The reasoning text some OpenAI-compatible servers stream beside the answer (DeepSeek, OpenRouter).
+_REASONING_DELTAS = ("reasoning_content", "reasoning")
 
 
 class OpenAIChat(WireProvider):
@@ -45,7 +48,13 @@ class OpenAIChat(WireProvider):
         headers = {"content-type": "application/json"}
         if self.endpoint.key:
             headers["authorization"] = f"Bearer {self.endpoint.key}"
-        doc = await self._post(self.endpoint.url, headers, body, request)
+        sink = stream.sink()
+        if sink is not None:  # a live listener: the same reply, as it arrives (runtime.providers.stream)
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+            doc = await self._post_stream(self.endpoint.url, headers, body, request, _Fold(self, sink))
+        else:
+            doc = await self._post(self.endpoint.url, headers, body, request)
         choices = doc.get("choices") if isinstance(doc, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise TaskError(REFUSED, f"`{self.id}` answered with no choices", details={"provider": self.id})
@@ -92,3 +101,64 @@ def _openai_message(m: Message) -> dict[str, Any]:
 
 
 # -- Anthropic Messages ----------------------------------------------------------------------------
+
+
+class _Fold:
+    """Chat-completions chunks (``choices[0].delta``, a last chunk with ``usage`` when asked by
+    ``stream_options.include_usage``, then ``[DONE]``) folded back into one completion document."""
+
+    def __init__(self, wire: OpenAIChat, sink: stream.ChunkSink) -> None:
+        self.wire = wire
+        self.sink = sink
+        self.done = False
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: Any = None
+        self.usage: dict[str, Any] | None = None
+
+    def event(self, name: str, data: str) -> None:
+        if data.strip() == "[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise self.wire.stream_error(f"a stream event that is not JSON ({len(data)} bytes)") from None
+        if not isinstance(chunk, dict):
+            return
+        if chunk.get("error"):
+            err = chunk["error"]
+            raise self.wire.stream_error(err.get("message") if isinstance(err, dict) else err)
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return
+        choice = choices[0]
+        delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+        piece = delta.get("content")
+        if isinstance(piece, str) and piece:
+            self.text.append(piece)
+            self.sink.piece(stream.TEXT, piece)
+        for key in _REASONING_DELTAS:
+            if isinstance(delta.get(key), str):
+                self.sink.piece(stream.THINKING, delta[key])
+        for c in delta.get("tool_calls") or []:
+            if not isinstance(c, dict):
+                continue
+            slot = self.calls.setdefault(int(c.get("index") or 0), {"id": None, "name": "", "arguments": ""})
+            slot["id"] = c.get("id") or slot["id"]
+            fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+            slot["name"] += fn.get("name") or ""
+            slot["arguments"] += fn.get("arguments") or ""
+        if choice.get("finish_reason") is not None:
+            self.finish = choice["finish_reason"]
+
+    def document(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        if self.calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for _, c in sorted(self.calls.items())
+            ]
+        return {"choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage or {}}
