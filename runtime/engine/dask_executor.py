@@ -6,7 +6,8 @@ input is a plain record (:mod:`runtime.engine.dask_worker` runs it): the resolve
 grant its task runs under, the engine configuration it needs and no other; its result is a
 plain record the driver turns into an :class:`~runtime.engine.executor.EffectResult` and whose
 witnesses it journals. Task keys name only the effect kind, the task id and a random suffix
-(never an argument, so never a secret).
+(never an argument, so never a secret). The effects of one loop turn are submitted together and
+settled records gathered together (:mod:`runtime.engine.dask_batch`).
 
 What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
 (nothing to distribute), the media builtins that reach a model provider through the run's

@@ -1,5 +1,6 @@
 """The Dask executor (runtime/engine/dask_executor.py, runtime/engine/dask_worker.py) on a real
-LocalCluster: two single-threaded worker processes, started once for the module and reused.
+LocalCluster: two single-threaded worker processes, started once per test process and shared
+with test_dask_conformance.py (``dask_session`` in conftest.py).
 
 Same workflow, same records and outputs on the local and the Dask executor; a worker refuses a
 path outside the grant with the local executor's code; a worker killed mid-effect is a transient
