@@ -5,8 +5,8 @@ Run from the project root:
     python benchmarks/dask_scaling.py [--mock-tasks 1000] [--sleep-tasks 200] [--sleep 0.5] [--workers 1,2,4]
 
 1. Per-task overhead: a run of N independent `mock/echo` model calls on the local executor and
-   on a LocalCluster of 2 single-threaded worker processes; the difference of the wall times over
-   N. Goal: at most 5 ms per task.
+   on a LocalCluster of 2 single-threaded worker processes, alternated three times; the difference
+   of the median wall times over N, and of the driver's CPU times. Goal: at most 5 ms per task.
 2. Scaling: the wall time of M independent `exec: sleep S` tasks on LocalClusters of 1, 2 and 4
    single-threaded worker processes (the ideal is M * S / workers). Goal: near-linear.
 
@@ -58,17 +58,37 @@ def timed_run(text: str, executor: Any, max_parallel: int) -> float:
     return wall
 
 
-def overhead(n: int) -> None:
+def cpu_s() -> float:
+    """CPU time of this process (the driver: the run's loop, the client and the local scheduler)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def overhead(n: int, reps: int = 3) -> None:
+    import statistics
+
     text = echo_workflow(n)
-    local = timed_run(text, "local", 64)
     session = DaskSession.start(n_workers=2, dashboard=False)
+    walls: dict[str, list[float]] = {"local": [], "dask": []}
+    cpus: dict[str, list[float]] = {"local": [], "dask": []}
     try:
         timed_run(echo_workflow(20), session.executor, 64)  # warm the workers' imports
-        dask = timed_run(text, session.executor, 64)
+        for _ in range(reps):  # side by side, alternating: this machine's load drifts
+            for name, executor in (("local", "local"), ("dask", session.executor)):
+                c0 = cpu_s()
+                walls[name].append(timed_run(text, executor, 64))
+                cpus[name].append(cpu_s() - c0)
     finally:
         session.close()
+    local, dask = statistics.median(walls["local"]), statistics.median(walls["dask"])
     per_task = (dask - local) / n * 1000
-    print(f"overhead: {n} mock tasks  local {local:.2f}s  dask(2 workers) {dask:.2f}s  ->  {per_task:.2f} ms/task")
+    per_cpu = (statistics.median(cpus["dask"]) - statistics.median(cpus["local"])) / n * 1000
+    print(
+        f"overhead: {n} mock tasks, median of {reps}  local {local:.2f}s  dask(2 workers) {dask:.2f}s  ->  "
+        f"{per_task:.2f} ms/task wall, {per_cpu:.2f} ms/task driver CPU"
+    )
 
 
 def scaling(n: int, seconds: float, workers: list[int]) -> None:

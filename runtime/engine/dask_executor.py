@@ -6,7 +6,8 @@ input is a plain record (:mod:`runtime.engine.dask_worker` runs it): the resolve
 grant its task runs under, the engine configuration it needs and no other; its result is a
 plain record the driver turns into an :class:`~runtime.engine.executor.EffectResult` and whose
 witnesses it journals. Task keys name only the effect kind, the task id and a random suffix
-(never an argument, so never a secret).
+(never an argument, so never a secret). The effects of one loop turn are submitted together and
+settled records gathered together (:mod:`runtime.engine.dask_batch`).
 
 What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
 (nothing to distribute), the media builtins that reach a model provider through the run's
@@ -22,7 +23,6 @@ dask`` asks for it.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import os
 import re
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.engine import dask_worker
+from runtime.engine.dask_batch import Collector, Submitter
 from runtime.engine.dask_wire import effect_result, provider_env, tool_env, version_mismatch
 from runtime.engine.executor import (
     EFFECT_DEADLINE,
@@ -74,6 +75,10 @@ class DaskSession:
     workers: int = 0
     _closed: bool = field(default=False, repr=False)
     started: dict[str, Callable[[str], None]] = field(default_factory=dict, repr=False)  # key -> "on worker W"
+    collector: Collector = field(init=False, repr=False)  # the records of this client's futures, in batches
+
+    def __post_init__(self) -> None:
+        self.collector = Collector(self.client)
 
     @classmethod
     def start(
@@ -177,6 +182,7 @@ class DaskExecutor:
         self.session = session
         self.host = host
         self.local = LocalExecutor(host)
+        self.submitter = Submitter(session.client, dask_worker.perform, session.collector)
 
     async def perform(self, call: EffectCall) -> EffectResult:
         payload = self._payload(call)
@@ -212,14 +218,16 @@ class DaskExecutor:
                 loop.call_soon_threadsafe(on_worker, worker)
 
         self.session.started[key] = from_client
-        future = self.session.client.submit(dask_worker.perform, payload, key=key, pure=False, retries=0)
         try:
-            record = await _settled(future)
+            record = await asyncio.wrap_future(await self.submitter.send(payload))
         except asyncio.CancelledError:  # the worker sees it and kills what the effect started
-            with contextlib.suppress(Exception):  # bounded: a lost scheduler never holds up the run's end
-                await asyncio.wait_for(asyncio.to_thread(future.cancel), CANCEL_ACK_S)
+            future = self.submitter.done(key)
+            if future is not None:
+                with contextlib.suppress(Exception):  # bounded: a lost scheduler never holds up the run's end
+                    await asyncio.wait_for(asyncio.to_thread(future.cancel), CANCEL_ACK_S)
             raise
         finally:
+            self.submitter.done(key)
             self.session.started.pop(key, None)
         result = effect_result(record)
         if result.worker:
@@ -262,22 +270,6 @@ class DaskExecutor:
         env = tool_env(call.tool, host.engine_env) if call.net else {}
         grant = [b.permits for b in host.boundary._chain()]
         return {**base, "kind": "tool", "env": env, "grant": grant}
-
-
-async def _settled(future: Any) -> tuple[str, Any]:
-    """Wait for a Dask future on this event loop: (``"finished"``, record) or (status, exception)."""
-    bridge: concurrent.futures.Future[tuple[str, Any]] = concurrent.futures.Future()
-
-    def deliver(f: Any) -> None:  # on a thread of the client's
-        try:
-            outcome = ("finished", f.result()) if f.status == "finished" else (str(f.status), f.exception())
-        except BaseException as exc:  # a cancelled or lost future still answers
-            outcome = ("error", exc)
-        if not bridge.done():
-            bridge.set_result(outcome)
-
-    future.add_done_callback(deliver)
-    return await asyncio.wrap_future(bridge)
 
 
 def _cap(env: dict[str, str]) -> int:

@@ -11,6 +11,10 @@ from checker.engine.pipeline import compile_text
 from runtime.admission import bind_inputs
 from runtime.scheduler import Options, Run, RunResult
 
+# In the driver's environment while the shared Dask cluster's workers start (conftest.py): they
+# must not keep it.
+DASK_SECRET_VAR = "NIKA_TEST_DRIVER_ONLY_TOKEN"
+
 
 def run_yaml(text: str, tmp_path: Path, inputs: dict[str, Any] | None = None, **opts: Any) -> RunResult:
     src = textwrap.dedent(text)

@@ -1,5 +1,6 @@
 """The Dask executor (runtime/engine/dask_executor.py, runtime/engine/dask_worker.py) on a real
-LocalCluster: two single-threaded worker processes, started once for the module and reused.
+LocalCluster: two single-threaded worker processes, started once per test process and shared
+with test_dask_conformance.py (``dask_session`` in conftest.py).
 
 Same workflow, same records and outputs on the local and the Dask executor; a worker refuses a
 path outside the grant with the local executor's code; a worker killed mid-effect is a transient
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rt_helpers import run_yaml
+from rt_helpers import DASK_SECRET_VAR, run_yaml
 
 pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
 
@@ -32,18 +33,11 @@ pytestmark = pytest.mark.xdist_group("dask")  # one cluster per test process, no
 ROOT = Path(__file__).resolve().parents[2]
 
 
-SECRET_VAR = "NIKA_TEST_DRIVER_ONLY_TOKEN"
-
-
-@pytest.fixture(scope="module")
-def session() -> Any:
-    os.environ[SECRET_VAR] = "s3cr3t"  # in the driver's environment when the workers start
-    try:
-        s = DaskSession.start(n_workers=2, dashboard=False)
-    finally:
-        del os.environ[SECRET_VAR]
-    yield s
-    s.close()
+@pytest.fixture
+def session(dask_session: DaskSession) -> DaskSession:
+    """The test process's shared cluster (conftest.py), both of its workers up."""
+    dask_session.client.wait_for_workers(2, timeout=30)  # a worker killed by a test is restarted by its nanny
+    return dask_session
 
 
 def _env_names() -> list[str]:
@@ -54,7 +48,7 @@ def test_local_workers_do_not_keep_the_drivers_environment(session: DaskSession)
     seen = session.client.run(_env_names)
     assert len(seen) == 2
     for names in seen.values():
-        assert SECRET_VAR not in names
+        assert DASK_SECRET_VAR not in names
         assert "PATH" in names
 
 
@@ -441,39 +435,6 @@ def test_the_worker_judge_built_from_the_sent_grant_decides_as_the_driver(tmp_pa
         assert verdict(lambda: worker.resolve("t", path, "read")) == verdict(lambda: driver.resolve("t", path, "read"))
 
     case()
-
-
-SUITE = ROOT.parent / "shared" / "nika-spec"
-
-
-@pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance suite not found at {SUITE}")
-def test_every_runtime_conformance_case_settles_alike_on_dask(session: DaskSession, tmp_path: Path) -> None:
-    """The runtime section of the conformance suite, in process: each case run on the local and on
-    the Dask executor ends with the same state, task statuses, outputs and error codes."""
-    import json
-    import shutil
-
-    from checker.engine.pipeline import compile_text
-    from runtime.admission import bind_inputs
-    from runtime.scheduler import Options, Run
-
-    def settle(case: Path, where: Path, executor: Any) -> Any:
-        shutil.copytree(case, where)
-        spec = json.loads((where / "run.json").read_text() or "{}") if (where / "run.json").exists() else {}
-        src = (where / "input.nika.yaml").read_text()
-        compiled = compile_text(src, str(where / "input.nika.yaml"), str(where))
-        assert compiled.workflow is not None, case
-        inputs = bind_inputs(compiled.workflow, {**spec.get("vars", {}), **spec.get("inputs", {})})
-        opts = Options(trace_dir=where / "t", executor=executor, engine_env={**os.environ, **spec.get("env", {})})
-        r = asyncio.run(Run(compiled, inputs, opts, workdir=where).execute())
-        tasks = {t: (x.status, x.output, x.error and x.error["code"]) for t, x in r.tasks.items()}
-        return r.workflow_state, tasks, r.outputs
-
-    cases = sorted(p.parent for p in (SUITE / "conformance/tests/runtime").rglob("expected-run.json"))
-    assert len(cases) > 30
-    for i, case in enumerate(cases):
-        local = settle(case, tmp_path / f"l{i}", "local")
-        assert settle(case, tmp_path / f"d{i}", session.executor) == local, case.name
 
 
 def test_max_parallel_caps_the_futures_in_flight(session: DaskSession, tmp_path: Path) -> None:
