@@ -111,6 +111,8 @@ export class RunState {
   /** The workflow file, as `workflow.started` names it. */
   source: string | undefined;
   phase: RunPhase = "starting";
+  /** The task whose prompt the run paused on (`workflow.paused`). */
+  pausedTask: string | undefined;
   /** Parsed `outputs` of the last line, when it carried them. */
   outputs: unknown;
   readonly tasks = new Map<string, TaskState>();
@@ -139,6 +141,7 @@ export class RunState {
       this.phase = end;
       this.workflow = str(ev.workflow) ?? this.workflow;
       this.outputs = parseMaybe(ev.outputs);
+      this.pausedTask = end === "paused" ? (ev.task ?? undefined) : undefined;
       return [];
     }
     if (!isTaskId(ev.task)) return [];
