@@ -431,6 +431,19 @@ def main_session(s: Step, workspace: Path, csp: list[str]) -> None:
 NOT_FOUND = "`nika.path` is not set and there is no `nika`"
 
 
+def wait_log(s: Step, scenario: str, needle: str, count: int = 1, timeout_s: float = 30) -> str:
+    """Wait until the Nika output channel (its log file in the user-data folder) has `needle` `count` times."""
+    end = time.monotonic() + timeout_s
+    while True:
+        logs = sorted((s.artifacts / f"{scenario}-user" / "logs").glob("*/exthost*/nika-tools.nika/Nika.log"))
+        text = logs[-1].read_text() if logs else ""
+        if text.count(needle) >= count:
+            return text
+        if time.monotonic() > end:
+            raise AssertionError(f"the Nika output has {text.count(needle)} of {count} {needle!r}:\n{text[-2000:]}")
+        s.page.wait_for_timeout(100)
+
+
 def bare_session(s: Step, workspace: Path, nika: str) -> None:
     """No nika.path, no nika on PATH, no .venv; the Python extension (a test double) selects a python without nika."""
     page = s.page
@@ -448,12 +461,8 @@ def bare_session(s: Step, workspace: Path, nika: str) -> None:
 
     # 2. shown once: a restart that again finds nothing does not say it again
     command(page, "Nika: Restart Language Server")
-    command(page, "Nika: Show Output")
-    page.wait_for_function(
-        "() => (document.querySelector('.part.panel .monaco-editor .view-lines')?.textContent || '')"
-        ".replace(/\\s+/g, ' ').split('nika not found').length > 2",
-        timeout=30_000,
-    )
+    wait_log(s, "bare", "restarting the server: requested")
+    wait_log(s, "bare", "nika not found", count=2)
     command(page, "Notifications: Show Notifications")
     center = page.locator(".notifications-center .notification-list-item", has_text=NOT_FOUND)
     center.first.wait_for(timeout=10_000)
@@ -480,9 +489,8 @@ def bare_session(s: Step, workspace: Path, nika: str) -> None:
     row = page.locator(".markers-panel .monaco-list-row", has_text="NIKA-DAG-002")
     page.keyboard.press("Control+Shift+m")
     row.first.wait_for(timeout=60_000)
-    command(page, "Nika: Show Output")
     where = f"selected Python environment: {Path(env_python).parent / 'nika'}"
-    page.locator(".part.panel .monaco-editor .view-lines", has_text=where).first.wait_for(timeout=20_000)
+    wait_log(s, "bare", where)
     s.say(
         f"Select Interpreter -> {env_python}: the server runs ({where}); Problems: {row.first.inner_text().split()[:3]}"
     )
@@ -494,9 +502,8 @@ def bare_session(s: Step, workspace: Path, nika: str) -> None:
     venv.mkdir(parents=True, exist_ok=True)
     shutil.copy(nika, venv / "nika")
     command(page, "Nika: Restart Language Server")
-    command(page, "Nika: Show Output")
     where = f"the workspace's virtual environment: {venv / 'nika'}"
-    page.locator(".part.panel .monaco-editor .view-lines", has_text=where).first.wait_for(timeout=30_000)
+    wait_log(s, "bare", where)
     page.keyboard.press("Control+Shift+m")
     row.first.wait_for(timeout=60_000)
     s.say(f"with {venv / 'nika'}: the restart runs it ({where})")
