@@ -372,8 +372,10 @@ def main_session(s: Step, workspace: Path, csp: list[str]) -> None:
     assert buttons(note) == ["Approve…"], buttons(note)
     wait_row(history, "approval paused at approve ·")
     paused_nodes = {k: v["run"] for k, v in node_runs(frame).items()}
-    assert paused_nodes == {"draft": "success", "approve": "running", "publish": "pending"}, paused_nodes
-    s.say(f"Nika Runs while paused: {rows(history)[0]!r}; nodes {paused_nodes}")
+    assert paused_nodes == {"draft": "success", "approve": "paused", "publish": "pending"}, paused_nodes
+    assert node_runs(frame)["approve"]["stroke"] == AMBER
+    wait_row(run_pane, "approve waits for an answer")
+    s.say(f"Nika Runs while paused: {rows(history)[0]!r}; nodes {paused_nodes}; Nika Run rows {rows(run_pane)}")
     s.observed["paused"] = {"header": header(run_pane), "history": rows(history), "nodes": paused_nodes}
     s.observed["screenshot_paused"] = s.shot("9-paused")
     note.locator(".monaco-button", has_text="Approve…").click()

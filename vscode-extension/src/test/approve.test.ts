@@ -97,7 +97,9 @@ test("a live run that pauses says which task waits and offers Approve, which run
   await done;
   await new Promise((r) => setTimeout(r, 10)); // the notification's answer is handled after the finish
   infoPick.value = undefined;
-  assert.deepEqual(messages, [{ kind: "info", text: "Nika: gate: paused · 1 running: `ask` waits for an answer. | Approve…" }]);
+  assert.deepEqual(messages, [{ kind: "info", text: "Nika: gate: paused · 1 paused: `ask` waits for an answer. | Approve…" }]);
+  const row = view.getTreeItem(view.getChildren()[0]);
+  assert.deepEqual([row.label, row.description, (row.iconPath as unknown as { id: string }).id], ["ask", "waits for an answer", "debug-pause"]);
   assert.ok(calls.some((c) => c.command === "nika.approveRun"), JSON.stringify(calls));
   view.dispose();
   void fake;
@@ -148,6 +150,7 @@ test("a real paused run: listed as waiting, its prompt read back, resumed with t
   assert.equal(first.code, 4, first.stderr);
   assert.equal(first.state.phase, "paused");
   assert.equal(first.state.pausedTask, "ask");
+  assert.deepEqual(first.state.statuses(), { ask: "paused", ship: "pending" }, "the gate's task waits, it is not running");
 
   const nika = (args: string[]) => spawnSync("python3", ["-m", "nika", ...args], { cwd: root, env, encoding: "utf8", timeout: 30_000 });
   const traces = path.join(ws, ".nika", "traces");
