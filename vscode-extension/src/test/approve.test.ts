@@ -102,7 +102,6 @@ test("a live run that pauses says which task waits and offers Approve, which run
   assert.deepEqual([row.label, row.description, (row.iconPath as unknown as { id: string }).id], ["ask", "waits for an answer", "debug-pause"]);
   assert.ok(calls.some((c) => c.command === "nika.approveRun"), JSON.stringify(calls));
   view.dispose();
-  void fake;
 });
 
 const root = path.resolve(__dirname, "..", "..", "..");
@@ -170,4 +169,37 @@ test("a real paused run: listed as waiting, its prompt read back, resumed with t
   assert.ok(Array.isArray(after));
   assert.deepEqual(pausedRuns(after), [], "once resumed, the paused run no longer waits");
   fs.rmSync(ws, { recursive: true, force: true });
+});
+
+test("the history view marks a waiting run for its Approve button and replays its journal", async () => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "nika-ws-"));
+  fs.mkdirSync(path.join(ws, ".nika", "traces"), { recursive: true });
+  const reply = {
+    runs: [
+      { run: "r2", workflow: "gate", state: "paused", started_ns: 2, paused_task: "ask", resume_candidate: true },
+      { run: "r1", workflow: "gate", state: "paused", started_ns: 1, paused_task: "ask", resume_candidate: false },
+    ],
+  };
+  const journal = lines(started, paused({ mode: "confirm" }));
+  const bin = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "nika-bin-")), "nika");
+  fs.writeFileSync(
+    bin,
+    `#!${process.execPath}\nconst a = process.argv.slice(2);\n` +
+      `if (a[1] === "ls") process.stdout.write(${JSON.stringify(JSON.stringify(reply))});\n` +
+      `else if (a[1] === "replay" && a[2] === "r2") process.stdout.write(${JSON.stringify(journal)});\n` +
+      `else { process.stderr.write("nika trace: no run " + a[2] + "\\n"); process.exit(2); }\n`,
+  );
+  fs.chmodSync(bin, 0o755);
+  fake.workspace.workspaceFolders = [{ uri: fake.Uri.file(ws) }];
+  const { HistoryView } = await import("../historyView");
+  const history = new HistoryView(async () => bin, () => undefined);
+  await history.refresh();
+  const items = history.getChildren().map((r) => history.getTreeItem(r));
+  assert.deepEqual(items.map((i) => i.contextValue), ["nika.pastRun.waiting", "nika.pastRun.paused"], "only the newest paused run waits");
+  assert.deepEqual(history.waiting().map((r) => r.run), ["r2"]);
+  const replayed = await history.replay(history.waiting()[0]);
+  assert.ok("stdout" in replayed && !("error" in pausedPrompt(replayed.stdout)), JSON.stringify(replayed));
+  assert.deepEqual(await history.replay(history.getChildren()[1]), { error: "nika trace replay r1: nika trace: no run r1" });
+  fake.workspace.workspaceFolders = undefined;
+  history.dispose();
 });
