@@ -32,6 +32,11 @@ class Settings:
 # The client-side (camelCase) name of each setting, and the type its value must have.
 _KEYS: dict[str, tuple[str, type]] = {"inlayHints": ("inlay_hints", bool)}
 
+# Settings of the same section that the editor's extension reads itself (which `nika` to start, with
+# which arguments, and protocol tracing): a client that synchronises the whole section sends them
+# too, so they are not "unknown" here, only not ours.
+_CLIENT_KEYS = frozenset({"path", "args", "trace"})
+
 
 @record
 class Parsed:
@@ -71,6 +76,8 @@ def parse(payload: Any, current: Settings | None = None, *, bare: bool = False) 
     problems: list[str] = []
     for key, value in section.items():
         known = _KEYS.get(key)
+        if known is None and key in _CLIENT_KEYS:
+            continue
         if known is None:
             problems.append(f"unknown setting `{SECTION}.{key}` ignored (known: {', '.join(sorted(_KEYS))})")
             continue

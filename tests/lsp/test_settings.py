@@ -56,6 +56,15 @@ def test_payloads_without_our_section_change_nothing(payload: Any) -> None:
     assert not parsed.found and parsed.settings == Settings(inlay_hints=False) and parsed.problems == ()
 
 
+def test_the_editor_extensions_own_keys_are_not_reported() -> None:
+    # the VS Code extension synchronises the whole `nika` section: its path/args/trace are its own
+    sent = {"path": "/v/bin/nika", "args": ["lsp"], "trace": {"server": "off"}, "inlayHints": False}
+    parsed = parse({"nika": sent})
+    assert parsed.problems == ()
+    assert parsed.settings.inlay_hints is False
+    assert any("`nika.pathh`" in p for p in parse({"nika": {"pathh": "x"}}).problems)
+
+
 def test_unset_keys_keep_their_value() -> None:
     assert parse({"nika": {"inlayHints": None}}, Settings(inlay_hints=False)).settings.inlay_hints is False
     assert parse({"nika": {}}, Settings(inlay_hints=False)).settings.inlay_hints is False

@@ -22,7 +22,7 @@ import {
   SELECT_INTERPRETER,
   SET_PATH,
 } from "./resolve";
-import { type NikaSettings, readSettings, RestartBudget } from "./settings";
+import { type NikaSettings, pathSettingCommand, readSettings, RestartBudget } from "./settings";
 
 export const machine: Machine = {
   platform: process.platform,
@@ -67,6 +67,12 @@ async function selectedPython(): Promise<string | undefined> {
   const active = envs.getActiveEnvironmentPath(resource);
   const env = await envs.resolveEnvironment(active);
   return env?.executable?.uri?.fsPath ?? active?.path;
+}
+
+/** Show the `nika.path` setting where it can be set (the remote machine's settings in a remote window). */
+async function openPathSetting(): Promise<void> {
+  const [command, arg] = pathSettingCommand(vscode.env.remoteName);
+  await vscode.commands.executeCommand(command, arg);
 }
 
 export function currentSettings(): NikaSettings {
@@ -195,7 +201,7 @@ export class NikaClient implements vscode.Disposable {
         .showErrorMessage(`Nika: could not start \`${this.resolved.command} ${settings.args.join(" ")}\`: ${String(err)}`, "Show Output", "Open Setting")
         .then((pick) => {
           if (pick === "Show Output") this.output.show();
-          if (pick === "Open Setting") void vscode.commands.executeCommand("workbench.action.openSettings", "nika.path");
+          if (pick === "Open Setting") void openPathSetting();
         });
     }
   }
@@ -207,7 +213,7 @@ export class NikaClient implements vscode.Disposable {
     const python = vscode.extensions.getExtension("ms-python.python") !== undefined;
     const pick = await vscode.window.showErrorMessage(notFoundMessage(python), ...notFoundActions(python));
     if (pick === SELECT_INTERPRETER) await vscode.commands.executeCommand("python.setInterpreter");
-    if (pick === SET_PATH) await vscode.commands.executeCommand("workbench.action.openSettings", "nika.path");
+    if (pick === SET_PATH) await openPathSetting();
     if (pick === COPY_INSTALL) await vscode.env.clipboard.writeText(INSTALL_COMMAND);
   }
 

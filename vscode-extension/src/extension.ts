@@ -5,7 +5,7 @@ import { NikaClient, findNika } from "./client";
 import { GraphView } from "./graphView";
 import { checkArgs, encodeInputValue, inputsFromSymbols, liveRunArgs, runArgs, taskSymbol } from "./run";
 import { HistoryView } from "./historyView";
-import { type PastRun, replayArgs } from "./runHistory";
+import { answerOptions, approveArgs, journalPath, type PastRun, pausedPrompt, replayArgs, runFolder, typedAnswer } from "./runHistory";
 import { RunView } from "./runView";
 import { actionFor } from "./settings";
 
@@ -43,8 +43,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
     vscode.commands.registerCommand("nika.refreshHistory", () => history.refresh()),
     vscode.commands.registerCommand("nika.openPastRun", async (r: PastRun) => {
       const command = await nikaCommand();
-      if (command) await live.start(command, replayArgs(r), path.dirname(path.dirname(r.traceDir)), { label: r.workflow, replay: true });
+      if (command) await live.start(command, replayArgs(r), runFolder(r), { label: r.workflow, replay: true });
     }),
+    vscode.commands.registerCommand("nika.approveRun", (r?: PastRun) => approveRun(r)),
     vscode.commands.registerCommand("nika.revealTask", (uri: vscode.Uri, id: string) => revealTask(uri, id)),
     vscode.commands.registerCommand("nika.checkWorkspace", () => checkWorkspace()),
     vscode.tasks.registerTaskProvider("nika", {
@@ -128,6 +129,52 @@ async function revealTask(uri: vscode.Uri, id: string): Promise<void> {
   const doc = await vscode.workspace.openTextDocument(uri);
   const editor = await vscode.window.showTextDocument(doc, { preserveFocus: false, selection: sym?.selectionRange });
   if (sym) editor.revealRange(sym.selectionRange, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/** "Nika: Approve Paused Run": answer the prompt a paused run waits on, then resume it in the live run view. */
+async function approveRun(given?: PastRun): Promise<void> {
+  const history = historyView;
+  if (!history || !runView) return;
+  let r = given;
+  if (!r) {
+    await history.refresh();
+    const waiting = history.waiting();
+    if (!waiting.length) return void vscode.window.showInformationMessage("Nika: no run is waiting for an answer (Nika Runs lists paused runs).");
+    if (waiting.length === 1) r = waiting[0];
+    else {
+      const pick = await vscode.window.showQuickPick(
+        waiting.map((w) => ({ label: w.workflow, description: `paused at ${w.pausedTask ?? "?"}`, detail: w.run, run: w })),
+        { title: "Nika: approve which paused run?", ignoreFocusOut: true },
+      );
+      if (!pick) return;
+      r = pick.run;
+    }
+  }
+  const command = await nikaCommand();
+  if (!command) return;
+  const replayed = await history.replay(r);
+  const prompt = "error" in replayed ? replayed : pausedPrompt(replayed.stdout);
+  if ("error" in prompt) return void vscode.window.showErrorMessage(`Nika: ${r.workflow}: ${prompt.error}`);
+  if (!prompt.source) return void vscode.window.showErrorMessage(`Nika: ${r.workflow}: the journal does not name its workflow file.`);
+  const title = `${r.workflow} waits at \`${prompt.task}\``;
+  const options = answerOptions(prompt);
+  let answer: string | undefined;
+  if (options) {
+    const pick = await vscode.window.showQuickPick(options.map((o) => ({ label: o.label, json: o.json })), {
+      title,
+      placeHolder: prompt.message.replace(/\s+/g, " "),
+      ignoreFocusOut: true,
+    });
+    answer = pick?.json;
+  } else {
+    const text = await vscode.window.showInputBox({ title, prompt: prompt.message, ignoreFocusOut: true });
+    answer = text === undefined ? undefined : typedAnswer(text);
+  }
+  if (answer === undefined) return; // cancelled
+  const cwd = runFolder(r);
+  const file = path.resolve(cwd, prompt.source);
+  historyView?.ranIn(cwd);
+  await runView.start(command, approveArgs(file, journalPath(r), prompt.task, answer), cwd, { file: vscode.Uri.file(file), label: r.workflow });
 }
 
 async function runWorkflow(mode: "live" | "terminal"): Promise<void> {

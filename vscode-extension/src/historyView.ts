@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as vscode from "vscode";
-import { historyRow, lsArgs, mergeRuns, parseTraceLs, type PastRun, traceDirs } from "./runHistory";
+import { historyRow, lsArgs, mergeRuns, parseTraceLs, type PastRun, pausedRuns, replayArgs, traceDirs } from "./runHistory";
 
 export class HistoryView implements vscode.TreeDataProvider<PastRun>, vscode.Disposable {
   private runs: PastRun[] = [];
@@ -36,7 +36,8 @@ export class HistoryView implements vscode.TreeDataProvider<PastRun>, vscode.Dis
     item.description = row.description;
     item.tooltip = row.tooltip;
     item.iconPath = new vscode.ThemeIcon(row.icon, row.color ? new vscode.ThemeColor(row.color) : undefined);
-    item.contextValue = `nika.pastRun.${r.state}`;
+    // `waiting`: paused and not superseded, so "Approve Paused Run" is offered on its row
+    item.contextValue = pausedRuns([r]).length ? "nika.pastRun.waiting" : `nika.pastRun.${r.state}`;
     item.command = { command: "nika.openPastRun", title: "Open run", arguments: [r] };
     return item;
   }
@@ -54,6 +55,25 @@ export class HistoryView implements vscode.TreeDataProvider<PastRun>, vscode.Dis
     this.runs = mergeRuns(lists);
     this.tree.message = this.runs.length ? undefined : "No runs yet: the runs in the workspace's .nika/traces show here.";
     this.changed.fire(undefined);
+  }
+
+  /** The listed runs that wait for an answer at a human gate. */
+  waiting(): PastRun[] {
+    return pausedRuns(this.runs);
+  }
+
+  /** A past run's journal as event lines (`nika trace replay`), or a one-line error. */
+  replay(r: PastRun): Promise<{ stdout: string } | { error: string }> {
+    return this.command().then(
+      (command) =>
+        new Promise((resolve) => {
+          if (!command) return resolve({ error: "nika was not found" });
+          execFile(command, replayArgs(r), { timeout: 20_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+            if (err) resolve({ error: `nika trace replay ${r.run}: ${stderr.trim().split("\n").pop() || err.message}` });
+            else resolve({ stdout });
+          });
+        }),
+    );
   }
 
   private list(command: string, dir: string): Promise<PastRun[]> {

@@ -60,7 +60,9 @@ export type TaskStatus =
   | "cache_hit"
   | "failed"
   | "skipped"
-  | "cancelled";
+  | "cancelled"
+  /** Waiting at a human gate (`workflow.paused` names it): not running, not settled. */
+  | "paused";
 
 export interface TaskState {
   id: string;
@@ -111,6 +113,8 @@ export class RunState {
   /** The workflow file, as `workflow.started` names it. */
   source: string | undefined;
   phase: RunPhase = "starting";
+  /** The task whose prompt the run paused on (`workflow.paused`). */
+  pausedTask: string | undefined;
   /** Parsed `outputs` of the last line, when it carried them. */
   outputs: unknown;
   readonly tasks = new Map<string, TaskState>();
@@ -139,6 +143,13 @@ export class RunState {
       this.phase = end;
       this.workflow = str(ev.workflow) ?? this.workflow;
       this.outputs = parseMaybe(ev.outputs);
+      this.pausedTask = end === "paused" ? (ev.task ?? undefined) : undefined;
+      const gate = this.pausedTask !== undefined ? this.tasks.get(this.pausedTask) : undefined;
+      if (gate && gate.status === "running") {
+        gate.status = "paused";
+        gate.message = str(ev.message);
+        return [gate.id];
+      }
       return [];
     }
     if (!isTaskId(ev.task)) return [];
@@ -193,7 +204,7 @@ export class RunState {
 
   /** Counts per status, in a fixed order, e.g. `2 success, 1 failed`. */
   counts(): string {
-    const order: TaskStatus[] = ["success", "recovered", "cache_hit", "failed", "skipped", "cancelled", "running", "retrying", "pending"];
+    const order: TaskStatus[] = ["success", "recovered", "cache_hit", "failed", "skipped", "cancelled", "paused", "running", "retrying", "pending"];
     const n = new Map<TaskStatus, number>();
     for (const t of this.tasks.values()) n.set(t.status, (n.get(t.status) ?? 0) + 1);
     return order

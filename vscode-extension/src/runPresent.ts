@@ -21,6 +21,7 @@ const ICONS: Record<TaskStatus, [string, string | undefined]> = {
   failed: ["error", "testing.iconFailed"],
   skipped: ["debug-step-over", "disabledForeground"],
   cancelled: ["circle-slash", "testing.iconSkipped"],
+  paused: ["debug-pause", "charts.yellow"],
 };
 
 /** Milliseconds as people read them: `11 ms`, `2.96 s`, `1 m 05 s`. */
@@ -54,6 +55,8 @@ function describe(t: TaskState, nowNs?: number): string {
       return [t.errorCode ?? t.status, took].filter(Boolean).join(" · ");
     case "skipped":
       return t.message ? `skipped: ${t.message}` : "skipped";
+    case "paused":
+      return "waits for an answer";
   }
 }
 

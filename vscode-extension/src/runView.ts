@@ -10,6 +10,9 @@ import * as vscode from "vscode";
 import { LineBuffer, RunState, type TaskState } from "./runEvents";
 import { exitSummary, rowFor, runTitle } from "./runPresent";
 
+/** The button of a paused run's notification: runs "Nika: Approve Paused Run". */
+export const APPROVE = "Approve…";
+
 /** Receives the task statuses of the current run (the graph view). */
 export interface RunListener {
   runStatuses(uri: vscode.Uri, statuses: Record<string, string>): void;
@@ -135,6 +138,11 @@ export class RunView implements vscode.TreeDataProvider<TaskState>, vscode.Dispo
     if (this.replay && !why) return;
     if (why) {
       void vscode.window.showErrorMessage(`Nika: ${name}: ${why}`, "Show Output").then((pick) => pick && this.output.show(true));
+    } else if (this.state.phase === "paused") {
+      const at = this.state.pausedTask ? `\`${this.state.pausedTask}\` waits for an answer` : "it waits for an answer";
+      void vscode.window
+        .showInformationMessage(`Nika: ${title}: ${at}.`, APPROVE)
+        .then((pick) => pick === APPROVE && vscode.commands.executeCommand("nika.approveRun"));
     } else if (this.state.phase === "failure") {
       void vscode.window.showWarningMessage(`Nika: ${title}`, "Show Output").then((pick) => pick && this.output.show(true));
     } else {

@@ -55,3 +55,13 @@ export class RestartBudget {
     this.times = [];
   }
 }
+
+/**
+ * The command (and its argument) that shows the `nika.path` setting. `nika.path` is a machine
+ * setting: in a remote window (code-server, SSH, a container) the User tab does not list it
+ * ("No Settings Found"), so the remote machine's settings are opened instead.
+ */
+export function pathSettingCommand(remoteName: string | undefined): [string, unknown] {
+  if (remoteName) return ["workbench.action.openRemoteSettings", { query: "nika.path" }];
+  return ["workbench.action.openSettings", "nika.path"];
+}

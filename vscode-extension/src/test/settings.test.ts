@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { actionFor, DEFAULTS, readSettings, RestartBudget } from "../settings";
+import { actionFor, DEFAULTS, pathSettingCommand, readSettings, RestartBudget } from "../settings";
 
 function from(values: Record<string, unknown>) {
   return <T>(key: string, fallback: T): T => (key in values ? (values[key] as T) : fallback);
@@ -39,4 +39,10 @@ test("restarts after crashes are bounded in a sliding window", () => {
   assert.equal(b.allow(1005), true); // the first restart left the window
   b.reset();
   assert.equal(b.allow(1006), true);
+});
+
+test("Set Path opens nika.path where a machine setting is listed: the remote settings in a remote window", () => {
+  // found by the code-server e2e: the User tab of a remote window says "No Settings Found" for nika.path
+  assert.deepEqual(pathSettingCommand(undefined), ["workbench.action.openSettings", "nika.path"]);
+  assert.deepEqual(pathSettingCommand("ssh-remote"), ["workbench.action.openRemoteSettings", { query: "nika.path" }]);
 });

@@ -4,6 +4,7 @@
  */
 export const calls: { command: string; args: unknown[] }[] = [];
 export const messages: { kind: string; text: string }[] = [];
+export const infoPick: { value: string | undefined } = { value: undefined };
 
 export class EventEmitter<T> {
   private listeners: ((e: T) => void)[] = [];
@@ -84,6 +85,11 @@ export const window = {
   },
   showErrorMessage: async (text: string) => void messages.push({ kind: "error", text }),
   showWarningMessage: async (text: string) => void messages.push({ kind: "warning", text }),
+  /** Answers with `infoPick` (what the test says the person clicks), else dismissed. */
+  showInformationMessage: async (text: string, ...items: string[]) => {
+    messages.push({ kind: "info", text: [text, ...items].join(" | ") });
+    return infoPick.value;
+  },
   setStatusBarMessage: (text: string) => {
     messages.push({ kind: "status", text });
     return { dispose: () => undefined };
