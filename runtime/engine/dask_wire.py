@@ -18,6 +18,10 @@ def provider_env(model: str, engine_env: Any) -> dict[str, str]:
     pid = model.partition("/")[0]
     info = contracts.providers().get(pid)
     names = [f"NIKA_{pid.upper()}_BASE_URL", f"NIKA_{pid.upper()}_API_KEY", *(info.env_vars if info else ())]
+    if pid == "mock":  # the configured and scripted mocks read their fixtures from engine variables
+        from runtime.providers.mock_configured import ENGINE_VARS
+
+        names.extend(ENGINE_VARS)
     return {n: engine_env[n] for n in names if n in engine_env}
 
 

@@ -32,7 +32,7 @@ from runtime.providers.base import Provider, Request, Response, ToolCall
 
 ECHO_MODELS = ("echo", "mock-deterministic")
 SCRIPTED = "scripted"
-SCRIPT_VAR = "NIKA_MOCK_SCRIPT"
+SCRIPT_VAR = configured.SCRIPT_VAR
 
 
 def zero_value(schema: Any, depth: int = 0) -> Any:

@@ -35,6 +35,10 @@ JSON_VAR = "NIKA_MOCK_JSON"
 STREAMING_VAR = "NIKA_MOCK_STREAMING"
 CONFIG = "NIKA-PROVIDER-001"
 CONFIGURED = {"mock-error": ERROR_VAR, "mock-json": JSON_VAR, "mock-streaming": STREAMING_VAR}
+# Every engine variable the mock provider reads (the scripted mock's too): what an executor that
+# runs a model call elsewhere (the Dask workers) must carry for a `mock/*` model, and no more.
+SCRIPT_VAR = "NIKA_MOCK_SCRIPT"  # the scripted mock's (runtime.providers.mock)
+ENGINE_VARS = (SCRIPT_VAR, *CONFIGURED.values())
 
 
 def fixture(env: Mapping[str, str], model: str) -> Any:

@@ -454,3 +454,28 @@ tasks:
     lines = (tmp_path / "o.txt").read_text().split()
     assert lines == [f"{edge}-{x}" for x in "abcd" for edge in ("start", "end")]
     assert len(_workers(result)) >= 1
+
+
+MOCK_JSON = """
+nika: v1
+workflow: { id: configured-mock }
+tasks:
+  answer:
+    infer: { model: "mock/mock-json", prompt: "give the record" }
+"""
+
+
+def test_a_configured_mock_reads_its_fixture_on_the_worker(session: DaskSession, tmp_path: Path) -> None:
+    """`mock/mock-json` reads NIKA_MOCK_JSON from engine configuration: the worker that makes the
+    model call is sent that variable (and the other mock fixtures), like a provider's key."""
+    engine_env = {"NIKA_MOCK_JSON": '{"ok": true}', "UNRELATED_TOKEN": "t0p"}
+    (tmp_path / "local").mkdir()
+    (tmp_path / "dask").mkdir()
+    local = run_yaml(MOCK_JSON, tmp_path / "local", engine_env=engine_env)
+    dask = _dask(session, tmp_path / "dask", MOCK_JSON, engine_env=engine_env)
+    assert _records(dask) == _records(local)
+    assert dask.tasks["answer"].output == '{"ok": true}'  # no `schema:`: the reply text
+    assert [e["effect"] for e in dask.events if e.get("phase") == "dask_effect"] == ["model"]
+    from runtime.engine.dask_wire import provider_env
+
+    assert provider_env("mock/mock-json", engine_env) == {"NIKA_MOCK_JSON": '{"ok": true}'}
