@@ -311,6 +311,11 @@ def describe(settings: Settings, path: str) -> str:
         show("exclude", json.dumps(list(settings.exclude))),
         f"#   this file is {'excluded from' if settings.excludes(path) else 'included in'} directory searches",
         f"# in effect for this file: ignore {json.dumps(list(settings.ignored_for(path)))}",
+        "# read by `nika run`:",
+        show("max-cost-usd", json.dumps(settings.max_cost_usd))
+        if settings.max_cost_usd is not None
+        else "# max-cost-usd: not set (no run-wide cost cap)",
+        show("fetch-allow-private", json.dumps(list(settings.fetch_allow_private))),
     ]
     return "\n".join(lines) + "\n"
 

@@ -140,6 +140,17 @@ def test_pyproject_ignore_severity_and_show_settings(tmp_path: Path) -> None:
     shown = nika("check", "--show-settings", str(f), cwd=tmp_path)
     assert shown.returncode == 0
     assert str(tmp_path / "pyproject.toml") in shown.stdout and "strict = true" in shown.stdout
+    assert "# max-cost-usd: not set" in shown.stdout and "fetch-allow-private = []" in shown.stdout
+
+
+def test_show_settings_lists_the_settings_nika_run_reads(tmp_path: Path) -> None:
+    """The run-time keys of the project configuration are shown with their origin too."""
+    write(tmp_path, "nika.toml", 'max-cost-usd = 2.5\nfetch-allow-private = ["127.0.0.1", "10.0.0.0/8"]\n')
+    f = write(tmp_path, "w.nika.yaml", CURL)
+    shown = nika("check", "--show-settings", str(f), cwd=tmp_path).stdout
+    lines = {line.split(" = ")[0]: line for line in shown.splitlines() if " = " in line}
+    assert lines["max-cost-usd"].startswith("max-cost-usd = 2.5") and "# from " in lines["max-cost-usd"]
+    assert '["127.0.0.1", "10.0.0.0/8"]' in lines["fetch-allow-private"]
 
 
 def test_strict_makes_warnings_fail_and_native_strict_setting(tmp_path: Path) -> None:
