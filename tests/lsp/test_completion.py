@@ -20,6 +20,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 
 from checker.contracts.tables import providers, tool_ids
+from checker.core.vocab import ROOTS, in_scope
 
 BASE = """\
 nika: v1
@@ -289,6 +290,45 @@ def test_declared_names(editor: Editor, root: str, name: str) -> None:
 def test_with_members_are_this_tasks_bindings(editor: Editor) -> None:
     doc = replace(BASE, '"Résumé 🚀 ${{ with.page }}"', f'"Résumé 🚀 ${{{{ with.{CURSOR} }}}}"')
     assert labels(complete_in(editor, doc)) == ["page"]
+
+
+# One expression at each position class (the same document as tests/checker/test_scope_table.py).
+SCOPE_DOC = """\
+nika: v1
+workflow: {{ id: scope }}
+model: {envelope}
+inputs: {{ a: {{ type: integer, default: 1 }} }}
+permits: {{ exec: true }}
+tasks:
+  p:
+    exec: {{ command: ["true"] }}
+  t:
+    with: {{ x: "${{{{ tasks.p.output }}}}", w: {with} }}
+    when: {when}
+    for_each: {for_each}
+    exec: {{ command: ["echo", {body}] }}
+    on_error: {{ recover: {recover} }}
+    on_finally:
+      - exec: {{ command: ["echo", {finally}] }}
+outputs:
+  o: {outputs}
+"""
+SCOPE_NEUTRAL = {
+    "envelope": "mock/echo",
+    "with": "1",
+    "when": '"${{ true }}"',
+    "for_each": "[1, 2]",
+    "body": "x",
+    "recover": "r",
+    "finally": "x",
+    "outputs": '"${{ inputs.a }}"',
+}
+
+
+@pytest.mark.parametrize("where", sorted(SCOPE_NEUTRAL))
+def test_roots_offered_are_those_the_scope_table_admits(editor: Editor, where: str) -> None:
+    doc = SCOPE_DOC.format(**{**SCOPE_NEUTRAL, where: f'"${{{{ {CURSOR} }}}}"'})
+    assert labels(complete_in(editor, doc)) == [r for r in ROOTS if in_scope(r, where)]
 
 
 def test_item_only_inside_a_for_each_task(editor: Editor) -> None:
