@@ -20,7 +20,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 
 from checker.contracts.tables import providers, tool_ids
-from checker.core.vocab import ROOTS, in_scope
+from checker.core.vocab import ROOTS, Where, in_scope
 
 BASE = """\
 nika: v1
@@ -382,3 +382,21 @@ def test_crlf_line_endings(editor: Editor) -> None:
     doc = replace(BASE, "  side:\n    exec:", f"  side:\n    {CURSOR}\n    exec:").replace("\n", "\r\n")
     got = set(labels(complete_in(editor, doc)))
     assert {"with", "retry"} <= got and "exec" not in got
+
+
+def test_the_editor_places_each_expression_where_the_compiler_does() -> None:
+    """The position class the editor reads off the text (``where_of``) is the one the compiler
+    gives the expression's site, at every position of the scope document."""
+    from checker import compile_text
+    from nika_lsp.features.context import analyze, where_of
+
+    doc = SCOPE_DOC.format(**{w: f'"${{{{ inputs.a == {i} }}}}"' for i, w in enumerate(sorted(SCOPE_NEUTRAL))})
+    doc = doc.replace("    when:", '    output: { n: ".x ${{ inputs.a }}" }\n    when:')  # and a jq binding
+    lines = doc.split("\n")
+    sites = compile_text(doc, "scope.nika.yaml").sites
+    assert {s.where for s in sites} == set(Where)
+    for site in sites:
+        offset = site.span.start + 1  # inside the value
+        line = doc.count("\n", 0, offset)
+        col = offset - (doc.rfind("\n", 0, offset) + 1)
+        assert where_of(analyze(lines, line, col).full_path) == site.where, lines[line]
