@@ -108,6 +108,7 @@ class Block:
     fields: tuple[Field, ...]
     unknown_code: str = "NIKA-PARSE-005"
     value_code: str = "NIKA-PARSE-019"
+    one_of: tuple[str, ...] = ()  # exactly one of these fields must be written (a tagged union)
     _by_name: dict[str, Field] = dataclass_field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -327,6 +328,7 @@ TASK = Block(
         Field("returns", "The output type contract of the task.", Kind.TYPE),
         *(Field(v, _VERB_DOCS[v], Kind.MAPPING) for v in VERBS),
     ),
+    one_of=VERBS,
 )
 
 DECLASSIFY = Block(
@@ -377,6 +379,7 @@ ON_ERROR = Block(
     ),
     unknown_code="NIKA-PARSE-012",
     value_code="NIKA-PARSE-012",
+    one_of=ON_ERROR_ACTIONS,
 )
 
 FINALLY_STEP = Block(
@@ -386,6 +389,7 @@ FINALLY_STEP = Block(
         Field("timeout", "Go duration for the step (default 30s).", Kind.DURATION, default="30s"),
         *(Field(v, _VERB_DOCS[v] if v != "invoke" else "Call a tool.", Kind.MAPPING) for v in VERBS),
     ),
+    one_of=VERBS,
 )
 
 # -- verb bodies -----------------------------------------------------------------------------
@@ -448,6 +452,7 @@ EXEC = Block(
             default="text",
         ),
     ),
+    one_of=("command", "shell"),
 )
 
 INVOKE = Block(
@@ -457,6 +462,7 @@ INVOKE = Block(
         Field("args", "Arguments of the tool, as a mapping.", Kind.MAPPING),
         Field("workflow", "Path of a child workflow (instead of `tool`).", Kind.STRING, excludes=("tool",)),
     ),
+    one_of=("tool", "workflow"),
 )
 
 AGENT = Block(
@@ -536,10 +542,11 @@ def misplaced(name: str, block: Block, siblings: tuple[str, ...]) -> str | None:
 
 
 def exclusive_groups() -> tuple[frozenset[str], ...]:
-    """Sets of keys of which at most one may appear in the same block (verbs, on_error actions,
-    and every pair of fields that exclude each other)."""
+    """Sets of keys of which at most one may appear in the same block (each block's ``one_of``:
+    the verbs, the on_error actions, …; and every pair of fields that exclude each other)."""
+    unions = dict.fromkeys(frozenset(b.one_of) for b in ALL_BLOCKS.values() if b.one_of)
     pairs = {frozenset((f.name, x)) for b in ALL_BLOCKS.values() for f in b.fields for x in f.excludes}
-    return (frozenset(VERBS), frozenset(ON_ERROR_ACTIONS), *sorted(pairs, key=sorted))
+    return (*unions, *sorted(pairs - unions.keys(), key=sorted))
 
 
 ALL_BLOCKS: dict[str, Block] = {

@@ -101,6 +101,8 @@ def _closed(block: Block, shapes: dict[str, Schema] | None = None, **extra: Any)
     out: Schema = {"type": "object", "properties": props, "additionalProperties": False}
     if block.required and "required" not in extra:
         out["required"] = list(block.required)
+    if block.one_of and "oneOf" not in extra:
+        extra = {"oneOf": each_required(block.one_of), **extra}
     pairs = sorted({tuple(sorted((f.name, x))) for f in block.fields for x in f.excludes})
     if pairs and "oneOf" not in extra:
         out["not"] = {"anyOf": [{"required": list(p)} for p in pairs]}
@@ -240,7 +242,6 @@ def _verb_defs() -> dict[str, Schema]:
             "command": {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
             "env": {"type": "object", "additionalProperties": {"type": "string"}},
         },
-        oneOf=each_required(["command", "shell"]),
         # `decode:` has no meaning once the capture is already structured
         allOf=[
             {
@@ -259,7 +260,6 @@ def _verb_defs() -> dict[str, Schema]:
             },
             "args": {"type": ["object", "null"]},
         },
-        oneOf=each_required(["tool", "workflow"]),
         allOf=_args_dispatch(),
     )
     agent = _closed(G.AGENT)
@@ -272,10 +272,9 @@ def _task_defs() -> dict[str, Schema]:
     on_error = _closed(
         G.ON_ERROR,
         {"on_codes": {**codes, "minItems": 1}},
-        oneOf=each_required(G.ON_ERROR_ACTIONS),
     )
     verb_refs = {v: _ref(v) for v in G.VERBS}
-    finally_step = _closed(G.FINALLY_STEP, verb_refs, oneOf=each_required(G.VERBS))
+    finally_step = _closed(G.FINALLY_STEP, verb_refs)
     reserved = {"not": {"enum": sorted(RESERVED_BINDINGS)}}
     task = _closed(
         G.TASK,
@@ -288,7 +287,6 @@ def _task_defs() -> dict[str, Schema]:
             "output": {"type": "object", "propertyNames": reserved, "additionalProperties": {"type": "string"}},
             **verb_refs,
         },
-        oneOf=each_required(G.VERBS),
     )
     return {"task": task, "retry": retry, "onError": on_error, "finallyStep": finally_step}
 
