@@ -361,13 +361,20 @@ def _literal(value: object) -> str:
     return "null" if value is None else str(value)
 
 
+def _kind_at(path: tuple[str, ...], key: str) -> G.Kind | None:
+    """What field ``key`` of the grammar block at ``path`` holds (``None``: no such field)."""
+    table = fields_for(path)
+    f = table[0].get(key) if table is not None else None
+    return f.kind if f is not None else None
+
+
 def _value_items(req: _Req) -> list[lsp.CompletionItem]:
     ctx = req.ctx
     key, path = ctx.key or "", ctx.path
     pre, close = _value_prefix(req), _closing(req)
     if key == "tool" and path and path[-1] == "invoke":
         return _tool_items(req, pre, close)
-    if key == "model" and (not path or path[-1] in ("infer", "agent")):
+    if _kind_at(path, key) is G.Kind.MODEL:
         return _model_items(req, pre, close)
     if len(path) == 3 and path[0] == "tasks" and path[2] == "after":
         return [
@@ -477,7 +484,7 @@ def _list_items(req: _Req) -> list[lsp.CompletionItem]:
     ctx = req.ctx
     key, path = ctx.key, ctx.path
     pre, close = _value_prefix(req), _closing(req)
-    if key == "on_codes" and path and path[-1] in ("retry", "on_error"):
+    if key == "on_codes" and _kind_at(path, key) is not None:  # a field of `retry:` and `on_error:`
         return [
             req.item(code, lsp.CompletionItemKind.Constant, insert=pre + code + close, detail=info.title, order=i)
             for i, (code, info) in enumerate(sorted(registry().items()))
