@@ -1,5 +1,5 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | trace | doctor | secrets | init |
-new | test | mcp.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | decide | doctor | secrets | trace |
+init | new | test | mcp.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what

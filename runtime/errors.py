@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-# A feature of the language this build of the runtime does not implement yet (a provider, a
-# builtin, the agent loop): a registered code of our own, so it is never confused with a failure.
+# A feature of the language this build of the runtime does not implement (a builtin, an extract
+# mode, a secret source, registry workflows, a mock model, `thinking:` on a provider whose adapter
+# does not send it): a registered code of our own, so it is never confused with a failure.
 NOT_BUILT = "NIKA-IMPL-002"
 # A bug in the engine surfaced as a task failure instead of a traceback.
 INTERNAL = "NIKA-IMPL-001"

@@ -94,6 +94,27 @@ def first_error(schema: Any, value: Any) -> Any | None:
     return best_match(iter_errors(schema, value))
 
 
+def problem_at(schema: Any, value: Any, *, subject: str, top: str, strict: bool = True) -> str | None:
+    """Why ``value`` does not fit ``schema``, as one line, or ``None`` when it fits.
+
+    A validation failure reads "at PATH: message" (``top`` names the empty path). A schema that
+    cannot be evaluated reads "<subject> has a …"; one that is not JSON Schema at all reads
+    "<subject> is not a valid JSON Schema: …", or is let through (``None``) when not ``strict``.
+    """
+    import jsonschema
+
+    try:
+        exc = first_error(schema, value)
+    except jsonschema.SchemaError as e:
+        return f"{subject} is not a valid JSON Schema: {e.message}" if strict else None
+    except SchemaEvalError as e:
+        return f"{subject} has a {e}"
+    if exc is None:
+        return None
+    where = "/".join(str(p) for p in exc.absolute_path) or top
+    return f"at {where}: {exc.message}"
+
+
 def _ref(exc: Exception) -> str:
     ref = getattr(exc, "ref", None)
     return f"`{ref}`" if isinstance(ref, str) else str(exc)

@@ -298,22 +298,12 @@ async def call_mcp_tool(host: McpHost, tid: str, tool: str, args: dict[str, Any]
 
 
 def _arg_problem(args: dict[str, Any], schema: Any) -> str | None:
+    """Why ``args`` do not fit a tool's input schema; a server's invalid schema is not held against the call."""
     if not isinstance(schema, dict):
         return None
-    import jsonschema
+    from runtime.json_schema import problem_at
 
-    from runtime.json_schema import SchemaEvalError, first_error
-
-    try:
-        exc = first_error(schema, args)
-    except jsonschema.SchemaError:
-        return None
-    except SchemaEvalError as e:
-        return f"the tool's input schema has a {e}"
-    if exc is None:
-        return None
-    where = "/".join(str(p) for p in exc.absolute_path) or "the arguments"
-    return f"at {where}: {exc.message}"
+    return problem_at(schema, args, subject="the tool's input schema", top="the arguments", strict=False)
 
 
 def to_value(result: Any) -> Any:

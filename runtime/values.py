@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from checker.core.vocab import LOOP_ROOTS
 from checker.expr import EvalError, ExprError, references, render_template
 from checker.expr.evaluate import evaluate_bool
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
 from runtime.errors import TaskError
 
-LOCAL_ROOTS = frozenset({"item", "index"})
+LOCAL_ROOTS = frozenset(LOOP_ROOTS)  # the scope table (checker/core/vocab.py)
 
 
 def eval_error(exc: EvalError | ExprError, what: str) -> TaskError:

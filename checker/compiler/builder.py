@@ -125,7 +125,7 @@ class Builder:
         self,
         node: MapValue,
         e: Entry,
-        pair: tuple[str, str],
+        pair: tuple[str, ...],
         missing: tuple[str, str],
         both: tuple[str, str],
         task: str | None,

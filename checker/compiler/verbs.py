@@ -88,7 +88,7 @@ def exec_(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> Ex
     b.exactly_one(
         node,
         e,
-        ("command", "shell"),
+        G.EXEC.one_of,
         (
             "`exec:` needs `command:` (an argument list) or `shell:` (a command line)",
             'Add e.g. `command: ["echo", "hi"]`.',
@@ -222,7 +222,7 @@ def invoke(b: Builder, node: MapValue, value: MapValue, e: Entry, tid: str) -> I
     b.exactly_one(
         node,
         e,
-        ("tool", "workflow"),
+        G.INVOKE.one_of,
         (
             "`invoke:` needs `tool:` (or `workflow:` for a child workflow)",
             'Add e.g. `tool: "nika:read"` with its `args:`.',

@@ -76,14 +76,34 @@ WHERE_TEXT: Final = {
 
 
 # The scope table: which roots a `${{ … }}` may read, by position class (03 §the reference
-# boundary, 04 §scopes). Rules judge references with it; completion offers roots from it.
+# boundary, 04 §scopes). The rules judge references with it (NIKA-VAR-001), completion offers the
+# roots in scope from it, hover and typing read it; no other list of roots or scopes exists.
 VALUE_ROOTS: Final = ("inputs", "config", "const", "secrets")
+LOOP_ROOTS: Final = ("item", "index")
+_EXPRESSIONS: Final = frozenset(Where) - {Where.OUTPUT}  # an `output:` binding holds no `${{ }}`
 # `tasks.*` (an edge or an observation) is readable only where the graph can order it.
 TASKS_ALLOWED: Final = frozenset({Where.WITH, Where.RECOVER, Where.OUTPUTS, Where.FINALLY})
 # The loop locals `item`/`index` exist inside a for_each task's own body and bindings.
 LOOP_ALLOWED: Final = frozenset({Where.WITH, Where.BODY, Where.RECOVER})
 # `with.*` reads the current task's bindings.
 WITH_ALLOWED: Final = frozenset({Where.WHEN, Where.BODY, Where.RECOVER, Where.WITH, Where.FOR_EACH})
+SCOPE: Final[dict[str, frozenset[Where]]] = {
+    "inputs": _EXPRESSIONS,
+    "config": _EXPRESSIONS,
+    "const": _EXPRESSIONS,
+    "secrets": _EXPRESSIONS - {Where.WHEN},  # a guard never branches on a secret
+    "with": WITH_ALLOWED,
+    "tasks": TASKS_ALLOWED,
+    **dict.fromkeys(LOOP_ROOTS, LOOP_ALLOWED),
+}
+ROOTS: Final = tuple(SCOPE)  # every root an expression may start with
+
+
+def in_scope(root: str, where: str) -> bool:
+    """Whether ``root`` may be read at position class ``where`` (by the scope table alone: `with`
+    and the loop locals also need a task, and a for_each one for the latter)."""
+    allowed = SCOPE.get(root)
+    return allowed is not None and where in allowed
 
 
 class Applicability(StrEnum):

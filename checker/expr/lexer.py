@@ -101,6 +101,7 @@ _IDENT_PART: Final = _IDENT_START | _DIGITS
 _SPACE: Final = frozenset(" \t\n\r\f")
 _ESCAPES: Final = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t"}
 _SINGLE: Final = frozenset("()[].,?:")
+_DOUBLE: Final = frozenset({"==", "!=", "<=", ">=", "&&", "||"})
 _ARITHMETIC: Final = frozenset("+-*/%")
 _INT_MIN: Final = -(2**63)
 _INT_MAX: Final = 2**63 - 1
@@ -214,7 +215,7 @@ def scan(text: str) -> list[Token]:
         if c in _SPACE:
             i += 1
             continue
-        if c in _IDENT_START:
+        if c in _IDENT_START:  # the commonest token, scanned in line
             j = i + 1
             while j < n and text[j] in _IDENT_PART:
                 j += 1
@@ -222,52 +223,66 @@ def scan(text: str) -> list[Token]:
             append(Token(word if word in RESERVED_WORDS else IDENT, word, i, j))
             i = j
             continue
-        if c in _DIGITS or (c == "-" and i + 1 < n and text[i + 1] in _DIGITS):
-            j = i + 1
-            while j < n and text[j] in _DIGITS:
-                j += 1
-            if j + 1 < n and text[j] == "." and text[j + 1] in _DIGITS:
-                j += 2
-                while j < n and text[j] in _DIGITS:
-                    j += 1
-                append(Token(FLOAT, float(text[i:j]), i, j))
-            else:
-                digits = j - i - (1 if c == "-" else 0)
-                value = int(text[i:j]) if digits <= 19 else None
-                if value is None or not _INT_MIN <= value <= _INT_MAX:
-                    err = ExprError(
-                        "this integer does not fit in 64 bits: use a smaller number, or a string "
-                        "if it is an identifier",
-                        i,
-                        j,
-                    )
-                    append(Token(ERROR, err, i, j))
-                    return tokens
-                append(Token(INT, value, i, j))
-            i = j
-            continue
-        if c == "'" or c == '"':
-            tok, err, i = _scan_string(text, i)
-            if err is not None:
-                append(Token(ERROR, err, err.start, err.end))
-                return tokens
-            assert tok is not None
-            append(tok)
-            continue
-        two = text[i : i + 2]
-        if two in ("==", "!=", "<=", ">=", "&&", "||"):
-            append(Token(two, two, i, i + 2))
-            i += 2
-            continue
-        if c in _SINGLE or c in "<>!":
+        if c in _SINGLE:  # punctuation (no two-character operator starts with one)
             append(Token(c, c, i, i + 1))
             i += 1
             continue
-        err = _bad_char(text, i)
-        append(Token(ERROR, err, err.start, err.end))
-        return tokens
+        if c in _DIGITS or (c == "-" and i + 1 < n and text[i + 1] in _DIGITS):
+            tok = _number(text, i, n)
+        elif c == "'" or c == '"':
+            tok = _string(text, i)
+        else:
+            tok = _operator(text, i)
+        append(tok)
+        if tok[0] == ERROR:
+            return tokens
+        i = tok[3]
     append(Token(EOF, "", n, n))
     return tokens
+
+
+def _number(text: str, i: int, n: int) -> Token:
+    """The number literal (with its sign) starting at ``text[i]``: a float with a fractional part,
+    else a 64-bit integer (an ``ERROR`` token past that range)."""
+    j = i + 1
+    while j < n and text[j] in _DIGITS:
+        j += 1
+    if j + 1 < n and text[j] == "." and text[j + 1] in _DIGITS:
+        j += 2
+        while j < n and text[j] in _DIGITS:
+            j += 1
+        return Token(FLOAT, float(text[i:j]), i, j)
+    digits = j - i - (1 if text[i] == "-" else 0)
+    value = int(text[i:j]) if digits <= 19 else None
+    if value is None or not _INT_MIN <= value <= _INT_MAX:
+        err = ExprError(
+            "this integer does not fit in 64 bits: use a smaller number, or a string if it is an identifier",
+            i,
+            j,
+        )
+        return Token(ERROR, err, i, j)
+    return Token(INT, value, i, j)
+
+
+def _string(text: str, i: int) -> Token:
+    """The quoted string starting at ``text[i]`` (an ``ERROR`` token when it is malformed)."""
+    tok, err, _ = _scan_string(text, i)
+    if err is not None:
+        return Token(ERROR, err, err.start, err.end)
+    assert tok is not None
+    return tok
+
+
+def _operator(text: str, i: int) -> Token:
+    """The comparison or logical operator at ``text[i]`` (an ``ERROR`` token for a character with no place)."""
+    two = text[i : i + 2]
+    if two in _DOUBLE:
+        return Token(two, two, i, i + 2)
+    c = text[i]
+    if c in "<>!":
+        return Token(c, c, i, i + 1)
+    err = _bad_char(text, i)
+    return Token(ERROR, err, err.start, err.end)
 
 
 def tokenize(text: str) -> list[Token]:

@@ -9,6 +9,10 @@ else is generated from here:
 * the JSON Schema of ``nika schema`` (:mod:`checker.views.json_schema`);
 * hover and key/value completion in the language server.
 
+:data:`NESTING` says which block holds which (``tasks.<id>.retry`` is a :data:`RETRY`), and
+:func:`block_at` answers it for a key path: the language server's key completion and hover, the
+schema export and the grammar parity tests all walk it.
+
 What one table cannot say (references, the graph, value-dependent rules such as the secret
 source/`key`/`path` pairing) stays with the compiler's dedicated code and the rules.
 """
@@ -104,6 +108,7 @@ class Block:
     fields: tuple[Field, ...]
     unknown_code: str = "NIKA-PARSE-005"
     value_code: str = "NIKA-PARSE-019"
+    one_of: tuple[str, ...] = ()  # exactly one of these fields must be written (a tagged union)
     _by_name: dict[str, Field] = dataclass_field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -323,6 +328,7 @@ TASK = Block(
         Field("returns", "The output type contract of the task.", Kind.TYPE),
         *(Field(v, _VERB_DOCS[v], Kind.MAPPING) for v in VERBS),
     ),
+    one_of=VERBS,
 )
 
 DECLASSIFY = Block(
@@ -373,6 +379,7 @@ ON_ERROR = Block(
     ),
     unknown_code="NIKA-PARSE-012",
     value_code="NIKA-PARSE-012",
+    one_of=ON_ERROR_ACTIONS,
 )
 
 FINALLY_STEP = Block(
@@ -382,6 +389,7 @@ FINALLY_STEP = Block(
         Field("timeout", "Go duration for the step (default 30s).", Kind.DURATION, default="30s"),
         *(Field(v, _VERB_DOCS[v] if v != "invoke" else "Call a tool.", Kind.MAPPING) for v in VERBS),
     ),
+    one_of=VERBS,
 )
 
 # -- verb bodies -----------------------------------------------------------------------------
@@ -444,6 +452,7 @@ EXEC = Block(
             default="text",
         ),
     ),
+    one_of=("command", "shell"),
 )
 
 INVOKE = Block(
@@ -453,6 +462,7 @@ INVOKE = Block(
         Field("args", "Arguments of the tool, as a mapping.", Kind.MAPPING),
         Field("workflow", "Path of a child workflow (instead of `tool`).", Kind.STRING, excludes=("tool",)),
     ),
+    one_of=("tool", "workflow"),
 )
 
 AGENT = Block(
@@ -532,10 +542,11 @@ def misplaced(name: str, block: Block, siblings: tuple[str, ...]) -> str | None:
 
 
 def exclusive_groups() -> tuple[frozenset[str], ...]:
-    """Sets of keys of which at most one may appear in the same block (verbs, on_error actions,
-    and every pair of fields that exclude each other)."""
+    """Sets of keys of which at most one may appear in the same block (each block's ``one_of``:
+    the verbs, the on_error actions, …; and every pair of fields that exclude each other)."""
+    unions = dict.fromkeys(frozenset(b.one_of) for b in ALL_BLOCKS.values() if b.one_of)
     pairs = {frozenset((f.name, x)) for b in ALL_BLOCKS.values() for f in b.fields for x in f.excludes}
-    return (frozenset(VERBS), frozenset(ON_ERROR_ACTIONS), *sorted(pairs, key=sorted))
+    return (*unions, *sorted(pairs - unions.keys(), key=sorted))
 
 
 ALL_BLOCKS: dict[str, Block] = {
@@ -563,3 +574,80 @@ ALL_BLOCKS: dict[str, Block] = {
     "vision_item": VISION_ITEM,
     **VERB_BLOCKS,
 }
+
+
+# -- nesting: which block holds which ----------------------------------------------------------
+
+
+class Holds(StrEnum):
+    """How a field's value holds its child block."""
+
+    ONE = "one"  # the value is the block
+    EACH = "each"  # a mapping of names, each value one block (`inputs: {name: {...}}`)
+    ITEMS = "items"  # a list, each item one block (`on_finally: [{...}]`)
+
+
+@record
+class Nest:
+    """``parent.field`` holds ``child`` (``holds`` says how); ``label`` names a field of the child
+    in hover and completion."""
+
+    parent: Block
+    field: str
+    child: Block
+    holds: Holds
+    label: str
+
+
+ENVELOPE_LABEL: Final = "envelope field"
+
+NESTING: Final[tuple[Nest, ...]] = (
+    Nest(ENVELOPE, "workflow", WORKFLOW, Holds.ONE, "`workflow:` field"),
+    Nest(ENVELOPE, "inputs", INPUT, Holds.EACH, "`inputs` entry field"),
+    Nest(ENVELOPE, "config", CONFIG, Holds.EACH, "`config` entry field"),
+    # only a mapping with both `type` and `value`; any other value is the constant itself
+    Nest(ENVELOPE, "const", TYPED_CONST, Holds.EACH, "`const` entry field"),
+    Nest(ENVELOPE, "secrets", SECRET, Holds.EACH, "`secrets` entry field"),
+    Nest(SECRET, "egress", EGRESS, Holds.ITEMS, "egress rule field"),
+    Nest(ENVELOPE, "permits", PERMITS, Holds.ONE, "`permits:` field"),
+    Nest(PERMITS, "fs", PERMITS_FS, Holds.ONE, "`permits.fs` field"),
+    Nest(PERMITS, "net", PERMITS_NET, Holds.ONE, "`permits.net` field"),
+    Nest(ENVELOPE, "run", RUN, Holds.ONE, "`run:` field"),
+    Nest(RUN, "entropy", SEEDED, Holds.ONE, "`run.entropy` field"),  # the `{seeded: N}` form
+    Nest(ENVELOPE, "policy", POLICY, Holds.ONE, "`policy:` field"),
+    *(Nest(POLICY, fam, sub, Holds.ONE, f"`policy.{fam}` field") for fam, sub in POLICY_SUB.items()),
+    Nest(ENVELOPE, "outputs", OUTPUT, Holds.EACH, "`outputs` entry field"),  # or a bare expression
+    Nest(ENVELOPE, "tasks", TASK, Holds.EACH, "task field"),
+    *(Nest(TASK, v, VERB_BLOCKS[v], Holds.ONE, f"`{v}:` field") for v in VERBS),
+    Nest(TASK, "retry", RETRY, Holds.ONE, "`retry:` field"),
+    Nest(TASK, "on_error", ON_ERROR, Holds.ONE, "`on_error:` field"),
+    Nest(TASK, "on_finally", FINALLY_STEP, Holds.ITEMS, "`on_finally:` step field"),
+    Nest(TASK, "declassify", DECLASSIFY, Holds.ITEMS, "`declassify:` entry field"),
+    *(Nest(FINALLY_STEP, v, VERB_BLOCKS[v], Holds.ONE, f"`{v}:` field") for v in VERBS),
+    Nest(INFER, "thinking", THINKING, Holds.ONE, "`thinking:` field"),
+    Nest(INFER, "vision", VISION_ITEM, Holds.ITEMS, "`vision:` entry field"),
+)
+
+_NESTS: Final[dict[tuple[int, str], Nest]] = {(id(n.parent), n.field): n for n in NESTING}
+
+
+def nest(parent: Block, name: str) -> Nest | None:
+    """What ``parent``'s field ``name`` holds, when it holds a block."""
+    return _NESTS.get((id(parent), name))
+
+
+def block_at(path: tuple[str, ...]) -> tuple[Block, str] | None:
+    """The block whose keys are written at the key path ``path`` (mapping keys, outermost first,
+    no list indexes: the keys of an ``on_finally:`` step sit at ``(…, "on_finally")``), and the
+    label of its fields; ``None`` where no block of the grammar is."""
+    block, label = ENVELOPE, ENVELOPE_LABEL
+    i, n = 0, len(path)
+    while i < n:
+        found = _NESTS.get((id(block), path[i]))
+        if found is None:
+            return None
+        i += 2 if found.holds is Holds.EACH else 1  # past the entry's name
+        if i > n:
+            return None  # `inputs:` itself: a mapping of names, not a block
+        block, label = found.child, found.label
+    return block, label

@@ -49,6 +49,11 @@ class _DefBody:
         return vars_ | {name for name, is_var in self.fd.params if is_var}
 
 
+_Todo = tuple["_Node | _DefBody", Funcs, frozenset[str], frozenset[str]]
+_USES_NAMES = frozenset({"call", "var", "varn", "break", "binop", *_IMPLICIT_CALLS})  # the kinds `names` judges
+_SCOPES = frozenset({"defs", "label", "bind", "reduce", "foreach"})  # the kinds that scope names over their children
+
+
 class _Resolver:
     def __init__(self, open_name: str | None = None) -> None:
         self.problems: list[JqProblem] = []
@@ -79,7 +84,10 @@ class _Resolver:
         return f"`{name}` with {args} is not a jq builtin nor defined by a `def` in scope{guess}"
 
     def walk(self, node: _Node, funcs: Funcs, vars_: frozenset[str], labels: frozenset[str]) -> None:
-        todo: list[tuple[_Node | _DefBody, Funcs, frozenset[str], frozenset[str]]] = [(node, funcs, vars_, labels)]
+        """Check every name of the program ``node``: each node's own names (:meth:`names`), then
+        its children in the scope it opens for them (:meth:`scoped`); a ``def``'s body only once
+        the code it scopes over has called it."""
+        todo: list[_Todo] = [(node, funcs, vars_, labels)]
         while todo:
             n, f, v, lb = todo.pop()
             if isinstance(n, _DefBody):
@@ -88,62 +96,74 @@ class _Resolver:
                     todo.append((n.fd.body, n.body_funcs(f), n.body_vars(v), lb))
                 continue
             kind = n.kind
-            if kind == "call":
-                self.call(n.name, n.arity, f, n)
-            elif kind == "var":
-                if n.name not in v and n.name not in ("ENV", self.open_name):
-                    self.problems.append(
-                        JqProblem(
-                            f"`${n.name}` is not defined here (bind it with `… as ${n.name} | …` "
-                            f"or a `${n.name}` parameter)",
-                            n.start,
-                            n.end,
-                        )
-                    )
-            elif kind == "varn":
-                if n.name not in v and n.name != self.open_name:
-                    self.problems.append(JqProblem(f"`${n.name}` is not defined here", n.start, n.end))
-            elif kind == "break":
-                if n.name not in lb:
-                    self.problems.append(
-                        JqProblem(f"`break ${n.name}` has no enclosing `label ${n.name} | …`", n.start, n.end)
-                    )
-            elif kind == "binop" and n.name in _BINOP_CALL:
-                a, b = _const(n.kids[0]), _const(n.kids[1])
-                if not (_is_value(a) and _is_value(b)):
-                    self.call(_BINOP_CALL[n.name], 2, f, n)
-            elif kind == "binop" and n.name in _UPDATE_OPS:
-                self.call("_modify", 2, f, n)
-                self.call(_BINOP_CALL[_UPDATE_OPS[n.name]], 2, f, n)
-            elif kind == "binop" and n.name in _IMPLICIT_CALLS:
-                for name, arity in _IMPLICIT_CALLS[n.name]:
-                    self.call(name, arity, f, n)
-            elif kind in _IMPLICIT_CALLS:
-                for name, arity in _IMPLICIT_CALLS[kind]:
-                    self.call(name, arity, f, n)
-            if kind == "defs":
-                # `def f: …; rest`: `rest` sees `f`; jq drops a definition nothing live calls
-                # before it resolves names, so `f`'s body is checked only once `rest` calls it
-                fd: _FuncDef = n.extra
-                body = _DefBody(fd)
-                inner = {**f, (fd.name, len(fd.params)): body.mine}
-                todo += [(body, inner, v, lb), (n.kids[0], inner, v, lb)]
-            elif kind == "label":
-                todo.append((n.kids[0], f, v, lb | {n.name}))
-            elif kind in ("bind", "reduce", "foreach"):
-                pats: list[_Pattern] = n.extra
-                names: list[tuple[str, int, int]] = []
-                keys: list[_Node] = []
-                for p in pats:
-                    p.names(names)
-                    p.keys(keys)
-                bound = v | {name for name, _, _ in names}
-                key_vars = bound if len(pats) > 1 else v
-                todo += [(k, f, key_vars, lb) for k in keys]
-                if kind == "bind":
-                    todo += [(n.kids[0], f, v, lb), (n.kids[1], f, bound, lb)]
-                else:
-                    todo += [(n.kids[0], f, v, lb), (n.kids[1], f, v, lb)]
-                    todo += [(k, f, bound, lb) for k in n.kids[2:]]
+            if kind in _USES_NAMES:
+                self.names(n, f, v, lb)
+            if kind in _SCOPES:
+                todo += self.scoped(n, f, v, lb)
             else:
                 todo += [(k, f, v, lb) for k in n.kids]
+
+    def names(self, n: _Node, f: Funcs, v: frozenset[str], lb: frozenset[str]) -> None:
+        """The names node ``n`` itself uses: a call, a variable, a label, or the builtins an
+        operator stands for."""
+        kind = n.kind
+        if kind == "call":
+            self.call(n.name, n.arity, f, n)
+        elif kind == "var":
+            if n.name not in v and n.name not in ("ENV", self.open_name):
+                self.problems.append(
+                    JqProblem(
+                        f"`${n.name}` is not defined here (bind it with `… as ${n.name} | …` "
+                        f"or a `${n.name}` parameter)",
+                        n.start,
+                        n.end,
+                    )
+                )
+        elif kind == "varn":
+            if n.name not in v and n.name != self.open_name:
+                self.problems.append(JqProblem(f"`${n.name}` is not defined here", n.start, n.end))
+        elif kind == "break":
+            if n.name not in lb:
+                self.problems.append(
+                    JqProblem(f"`break ${n.name}` has no enclosing `label ${n.name} | …`", n.start, n.end)
+                )
+        elif kind == "binop" and n.name in _BINOP_CALL:
+            a, b = _const(n.kids[0]), _const(n.kids[1])
+            if not (_is_value(a) and _is_value(b)):
+                self.call(_BINOP_CALL[n.name], 2, f, n)
+        elif kind == "binop" and n.name in _UPDATE_OPS:
+            self.call("_modify", 2, f, n)
+            self.call(_BINOP_CALL[_UPDATE_OPS[n.name]], 2, f, n)
+        elif kind == "binop" and n.name in _IMPLICIT_CALLS:
+            for name, arity in _IMPLICIT_CALLS[n.name]:
+                self.call(name, arity, f, n)
+        elif kind in _IMPLICIT_CALLS:
+            for name, arity in _IMPLICIT_CALLS[kind]:
+                self.call(name, arity, f, n)
+
+    @staticmethod
+    def scoped(n: _Node, f: Funcs, v: frozenset[str], lb: frozenset[str]) -> list[_Todo]:
+        """The children of ``n`` (a ``def``, ``label``, ``as`` binding, ``reduce`` or ``foreach``),
+        each with the functions, variables and labels in scope for it."""
+        kind = n.kind
+        if kind == "defs":
+            # `def f: …; rest`: `rest` sees `f`; jq drops a definition nothing live calls
+            # before it resolves names, so `f`'s body is checked only once `rest` calls it
+            fd: _FuncDef = n.extra
+            body = _DefBody(fd)
+            inner = {**f, (fd.name, len(fd.params)): body.mine}
+            return [(body, inner, v, lb), (n.kids[0], inner, v, lb)]
+        if kind == "label":
+            return [(n.kids[0], f, v, lb | {n.name})]
+        pats: list[_Pattern] = n.extra  # `… as $x | …`, `reduce`, `foreach`
+        names: list[tuple[str, int, int]] = []
+        keys: list[_Node] = []
+        for p in pats:
+            p.names(names)
+            p.keys(keys)
+        bound = v | {name for name, _, _ in names}
+        key_vars = bound if len(pats) > 1 else v
+        out: list[_Todo] = [(k, f, key_vars, lb) for k in keys]
+        if kind == "bind":
+            return [*out, (n.kids[0], f, v, lb), (n.kids[1], f, bound, lb)]
+        return [*out, (n.kids[0], f, v, lb), (n.kids[1], f, v, lb), *((k, f, bound, lb) for k in n.kids[2:])]

@@ -283,55 +283,21 @@ class _Builder:
         return tuple(out[: len(raw)]) if len(out) >= len(raw) else None
 
     def build(self, pure: bool = False) -> Value | None:
-        src = self.src
-        text = src.text
-        parser = _make_parser(text, pure)
+        """The value tree of the text, built from the parser's events: each scalar, alias and
+        closed collection becomes a node, attached to the collection open around it."""
         stack: list[_Frame] = []
         root: Value | None = None
         documents = 0
-        get_event = parser.get_event
-        scalar = self.scalar
-        new_span = self.new_span
-        # The hot path, one short plain or quoted scalar without tag or anchor, is inlined:
-        # a 500-task workflow holds tens of thousands of them.
+        get_event = _make_parser(self.src.text, pure).get_event
+        short_scalar = self._short_scalar
         while True:
             ev = get_event()
             if ev is None:
                 break
             cls = ev.__class__
-            is_key = False
             if cls is ScalarEvent:
                 fr = stack[-1] if stack else None
-                is_key = fr is not None and fr.is_map and fr.pending_key is None
-                raw = ev.value
-                style = ev.style
-                if ev.ctag is None and ev.anchor is None and len(raw) < 4096 and "\n" not in raw:
-                    start = ev.start_mark.index
-                    end = ev.end_mark.index
-                    n = len(raw)
-                    if not style and ev.implicit[0]:
-                        value = resolve_plain(raw)
-                        if value.__class__ is float or (value.__class__ is str and "${{" in raw):
-                            node = scalar(ev, is_key)
-                        else:
-                            node = Literal(
-                                new_span(Span, (start, end)),
-                                value,
-                                raw,
-                                "",
-                                range(start, end) if end - start == n else None,
-                            )
-                    elif (style == '"' or style == "'") and not ("${{" in raw and not is_key and has_island(raw)):
-                        offsets = (
-                            range(start + 1, end - 1)
-                            if end - start == n + 2 and text[start + 1 : end - 1] == raw
-                            else None
-                        )
-                        node = Literal(new_span(Span, (start, end)), raw, raw, style, offsets)
-                    else:
-                        node = scalar(ev, is_key)
-                else:
-                    node = scalar(ev, is_key)
+                node = short_scalar(ev, fr is not None and fr.is_map and fr.pending_key is None)
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 stack.append(self._frame(ev, cls is MappingStartEvent, len(stack) + 1 + self.depth))
                 continue
@@ -349,7 +315,7 @@ class _Builder:
             if not stack:
                 root = node
                 continue
-            fr = stack[-1]
+            fr = stack[-1]  # attach the node: a list item, a mapping's key, or the value of its key
             if not fr.is_map:
                 fr.items.append(node)
             elif fr.pending_key is None:
@@ -358,6 +324,30 @@ class _Builder:
                 fr.items.append(Entry(fr.pending_key, node))
                 fr.pending_key = None
         return root
+
+    def _short_scalar(self, ev: Any, is_key: bool) -> Value:
+        """The node of a scalar event. The hot path, one short plain or quoted scalar without tag,
+        anchor or island, is built here directly (a 500-task workflow holds tens of thousands of
+        them); every other scalar goes through :meth:`scalar`."""
+        raw = ev.value
+        if ev.ctag is not None or ev.anchor is not None or len(raw) >= 4096 or "\n" in raw:
+            return self.scalar(ev, is_key)
+        style = ev.style
+        start = ev.start_mark.index
+        end = ev.end_mark.index
+        n = len(raw)
+        if not style and ev.implicit[0]:
+            value = resolve_plain(raw)
+            if value.__class__ is float or (value.__class__ is str and "${{" in raw):
+                return self.scalar(ev, is_key)
+            return Literal(
+                self.new_span(Span, (start, end)), value, raw, "", range(start, end) if end - start == n else None
+            )
+        if (style == '"' or style == "'") and not ("${{" in raw and not is_key and has_island(raw)):
+            text = self.src.text
+            offsets = range(start + 1, end - 1) if end - start == n + 2 and text[start + 1 : end - 1] == raw else None
+            return Literal(self.new_span(Span, (start, end)), raw, raw, style, offsets)
+        return self.scalar(ev, is_key)
 
     def _frame(self, ev: Any, is_map: bool, depth: int) -> _Frame:
         """The frame a mapping or sequence opens (NIKA-YAML-009 past the nesting cap)."""

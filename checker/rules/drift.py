@@ -20,13 +20,13 @@ from checker.contracts.effects import Boundary, url_host
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
 from checker.core.globs import parse_tool_rules, tool_verdict
+from checker.core.vocab import VALUE_ROOTS
 from checker.model.workflow import Agent, Invoke, Named
 from checker.parse.values import ScalarValue, TemplateValue
 from checker.rules.authority import needs_of
 from checker.rules.support.context import RuleContext, task_verbs
 
 CODE = "NIKA-DRIFT-001"
-_NAME_ROOTS = ("inputs", "config", "const", "secrets")
 
 
 def check_unused_declarations(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -67,7 +67,7 @@ def _unused_names(ctx: RuleContext) -> Iterator[Diagnostic]:
     }
     if any(site.template.errors for site in ctx.sites):
         return  # an expression that does not parse may read anything
-    used: dict[str, set[str]] = {root: set() for root in _NAME_ROOTS}
+    used: dict[str, set[str]] = {root: set() for root in VALUE_ROOTS}
     poisoned: set[str] = set()
     for _site, _island, ref, _span in ctx.refs():
         if ref.root not in used:
@@ -77,7 +77,7 @@ def _unused_names(ctx: RuleContext) -> Iterator[Diagnostic]:
             used[ref.root].add(first)
         else:
             poisoned.add(ref.root)  # `inputs[k]` or the whole object: any name may be read
-    for root in _NAME_ROOTS:
+    for root in VALUE_ROOTS:
         if root in poisoned:
             continue
         for decl in declared[root]:

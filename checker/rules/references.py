@@ -14,7 +14,7 @@ from checker.core.diagnostics import Diagnostic, Edit, Fix
 from checker.core.records import record
 from checker.core.source import Span
 from checker.core.suggest import did_you_mean
-from checker.core.vocab import LOOP_ALLOWED, VALUE_ROOTS, WHERE_TEXT, WITH_ALLOWED
+from checker.core.vocab import LOOP_ROOTS, ROOTS, VALUE_ROOTS, WHERE_TEXT, in_scope
 from checker.expr import Island, is_boolean_shaped
 from checker.expr.refs import Ref
 from checker.model.workflow import ExprSite
@@ -37,7 +37,6 @@ FOREIGN_VALUE_ROOTS = frozenset(
         "defaults",
     }
 )
-KNOWN_ROOTS = ("inputs", "config", "const", "secrets", "with", "tasks", "item", "index")
 
 
 def check_expressions(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -144,13 +143,16 @@ def _site_refs(ctx: RuleContext, site: ExprSite, declared: dict[str, set[str]]) 
 
 
 def _value_read(r: _Read) -> Iterator[Diagnostic]:
-    """``inputs``/``config``/``const``/``secrets``: a declared name (and no secret in ``when:``)."""
+    """``inputs``/``config``/``const``/``secrets``: in scope (no secret in ``when:``), a declared name."""
     root, site = r.ref.root, r.site
-    if root == "secrets" and site.where == "when":
+    if not in_scope(root, site.where):
         yield r.finding(
             "NIKA-VAR-001",
-            "secrets cannot be read in `when:`",
-            "Decide on inputs, config, const or `with:` values instead.",
+            f"{root} cannot be read in {WHERE_TEXT.get(site.where, 'here')}",
+            "Decide on "
+            + ", ".join(x for x in VALUE_ROOTS if in_scope(x, site.where))
+            + (" or `with:` values" if in_scope("with", site.where) else "")
+            + " instead.",
         )
         return
     name = r.first_name()
@@ -167,7 +169,7 @@ def _with_read(r: _Read) -> Iterator[Diagnostic]:
     site = r.site
     task = r.ctx.workflow.tasks.get(site.task) if site.task else None
     name = r.first_name()
-    if site.where not in WITH_ALLOWED or task is None:
+    if not in_scope("with", site.where) or task is None:
         yield r.finding(
             "NIKA-VAR-001",
             f"`with.*` is not in scope in {WHERE_TEXT.get(site.where, 'here')}",
@@ -193,7 +195,7 @@ def _loop_read(r: _Read) -> Iterator[Diagnostic]:
             f"`{root}` is not defined yet in the `for_each:` expression itself",
             "The collection is computed before the fan-out; read `item`/`index` in the body or `with:`.",
         )
-    elif not (site.in_for_each and site.where in LOOP_ALLOWED):
+    elif not (site.in_for_each and in_scope(root, site.where)):
         yield r.finding(
             "NIKA-VAR-001",
             f"`{root}` only exists inside a `for_each` task's body",
@@ -227,12 +229,13 @@ def _foreign_read(r: _Read) -> Iterator[Diagnostic]:
 
 def _unknown_root(r: _Read) -> Iterator[Diagnostic]:
     root = r.ref.root
-    guess = did_you_mean(root, KNOWN_ROOTS)
+    guess = did_you_mean(root, ROOTS)
     yield r.finding(
         "NIKA-VAR-001",
         f"unknown name `{root}`",
         (f"Did you mean `{guess}`? " if guess else "")
-        + "Expressions read inputs, config, const, secrets, with, tasks (and item/index in a for_each).",
+        + f"Expressions read {', '.join(x for x in ROOTS if x not in LOOP_ROOTS)}"
+        + f" (and {'/'.join(LOOP_ROOTS)} in a for_each).",
         _rename_root_fix(r.site, r.island, r.ref, guess),
     )
 
@@ -243,8 +246,7 @@ _ROOTS: dict[str, Callable[[_Read], Iterator[Diagnostic]]] = {
     **dict.fromkeys(FOREIGN_VALUE_ROOTS, _foreign_read),
     "vars": _vars_read,
     "env": _env_read,
-    "item": _loop_read,
-    "index": _loop_read,
+    **dict.fromkeys(LOOP_ROOTS, _loop_read),
     "tasks": _tasks_read,
     "with": _with_read,
     **dict.fromkeys(VALUE_ROOTS, _value_read),

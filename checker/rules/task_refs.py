@@ -11,7 +11,7 @@ from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic, Edit, Fix
 from checker.core.source import Span
 from checker.core.suggest import did_you_mean
-from checker.core.vocab import TASKS_ALLOWED, WHERE_TEXT
+from checker.core.vocab import WHERE_TEXT, in_scope
 from checker.expr.refs import Ref
 from checker.model.workflow import TASK_FIELDS, ExprSite
 from checker.rules.support.context import RuleContext
@@ -90,7 +90,7 @@ def tasks_ref(ctx: RuleContext, site: ExprSite, ref: Ref, span: Span) -> Iterato
         )
         return
     target = path[0]
-    if site.where not in TASKS_ALLOWED:
+    if not in_scope("tasks", site.where):
         yield _out_of_position(ctx, site, ref, span, target)
         return
     if site.where == "finally" and target != site.task:

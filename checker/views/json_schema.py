@@ -93,17 +93,34 @@ def _field(f: Field) -> Schema:
 
 def _closed(block: Block, shapes: dict[str, Schema] | None = None, **extra: Any) -> Schema:
     """An object whose keys are exactly the block's fields: each field's schema generated from the
-    grammar (or given in ``shapes`` for nested structure), its doc as ``description``, the
-    block's required fields and the pairs of fields that exclude each other."""
+    grammar (a field that holds a block, by the grammar's nesting table; or given in ``shapes``),
+    its doc as ``description``, the block's required fields and the pairs of fields that exclude
+    each other."""
     shapes = shapes or {}
-    props = {f.name: _described(shapes[f.name] if f.name in shapes else _field(f), f.doc) for f in block.fields}
+    props = {f.name: _described(shapes[f.name] if f.name in shapes else _value(block, f), f.doc) for f in block.fields}
     out: Schema = {"type": "object", "properties": props, "additionalProperties": False}
     if block.required and "required" not in extra:
         out["required"] = list(block.required)
+    if block.one_of and "oneOf" not in extra:
+        extra = {"oneOf": each_required(block.one_of), **extra}
     pairs = sorted({tuple(sorted((f.name, x))) for f in block.fields for x in f.excludes})
     if pairs and "oneOf" not in extra:
         out["not"] = {"anyOf": [{"required": list(p)} for p in pairs]}
     return {**out, **extra}
+
+
+def _value(block: Block, f: Field) -> Schema:
+    """The schema of field ``f`` of ``block``: the block it holds, when the nesting table says it
+    holds one, otherwise the field's own kind."""
+    held = G.nest(block, f.name)
+    if held is None:
+        return _field(f)
+    child = _closed(held.child)
+    if held.holds is G.Holds.ITEMS:
+        return {"type": "array", "items": child}
+    if held.holds is G.Holds.EACH:
+        return {"type": ["object", "null"], "additionalProperties": child}
+    return child
 
 
 def _or_template(schema: Schema) -> Schema:
@@ -225,7 +242,6 @@ def _verb_defs() -> dict[str, Schema]:
             "command": {"type": "array", "minItems": 1, "items": {"type": ["string", "number"]}},
             "env": {"type": "object", "additionalProperties": {"type": "string"}},
         },
-        oneOf=each_required(["command", "shell"]),
         # `decode:` has no meaning once the capture is already structured
         allOf=[
             {
@@ -244,7 +260,6 @@ def _verb_defs() -> dict[str, Schema]:
             },
             "args": {"type": ["object", "null"]},
         },
-        oneOf=each_required(["tool", "workflow"]),
         allOf=_args_dispatch(),
     )
     agent = _closed(G.AGENT)
@@ -257,10 +272,9 @@ def _task_defs() -> dict[str, Schema]:
     on_error = _closed(
         G.ON_ERROR,
         {"on_codes": {**codes, "minItems": 1}},
-        oneOf=each_required(G.ON_ERROR_ACTIONS),
     )
     verb_refs = {v: _ref(v) for v in G.VERBS}
-    finally_step = _closed(G.FINALLY_STEP, verb_refs, oneOf=each_required(G.VERBS))
+    finally_step = _closed(G.FINALLY_STEP, verb_refs)
     reserved = {"not": {"enum": sorted(RESERVED_BINDINGS)}}
     task = _closed(
         G.TASK,
@@ -271,38 +285,33 @@ def _task_defs() -> dict[str, Schema]:
             "on_error": _ref("onError"),
             "on_finally": {"type": "array", "items": _ref("finallyStep")},
             "output": {"type": "object", "propertyNames": reserved, "additionalProperties": {"type": "string"}},
-            "declassify": {"type": "array", "items": _closed(G.DECLASSIFY)},
             **verb_refs,
         },
-        oneOf=each_required(G.VERBS),
     )
     return {"task": task, "retry": retry, "onError": on_error, "finallyStep": finally_step}
 
 
-def _envelope() -> dict[str, Schema]:
-    typed_const = _closed(G.TYPED_CONST, {"value": {}})
-    egress = _closed(G.EGRESS)
-    secret = _closed(
+def _secret() -> Schema:
+    """A secret: a file secret names a ``path``, the other sources a ``key``."""
+    return _closed(
         G.SECRET,
-        {"egress": {"type": "array", "items": egress}},
         **{
             "if": {"properties": {"source": {"const": "file"}}},
             "then": {"required": ["path"], "not": {"required": ["key"]}},
             "else": {"required": ["key"], "not": {"required": ["path"]}},
         },
     )
-    permits = _closed(
-        G.PERMITS,
-        {
-            "fs": _closed(G.PERMITS_FS),
-            "net": _closed(G.PERMITS_NET),
-            "exec": {"anyOf": [{"type": "boolean"}, _string_list()]},
-        },
-    )
-    seeded = _closed(G.SEEDED)
-    run = _closed(
+
+
+def _permits() -> Schema:
+    return _closed(G.PERMITS, {"exec": {"anyOf": [{"type": "boolean"}, _string_list()]}})
+
+
+def _run() -> Schema:
+    """``run:``: an entropy mode or ``{seeded: N}``, and a clock that fits it."""
+    return _closed(
         G.RUN,
-        {"entropy": {"anyOf": [{"enum": list(G.ENTROPY_MODES)}, seeded]}},
+        {"entropy": {"anyOf": [{"enum": list(G.ENTROPY_MODES)}, _closed(G.SEEDED)]}},
         # the legal pairs: ambient entropy on the system clock, deterministic entropy on a virtual one
         allOf=[
             {
@@ -315,9 +324,28 @@ def _envelope() -> dict[str, Schema]:
             },
         ],
     )
-    policy = _closed(G.POLICY, {fam: _closed(sub) for fam, sub in G.POLICY_SUB.items()})
-    output = _closed(G.OUTPUT)
-    shapes: dict[str, Schema] = {
+
+
+def _declarations() -> dict[str, Schema]:
+    """``inputs``, ``config``, ``const`` and ``secrets``: mappings of names to declarations."""
+
+    def each(entry: Schema) -> Schema:
+        return {"type": ["object", "null"], "additionalProperties": entry}
+
+    return {
+        "inputs": each(_closed(G.INPUT, {"default": {}})),
+        "config": each(_closed(G.CONFIG, {"default": {}})),
+        # a mapping with both `type` and `value` is a typed constant; anything else is the value
+        "const": each(
+            {"if": {"type": "object", "required": ["type", "value"]}, "then": _closed(G.TYPED_CONST, {"value": {}})}
+        ),
+        "secrets": each(_secret()),
+    }
+
+
+def _envelope() -> dict[str, Schema]:
+    """The schema of each envelope field."""
+    return {
         "nika": {"const": "v1"},
         "workflow": _closed(
             G.WORKFLOW,
@@ -329,20 +357,10 @@ def _envelope() -> dict[str, Schema]:
             "propertyNames": {"pattern": PASCAL_NAME},
             "additionalProperties": _ref("typeExpr"),
         },
-        "inputs": {"type": ["object", "null"], "additionalProperties": _closed(G.INPUT, {"default": {}})},
-        "config": {"type": ["object", "null"], "additionalProperties": _closed(G.CONFIG, {"default": {}})},
-        "const": {
-            "type": ["object", "null"],
-            # a mapping with both `type` and `value` is a typed constant; anything else is the value
-            "additionalProperties": {
-                "if": {"type": "object", "required": ["type", "value"]},
-                "then": typed_const,
-            },
-        },
-        "secrets": {"type": ["object", "null"], "additionalProperties": secret},
-        "permits": permits,
-        "run": run,
-        "policy": policy,
+        **_declarations(),
+        "permits": _permits(),
+        "run": _run(),
+        "policy": _closed(G.POLICY),
         "tasks": {
             "type": "object",
             "minProperties": 1,
@@ -351,10 +369,9 @@ def _envelope() -> dict[str, Schema]:
         },
         "outputs": {
             "type": "object",
-            "additionalProperties": {"anyOf": [{"type": "string"}, output]},
+            "additionalProperties": {"anyOf": [{"type": "string"}, _closed(G.OUTPUT)]},
         },
     }
-    return shapes
 
 
 def workflow_json_schema() -> dict[str, Any]:

@@ -37,6 +37,7 @@ from typing import Final, Literal
 
 from checker.core.records import record
 from checker.core.source import Span
+from checker.core.vocab import VALUE_ROOTS
 from checker.expr import Expr, Ident, Index, Member, walk
 from checker.expr import Literal as ExprLiteral
 from checker.model.workflow import RESERVED_BINDINGS, Agent, CompiledWorkflow, ExprSite, Invoke, Verb, Workflow
@@ -57,7 +58,7 @@ __all__ = [
 SymbolKind = Literal["task", "with", "output", "inputs", "config", "const", "secrets", "type"]
 
 #: envelope sections whose entries are read as ``<section>.<name>`` in expressions
-VALUE_SECTIONS: Final = ("inputs", "config", "const", "secrets")
+VALUE_SECTIONS: Final = VALUE_ROOTS
 
 _KIND_NOUN: Final[dict[str, tuple[str, str]]] = {
     "task": ("a", "task"),

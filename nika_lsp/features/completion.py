@@ -36,13 +36,13 @@ from lsprotocol import types as lsp
 from checker.contracts import tables as C
 from checker.core.codes import registry
 from checker.core.vocab import (
-    LOOP_ALLOWED,
+    LOOP_ROOTS,
     PREDICATE_MEANING,
     PREDICATES,
+    ROOTS,
     TASK_RECORD,
-    TASKS_ALLOWED,
     VALUE_ROOTS,
-    WITH_ALLOWED,
+    in_scope,
 )
 from checker.engine.pipeline import compile_text
 from checker.grammar import table as G
@@ -361,13 +361,20 @@ def _literal(value: object) -> str:
     return "null" if value is None else str(value)
 
 
+def _kind_at(path: tuple[str, ...], key: str) -> G.Kind | None:
+    """What field ``key`` of the grammar block at ``path`` holds (``None``: no such field)."""
+    table = fields_for(path)
+    f = table[0].get(key) if table is not None else None
+    return f.kind if f is not None else None
+
+
 def _value_items(req: _Req) -> list[lsp.CompletionItem]:
     ctx = req.ctx
     key, path = ctx.key or "", ctx.path
     pre, close = _value_prefix(req), _closing(req)
     if key == "tool" and path and path[-1] == "invoke":
         return _tool_items(req, pre, close)
-    if key == "model" and (not path or path[-1] in ("infer", "agent")):
+    if _kind_at(path, key) is G.Kind.MODEL:
         return _model_items(req, pre, close)
     if len(path) == 3 and path[0] == "tasks" and path[2] == "after":
         return [
@@ -477,7 +484,7 @@ def _list_items(req: _Req) -> list[lsp.CompletionItem]:
     ctx = req.ctx
     key, path = ctx.key, ctx.path
     pre, close = _value_prefix(req), _closing(req)
-    if key == "on_codes" and path and path[-1] in ("retry", "on_error"):
+    if key == "on_codes" and _kind_at(path, key) is not None:  # a field of `retry:` and `on_error:`
         return [
             req.item(code, lsp.CompletionItemKind.Constant, insert=pre + code + close, detail=info.title, order=i)
             for i, (code, info) in enumerate(sorted(registry().items()))
@@ -590,17 +597,16 @@ def _expr_items(req: _Req) -> list[lsp.CompletionItem]:
         return req.item(label, kind, detail=detail, doc=doc, order=order, start=start)
 
     if not parents:
-        roots = [r for r in VALUE_ROOTS if not (r == "secrets" and where == "when")]
-        if where in WITH_ALLOWED and tid is not None:
-            roots.append("with")
-        if where in TASKS_ALLOWED:
-            roots.append("tasks")
-        if where in LOOP_ALLOWED and tid is not None and _in_for_each(req):
-            roots += ["item", "index"]
+        # the roots the scope table admits here; `with` needs a task, the loop locals a for_each one
+        roots = [r for r in ROOTS if in_scope(r, where)]
+        if tid is None:
+            roots = [r for r in roots if r != "with" and r not in LOOP_ROOTS]
+        elif any(r in LOOP_ROOTS for r in roots) and not _in_for_each(req):
+            roots = [r for r in roots if r not in LOOP_ROOTS]
         return [mk(r, lsp.CompletionItemKind.Module, None, ROOT_DOCS[r], i) for i, r in enumerate(roots)]
     root = parents[0]
     if root in VALUE_ROOTS and len(parents) == 1:
-        if model is None or (root == "secrets" and where == "when"):
+        if model is None or not in_scope(root, where):
             return []
         out = []
         for i, n in enumerate(model.declared(root)):
@@ -608,7 +614,7 @@ def _expr_items(req: _Req) -> list[lsp.CompletionItem]:
             out.append(mk(n.name, lsp.CompletionItemKind.Variable, detail, doc, i))
         return out
     if root == "with" and len(parents) == 1:
-        if where not in WITH_ALLOWED or tid is None:
+        if not in_scope("with", where) or tid is None:
             return []
         task = req.task()
         out = []
@@ -618,7 +624,7 @@ def _expr_items(req: _Req) -> list[lsp.CompletionItem]:
             doc = f"`{model.source_of(b.value)}`" if b is not None and model is not None else None
             out.append(mk(name, lsp.CompletionItemKind.Variable, "binding", doc, i))
         return out
-    if root == "tasks" and where in TASKS_ALLOWED:
+    if root == "tasks" and in_scope("tasks", where):
         if len(parents) == 1:
             if where == "finally":
                 ids = [tid] if tid else []

@@ -510,55 +510,8 @@ def where_of(path: tuple[str, ...]) -> str:
 
 
 def fields_for(path: tuple[str, ...]) -> tuple[G.Block, str] | None:
-    """The grammar block at ``path`` and a short name for its fields."""
-    n = len(path)
-    if n == 0:
-        return G.ENVELOPE, "envelope field"
-    p0 = path[0]
-    if p0 == "workflow" and n == 1:
-        return G.WORKFLOW, "`workflow:` field"
-    if p0 == "permits":
-        if n == 1:
-            return G.PERMITS, "`permits:` field"
-        if n == 2 and path[1] == "fs":
-            return G.PERMITS_FS, "`permits.fs` field"
-        if n == 2 and path[1] == "net":
-            return G.PERMITS_NET, "`permits.net` field"
-        return None
-    if p0 == "run" and n == 1:
-        return G.RUN, "`run:` field"
-    if p0 == "policy":
-        if n == 1:
-            return G.POLICY, "`policy:` field"
-        sub = G.POLICY_SUB.get(path[1]) if n == 2 else None
-        return (sub, f"`policy.{path[1]}` field") if sub else None
-    declared = {"inputs": G.INPUT, "config": G.CONFIG, "const": G.TYPED_CONST, "secrets": G.SECRET, "outputs": G.OUTPUT}
-    if p0 in declared:
-        if n == 2:
-            return declared[p0], f"`{p0}` entry field"
-        if n == 3 and p0 == "secrets" and path[2] == "egress":
-            return G.EGRESS, "egress rule field"
-        return None
-    if p0 != "tasks" or n < 2:
-        return None
-    rest = path[2:]
-    if not rest:
-        return G.TASK, "task field"
-    r0 = rest[0]
-    if len(rest) == 1:
-        if r0 in G.VERB_BLOCKS:
-            return G.VERB_BLOCKS[r0], f"`{r0}:` field"
-        if r0 == "retry":
-            return G.RETRY, "`retry:` field"
-        if r0 == "on_error":
-            return G.ON_ERROR, "`on_error:` field"
-        if r0 == "on_finally":
-            return G.FINALLY_STEP, "`on_finally:` step field"
-    if len(rest) == 2 and rest[0] in G.VERB_BLOCKS and rest[1] in ("thinking",):
-        return G.THINKING, "`thinking:` field"
-    if r0 == "on_finally" and len(rest) == 2 and rest[1] in G.VERB_BLOCKS:
-        return G.VERB_BLOCKS[rest[1]], f"`{rest[1]}:` field"
-    return None
+    """The grammar block at ``path`` and a short name for its fields (the grammar's nesting table)."""
+    return G.block_at(path)
 
 
 def args_owner(path: tuple[str, ...]) -> bool:

@@ -33,7 +33,7 @@ from lsprotocol import types as lsp
 from checker.contracts import tables as C
 from checker.core.codes import lookup
 from checker.core.source import SourceText
-from checker.core.vocab import PREDICATE_MEANING, TASKS_ALLOWED, VALUE_ROOTS
+from checker.core.vocab import LOOP_ROOTS, PREDICATE_MEANING, VALUE_ROOTS, in_scope
 from checker.expr import parse_template, references
 from checker.model.graph import edge_kind, pass_set
 from checker.model.workflow import RESERVED_BINDINGS, STATUSES, Task
@@ -306,7 +306,7 @@ def ref_card(model: ModelView, root: str, path: list[str | int | None], where: s
         task = model.tasks.get(tid)
         b = task.binding(name) if task is not None else None
         return _binding_card(model, task, name, b.value) if b is not None and task is not None else None
-    if root in ("item", "index") and tid:
+    if root in LOOP_ROOTS and tid:
         task = model.tasks.get(tid)
         src = model.source_of(task.for_each) if task is not None and task.for_each is not None else None
         what = "the current element" if root == "item" else "the 0-based position of `item`"
@@ -345,7 +345,7 @@ def tasks_ref_card(model: ModelView, producer: str, fld: str | None, where: str,
         out.append(f"Edge role: **{kind}** — a workflow output, read once the run has settled.")
     elif where == "finally":
         out.append(f"Edge role: **{kind}** — the cleanup step observes its own task.")
-    elif where not in TASKS_ALLOWED:
+    elif not in_scope("tasks", where):
         out.append(f"Edge role: **{kind}** — but `tasks.*` cannot be read here: bind it in `with:` first.")
     else:
         out.append(f"Edge role: **{kind}** ({ROLE_TEXT[kind]}).")

@@ -22,20 +22,10 @@ from runtime.providers.wire import unfence
 
 
 def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
-    import jsonschema
+    """Why an answer does not fit the task's ``schema:`` (``None`` when it fits)."""
+    from runtime.json_schema import problem_at
 
-    from runtime.json_schema import SchemaEvalError, first_error
-
-    try:
-        exc = first_error(schema, value)
-    except jsonschema.SchemaError as e:
-        return f"`schema:` is not a valid JSON Schema: {e.message}"
-    except SchemaEvalError as e:
-        return f"`schema:` has a {e}"
-    if exc is None:
-        return None
-    where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-    return f"at {where}: {exc.message}"
+    return problem_at(schema, value, subject="`schema:`", top="the top level")
 
 
 def render(value: Any) -> str:

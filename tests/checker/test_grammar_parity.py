@@ -119,54 +119,28 @@ VALUE_DEPENDENT: dict[tuple[str, ...], str] = {}
 
 
 def _blocks(doc: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Block]]:
-    """Every (path, block) of a workflow document, following the grammar's nesting."""
-    yield (), G.ENVELOPE
-    yield ("workflow",), G.WORKFLOW
-    for section, block in (("inputs", G.INPUT), ("config", G.CONFIG), ("secrets", G.SECRET)):
-        for name, v in (doc.get(section) or {}).items():
-            if isinstance(v, dict):
-                yield (section, name), block
-                for i, _ in enumerate(v.get("egress") or []):
-                    yield (section, name, "egress", i), G.EGRESS
-    for name, v in (doc.get("const") or {}).items():
-        if isinstance(v, dict) and "type" in v and "value" in v:
-            yield ("const", name), G.TYPED_CONST
-    if isinstance(doc.get("permits"), dict):
-        yield ("permits",), G.PERMITS
-        for k, b in (("fs", G.PERMITS_FS), ("net", G.PERMITS_NET)):
-            if k in doc["permits"]:
-                yield ("permits", k), b
-    if "run" in doc:
-        yield ("run",), G.RUN
-    if isinstance(doc.get("policy"), dict):
-        yield ("policy",), G.POLICY
-        for fam, b in G.POLICY_SUB.items():
-            if fam in doc["policy"]:
-                yield ("policy", fam), b
-    for name, v in (doc.get("outputs") or {}).items():
-        if isinstance(v, dict):
-            yield ("outputs", name), G.OUTPUT
-    for tid, task in (doc.get("tasks") or {}).items():
-        yield from _task_blocks(("tasks", tid), task)
+    """Every (path, block) of a workflow document, following the grammar's nesting table."""
+    return _walk((), G.ENVELOPE, doc)
 
 
-def _task_blocks(path: tuple[str | int, ...], task: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Block]]:
-    yield path, G.TASK
-    for verb, block in G.VERB_BLOCKS.items():
-        if verb in task:
-            yield (*path, verb), block
-            if verb == "infer" and "thinking" in task[verb]:
-                yield (*path, verb, "thinking"), G.THINKING
-    for key, block in (("retry", G.RETRY), ("on_error", G.ON_ERROR)):
-        if key in task:
-            yield (*path, key), block
-    for i, step in enumerate(task.get("on_finally") or []):
-        yield (*path, "on_finally", i), G.FINALLY_STEP
-        for verb, block in G.VERB_BLOCKS.items():
-            if verb in step:
-                yield (*path, "on_finally", i, verb), block
-    for i, _ in enumerate(task.get("declassify") or []):
-        yield (*path, "declassify", i), G.DECLASSIFY
+def _walk(
+    path: tuple[str | int, ...], block: Block, value: dict[str, Any]
+) -> Iterator[tuple[tuple[str | int, ...], Block]]:
+    yield path, block
+    for f in block.fields:
+        held, v = G.nest(block, f.name), value.get(f.name)
+        if held is None or v is None:
+            continue
+        if held.holds is G.Holds.ONE:
+            children = [((*path, f.name), v)]
+        elif held.holds is G.Holds.EACH:
+            children = [((*path, f.name, k), e) for k, e in v.items()]
+        else:
+            children = [((*path, f.name, i), e) for i, e in enumerate(v)]
+        for at, e in children:
+            # a constant is typed only as `{type, value}`; `run.entropy` is a block only as `{seeded: N}`
+            if isinstance(e, dict) and (held.child is not G.TYPED_CONST or {"type", "value"} <= e.keys()):
+                yield from _walk(at, held.child, e)
 
 
 def _mutations(f: G.Field, value: Any) -> Iterator[tuple[str, Any]]:

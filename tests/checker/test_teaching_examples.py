@@ -20,8 +20,8 @@ from checker.core.codes import lints, registry
 from checker.grammar import table as G
 from checker.project import suppressions
 
-ENVELOPE_KEYS = frozenset(f.name for f in G.ENVELOPE.fields)
-TASK_KEYS = frozenset(f.name for f in G.TASK.fields) if hasattr(G, "TASK") else frozenset()
+ENVELOPE_KEYS = frozenset(G.ENVELOPE.names)
+TASK_KEYS = frozenset(G.TASK.names)
 HEAD = "nika: v1\nworkflow: { id: teaching }\n"
 FILLER_TASK = 'tasks:\n  noop: { infer: { model: mock/echo, prompt: "x" } }\n'
 
@@ -50,7 +50,21 @@ NOT_SELF_CONTAINED = frozenset(
 
 _EXAMPLE = re.compile(r"^(Refused|Flagged|Accepted|Preferred):\n\n((?:    .*\n|[ \t]*\n)+)", re.M)
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*):")
-_TASK_BODY = re.compile(r"^  (?:exec|infer|invoke|agent):", re.M)
+_NESTED_VERB = re.compile(r"^  (exec|infer|invoke|agent):")
+
+
+def _writes_a_task(fragment: str) -> bool:
+    """Whether a verb sits one level under a top key whose grammar block does not hold it: that
+    key is then a task id (``config:`` may name a task), not an envelope block (``permits: {exec:}``)."""
+    top = None
+    for line in fragment.splitlines():
+        if m := _TOP_KEY.match(line):
+            top = m.group(1)
+        elif (v := _NESTED_VERB.match(line)) and top is not None:
+            held = G.block_at((top,))
+            if held is None or v.group(1) not in held[0]:
+                return True
+    return False
 
 
 def examples(teaching: str) -> dict[str, str]:
@@ -67,7 +81,7 @@ def place(fragment: str) -> tuple[str, int]:
     if fragment.lstrip().startswith("nika:"):
         return fragment, 0
     tops = [m.group(1) for line in fragment.splitlines() if (m := _TOP_KEY.match(line))]
-    tasks_only = _TASK_BODY.search(fragment) is not None  # `config:` may name a task too
+    tasks_only = _writes_a_task(fragment)
     if tops and all(k in ENVELOPE_KEYS for k in tops) and not tasks_only:
         return HEAD + fragment + ("" if "tasks" in tops else FILLER_TASK), len(HEAD)
     if tops and (tasks_only or not any(k in ENVELOPE_KEYS for k in tops)):
@@ -108,3 +122,21 @@ def test_teaching_examples_are_golden(key: str, teaching: str) -> None:
         pytest.skip(f"{key}: its teaching example does not stand alone as one document yet")
     assert hits, f"the refused example of {key} does not raise it:\n{doc}"
     assert works, f"{key}: positioned outside its example, or also raised by the accepted one"
+
+
+@pytest.mark.parametrize(
+    ("fragment", "as_tasks"),
+    [
+        # an envelope block that holds a verb-named field stays in the envelope
+        ('permits:\n  exec: ["make"]\ntasks:\n  build:\n    exec: { command: ["make"] }\n', False),
+        ('permits:\n  exec: ["make"]\n', False),
+        # a top key that is no envelope block, or whose block has no such field, is a task id
+        ('config:\n  infer: { model: mock/echo, prompt: "x" }\n', True),
+        ('build:\n  infer: { model: mock/echo, prompt: "x" }\n', True),
+    ],
+)
+def test_fragments_are_placed_by_the_grammar(fragment: str, as_tasks: bool) -> None:
+    doc, start = place(fragment)
+    assert doc[:start].endswith("tasks:\n") == as_tasks
+    found = compile_text(doc, "teaching.nika.yaml").diagnostics
+    assert [d.code for d in found if d.is_error] == []  # each one is a valid workflow as placed

@@ -20,6 +20,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 
 from checker.contracts.tables import providers, tool_ids
+from checker.core.vocab import ROOTS, Where, in_scope
 
 BASE = """\
 nika: v1
@@ -291,6 +292,45 @@ def test_with_members_are_this_tasks_bindings(editor: Editor) -> None:
     assert labels(complete_in(editor, doc)) == ["page"]
 
 
+# One expression at each position class (the same document as tests/checker/test_scope_table.py).
+SCOPE_DOC = """\
+nika: v1
+workflow: {{ id: scope }}
+model: {envelope}
+inputs: {{ a: {{ type: integer, default: 1 }} }}
+permits: {{ exec: true }}
+tasks:
+  p:
+    exec: {{ command: ["true"] }}
+  t:
+    with: {{ x: "${{{{ tasks.p.output }}}}", w: {with} }}
+    when: {when}
+    for_each: {for_each}
+    exec: {{ command: ["echo", {body}] }}
+    on_error: {{ recover: {recover} }}
+    on_finally:
+      - exec: {{ command: ["echo", {finally}] }}
+outputs:
+  o: {outputs}
+"""
+SCOPE_NEUTRAL = {
+    "envelope": "mock/echo",
+    "with": "1",
+    "when": '"${{ true }}"',
+    "for_each": "[1, 2]",
+    "body": "x",
+    "recover": "r",
+    "finally": "x",
+    "outputs": '"${{ inputs.a }}"',
+}
+
+
+@pytest.mark.parametrize("where", sorted(SCOPE_NEUTRAL))
+def test_roots_offered_are_those_the_scope_table_admits(editor: Editor, where: str) -> None:
+    doc = SCOPE_DOC.format(**{**SCOPE_NEUTRAL, where: f'"${{{{ {CURSOR} }}}}"'})
+    assert labels(complete_in(editor, doc)) == [r for r in ROOTS if in_scope(r, where)]
+
+
 def test_item_only_inside_a_for_each_task(editor: Editor) -> None:
     in_loop = replace(BASE, '      prompt: "${{ item }}"', f'      prompt: "${{{{ {CURSOR} }}}}"')
     assert {"item", "index"} <= set(labels(complete_in(editor, in_loop)))
@@ -342,3 +382,21 @@ def test_crlf_line_endings(editor: Editor) -> None:
     doc = replace(BASE, "  side:\n    exec:", f"  side:\n    {CURSOR}\n    exec:").replace("\n", "\r\n")
     got = set(labels(complete_in(editor, doc)))
     assert {"with", "retry"} <= got and "exec" not in got
+
+
+def test_the_editor_places_each_expression_where_the_compiler_does() -> None:
+    """The position class the editor reads off the text (``where_of``) is the one the compiler
+    gives the expression's site, at every position of the scope document."""
+    from checker import compile_text
+    from nika_lsp.features.context import analyze, where_of
+
+    doc = SCOPE_DOC.format(**{w: f'"${{{{ inputs.a == {i} }}}}"' for i, w in enumerate(sorted(SCOPE_NEUTRAL))})
+    doc = doc.replace("    when:", '    output: { n: ".x ${{ inputs.a }}" }\n    when:')  # and a jq binding
+    lines = doc.split("\n")
+    sites = compile_text(doc, "scope.nika.yaml").sites
+    assert {s.where for s in sites} == set(Where)
+    for site in sites:
+        offset = site.span.start + 1  # inside the value
+        line = doc.count("\n", 0, offset)
+        col = offset - (doc.rfind("\n", 0, offset) + 1)
+        assert where_of(analyze(lines, line, col).full_path) == site.where, lines[line]

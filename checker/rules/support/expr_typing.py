@@ -22,6 +22,7 @@ from typing import Any
 from checker.core.records import record
 from checker.core.vocab import (
     LOOP_ALLOWED,
+    LOOP_ROOTS,
     STATUSES,
     TASK_RECORD,
     TASKS_ALLOWED,
@@ -108,7 +109,7 @@ class Typer:
         ``None`` when ``node`` is not one."""
         task, where, in_loop = frame
         if isinstance(node, Ident):
-            if node.name in ("item", "index") and in_loop and where in LOOP_ALLOWED and task is not None:
+            if node.name in LOOP_ROOTS and in_loop and where in LOOP_ALLOWED and task is not None:
                 return vt.INTEGER if node.name == "index" else self._item(task)
             return UNKNOWN
         if not isinstance(node, Member) or not isinstance(node.obj, Ident | Member):

@@ -25,7 +25,7 @@ from typing import Any
 from checker.core.diagnostics import Label
 from checker.core.records import record
 from checker.core.source import Span
-from checker.core.vocab import OBSERVATION_FIELDS
+from checker.core.vocab import LOOP_ROOTS, OBSERVATION_FIELDS
 from checker.expr.refs import Ref
 from checker.model.workflow import Exec, Invoke, Task, Workflow
 from checker.parse.values import MapValue, ScalarValue, TemplateValue, Value, templates
@@ -118,7 +118,7 @@ def integrity(ctx: RuleContext, task: Task | None, v: Value | None, _depth: int 
             return Trust((*origin, Label(span, f"`{ref_text(ref)}` flows in here")))
         if ref.root == "tasks":
             return Trust((Label(span, f"`{ref_text(ref)}` is a task result (untrusted)"),), unresolvable=True)
-        if ref.root in ("item", "index") and task is not None and task.for_each is not None and _depth < 8:
+        if ref.root in LOOP_ROOTS and task is not None and task.for_each is not None and _depth < 8:
             inner = integrity(ctx, task, task.for_each, _depth + 1)
             if not inner.trusted:
                 return Trust((*inner.witness, Label(span, f"`{ref_text(ref)}` iterates over it")), True)
@@ -290,7 +290,7 @@ class SecretFlow:
                 if b is not None:
                     for s, w in self.carried(task, b.value, _depth + 1).items():
                         out.setdefault(s, (*w, Label(span, f"`with.{name}` carries it here")))
-            elif ref.root in ("item", "index") and task is not None and task.for_each is not None and _depth < 8:
+            elif ref.root in LOOP_ROOTS and task is not None and task.for_each is not None and _depth < 8:
                 for s, w in self.carried(task, task.for_each, _depth + 1).items():
                     out.setdefault(s, (*w, Label(span, f"`{ref.root}` iterates over it")))
         return out
