@@ -20,12 +20,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import field
 from functools import cache
 from typing import Any
 
 from checker.core.globs import ToolRule, canonical_path, match_path, parse_tool_rules, tool_verdict
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.model.workflow import Permits
 from checker.parse.values import ScalarValue, TemplateValue
 
