@@ -75,14 +75,29 @@ def _busy() -> int:
         return 0
 
 
-def check_targets(targets: Sequence[tuple[str, str | None]], *, keep_model: bool, finish: Finish) -> list[FileReport]:
-    """The finished reports of ``targets`` (``(path, error)`` pairs from ``expand``), in order."""
+def check_targets(
+    targets: Sequence[tuple[str, str | None]],
+    *,
+    keep_model: bool,
+    finish: Finish,
+    loaded: Callable[[], None] = lambda: None,
+) -> list[FileReport]:
+    """The finished reports of ``targets`` (``(path, error)`` pairs from ``expand``), in order.
+
+    ``loaded`` is called once the first file is checked (what loads lazily has loaded). Without
+    ``keep_model`` no report keeps its compiled model (a batch would hold every model to the end)."""
     workers = 1 if keep_model or any(p == "-" for p, _ in targets) else jobs(len(targets))
+    if not targets:
+        return []
+    first = check_one(*targets[0], finish)  # warms what loads lazily, once, before any worker forks
+    loaded()
     if workers == 1:
-        return [check_one(p, e, finish) for p, e in targets]
+        rest = (check_one(p, e, finish) for p, e in targets[1:])
+        if keep_model:
+            return [first, *rest]
+        return [replace(r, compiled=None) for r in (first, *rest)]
     import multiprocessing
 
-    first = check_one(*targets[0], finish)  # warms what loads lazily, once, before the workers fork
     global _finish
     _finish = finish
     try:

@@ -207,7 +207,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    program, argv = argv is None, sys.argv[1:] if argv is None else argv  # program: the process ends after
     parser = _parser(argv[0] if argv else None)
     args, extra = parser.parse_known_args(argv)
     if extra:  # report an unknown flag against the command it was given to
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (status := project_command(args)) is not None:
         return status
     if args.command == "check":
-        return cmd_check(args)
+        return cmd_check(args, program)
     if args.command == "explain":
         if args.list is not None:
             return cmd_explain_list(args.list)
@@ -281,10 +281,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def cmd_check(args: argparse.Namespace, program: bool = False) -> int:
     from nika.check_command import run
 
-    return run(args)
+    return run(args, ending=program)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:

@@ -54,10 +54,9 @@ PLANES = ("fs.read", "fs.write", "net", "exec", "tools", "env")
 
 @cache
 def _table() -> dict[str, Any]:
-    import tomllib
+    from checker.core.toml_sections import whole
 
-    with open(os.path.join(os.path.dirname(__file__), "effects.toml"), "rb") as f:
-        return tomllib.load(f)
+    return whole(os.path.join(os.path.dirname(__file__), "effects.toml"))
 
 
 @record

@@ -266,38 +266,16 @@ def _add_methods(cls: type, fields: tuple[_Spec, ...], eq: bool, frozen: bool, s
 
 # -- the compiled methods, kept between processes ---------------------------------------------
 
-_CACHE = "records"
-_codes: dict[str, CodeType] | None = None  # generated source -> its code, this process's and the cache's
-_used: set[str] = set()  # the sources this process declared
-_added = False
-_MAX_KEPT = 2000  # past that, the stored file holds old versions' classes: keep only this process's
+_CODES = static_cache.Table("records", "generated methods")  # source -> its code (keyed by itself)
 
 
 def _compiled(source: str) -> CodeType:
     """The code of ``source`` (as ``exec`` would compile it), from the static cache when it is there."""
-    global _codes, _added
-    if _codes is None:
-        stored = static_cache.load(_CACHE, _CACHE)
-        _codes = stored if type(stored) is dict else {}
-    _used.add(source)
-    code = _codes.get(source)
-    if code is None:
+    code = _CODES.get(source)
+    if type(code) is not CodeType:
         code = compile(source, "<string>", "exec")
-        _codes[source] = code
-        if not _added:
-            import atexit
-
-            atexit.register(_keep)
-            _added = True
+        _CODES.put(source, code)
     return code
-
-
-def _keep() -> None:
-    """Store the compiled methods (at exit, once, when this process compiled one)."""
-    if _codes is None:
-        return
-    keep = _codes if len(_codes) <= _MAX_KEPT else {k: v for k, v in _codes.items() if k in _used}
-    static_cache.store(_CACHE, _CACHE, keep)
 
 
 def _repr(self: Any) -> str:

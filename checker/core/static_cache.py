@@ -64,7 +64,7 @@ def load(name: str, key: object) -> Any | None:
         return None
     try:
         with open(path, "rb") as f:
-            stored = marshal.load(f)
+            stored = marshal.loads(f.read())  # marshal.load(f) reads the file in small pieces: slower
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if type(stored) is tuple and len(stored) == 3 and stored[0] == _BUILD and stored[1] == key:
@@ -107,4 +107,47 @@ def cached(
     return value
 
 
-__all__ = ["cached", "folder", "load", "stamp", "store"]
+class Table:
+    """A dictionary kept between processes under ``name`` for ``key``: read on first use, written
+    back at exit when this process added to it (what one process looks up, the next finds).
+
+    ``limit`` bounds what is written back: past it only this process's entries are kept (a
+    table keyed by generated source would otherwise keep every old version's)."""
+
+    def __init__(self, name: str, key: object, limit: int = 2000) -> None:
+        self.name, self.key, self.limit = name, key, limit
+        self._data: dict[Any, Any] | None = None
+        self._used: set[Any] = set()
+        self._dirty = False
+
+    def _loaded(self) -> dict[Any, Any]:
+        if self._data is None:
+            stored = load(self.name, self.key)
+            self._data = stored if type(stored) is dict else {}
+        return self._data
+
+    def get(self, k: Any) -> Any | None:
+        """The value stored for ``k``, or ``None``."""
+        self._used.add(k)
+        return self._loaded().get(k)
+
+    def put(self, k: Any, value: Any) -> None:
+        self._used.add(k)
+        self._loaded()[k] = value
+        if not self._dirty:
+            import atexit
+
+            atexit.register(self.save)
+            self._dirty = True
+
+    def save(self) -> None:
+        if self._data is None or not self._dirty:
+            return
+        data = self._data
+        if len(data) > self.limit:
+            data = {k: v for k, v in data.items() if k in self._used}
+        store(self.name, self.key, data)
+        self._dirty = False
+
+
+__all__ = ["Table", "cached", "folder", "load", "stamp", "store"]
