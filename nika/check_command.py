@@ -58,7 +58,9 @@ def loading_pause(*, ending: bool = False) -> Iterator[Callable[[], None]]:
 
 def run(args: argparse.Namespace, *, ending: bool = False) -> int:
     """``nika check``; ``ending``: the process exits after it (``nika check`` itself, not a caller)."""
-    with loading_pause(ending=ending) as loaded:
+    from checker.project.config_files import one_run
+
+    with loading_pause(ending=ending) as loaded, one_run():
         return _run(args, loaded)
 
 

@@ -36,9 +36,14 @@ def check_one(path: str, err: str | None, finish: Finish) -> FileReport:
     return finish(FileReport(path, compiled.source, compiled.diagnostics, compiled=compiled))
 
 
+def _bare(report: FileReport) -> FileReport:
+    """The report without its compiled model (freed as soon as the file is done)."""
+    return replace(report, compiled=None)
+
+
 def _worker(item: tuple[str, str | None]) -> FileReport:
     assert _finish is not None
-    return replace(check_one(item[0], item[1], _finish), compiled=None)
+    return _bare(check_one(item[0], item[1], _finish))
 
 
 def jobs(count: int) -> int:
@@ -51,12 +56,14 @@ def jobs(count: int) -> int:
     """
     if count < MIN_FILES:
         return 1  # decided before importing multiprocessing (a one-file check never pays for it)
-    import multiprocessing
-
     wanted = os.environ.get("NIKA_JOBS", "")
     cores = _cores()
     cap = int(wanted) if wanted.isdigit() and int(wanted) > 0 else cores - _busy()
-    if min(cap, cores) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if min(cap, cores) < 2:
+        return 1  # no idle core: decided before importing multiprocessing too
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return min(cap, cores, count // (MIN_FILES // 2))
 
@@ -92,10 +99,9 @@ def check_targets(
     first = check_one(*targets[0], finish)  # warms what loads lazily, once, before any worker forks
     loaded()
     if workers == 1:
-        rest = (check_one(p, e, finish) for p, e in targets[1:])
         if keep_model:
-            return [first, *rest]
-        return [replace(r, compiled=None) for r in (first, *rest)]
+            return [first, *(check_one(p, e, finish) for p, e in targets[1:])]
+        return [_bare(first), *(_bare(check_one(p, e, finish)) for p, e in targets[1:])]
     import multiprocessing
 
     global _finish
@@ -104,6 +110,6 @@ def check_targets(
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             rest = list(targets[1:])
             chunk = max(1, len(rest) // (workers * 8))
-            return [first, *pool.map(_worker, rest, chunksize=chunk)]
+            return [_bare(first), *pool.map(_worker, rest, chunksize=chunk)]
     finally:
         _finish = None
