@@ -148,7 +148,8 @@ def built(root: Path = RUNTIME) -> Built | None:
     files = sorted(builtins_dir.glob("*.py"))
     read = [*files, root / "agent" / "catalogue.py", root / "engine" / "scope.py", root / "providers" / "registry.py"]
     key = static_cache.stamp([__file__, *map(str, read)])
-    return static_cache.cached("built-features", key, lambda: _read(root, files), dump=_dump, undump=_undump)
+    name = static_cache.named("built-features", str(root))
+    return static_cache.cached(name, key, lambda: _read(root, files), dump=_dump, undump=_undump)
 
 
 def _dump(b: Built | None) -> Any:

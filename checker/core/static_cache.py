@@ -52,6 +52,14 @@ def stamp(paths: Iterable[str]) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
+def named(prefix: str, path: str) -> str:
+    """A cache name for what is built from ``path``: two copies of the package (two checkouts,
+    two virtual environments) keep two files instead of overwriting each other's."""
+    import zlib
+
+    return f"{prefix}-{zlib.crc32(os.fsencode(path)):08x}"
+
+
 def _file(name: str) -> str | None:
     where = folder()
     return None if where is None else os.path.join(where, f"{name}.{sys.implementation.cache_tag}.marshal")
@@ -150,4 +158,4 @@ class Table:
         self._dirty = False
 
 
-__all__ = ["Table", "cached", "folder", "load", "stamp", "store"]
+__all__ = ["Table", "cached", "folder", "load", "named", "stamp", "store"]

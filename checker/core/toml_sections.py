@@ -12,6 +12,7 @@ warm ``nika check`` does not even import :mod:`tomllib`.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
 from typing import Any
@@ -41,7 +42,7 @@ def keys(path: str, table: str) -> tuple[str, ...]:
 @cache
 def _parsed(path: str) -> static_cache.Table:
     """What was parsed from ``path`` before, by what was asked: a section, the keys, the whole file."""
-    name = "toml-" + path.replace("\\", "/").rsplit("/", 1)[-1]
+    name = static_cache.named("toml-" + os.path.basename(path), path)
     return static_cache.Table(name, static_cache.stamp([path, __file__]))
 
 
