@@ -35,7 +35,12 @@ def folder() -> str | None:
     chosen = os.environ.get("NIKA_CACHE_DIR")
     if chosen is not None:
         return None if chosen in ("", "off") else chosen
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative (which the XDG rules say to ignore)
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):  # no home folder at all: no cache rather than one in the cwd
+            return None
+        base = os.path.join(home, ".cache")
     return os.path.join(base, "nika")
 
 

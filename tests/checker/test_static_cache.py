@@ -61,6 +61,16 @@ def test_unwritable_or_off_is_silent(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert static_cache.load("t", "k") is None
 
 
+def test_the_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("NIKA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert static_cache.folder() == str(tmp_path / "nika")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # ignored, as the XDG rules say
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert static_cache.folder() == str(tmp_path / "home" / ".cache" / "nika")
+    assert static_cache.named("t", "/a/b") != static_cache.named("t", "/a/c")
+
+
 def test_cached_builds_once_then_reads(cache_dir: Path) -> None:
     calls: list[int] = []
 
