@@ -42,8 +42,9 @@ class Built:
     thinking_providers: frozenset[str] | None = None
 
 
-_PIECE = re.compile(r"^(?:@builtin\(.*|[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*=[^=].*)$", re.M)
-_CLOSER = re.compile(r"^[)\]}].*$", re.M)
+# compiled on a cache miss only (re's own cache keeps them): a warm start never needs them
+_PIECE = r"^(?:@builtin\(.*|[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*=[^=].*)$"
+_CLOSER = r"^[)\]}].*$"
 
 
 def _module(path: Path) -> ast.Module | None:
@@ -61,12 +62,12 @@ def _module(path: Path) -> ast.Module | None:
     except (OSError, ValueError):
         return None
     body: list[ast.stmt] = []
-    for m in _PIECE.finditer(text):
+    for m in re.finditer(_PIECE, text, re.M):
         line = m.group(0)
         if line.startswith("@builtin("):
             piece = line + "\nasync def _(): pass"
         elif line.rstrip().endswith(("(", "[", "{")):  # a bracketed value over several lines
-            close = _CLOSER.search(text, m.end())
+            close = re.compile(_CLOSER, re.M).search(text, m.end())
             piece = text[m.start() : close.end()] if close is not None else line
         else:
             piece = line
