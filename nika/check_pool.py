@@ -36,9 +36,14 @@ def check_one(path: str, err: str | None, finish: Finish) -> FileReport:
     return finish(FileReport(path, compiled.source, compiled.diagnostics, compiled=compiled))
 
 
+def _bare(report: FileReport) -> FileReport:
+    """The report without its compiled model (freed as soon as the file is done)."""
+    return replace(report, compiled=None)
+
+
 def _worker(item: tuple[str, str | None]) -> FileReport:
     assert _finish is not None
-    return replace(check_one(item[0], item[1], _finish), compiled=None)
+    return _bare(check_one(item[0], item[1], _finish))
 
 
 def jobs(count: int) -> int:
@@ -51,12 +56,14 @@ def jobs(count: int) -> int:
     """
     if count < MIN_FILES:
         return 1  # decided before importing multiprocessing (a one-file check never pays for it)
-    import multiprocessing
-
     wanted = os.environ.get("NIKA_JOBS", "")
     cores = _cores()
     cap = int(wanted) if wanted.isdigit() and int(wanted) > 0 else cores - _busy()
-    if min(cap, cores) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if min(cap, cores) < 2:
+        return 1  # no idle core: decided before importing multiprocessing too
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return min(cap, cores, count // (MIN_FILES // 2))
 
@@ -75,20 +82,34 @@ def _busy() -> int:
         return 0
 
 
-def check_targets(targets: Sequence[tuple[str, str | None]], *, keep_model: bool, finish: Finish) -> list[FileReport]:
-    """The finished reports of ``targets`` (``(path, error)`` pairs from ``expand``), in order."""
+def check_targets(
+    targets: Sequence[tuple[str, str | None]],
+    *,
+    keep_model: bool,
+    finish: Finish,
+    loaded: Callable[[], None] = lambda: None,
+) -> list[FileReport]:
+    """The finished reports of ``targets`` (``(path, error)`` pairs from ``expand``), in order.
+
+    ``loaded`` is called once the first file is checked (what loads lazily has loaded). Without
+    ``keep_model`` no report keeps its compiled model (a batch would hold every model to the end)."""
     workers = 1 if keep_model or any(p == "-" for p, _ in targets) else jobs(len(targets))
+    if not targets:
+        return []
+    first = check_one(*targets[0], finish)  # warms what loads lazily, once, before any worker forks
+    loaded()
     if workers == 1:
-        return [check_one(p, e, finish) for p, e in targets]
+        if keep_model:
+            return [first, *(check_one(p, e, finish) for p, e in targets[1:])]
+        return [_bare(first), *(_bare(check_one(p, e, finish)) for p, e in targets[1:])]
     import multiprocessing
 
-    first = check_one(*targets[0], finish)  # warms what loads lazily, once, before the workers fork
     global _finish
     _finish = finish
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             rest = list(targets[1:])
             chunk = max(1, len(rest) // (workers * 8))
-            return [first, *pool.map(_worker, rest, chunksize=chunk)]
+            return [_bare(first), *pool.map(_worker, rest, chunksize=chunk)]
     finally:
         _finish = None

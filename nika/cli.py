@@ -27,7 +27,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``command="check"`` only the check command (its cold start)."""
     p = _Parser(
         prog="nika",
         description="Check, serve and run Nika workflows (nika: v1).",
@@ -80,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
 
+    if command == "check":
+        return p
     e = sub.add_parser("explain", help="explain a NIKA code or lint rule")
     e.add_argument("code", nargs="?", help="e.g. NIKA-DAG-001 (or DAG-001), native-first/001")
     e.add_argument("--list", nargs="?", const="", metavar="FILTER", help="list codes and rules (matching FILTER)")
@@ -204,7 +207,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    program, argv = argv is None, sys.argv[1:] if argv is None else argv  # program: the process ends after
+    parser = _parser(argv[0] if argv else None)
     args, extra = parser.parse_known_args(argv)
     if extra:  # report an unknown flag against the command it was given to
         sub = _subparser(parser, args.command)
@@ -222,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (status := project_command(args)) is not None:
         return status
     if args.command == "check":
-        return cmd_check(args)
+        return cmd_check(args, program)
     if args.command == "explain":
         if args.list is not None:
             return cmd_explain_list(args.list)
@@ -277,10 +281,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def cmd_check(args: argparse.Namespace, program: bool = False) -> int:
     from nika.check_command import run
 
-    return run(args)
+    return run(args, ending=program)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:

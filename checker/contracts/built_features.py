@@ -12,17 +12,22 @@ When a builtin is built, its decorator appears and the warning goes away by itse
 keeps this reading equal to the live registry.
 
 Without the runtime's sources (a checker-only install) nothing is known to be missing, and
-nothing is reported.
+nothing is reported. The reading is kept in :mod:`checker.core.static_cache`, keyed by the size and
+modification time of every file it read (and of this module), so a warm start reads no source.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from checker.core import static_cache
 from checker.core.records import record
+
+if TYPE_CHECKING:
+    import ast
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 
@@ -37,8 +42,9 @@ class Built:
     thinking_providers: frozenset[str] | None = None
 
 
-_PIECE = re.compile(r"^(?:@builtin\(.*|[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*=[^=].*)$", re.M)
-_CLOSER = re.compile(r"^[)\]}].*$", re.M)
+# compiled on a cache miss only (re's own cache keeps them): a warm start never needs them
+_PIECE = r"^(?:@builtin\(.*|[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*=[^=].*)$"
+_CLOSER = r"^[)\]}].*$"
 
 
 def _module(path: Path) -> ast.Module | None:
@@ -49,17 +55,19 @@ def _module(path: Path) -> ast.Module | None:
     assignment at column 0 (through its closing bracket when its value opens one on that line)
     and each ``@builtin(…)`` line with a stub function under it, found by one regular
     expression over the text. The test against the live registry keeps this reading honest."""
+    import ast
+
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None
     body: list[ast.stmt] = []
-    for m in _PIECE.finditer(text):
+    for m in re.finditer(_PIECE, text, re.M):
         line = m.group(0)
         if line.startswith("@builtin("):
             piece = line + "\nasync def _(): pass"
         elif line.rstrip().endswith(("(", "[", "{")):  # a bracketed value over several lines
-            close = _CLOSER.search(text, m.end())
+            close = re.compile(_CLOSER, re.M).search(text, m.end())
             piece = text[m.start() : close.end()] if close is not None else line
         else:
             piece = line
@@ -72,6 +80,8 @@ def _module(path: Path) -> ast.Module | None:
 
 def _constants(tree: ast.Module) -> dict[str, str]:
     """Module-level ``NAME = "text"`` and ``A, B = "a", "b"`` assignments."""
+    import ast
+
     out: dict[str, str] = {}
     for node in tree.body:
         if not isinstance(node, ast.Assign):
@@ -87,6 +97,8 @@ def _constants(tree: ast.Module) -> dict[str, str]:
 
 
 def _text(node: ast.expr, consts: dict[str, str]) -> str | None:
+    import ast
+
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.Name):
@@ -95,6 +107,8 @@ def _text(node: ast.expr, consts: dict[str, str]) -> str | None:
 
 
 def _registered(tree: ast.Module) -> set[str]:
+    import ast
+
     consts = _constants(tree)
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -110,6 +124,8 @@ def _registered(tree: ast.Module) -> set[str]:
 
 def _literal_set(tree: ast.Module, name: str) -> set[str]:
     """The strings of a module-level ``name = frozenset({...})`` (or a set/tuple/list literal)."""
+    import ast
+
     consts = _constants(tree)
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
@@ -130,8 +146,28 @@ def built(root: Path = RUNTIME) -> Built | None:
     builtins_dir = root / "builtins"
     if not builtins_dir.is_dir():
         return None
+    files = sorted(builtins_dir.glob("*.py"))
+    read = [*files, root / "agent" / "catalogue.py", root / "engine" / "scope.py", root / "providers" / "registry.py"]
+    key = static_cache.stamp([__file__, *map(str, read)])
+    name = static_cache.named("built-features", str(root))
+    return static_cache.cached(name, key, lambda: _read(root, files), dump=_dump, undump=_undump)
+
+
+def _dump(b: Built | None) -> Any:
+    if b is None:
+        return None
+    thinking = None if b.thinking_providers is None else sorted(b.thinking_providers)
+    return (sorted(b.tools), sorted(b.secret_sources), thinking)
+
+
+def _undump(data: Any) -> Built:
+    tools, sources, thinking = data
+    return Built(frozenset(tools), frozenset(sources), None if thinking is None else frozenset(thinking))
+
+
+def _read(root: Path, files: list[Path]) -> Built | None:
     tools: set[str] = set()
-    for path in sorted(builtins_dir.glob("*.py")):
+    for path in files:
         tree = _module(path)
         if tree is not None:
             tools |= _registered(tree)

@@ -20,12 +20,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import field
 from functools import cache
 from typing import Any
 
 from checker.core.globs import ToolRule, canonical_path, match_path, parse_tool_rules, tool_verdict
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.model.workflow import Permits
 from checker.parse.values import ScalarValue, TemplateValue
 
@@ -55,10 +54,9 @@ PLANES = ("fs.read", "fs.write", "net", "exec", "tools", "env")
 
 @cache
 def _table() -> dict[str, Any]:
-    import tomllib
+    from checker.core.toml_sections import whole
 
-    with open(os.path.join(os.path.dirname(__file__), "effects.toml"), "rb") as f:
-        return tomllib.load(f)
+    return whole(os.path.join(os.path.dirname(__file__), "effects.toml"))
 
 
 @record

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from functools import cache
 from typing import Any
 
@@ -24,8 +23,9 @@ from checker.contracts.model import (
 
 
 def _load(name: str) -> dict[str, Any]:
-    with open(os.path.join(DATA_DIR, name), "rb") as fh:
-        return tomllib.load(fh)
+    from checker.core.toml_sections import whole
+
+    return whole(os.path.join(DATA_DIR, name))
 
 
 @cache

@@ -10,7 +10,6 @@ A second table, ``[lints."<rule-id>"]``, holds the lint rules that carry no NIKA
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from functools import cache
@@ -79,10 +78,9 @@ class LintInfo:
 
 @cache
 def _table() -> dict:
-    import tomllib
+    from checker.core.toml_sections import whole
 
-    with open(_CODES_TOML, "rb") as fh:
-        return tomllib.load(fh)
+    return whole(_CODES_TOML)
 
 
 @cache
@@ -145,6 +143,8 @@ def nearest(code: str, limit: int = 3) -> list[str]:
     key = code.strip().upper()
     if not key.startswith("NIKA-"):
         key = "NIKA-" + key
+    import difflib
+
     return difflib.get_close_matches(key, list(registry()), n=limit, cutoff=0.5)
 
 

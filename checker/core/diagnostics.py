@@ -8,10 +8,9 @@ expressed as text edits. Nothing here knows about the language server or the ter
 
 from __future__ import annotations
 
-from dataclasses import field
 from enum import Enum
 
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import Span
 
 

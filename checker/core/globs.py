@@ -125,6 +125,7 @@ def _in_class(cls: _Class, c: str) -> bool:
     return any(lo <= c <= hi for lo, hi in ranges) != negated
 
 
+@lru_cache(maxsize=4096)  # a pure function; a batch asks the same tool and path patterns again and again
 def glob_match(pattern: str, text: str, *, seps: str = "/", hard: str = "", classes: bool = False) -> bool:
     """Whether ``text`` matches ``pattern``.
 

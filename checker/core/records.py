@@ -13,19 +13,73 @@ compared by value); ``__repr__`` and the frozen guards are shared functions. The
 ``__init__`` writes each slot through its member descriptor, which also makes construction about
 twice as fast as a frozen dataclass's ``object.__setattr__`` per field — the YAML layer and the
 compiler build tens of thousands of records for a large workflow.
+
+Compiling those small methods was still most of the cost of declaring a record; the compiled code
+is kept in :mod:`checker.core.static_cache` (keyed by the generated source itself), so a warm
+start only loads it. :func:`field` is this module's own (a record also takes a
+:func:`dataclasses.field`) and ``FrozenInstanceError`` (:mod:`dataclasses`' own) is looked up
+when first needed: a cold ``nika check`` does not import :mod:`dataclasses`, and :mod:`inspect`
+with it, for a few names.
 """
 
 from __future__ import annotations
 
-import inspect
+import sys
 from collections.abc import Callable
-from dataclasses import MISSING, Field, FrozenInstanceError, field
-from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
+from types import CodeType
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, dataclass_transform, overload
+
+from checker.core import static_cache
+
+if TYPE_CHECKING:
+    from dataclasses import FrozenInstanceError
 
 __all__ = ["FrozenInstanceError", "field", "record", "record_fields", "replace"]
 
 T = TypeVar("T")
 _FIELDS = "__record_fields__"
+
+
+def __getattr__(name: str) -> Any:
+    """``FrozenInstanceError`` is :class:`dataclasses.FrozenInstanceError`, imported when asked for."""
+    if name == "FrozenInstanceError":
+        import dataclasses
+
+        return dataclasses.FrozenInstanceError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()  # "no default", as dataclasses.MISSING
+
+
+class Field:
+    """A field's options, as :func:`dataclasses.field` takes them."""
+
+    __slots__ = ("compare", "default", "default_factory", "init", "repr")
+
+    def __init__(self, default: Any, default_factory: Any, init: bool, repr: bool, compare: bool) -> None:
+        self.default, self.default_factory = default, default_factory
+        self.init, self.repr, self.compare = init, repr, compare
+
+
+def field(
+    *,
+    default: Any = MISSING,
+    default_factory: Callable[[], Any] | Any = MISSING,
+    init: bool = True,
+    repr: bool = True,
+    compare: bool = True,
+) -> Any:
+    """A field with options (``default``/``default_factory``, ``init``, ``repr``, ``compare``), as
+    :func:`dataclasses.field`, whose fields a record also accepts."""
+    if default is not MISSING and default_factory is not MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    return Field(default, default_factory, init, repr, compare)
 
 
 class _Spec(NamedTuple):
@@ -84,13 +138,22 @@ def _is_classvar(annotation: Any) -> bool:
 
 def _own_specs(cls: type) -> list[_Spec]:
     out = []
-    for name, annotation in inspect.get_annotations(cls).items():
+    dc = sys.modules.get("dataclasses")  # a dataclasses.field() can only exist once it is imported
+    # inspect.get_annotations(cls) without importing inspect (a class's own annotations, unevaluated)
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063
         if _is_classvar(annotation):
             continue
         default = cls.__dict__.get(name, MISSING)
         if isinstance(default, Field):
             f = default
             out.append(_Spec(name, f.default, f.default_factory, f.init, f.repr, f.compare is not False))
+        elif dc is not None and isinstance(default, dc.Field):
+            f, gone = default, dc.MISSING
+            value, factory = (
+                (MISSING if f.default is gone else f.default),
+                (MISSING if f.default_factory is gone else f.default_factory),
+            )
+            out.append(_Spec(name, value, factory, f.init, f.repr, f.compare is not False))
         else:
             out.append(_Spec(name, default, MISSING, True, True, True))
     return out
@@ -193,12 +256,26 @@ def _add_methods(cls: type, fields: tuple[_Spec, ...], eq: bool, frozen: bool, s
             lines += ["def __hash__(self):", f"    return hash(({mine}))"]
     if lines:
         namespace: dict[str, Any] = {}
-        exec("\n".join(lines), globs, namespace)
+        exec(_compiled("\n".join(lines)), globs, namespace)
         for name, fn in namespace.items():
             fn.__qualname__ = f"{cls.__qualname__}.{name}"
             setattr(cls, name, fn)
     if eq and not frozen and "__hash__" not in cls.__dict__:
         cls.__hash__ = None  # type: ignore[assignment]
+
+
+# -- the compiled methods, kept between processes ---------------------------------------------
+
+_CODES = static_cache.Table("records", "generated methods")  # source -> its code (keyed by itself)
+
+
+def _compiled(source: str) -> CodeType:
+    """The code of ``source`` (as ``exec`` would compile it), from the static cache when it is there."""
+    code = _CODES.get(source)
+    if type(code) is not CodeType:
+        code = compile(source, "<string>", "exec")
+        _CODES.put(source, code)
+    return code
 
 
 def _repr(self: Any) -> str:
@@ -207,10 +284,14 @@ def _repr(self: Any) -> str:
 
 
 def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    from dataclasses import FrozenInstanceError
+
     raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
 def _frozen_delattr(self: Any, name: str) -> None:
+    from dataclasses import FrozenInstanceError
+
     raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 

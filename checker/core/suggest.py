@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -18,6 +17,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     lowered = {c.lower(): c for c in pool}
     if word.lower() in lowered and word not in pool:
         return lowered[word.lower()]
+    import difflib  # only for a word that is not known (a clean check never loads it)
+
     hits = difflib.get_close_matches(word, pool, n=1, cutoff=0.75)
     if not hits:
         hits = difflib.get_close_matches(word.lower().replace("-", "_"), pool, n=1, cutoff=0.7)

@@ -17,11 +17,10 @@ relative to the whole string value.
 
 from __future__ import annotations
 
-from dataclasses import field
 from functools import lru_cache
 from typing import Final
 
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.expr.lexer import ExprError
 from checker.expr.nodes import Expr
 from checker.expr.parser import parse_expression

@@ -19,10 +19,10 @@ source/`key`/`path` pairing) stays with the compiler's dedicated code and the ru
 
 from __future__ import annotations
 
-from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import Any, Final
 
+from checker.core.records import field as dataclass_field
 from checker.core.records import record
 
 

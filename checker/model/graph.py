@@ -8,11 +8,10 @@ they are not scheduling edges. The precedence graph (data ∪ control) must be a
 
 from __future__ import annotations
 
-from dataclasses import field
 from functools import cached_property, lru_cache
 
 from checker.core.memo import RuleMemo, memoised
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import Span
 from checker.core.vocab import ALL_STATES, OBSERVATION_FIELDS, EdgeRole, Predicate, Status, Where
 from checker.model.workflow import ExprSite, Task, Workflow

@@ -15,11 +15,10 @@ Model objects compare by identity (``eq=False``).
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import TYPE_CHECKING
 
 from checker.core.diagnostics import Diagnostic
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import SourceText, Span
 from checker.core.vocab import PREDICATES, RESERVED_BINDINGS, STATUSES, TASK_FIELDS, OnErrorAction, Predicate, Where
 from checker.grammar.table import DEFAULT_FINALLY_TIMEOUT_MS, DEFAULT_MAX_TURNS, VERBS

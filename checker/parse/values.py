@@ -14,10 +14,9 @@ spans are empty.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import Span
 
 if TYPE_CHECKING:

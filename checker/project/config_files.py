@@ -3,14 +3,18 @@
 The governing file of a path is the nearest ``nika.toml``, or ``pyproject.toml`` that names
 ``tool.nika``, in its folder or any folder above. Nothing is cached by path alone: what is
 remembered is keyed by the file's signature (inode, size, mtime), so a long-lived language
-server sees a configuration file created or edited while it runs.
+server sees a configuration file created or edited while it runs. Only inside :func:`one_run`
+(one ``nika check`` command, which edits no configuration file) is the search answered once
+per folder: a batch of files in one folder asks the file system once, not once per file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from functools import lru_cache
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a configuration file is a few KiB; 1 MiB is generous
@@ -29,10 +33,30 @@ class SettingsError(Exception):
         return SettingsError, (self.path, self.key, self.message)  # crosses process boundaries whole
 
 
+_RUN: dict[str, tuple[str, bool] | None] | None = None  # folder -> its search, inside one_run()
+
+
+@contextlib.contextmanager
+def one_run() -> Iterator[None]:
+    """Within, each folder's configuration search runs once (see the module docstring)."""
+    global _RUN
+    outer = _RUN
+    _RUN = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _RUN = outer
+
+
 def config_file_for(path: str) -> tuple[str, bool] | None:
     """``(file, is_pyproject)`` of the configuration that governs ``path`` (``-``: the cwd)."""
     start = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
-    return _search(start)
+    memo = _RUN
+    if memo is None:
+        return _search(start)
+    if start not in memo:
+        memo[start] = _search(start)
+    return memo[start]
 
 
 def _search(directory: str) -> tuple[str, bool] | None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import TYPE_CHECKING
 
 from checker.core.diagnostics import Diagnostic, Severity
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import SourceText
 
 if TYPE_CHECKING:

@@ -27,12 +27,11 @@ from __future__ import annotations
 import fnmatch
 import math
 import os
-from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
 from checker.core.diagnostics import Diagnostic, Severity
-from checker.core.records import record, replace
+from checker.core.records import field, record, replace
 from checker.project.config_files import SettingsError
 
 KEYS = (

@@ -25,8 +25,6 @@ def _static(v: Value | None) -> bool:
 
 
 def check_charts(ctx: RuleContext) -> Iterator[Diagnostic]:
-    from checker.media.chart_data import NEEDS, SEMANTICS, ChartError, validate
-
     for task in ctx.workflow.tasks.values():
         for verb in task_verbs(task):
             if not isinstance(verb, Invoke) or verb.tool != TOOL or verb.args is None:
@@ -36,6 +34,8 @@ def check_charts(ctx: RuleContext) -> Iterator[Diagnostic]:
                 continue
             if sem is not None and not (isinstance(sem, MapValue) and _static(sem)):
                 continue
+            from checker.media.chart_data import NEEDS, SEMANTICS, ChartError, validate  # a chart to judge
+
             spec, semantics = chart.to_python(), sem.to_python() if sem is not None else {}
             if spec.get("type") not in NEEDS or any(s not in SEMANTICS for s in semantics.values()):
                 continue  # the contract has already said what is wrong

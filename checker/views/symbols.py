@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import field
 from typing import Final, Literal
 
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import Span
 from checker.core.vocab import VALUE_ROOTS
 from checker.expr import Expr, Ident, Index, Member, walk

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import field
 from typing import Any
 
 from checker.core.diagnostics import Label
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import Span
 from checker.core.vocab import LOOP_ROOTS, OBSERVATION_FIELDS
 from checker.expr.refs import Ref

@@ -1,0 +1,38 @@
+"""`nika check` pauses the garbage collector while the checker loads; a caller in the same
+process (a test, an embedder) gets the collector back exactly as it was."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from nika.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "summarize-article.nika.yaml"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_left_as_it_was(enabled: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    was, frozen = gc.isenabled(), gc.get_freeze_count()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        assert main(["check", "--output-format", "concise", str(EXAMPLE)]) == 0
+        assert gc.isenabled() is enabled
+        assert gc.get_freeze_count() == frozen
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert "no findings" in capsys.readouterr().out
+
+
+def test_the_collector_runs_again_after_the_first_file() -> None:
+    from nika.check_command import loading_pause
+
+    gc.enable()
+    before = gc.get_freeze_count()
+    with loading_pause() as loaded:
+        assert not gc.isenabled()
+        loaded()
+        assert gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == before
