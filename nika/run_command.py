@@ -165,9 +165,10 @@ def run_command(
             options.resume.release()
     result = box[0]
     report = result.report()
-    from runtime.cost import static_bound
+    if output_format == "json" or report.get("cost_usd", 0) != 0:  # where the summary shows it
+        from runtime.cost import static_bound
 
-    report["cost_bound"] = static_bound(compiled, os.environ)  # the certificate's worst case, beside the actual
+        report["cost_bound"] = static_bound(compiled, os.environ)  # the certificate's worst case, beside the actual
     if output_format == "json":
         _write(out, json.dumps(report, default=str) + "\n")
     else:

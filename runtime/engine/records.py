@@ -172,9 +172,15 @@ def timeout_error(ms: int) -> TaskError:
     )
 
 
+# ``json.dumps`` with options builds an encoder per call; a settled task asks for two or three.
+_COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def compact(value: Any) -> str:
     """One value as compact, sorted JSON (the trace's ``output`` and ``outcome`` fields)."""
+    if value.__class__ is str:  # what the encoder writes for one, without walking anything
+        return json.encoder.encode_basestring(value)
     try:
-        return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return _COMPACT.encode(plain(value))
     except (TypeError, ValueError):
         return json.dumps(str(value))
