@@ -118,6 +118,8 @@ def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str
             value = int.__repr__(v)
         elif v is None:
             value = "null"
+        elif c is float and v - v == 0:  # finite: the encoder writes ``float.__repr__``
+            value = float.__repr__(v)
         else:
             value = _value_json(v)
         parts.append(f'{{"key":{quote(k) if k.__class__ is str else _value_json(k)},"value":{value}}}')

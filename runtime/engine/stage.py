@@ -79,10 +79,15 @@ async def on_error(run: Run, task: Task, scope: dict[str, Any], err: TaskError) 
     return Outcome(Status.SUCCESS, value, bound, started=True, recovered_from=err)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def refuse_deep(tid: str, raw: Any) -> None:
     """The backstop for values nested past ``MAX_VALUE_DEPTH`` from any verb (the sources that
     parse JSON refuse them first with their own codes): a typed failure, never a stack overflow
     while the task settles."""
+    if raw.__class__ in _SCALARS:  # nothing nests inside
+        return
     from runtime.limits import MAX_VALUE_DEPTH
     from runtime.values import deeper_than
 
