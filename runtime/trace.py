@@ -106,6 +106,19 @@ def _value_json(v: Any) -> str:
     return enc(v) if enc is not None else _ENCODER.encode(v)
 
 
+def _field_head(k: Any) -> str:
+    """``{"key":<k>,"value":`` — the same few keys open every frame's fields, so kept once each."""
+    head = _FIELD_HEADS.get(k) if k.__class__ is str else None
+    if head is None:
+        head = f'{{"key":{_value_json(k)},"value":'
+        if k.__class__ is str and len(_FIELD_HEADS) < 1024:  # bounded: a builtin's events name their own keys
+            _FIELD_HEADS[k] = head
+    return head
+
+
+_FIELD_HEADS: dict[str, str] = {}
+
+
 def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str, run: str | None, ts: int) -> bytes:
     """:func:`encode` of the frame these make, byte for byte (the keys in sorted order, compact),
     written out directly: one frame per event, thousands per run."""
@@ -122,7 +135,7 @@ def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str
             value = float.__repr__(v)
         else:
             value = _value_json(v)
-        parts.append(f'{{"key":{quote(k) if k.__class__ is str else _value_json(k)},"value":{value}}}')
+        parts.append(f"{_field_head(k)}{value}}}")
     return (
         f'{{"chain":{quote(chain)},"correlation":null,"fields":[{",".join(parts)}],"id":{{"uuid":{quote(uuid)}}},'
         f'"kind":{_value_json(kind)},"run":{_value_json(run)},"timestamp":{_value_json(ts)}}}'
