@@ -292,7 +292,7 @@ class Run:
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        if (hit := await cache_hit(self, task, rec, bind)) is not None:
+        if self.options.resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()

@@ -36,7 +36,7 @@ async def verb_stage(run: Run, task: Task, scope: dict[str, Any], iteration: int
             raw = await attempts(run, task, scope, iteration)
         refuse_deep(task.id, raw)
         check_returns(run, task, raw)
-        return Outcome(Status.SUCCESS, raw, await bind(task, raw), started=True)
+        return Outcome(Status.SUCCESS, raw, await bind(task, raw) if task.output else {}, started=True)
     except TaskError as err:
         return await on_error(run, task, scope, err)
 
