@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.core.records import field, record
 from runtime.errors import TaskError
 from runtime.values import plain
 
@@ -28,7 +28,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Options:
     """How to run: concurrency, the model override, where traces go, nesting, and the executor
     that performs effects (a name from :data:`runtime.engine.executor.EXECUTORS`, or a factory)."""
@@ -51,7 +51,7 @@ class Options:
     mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class TaskRecord:
     """``tasks.X`` (03 §task record) plus the ``output:`` bindings."""
 
@@ -107,7 +107,7 @@ class TaskRecord:
         return out
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Outcome:
     status: str
     output: Any = None
@@ -117,7 +117,7 @@ class Outcome:
     recovered_from: TaskError | None = None  # success by on_error.recover: the error it replaced (13)
 
 
-@dataclass(repr=False)
+@record(frozen=False, slots=False)
 class RunResult:
     """A finished run. Its ``repr`` names the state, the task count and the trace only: the
     generated one spelled out every task record and event, unredacted, and ``asyncio.run``
