@@ -88,3 +88,17 @@ def test_uuid7_carries_the_version_the_variant_and_the_time() -> None:
     import time
 
     assert abs(ms - time.time_ns() // 1_000_000) < 5_000
+
+
+def test_now_iso_is_utc_to_the_millisecond() -> None:
+    from datetime import UTC, datetime
+
+    from runtime.engine.records import now_iso
+
+    before = datetime.now(UTC)
+    stamps = [now_iso() for _ in range(3)]
+    after = datetime.now(UTC)
+    for s in stamps:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", s), s
+        at = datetime.fromisoformat(s.replace("Z", "+00:00"))
+        assert before.replace(microsecond=before.microsecond // 1000 * 1000) <= at <= after
