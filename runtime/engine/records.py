@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from checker.core.records import field, record
 from runtime.errors import TaskError
 from runtime.values import plain
 
@@ -40,7 +40,7 @@ def now_iso() -> str:
 _SECOND: tuple[int, str] = (-1, "")  # the last second now_iso wrote, and its text
 
 
-@record(frozen=False, slots=False)
+@dataclass
 class Options:
     """How to run: concurrency, the model override, where traces go, nesting, and the executor
     that performs effects (a name from :data:`runtime.engine.executor.EXECUTORS`, or a factory)."""
@@ -63,7 +63,7 @@ class Options:
     mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
 
 
-@record(frozen=False, slots=False)
+@dataclass
 class TaskRecord:
     """``tasks.X`` (03 §task record) plus the ``output:`` bindings."""
 
@@ -119,7 +119,7 @@ class TaskRecord:
         return out
 
 
-@record(frozen=False, slots=False)
+@dataclass
 class Outcome:
     status: str
     output: Any = None
@@ -129,7 +129,7 @@ class Outcome:
     recovered_from: TaskError | None = None  # success by on_error.recover: the error it replaced (13)
 
 
-@record(frozen=False, slots=False)
+@dataclass(repr=False)
 class RunResult:
     """A finished run. Its ``repr`` names the state, the task count and the trace only: the
     generated one spelled out every task record and event, unredacted, and ``asyncio.run``
