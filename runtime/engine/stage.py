@@ -15,7 +15,8 @@ from runtime.engine.executor import EFFECT_DEADLINE
 from runtime.engine.records import Outcome, timeout_error
 from runtime.engine.retry import attempts
 from runtime.errors import INTERNAL, TaskError
-from runtime.values import materialise
+from runtime.limits import MAX_VALUE_DEPTH
+from runtime.values import deeper_than, materialise
 
 if TYPE_CHECKING:
     from runtime.engine.run import Run
@@ -79,18 +80,10 @@ async def on_error(run: Run, task: Task, scope: dict[str, Any], err: TaskError) 
     return Outcome(Status.SUCCESS, value, bound, started=True, recovered_from=err)
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
 def refuse_deep(tid: str, raw: Any) -> None:
     """The backstop for values nested past ``MAX_VALUE_DEPTH`` from any verb (the sources that
     parse JSON refuse them first with their own codes): a typed failure, never a stack overflow
     while the task settles."""
-    if raw.__class__ in _SCALARS:  # nothing nests inside
-        return
-    from runtime.limits import MAX_VALUE_DEPTH
-    from runtime.values import deeper_than
-
     if deeper_than(raw, MAX_VALUE_DEPTH):
         raise TaskError(
             INTERNAL,
