@@ -53,8 +53,6 @@ class DurableRefused(Exception):
 
 def options_for(d: Durable, compiled: Any, model: str | None = None) -> dict[str, Any]:
     """The ``Options`` fields the flags give; raises :class:`DurableRefused`."""
-    from runtime.resume import ResumeRefused, open_resume
-
     if d.max_cost_usd is not None and (not math.isfinite(d.max_cost_usd) or d.max_cost_usd < 0):
         raise DurableRefused(f"--max-cost-usd must be a non-negative number, not {d.max_cost_usd}")
     answers = parse_answers(d.answers)
@@ -62,6 +60,8 @@ def options_for(d: Durable, compiled: Any, model: str | None = None) -> dict[str
         if d.from_task is not None or answers:
             raise DurableRefused("--from and --answer need --resume TRACE (the run they continue)")
         return {"max_cost_usd": d.max_cost_usd}
+    from runtime.resume import ResumeRefused, open_resume  # the journal reader, only for a resume
+
     try:
         index = open_resume(d.resume, compiled, d.from_task, answers, model)
     except ResumeRefused as exc:

@@ -25,6 +25,11 @@ class Redactor:
     def __init__(self, secrets: Set[str]) -> None:
         self._secrets = secrets
 
+    @property
+    def idle(self) -> bool:
+        """No secret resolved yet: every value passes unchanged (asked per journal frame)."""
+        return not self._secrets
+
     def __call__(self, value: Any) -> Any:
         if not self._secrets:
             return value

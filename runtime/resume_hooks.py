@@ -27,12 +27,14 @@ def hash_task(run: Run, task: Task, rec: TaskRecord) -> None:
     rec.input_hash = input_hash(run.compiled, task.id, run.base, run.task_views)
 
 
-def resumable(run: Run, rec: TaskRecord) -> bool:
+def resumable(run: Run, rec: TaskRecord, out: str | None = None) -> bool:
     """Whether the journaled output is the output: one the redactor masked (it carries a secret) is
-    not, so it is journaled without hashes and a resume runs the task again rather than rehydrate a mask."""
+    not, so it is journaled without hashes and a resume runs the task again rather than rehydrate a mask.
+    ``out`` is ``compact(rec.output)`` when the caller has it already."""
     if rec.status != Status.SUCCESS:
         return True
-    out = compact(rec.output)
+    if out is None:
+        out = compact(rec.output)
     return run.redactor(out) == out
 
 

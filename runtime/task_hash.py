@@ -30,8 +30,11 @@ _TIMINGS = TIMING_FIELDS  # the task record table (checker/core/vocab.py)
 _DERIVED_ROOTS = frozenset({"with", "item", "index", "output", "error", "result"})
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+
+
 def digest(material: Any) -> str:
-    text = json.dumps(plain(material), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+    text = _ENCODER.encode(plain(material))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,15 +79,12 @@ EFFECT_VERBS = ("exec", "agent")
 
 
 def uuid7() -> str:
-    """A time-ordered UUIDv7 (RFC 9562)."""
-    ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(secrets.token_bytes(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76
-    value |= ((rand >> 62) & 0xFFF) << 64
-    value |= 0b10 << 62
-    value |= rand & ((1 << 62) - 1)
-    h = f"{value:032x}"
+    """A time-ordered UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version, 12 random
+    bits, the variant, 62 random bits."""
+    b = bytearray((time.time_ns() // 1_000_000 & 0xFFFF_FFFF_FFFF).to_bytes(6, "big") + os.urandom(10))
+    b[6] = 0x70 | (b[6] & 0x0F)
+    b[8] = 0x80 | (b[8] & 0x3F)
+    h = b.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
@@ -98,6 +94,52 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 
 def encode(frame: dict[str, Any]) -> bytes:
     return _ENCODER.encode(frame).encode("utf-8")
+
+
+_quote = json.encoder.encode_basestring  # what ``_ENCODER`` writes for a ``str`` (``ensure_ascii=False``)
+_SCALAR = {str: _quote, int: int.__repr__, bool: lambda v: "true" if v else "false", type(None): lambda v: "null"}
+
+
+def _value_json(v: Any) -> str:
+    """``_ENCODER.encode(v)``, without the encoder for the scalars most fields hold."""
+    enc = _SCALAR.get(v.__class__)
+    return enc(v) if enc is not None else _ENCODER.encode(v)
+
+
+def _field_head(k: Any) -> str:
+    """``{"key":<k>,"value":`` — the same few keys open every frame's fields, so kept once each."""
+    head = _FIELD_HEADS.get(k) if k.__class__ is str else None
+    if head is None:
+        head = f'{{"key":{_value_json(k)},"value":'
+        if k.__class__ is str and len(_FIELD_HEADS) < 1024:  # bounded: a builtin's events name their own keys
+            _FIELD_HEADS[k] = head
+    return head
+
+
+_FIELD_HEADS: dict[str, str] = {}
+
+
+def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str, run: str | None, ts: int) -> bytes:
+    """:func:`encode` of the frame these make, byte for byte (the keys in sorted order, compact),
+    written out directly: one frame per event, thousands per run."""
+    quote, parts = _quote, []
+    for k, v in fields:
+        c = v.__class__
+        if c is str:
+            value = quote(v)
+        elif c is int:
+            value = int.__repr__(v)
+        elif v is None:
+            value = "null"
+        elif c is float and v - v == 0:  # finite: the encoder writes ``float.__repr__``
+            value = float.__repr__(v)
+        else:
+            value = _value_json(v)
+        parts.append(f"{_field_head(k)}{value}}}")
+    return (
+        f'{{"chain":{quote(chain)},"correlation":null,"fields":[{",".join(parts)}],"id":{{"uuid":{quote(uuid)}}},'
+        f'"kind":{_value_json(kind)},"run":{_value_json(run)},"timestamp":{_value_json(ts)}}}'
+    ).encode()
 
 
 @dataclass
@@ -114,20 +156,27 @@ class Journal:
 
     def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
         """Write one frame and return it (even when the journal cannot be written)."""
-        fields = [(k, v if v.__class__ in _FLAT else _recordable(v)) for k, v in fields]
-        redact = self.redact
-        if redact is not None:
-            fields = [(k, redact(v)) for k, v in fields]
-        frame = {
-            "chain": self.head,
+        chain = self.head
+        recorded, uuid, ts = self.record(kind, fields)
+        return {
+            "chain": chain,
             "correlation": None,
-            "fields": [{"key": k, "value": v} for k, v in fields],
-            "id": {"uuid": uuid7()},
+            "fields": [{"key": k, "value": v} for k, v in recorded],
+            "id": {"uuid": uuid},
             "kind": kind,
             "run": self.run_id,
-            "timestamp": time.time_ns(),
+            "timestamp": ts,
         }
-        line = encode(frame)
+
+    def record(self, kind: str, fields: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], str, int]:
+        """Write one frame (even when the journal cannot be written, the chain moves on): its
+        fields as recorded (bounded, redacted), its id and its timestamp."""
+        fields = [(k, v if v.__class__ in _FLAT else _recordable(v)) for k, v in fields]
+        redact = self.redact
+        if redact is not None and not getattr(redact, "idle", False):
+            fields = [(k, redact(v)) for k, v in fields]
+        uuid, ts = uuid7(), time.time_ns()
+        line = encode_frame(self.head, fields, uuid, kind, self.run_id, ts)
         self.head = hashlib.sha256(line).hexdigest()
         if self.directory is not None and self.error is None:
             try:
@@ -141,7 +190,7 @@ class Journal:
                     os.fsync(self._fh.fileno())
             except OSError as exc:
                 self.error = f"the trace could not be written: {exc.strerror or exc}"
-        return frame
+        return fields, uuid, ts
 
     def close(self) -> None:
         if self._fh is not None:

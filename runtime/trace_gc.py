@@ -18,10 +18,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from runtime.trace_find import journals, peek_run
-from runtime.trace_read import UNFINISHED, RunView
+if TYPE_CHECKING:
+    from runtime.trace_read import RunView
 
 DEFAULT_KEEP = 10
 DEFAULT_MAX_AGE_S = 30 * 86_400
@@ -108,6 +108,8 @@ def human_size(n: int) -> str:
 
 def plan_gc(runs: list[RunView], policy: Policy, now: float | None = None) -> Plan:
     """Decide a collection over ``runs`` (any order); pure: nothing is deleted here."""
+    from runtime.trace_read import UNFINISHED
+
     now = time.time() if now is None else now
     ordered = sorted(runs, key=_started)  # oldest first
     exempt = {id(r) for r in ordered if r.state == "paused"}
@@ -159,6 +161,7 @@ def _started(r: RunView) -> float:
 def read_all(trace_dir: Path, *, whole: bool = True) -> list[RunView]:
     """Every readable journal of ``trace_dir``, oldest first (an unreadable one is left alone);
     ``whole=False`` reads only what retention needs (:func:`runtime.trace_read.peek_run`)."""
+    from runtime.trace_find import journals, peek_run
     from runtime.trace_read import read_run
 
     out = []
@@ -174,7 +177,10 @@ def collect_at_start(trace_dir: Path, env: Mapping[str, str]) -> str | None:
     """ADR-100 D2: the collection ``nika run`` makes before it starts, fail-open. The one line to
     print: the report when something was removed, a note when collection could not run, else None."""
     try:
-        plan = collect(trace_dir, Policy.from_env(env))
+        policy = Policy.from_env(env)
+        if not trace_dir.is_dir():  # the first run here: nothing to collect (and no journal reader to load)
+            return None
+        plan = collect(trace_dir, policy)
     except (PolicyError, OSError) as exc:
         return f"nika run: note: trace gc skipped: {exc}"
     return plan.line() if plan.removed else None

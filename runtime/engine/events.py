@@ -32,12 +32,12 @@ class EventSink:
     def emit(self, kind: str, fields: Fields) -> None:
         if self.annotate is not None:
             fields = self.annotate(kind, fields)
-        frame = self.journal.append(kind, fields)
+        recorded, _uuid, at = self.journal.record(kind, fields)
         event: dict[str, Any] = {"type": kind.replace("_", ".", 1)}
-        for f in frame["fields"]:
-            event.setdefault(f["key"], f["value"])
+        for k, v in recorded:
+            event.setdefault(k, v)
         event.setdefault("task", None)
-        event["at"] = frame["timestamp"]
+        event["at"] = at
         self.events.append(event)
         if self.on_event is not None:
             self.on_event(event)

@@ -40,10 +40,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from checker.core.records import field, record
 from runtime.engine.events import EventSink
 from runtime.engine.records import now_iso
 from runtime.errors import TaskError
@@ -55,13 +55,13 @@ if TYPE_CHECKING:
     from runtime.providers.base import Request
 
 
-@dataclass(frozen=True)
+@record
 class ExecEffect:
     task_id: str
     call: ExecCall
 
 
-@dataclass(frozen=True)
+@record
 class ToolEffect:
     task_id: str
     tool: str
@@ -72,7 +72,7 @@ class ToolEffect:
     inert: bool = False  # the task is `inert:` (fetched content is never executable)
 
 
-@dataclass(frozen=True)
+@record
 class ModelEffect:
     task_id: str
     model: str  # `provider/name`
@@ -80,7 +80,7 @@ class ModelEffect:
     turn: bool = False  # an agent turn: the output is the whole reply as plain data (Response.record())
 
 
-@dataclass(frozen=True)
+@record
 class McpEffect:
     task_id: str
     tool: str  # `mcp:server/name`
@@ -91,7 +91,7 @@ EffectCall = ExecEffect | ToolEffect | ModelEffect | McpEffect
 Usage = tuple[int | None, int | None, str | None, int | None]  # tokens in, out, finish reason, thinking
 
 
-@dataclass(frozen=True)
+@record
 class EffectResult:
     output: Any = None
     error: dict[str, Any] | None = None  # {code, message, transient, details}
@@ -121,7 +121,7 @@ class Executor(Protocol):
     async def perform(self, call: EffectCall) -> EffectResult: ...
 
 
-@dataclass(frozen=True)
+@record
 class ExecutorHost:
     """What an executor in this process may use: the run's judge adapter (for the re-judgements
     inside an effect), its services (providers, HTTP client, MCP servers) and its event sink."""

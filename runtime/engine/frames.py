@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from checker.core.vocab import Status
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
 
 def announce(self: Run) -> None:
     """The prologue: what the journal says of the run before its first task (17-trace)."""
-    import platform
-
     wf = self.wf
     permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
     self.emit(
@@ -31,7 +30,7 @@ def announce(self: Run) -> None:
             ("sandbox", "noop"),
             ("trace_format", TRACE_FORMAT),
             ("engine_version", ENGINE_VERSION),
-            ("platform", f"{platform.system().lower()}/{platform.machine()}"),
+            ("platform", _platform()),
             ("depth", self.options.depth),
             ("source", self.compiled.source.path),  # read back by `nika trace receipt` (additive)
             ("run_nonce", self.run_nonce),
@@ -43,6 +42,18 @@ def announce(self: Run) -> None:
             self.emit("checkpoint_written", [("note", line)])
 
 
+def _platform() -> str:
+    """``system/machine`` as :mod:`platform` says them (``linux/x86_64``), from ``os.uname`` where
+    there is one: ``platform`` costs more to import than the rest of the prologue."""
+    uname = getattr(os, "uname", None)
+    if uname is None:  # pragma: no cover - Windows
+        import platform
+
+        return f"{platform.system().lower()}/{platform.machine()}"
+    u = uname()
+    return f"{u.sysname.lower()}/{u.machine}"
+
+
 def settled_fields(self: Run, rec: TaskRecord) -> Fields:
     """What a task's terminal frame carries (ADR-099 hashes where the task can be resumed)."""
     from runtime.resume_hooks import resumable
@@ -50,8 +61,10 @@ def settled_fields(self: Run, rec: TaskRecord) -> Fields:
     fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
     if rec.duration_ms is not None:
         fields.append(("duration_ms", rec.duration_ms))
+    out = None
     if rec.status == Status.SUCCESS:
-        fields.append(("output", compact(rec.output)))
+        out = compact(rec.output)
+        fields.append(("output", out))
     if rec.error is not None:
         fields.append(("error_code", rec.error["code"]))
         fields.append(("message", rec.error["message"]))
@@ -60,7 +73,7 @@ def settled_fields(self: Run, rec: TaskRecord) -> Fields:
         fields.append(("recovered_from", rec.recovered_from["code"]))
         payload["recovered_from"] = rec.recovered_from["code"]
     fields.append(("outcome", compact({"class": rec.status, "payload": payload})))
-    if rec.input_hash is not None and resumable(self, rec):  # ADR-099 §1: what `--resume` matches
+    if rec.input_hash is not None and resumable(self, rec, out):  # ADR-099 §1: what `--resume` matches
         fields += [("definition_hash", rec.definition_hash), ("input_hash", rec.input_hash)]
     if rec.cost_usd is not None or not rec.cost_known:
         fields.append(("cost_usd", rec.cost_usd if rec.cost_known else None))

@@ -23,10 +23,13 @@ from typing import Any
 
 from checker.core.vocab import Status
 from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
+from runtime.cost import CURRENT_TASK
 from runtime.engine.context import RunSettings, VerbContext
+from runtime.engine.dispatch import pipeline
 from runtime.engine.events import EventSink, Fields, note
 from runtime.engine.executor import ExecutorHost, make_executor
 from runtime.engine.frames import announce, settled_fields
+from runtime.engine.on_finally import run_finally
 from runtime.engine.records import (
     CANCEL_CODE,
     Options,
@@ -38,8 +41,11 @@ from runtime.engine.records import (
     now_iso,
 )
 from runtime.engine.scope import Secrets, base_scope, workflow_outputs
+from runtime.engine.stage import bind
 from runtime.errors import INTERNAL, TaskError
+from runtime.gate import GatePause
 from runtime.permits import Boundary
+from runtime.resume_hooks import cache_hit, hash_task
 from runtime.services import Services
 from runtime.trace import Journal
 
@@ -284,18 +290,11 @@ class Run:
     # -- one task ----------------------------------------------------------------------------
 
     async def _run_task(self, tid: str) -> None:
-        from runtime.cost import CURRENT_TASK
-        from runtime.engine.dispatch import pipeline
-        from runtime.engine.on_finally import run_finally
-        from runtime.engine.stage import bind
-        from runtime.gate import GatePause
-        from runtime.resume_hooks import cache_hit, hash_task
-
         task = self.wf.tasks[tid]
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        if (hit := await cache_hit(self, task, rec, bind)) is not None:
+        if self.options.resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()

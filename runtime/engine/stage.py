@@ -15,7 +15,8 @@ from runtime.engine.executor import EFFECT_DEADLINE
 from runtime.engine.records import Outcome, timeout_error
 from runtime.engine.retry import attempts
 from runtime.errors import INTERNAL, TaskError
-from runtime.values import materialise
+from runtime.limits import MAX_VALUE_DEPTH
+from runtime.values import deeper_than, materialise
 
 if TYPE_CHECKING:
     from runtime.engine.run import Run
@@ -36,7 +37,7 @@ async def verb_stage(run: Run, task: Task, scope: dict[str, Any], iteration: int
             raw = await attempts(run, task, scope, iteration)
         refuse_deep(task.id, raw)
         check_returns(run, task, raw)
-        return Outcome(Status.SUCCESS, raw, await bind(task, raw), started=True)
+        return Outcome(Status.SUCCESS, raw, await bind(task, raw) if task.output else {}, started=True)
     except TaskError as err:
         return await on_error(run, task, scope, err)
 
@@ -83,9 +84,6 @@ def refuse_deep(tid: str, raw: Any) -> None:
     """The backstop for values nested past ``MAX_VALUE_DEPTH`` from any verb (the sources that
     parse JSON refuse them first with their own codes): a typed failure, never a stack overflow
     while the task settles."""
-    from runtime.limits import MAX_VALUE_DEPTH
-    from runtime.values import deeper_than
-
     if deeper_than(raw, MAX_VALUE_DEPTH):
         raise TaskError(
             INTERNAL,

@@ -10,11 +10,12 @@ this interface.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from typing import Any
 
+from checker.core.records import field, record
 
-@dataclass(frozen=True)
+
+@record
 class ToolSpec:
     """A tool offered to the model: ``name`` is the wire-safe name, ``tool_id`` the Nika id."""
 
@@ -24,7 +25,7 @@ class ToolSpec:
     parameters: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record
 class ToolCall:
     """A call the model proposed. ``arguments`` is the decoded object, or ``None`` when the model's
     arguments were not a JSON object (``raw`` then holds what it sent)."""
@@ -35,7 +36,7 @@ class ToolCall:
     raw: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Image:
     """An image sent with a user turn (``infer.vision``): its media type and its bytes, base64.
     The engine has already read it (a file through ``permits.fs.read``, a URL through
@@ -46,7 +47,7 @@ class Image:
     source: str = ""  # the path or URL it came from (for messages only)
 
 
-@dataclass(frozen=True)
+@record
 class Thinking:
     """``infer.thinking``: extended reasoning on or off, and its token budget (drawn from
     ``max_tokens``: the wire adapters send the budget in the provider's own parameter)."""
@@ -55,7 +56,7 @@ class Thinking:
     budget_tokens: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Message:
     """One conversation turn: ``user``, ``assistant`` (text and/or tool calls) or ``tool`` (a result)."""
 
@@ -67,7 +68,7 @@ class Message:
     images: tuple[Image, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     """What a model call asks (``schema`` a JSON Schema; ``timeout_s`` the call's deadline)."""
 
@@ -89,7 +90,7 @@ class Request:
         return self.messages or (Message("user", self.prompt, images=self.images),)
 
 
-@dataclass(frozen=True)
+@record
 class Response:
     """The reply. ``value`` is the text, or the decoded value when the request carried a schema."""
 
