@@ -17,6 +17,8 @@ import pytest
 from fake_llm import openai, serve
 from rt_helpers import RunResult, run_yaml
 
+pytestmark = pytest.mark.xdist_group("mcp")  # one worker starts the shared stdio server (module fixture)
+
 SERVER = textwrap.dedent(
     """
     import os, sys
