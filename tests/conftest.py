@@ -35,3 +35,15 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
         return (yield)
     finally:
         sys.dont_write_bytecode = saved
+
+
+@pytest.hookimpl(wrapper=True, optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
+    """``-n auto`` starts one worker more than there are cores: a good part of the suite waits
+    (language servers and `nika` processes starting, timeouts and deadlines running out), and the
+    extra worker fills those waits (on 2 cores: 57 s instead of 70 s). An explicit
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is kept as given."""
+    count = yield
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return count
+    return count + 1
