@@ -28,6 +28,8 @@ from checker.parse.nodes import parse_yaml
 from checker.parse.values import ListValue, MapValue, ScalarValue, Value
 from checker.rules.jq import ISLAND_NAME, rendered_program
 
+pytestmark = pytest.mark.xdist_group("jq-corpus")  # one worker judges the corpus (module fixture), not each
+
 jq = pytest.importorskip("jq", reason="the `jq` package (libjq bindings) is not installed; install '.[test]'")
 
 ROOT = Path(__file__).resolve().parents[2]

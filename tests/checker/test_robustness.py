@@ -321,15 +321,30 @@ def test_output_survives_any_stdout_encoding_and_undecodable_file_names(tmp_path
     except (OSError, UnicodeError):
         pytest.skip("this file system refuses undecodable file names")
     env = {**os.environ, "PYTHONIOENCODING": encoding}
-    for fmt in ("full", "concise", "json", "sarif", "github"):
-        proc = subprocess.run(
-            [sys.executable, "-m", "nika", "check", "--output-format", fmt, str(tmp_path)], capture_output=True, env=env
-        )
-        assert proc.returncode == 2, proc.stderr
-        assert b"Traceback" not in proc.stderr
-        if fmt == "json":
-            [rep] = json.loads(proc.stdout.decode("utf-8"))["reports"]
-            assert rep["path"] == str(odd) and rep["findings"][0]["code"] == "NIKA-PARSE-004"
+    formats = ("full", "concise", "json", "sarif", "github")
+    # one interpreter per encoding (its stdout is set up from PYTHONIOENCODING at start), each
+    # format a `nika check` of its own in it, the reports split by a NUL byte
+    proc = subprocess.run([sys.executable, "-c", _EACH_FORMAT, str(tmp_path), *formats], capture_output=True, env=env)
+    assert b"Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    codes = json.loads(proc.stderr.splitlines()[-1])
+    assert codes == [2] * len(formats), proc.stderr
+    outputs = dict(zip(formats, proc.stdout.split(b"\0"), strict=False))
+    [rep] = json.loads(outputs["json"].decode("utf-8"))["reports"]
+    assert rep["path"] == str(odd) and rep["findings"][0]["code"] == "NIKA-PARSE-004"
+
+
+_EACH_FORMAT = """
+import json, sys
+from nika.cli import main
+codes = []
+for fmt in sys.argv[2:]:
+    codes.append(main(["check", "--output-format", fmt, sys.argv[1]]))
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b"\\0")
+    sys.stdout.buffer.flush()
+sys.stderr.write("\\n" + json.dumps(codes) + "\\n")
+"""
 
 
 def test_a_message_quoting_a_huge_value_is_bounded() -> None:

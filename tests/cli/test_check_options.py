@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli import nika_here
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +42,8 @@ tasks:
 """
 
 
-def nika(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def nika_process(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`nika ARGS` in a process of its own (the entry function, from any working directory)."""
     env_path = str(ROOT)
     return subprocess.run(
         [
@@ -55,6 +57,12 @@ def nika(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.C
         text=True,
         cwd=cwd,
     )
+
+
+def nika(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`nika ARGS` in this process (what :func:`nika_process` runs, without starting an
+    interpreter); a few tests keep the real process for the exit-code and stdin contract."""
+    return nika_here(*args, stdin=stdin, cwd=cwd)
 
 
 def findings(proc: subprocess.CompletedProcess[str]) -> list[dict]:
@@ -214,7 +222,7 @@ def test_fix_is_minimal_keeps_comments_and_converges(tmp_path: Path) -> None:
 
 
 def test_fix_on_stdin_prints_the_fixed_text_and_diff_writes_nothing(tmp_path: Path) -> None:
-    proc = nika("check", "--fix", "-", stdin=REDUNDANT, cwd=tmp_path)
+    proc = nika_process("check", "--fix", "-", stdin=REDUNDANT, cwd=tmp_path)  # stdin through a pipe
     assert proc.returncode == 0
     assert "b: terminal" not in proc.stdout and "      a: terminal" not in proc.stdout
     assert proc.stdout.startswith("nika: v1")
@@ -226,7 +234,7 @@ def test_fix_on_stdin_prints_the_fixed_text_and_diff_writes_nothing(tmp_path: Pa
 def test_diff_fails_a_gate_when_it_shows_changes(tmp_path: Path) -> None:
     """`--diff` exits 1 when it would change something (as ruff and black do), 0 when not."""
     f = write(tmp_path, "d.nika.yaml", REDUNDANT)
-    assert nika("check", "--diff", str(f), cwd=tmp_path).returncode == 1
+    assert nika_process("check", "--diff", str(f), cwd=tmp_path).returncode == 1  # the process's exit code
     nika("check", "--fix", str(f), cwd=tmp_path)
     clean = nika("check", "--diff", str(f), cwd=tmp_path)
     assert clean.returncode == 0 and clean.stdout == ""

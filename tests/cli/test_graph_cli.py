@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_cli import nika_here
+
 from checker import compile_text
 from checker.views.plan import plan_document
 from nika.output.graph_formats import render_dot, render_mermaid
@@ -75,7 +77,13 @@ tasks:
 
 
 def nika(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m nika ARGS` in a process of its own (stdin through a pipe)."""
     return subprocess.run([sys.executable, "-m", "nika", *args], input=stdin, capture_output=True, text=True, cwd=ROOT)
+
+
+def nika_in_process(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """What :func:`nika` runs, in this process."""
+    return nika_here(*args, stdin=stdin, cwd=ROOT)
 
 
 def test_plan_document_spans_are_check_positions() -> None:
@@ -154,19 +162,19 @@ def test_cli_formats_and_stdin() -> None:
 
 
 def test_cli_draws_a_workflow_with_errors_and_says_so() -> None:
-    proc = nika("graph", "-", stdin=CYCLE)
+    proc = nika_in_process("graph", "-", stdin=CYCLE)
     assert proc.returncode == 0
     assert "on a cycle" in proc.stdout
     assert proc.stderr.strip() == "nika graph: - has 1 error; `nika check -` shows them"
 
 
 def test_cli_failures_exit_1() -> None:
-    proc = nika("graph", "no/such.nika.yaml")
+    proc = nika_in_process("graph", "no/such.nika.yaml")
     assert proc.returncode == 1
     assert proc.stderr.strip() == "nika graph: no/such.nika.yaml: no such file or directory"
-    proc = nika("graph", "-", stdin="- just\n- a list\n")
+    proc = nika_in_process("graph", "-", stdin="- just\n- a list\n")
     assert proc.returncode == 1 and "not a YAML mapping" in proc.stderr
-    proc = nika("graph", "--format", "svg", "-", stdin=PLAN)
+    proc = nika_in_process("graph", "--format", "svg", "-", stdin=PLAN)
     assert proc.returncode == 1 and "invalid choice" in proc.stderr
 
 

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from test_cli import nika_here
+
 from checker import compile_text
 from nika.explain import judged_statically
 
@@ -20,17 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def nika(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import sys; sys.path.insert(0, {str(ROOT)!r}); from nika.cli import main; sys.exit(main())",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
+    """`nika ARGS` in this process (the CLI entry function; test_cli keeps the real-process cases)."""
+    return nika_here(*args, cwd=cwd)
 
 
 def findings(path: Path) -> list[dict[str, Any]]:

@@ -66,3 +66,12 @@ async def client(shared_server: LanguageClient) -> AsyncIterator[LanguageClient]
 def editor(request: pytest.FixtureRequest) -> Editor:
     """The feature functions in-process, answering a client with this capability set."""
     return Editor.of(request.param)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests on the session's shared servers run on one xdist worker, so the servers start
+    once per run rather than once per worker (each start costs most of a second)."""
+    for item in items:
+        if "shared_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("lsp-session"))

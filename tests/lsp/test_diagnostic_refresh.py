@@ -6,6 +6,7 @@ an error, some log it); it pulls again on its own after each edit anyway.
 
 from __future__ import annotations
 
+import queue
 import time
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from raw_client import TIMEOUT, RawClient
 
 URI = "file:///tmp/nika-refresh/flow.nika.yaml"
+SETTLE_S = 0.6  # four times the server's debounce (DEBOUNCE_SECONDS)
 DOC = "nika: v1\nworkflow: {id: demo}\ntasks:\n  a:\n    after: { ghost: success }\n    exec: x\n"
 
 
@@ -27,8 +29,16 @@ def _server_requests_after_edits(capabilities: dict[str, Any]) -> tuple[list[str
         )
         change = {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": DOC + "  b: {exec: y}\n"}]}
         c.notify("textDocument/didChange", change)
-        time.sleep(1.0)  # past the debounce: the check ran
         seen: list[str] = []
+        settle = time.monotonic() + SETTLE_S  # past the debounce: the check ran (a refresh ends the wait)
+        while "workspace/diagnostic/refresh" not in seen and (left := settle - time.monotonic()) > 0:
+            try:
+                msg = c.inbox.get(timeout=left)
+            except queue.Empty:
+                break
+            if "method" in msg and "id" in msg:
+                seen.append(msg["method"])
+                c.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
         sync = c.request("textDocument/diagnostic", {"textDocument": {"uri": URI}})
         deadline = time.monotonic() + TIMEOUT
         answer = None

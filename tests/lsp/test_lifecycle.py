@@ -5,8 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
+import pytest
 from raw_client import RawClient
+
+pytestmark = pytest.mark.xdist_group("lsp-lifecycle")  # one worker starts the module's shared server
 
 INIT = {"processId": None, "rootUri": None, "capabilities": {}}
 
@@ -44,21 +48,24 @@ def test_shutdown_then_exit_exits_0() -> None:
     assert _ends(client, 10.0) == 0
 
 
-def test_a_second_initialize_is_an_error() -> None:
+@pytest.fixture(scope="module")
+def misused() -> Iterator[RawClient]:
+    """One initialized server for the requests that must be refused without ending it."""
+    client = _initialized()
+    yield client
+    client.notify("exit", None)
+    _ends(client, 10.0)
+
+
+def test_a_second_initialize_is_an_error(misused: RawClient) -> None:
     """LSP §initialize: the request is sent only once; a second one is answered with an error."""
-    client = _initialized()
-    reply = client.call("initialize", INIT)
+    reply = misused.call("initialize", INIT)
     assert reply.get("error", {}).get("code") == -32600
-    client.notify("exit", None)
-    _ends(client, 10.0)
 
 
-def test_nika_graph_with_malformed_params_is_invalid_params() -> None:
-    client = _initialized()
+def test_nika_graph_with_malformed_params_is_invalid_params(misused: RawClient) -> None:
     for params in ({"bogus": 1}, 5, {"textDocument": {"uri": 3}}):
-        assert client.call("nika/graph", params).get("error", {}).get("code") == -32602
-    client.notify("exit", None)
-    _ends(client, 10.0)
+        assert misused.call("nika/graph", params).get("error", {}).get("code") == -32602
 
 
 def test_the_server_exits_when_the_client_process_dies() -> None:

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from raw_client import TIMEOUT, RawClient
 
+pytestmark = pytest.mark.xdist_group("lsp-protocol")  # one worker starts the module's server
+
 URI = "file:///tmp/nika-protocol/flow.nika.yaml"
 DOC = "nika: v1\nworkflow:\n  id: demo\ntasks:\n  hello:\n    infer: { model: mock/echo, prompt: x }\n"
 HOVER_AT = {"line": 4, "character": 4}  # the `hello` task key

@@ -12,6 +12,8 @@ from raw_client import RawClient
 
 from nika_lsp.settings import Settings, parse
 
+pytestmark = pytest.mark.xdist_group("lsp-settings")  # one worker starts the module's server
+
 URI = "file:///tmp/nika-settings/flow.nika.yaml"
 DOC = (
     "nika: v1\nworkflow:\n  id: s\ntasks:\n  a:\n    infer: { model: mock/echo, prompt: x }\n"

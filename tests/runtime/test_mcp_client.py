@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 from fake_llm import openai, serve
+from rt_helpers import RunResult, run_yaml
+
+pytestmark = pytest.mark.xdist_group("mcp")  # one worker starts the shared stdio server (module fixture)
 
 SERVER = textwrap.dedent(
     """
@@ -85,15 +88,30 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_stdio_call_result_and_shutdown(run, tmp_path: Path):
+SHARED = (
+    "nika: v1\nworkflow: { id: m }\npermits: { tools: ['mcp:demo/*', 'mcp:demoo/*'], exec: ['" + PY + "'] }\n"
+    "tasks:\n"
+    "  a:\n    invoke: { tool: 'mcp:demo/add', args: { a: 2, b: 3 } }\n"
+    "  p:\n    invoke: { tool: 'mcp:demo/pid', args: {} }\n"
+    "  e:\n    invoke: { tool: 'mcp:demo/env_probe', args: {} }\n"
+    "  schema:\n    invoke: { tool: 'mcp:demo/add', args: { a: 'two', b: 3 } }\n"
+    "  boom:\n    invoke: { tool: 'mcp:demo/boom', args: {} }\n"
+    "  typo:\n    invoke: { tool: 'mcp:demo/ad', args: {} }\n"
+    "  nowhere:\n    invoke: { tool: 'mcp:demoo/add', args: {} }\n"
+)
+
+
+@pytest.fixture(scope="module")
+def shared_run(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
+    """One run of one stdio server for the calls that leave it standing (a server costs about a
+    second to start); each test below reads its own tasks of it."""
+    tmp_path = tmp_path_factory.mktemp("mcp-shared")
     declare(tmp_path, {"demo": stdio(tmp_path)})
-    result = run(
-        "nika: v1\nworkflow: { id: m }\npermits: { tools: ['mcp:demo/*'], exec: ['" + PY + "'] }\ntasks:\n"
-        "  a:\n    invoke: { tool: 'mcp:demo/add', args: { a: 2, b: 3 } }\n"
-        "  p:\n    invoke: { tool: 'mcp:demo/pid', args: {} }\n"
-        "  e:\n    invoke: { tool: 'mcp:demo/env_probe', args: {} }\n",
-        engine_env={"LEAKY_SECRET": "s3cret", "PATH": os.environ.get("PATH", "")},
-    )
+    return run_yaml(SHARED, tmp_path, engine_env={"LEAKY_SECRET": "s3cret", "PATH": os.environ.get("PATH", "")})
+
+
+def test_stdio_call_result_and_shutdown(shared_run: RunResult):
+    result = shared_run
     assert result.tasks["a"].output == 5, result.tasks["a"].error
     assert result.tasks["e"].output == "absent|/data"  # composed, never inherited
     spawns = [e for e in result.events if e["type"] == "tool.invoked" and e.get("event") == "mcp_server_spawn"]
@@ -109,23 +127,18 @@ def test_stdio_call_result_and_shutdown(run, tmp_path: Path):
     assert not alive(pid), "the MCP server outlived the run"
 
 
-def test_arguments_checked_against_the_input_schema(run, tmp_path: Path):
-    declare(tmp_path, {"demo": stdio(tmp_path)})
-    result = run(invoke_wf("mcp:demo/add", "{ a: 'two', b: 3 }"))
-    err = result.tasks["t"].error
+def test_arguments_checked_against_the_input_schema(shared_run: RunResult):
+    err = shared_run.tasks["schema"].error
     assert err["code"] == "NIKA-MCP-002"
     assert "input schema" in err["message"] and "a" in err["message"]
 
 
-def test_tool_error_and_unknown_tool_and_unknown_server(run, tmp_path: Path):
-    declare(tmp_path, {"demo": stdio(tmp_path)})
-    boom = run(invoke_wf("mcp:demo/boom"))
-    assert boom.tasks["t"].error["code"] == "NIKA-MCP-002"
-    assert "reported an error" in boom.tasks["t"].error["message"]
-    typo = run(invoke_wf("mcp:demo/ad"))
-    assert "did you mean `add`" in typo.tasks["t"].error["message"]
-    nowhere = run(invoke_wf("mcp:demo/add").replace("mcp:demo/add", "mcp:demoo/add").replace("demo/*", "*/*"))
-    assert nowhere.tasks["t"].error["code"] == "NIKA-MCP-001"
+def test_tool_error_and_unknown_tool_and_unknown_server(shared_run: RunResult):
+    boom = shared_run.tasks["boom"].error
+    assert boom["code"] == "NIKA-MCP-002"
+    assert "reported an error" in boom["message"]
+    assert "did you mean `add`" in shared_run.tasks["typo"].error["message"]
+    assert shared_run.tasks["nowhere"].error["code"] == "NIKA-MCP-001"
 
 
 def test_server_crash_mid_call_is_a_typed_failure(run, tmp_path: Path):

@@ -187,7 +187,7 @@ def test_spans_reach_a_loopback_otlp_http_receiver(tmp_path, monkeypatch):
 
     _Receiver.bodies = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         code, err, _ = _cli_run(tmp_path, monkeypatch, f"http://127.0.0.1:{server.server_port}", "2")
     finally:

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from runtime.trace import verify
 
+pytestmark = pytest.mark.xdist_group("resume-kill")  # one worker records the full journal (module fixture)
+
 ROOT = Path(__file__).resolve().parents[2]
 CHAIN = """\
 nika: v1

@@ -18,8 +18,8 @@ executor recording every effect that crossed the seam. Asserted:
     checker would have raised on the same literal);
 (c) every performed effect belongs to a task with no static permit or blocklist finding.
 
-Seeded (``derandomize``), a few hundred cases; ``NIKA_DIFF_EXAMPLES`` raises the count for a long
-run. Spec: 01 §permits, 02 §exec, 10 (check ≡ run).
+Seeded (``derandomize``), 60 generated workflows and 100 mutated templates; ``NIKA_DIFF_EXAMPLES``
+raises both counts for a long run. Spec: 01 §permits, 02 §exec, 10 (check ≡ run).
 """
 
 from __future__ import annotations
@@ -46,12 +46,20 @@ from runtime.engine.executor import EffectCall, EffectResult, LocalExecutor
 
 SPEC = Path(__file__).resolve().parents[2] / ".." / "shared" / "nika-spec"
 STATIC = {"NIKA-SEC-004", "NIKA-SEC-001"}
-SETTINGS = settings(
-    max_examples=int(os.environ.get("NIKA_DIFF_EXAMPLES", "100")),  # a long run: NIKA_DIFF_EXAMPLES=3000
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+LONG_RUN = os.environ.get("NIKA_DIFF_EXAMPLES")  # a long run: NIKA_DIFF_EXAMPLES=3000
+
+
+def _settings(examples: int) -> settings:
+    return settings(
+        max_examples=int(LONG_RUN or examples),
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+SETTINGS = _settings(60)  # a generated case performs its effects for real (processes, files)
+DRY_SETTINGS = _settings(100)  # a mutated template's effects are only recorded
 
 # -- the grammar slice -----------------------------------------------------------------------------
 
@@ -227,7 +235,7 @@ def _mutate(text: str, how: int) -> str:
 
 
 @pytest.mark.skipif(not _templates(), reason="the pinned spec's templates/ is not present (../shared/nika-spec)")
-@SETTINGS
+@DRY_SETTINGS
 @given(data=st.data())
 def test_mutated_templates_check_as_they_run(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
     template = data.draw(st.sampled_from(_templates()))

@@ -57,7 +57,7 @@ class _Counter(http.server.BaseHTTPRequestHandler):
 
 def _serve() -> tuple[http.server.ThreadingHTTPServer, str]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counter)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/s.json"
 
 

@@ -39,7 +39,7 @@ def server() -> Iterator[tuple[str, list[str]]]:
             pass
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/s.json", hits

@@ -8,9 +8,6 @@ log below is validated in full, formats included where jsonschema can check them
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,6 +20,7 @@ from checker.core.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from checker.core.source import SourceText, Span
 from checker.project.report import CheckRun, FileReport
 from nika.output import sarif
+from tests.cli.test_cli import nika_here
 
 ROOT = Path(__file__).resolve().parents[3]
 SPEC = ROOT.parent / "shared" / "nika-spec"
@@ -44,13 +42,8 @@ def assert_valid(log: Any) -> None:
 
 
 def nika_sarif(*args: str, cwd: Path) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "nika", "check", "--output-format", "sarif", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    """`nika check --output-format sarif ARGS` through the CLI entry, in process."""
+    proc = nika_here("check", "--output-format", "sarif", *args, cwd=cwd)
     assert proc.returncode in (0, 1, 2), proc.stderr
     return json.loads(proc.stdout)
 
