@@ -98,6 +98,8 @@ class Connection:
     async def _hold(self) -> None:
         from mcp import Client, StdioServerParameters
 
+        _compose_only()
+
         target: Any
         if self.cfg.url:
             target = self.cfg.url
@@ -328,3 +330,20 @@ def to_value(result: Any) -> Any:
     if len(parts) == 1:
         return parts[0]
     return parts
+
+
+def _no_inherited_environment() -> dict[str, str]:
+    return {}
+
+
+def _compose_only() -> None:
+    """A stdio server gets exactly the environment the run composed for it (01 §environment:
+    composed, never inherited). The MCP SDK's ``stdio_client`` merges its own pick of the engine
+    process's variables (HOME, PATH, SHELL, TERM, USER, LOGNAME) under the one it is given, read
+    through ``mcp.client.stdio.get_default_environment``: that lookup answers nothing here. Only
+    the runtime spawns MCP servers in this process; ``tests/runtime/test_mcp_client.py`` holds the
+    server's variables to the composed set, so an SDK that moves the merge fails there."""
+    import mcp.client.stdio as sdk_stdio
+
+    if getattr(sdk_stdio, "get_default_environment", None) is not _no_inherited_environment:
+        sdk_stdio.get_default_environment = _no_inherited_environment

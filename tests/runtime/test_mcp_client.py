@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from fake_llm import openai, serve
@@ -45,6 +46,11 @@ SERVER = textwrap.dedent(
     def env_probe() -> str:
         "What the server sees of the environment."
         return os.environ.get("LEAKY_SECRET", "absent") + "|" + os.environ.get("ROOT", "unset")
+
+    @srv.tool()
+    def env_names() -> list[str]:
+        "The names of the server's environment variables."
+        return sorted(os.environ)
 
     @srv.tool()
     def pid() -> int:
@@ -94,6 +100,7 @@ SHARED = (
     "  a:\n    invoke: { tool: 'mcp:demo/add', args: { a: 2, b: 3 } }\n"
     "  p:\n    invoke: { tool: 'mcp:demo/pid', args: {} }\n"
     "  e:\n    invoke: { tool: 'mcp:demo/env_probe', args: {} }\n"
+    "  names:\n    invoke: { tool: 'mcp:demo/env_names', args: {} }\n"
     "  schema:\n    invoke: { tool: 'mcp:demo/add', args: { a: 'two', b: 3 } }\n"
     "  boom:\n    invoke: { tool: 'mcp:demo/boom', args: {} }\n"
     "  typo:\n    invoke: { tool: 'mcp:demo/ad', args: {} }\n"
@@ -107,13 +114,19 @@ def shared_run(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
     second to start); each test below reads its own tasks of it."""
     tmp_path = tmp_path_factory.mktemp("mcp-shared")
     declare(tmp_path, {"demo": stdio(tmp_path)})
-    return run_yaml(SHARED, tmp_path, engine_env={"LEAKY_SECRET": "s3cret", "PATH": os.environ.get("PATH", "")})
+    # names the MCP SDK would copy from the engine's own process environment into the server's
+    inherited = {"SHELL": "/bin/sh", "TERM": "xterm", "HOME": "/root-of-the-engine", "USER": "engine"}
+    with mock.patch.dict(os.environ, inherited):
+        return run_yaml(SHARED, tmp_path, engine_env={"LEAKY_SECRET": "s3cret", "PATH": os.environ.get("PATH", "")})
 
 
 def test_stdio_call_result_and_shutdown(shared_run: RunResult):
     result = shared_run
     assert result.tasks["a"].output == 5, result.tasks["a"].error
     assert result.tasks["e"].output == "absent|/data"  # composed, never inherited
+    # exactly the composed environment: the floor names the run's engine environment has (PATH) and
+    # the declared `env:`; nothing from the engine process (LC_CTYPE: Python's own locale coercion)
+    assert set(result.tasks["names"].output) - {"LC_CTYPE"} == {"PATH", "ROOT"}, result.tasks["names"].output
     spawns = [e for e in result.events if e["type"] == "tool.invoked" and e.get("event") == "mcp_server_spawn"]
     assert len(spawns) == 1 and spawns[0]["argv"][0] == PY  # one server, witnessed as an exec effect
     assert any(
