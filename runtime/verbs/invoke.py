@@ -90,6 +90,7 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
         executor=s.executor,
         parent_meter=ctx.services.meter,  # the caller's --max-cost-usd binds the child's model calls too
         parent_gate=ctx.gate,  # the caller's approvals-per-run budget binds the child's prompts too
+        prompter=ctx.gate.prompter if ctx.gate is not None else None,  # on a terminal, the child's prompts ask too
         mcp_config=ctx.services.mcp_config,  # the root run's MCP table, read once before its first task
     )
     where = _iteration(ctx)

@@ -235,3 +235,18 @@ def test_children_do_not_multiply_the_approvals_a_run_may_mint(parent, tmp_path)
     (halted,) = [t for t in kinds(failed[0]["trace"], "task_failed") if t["task"] == "ok"]
     assert halted["error_code"] == "NIKA-SEC-010" and "approval.rate_limited" in halted["message"]
     assert "the run that called this workflow already used its 5" in halted["message"]
+
+
+def test_on_a_terminal_a_childs_prompt_is_asked_and_counts_against_the_caller(parent, tmp_path):
+    from rt_helpers import run_yaml
+
+    asked: list[str] = []
+    fan = (
+        'nika: v1\nworkflow: { id: ask6 }\npermits: { exec: ["sh"], tools: ["nika:prompt"] }\ntasks:\n'
+        '  call:\n    for_each: ["a", "b", "c", "d", "e", "f"]\n    max_parallel: 1\n'
+        '    invoke: { workflow: "./child.nika.yaml", args: { what: "${{ item }}" } }\n'
+    )
+    res = run_yaml(fan, tmp_path, interactive=True, prompter=lambda r: asked.append(r["message"]) or True)
+    assert asked == [f"Ship {c}?" for c in "abcde"] and not res.paused
+    err = res.tasks["call"].error
+    assert err is not None and err["code"] == "NIKA-SEC-010" and err["details"]["failed_index"] == 5
