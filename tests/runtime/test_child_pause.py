@@ -250,3 +250,18 @@ def test_on_a_terminal_a_childs_prompt_is_asked_and_counts_against_the_caller(pa
     assert asked == [f"Ship {c}?" for c in "abcde"] and not res.paused
     err = res.tasks["call"].error
     assert err is not None and err["code"] == "NIKA-SEC-010" and err["details"]["failed_index"] == 5
+
+
+def test_without_a_journal_a_childs_pause_fails_its_caller_and_says_why(parent, tmp_path):
+    import asyncio
+
+    from runtime.admission import bind_inputs, compile_file
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
+
+    compiled, _ = compile_file(str(parent))
+    assert compiled is not None and compiled.workflow is not None
+    res = asyncio.run(Run(compiled, bind_inputs(compiled.workflow, {}), Options(trace_dir=None)).execute())
+    err = res.tasks["call"].error
+    assert res.workflow_state == "failure" and err is not None and err["code"] == "NIKA-BUILTIN-PROMPT-001"
+    assert "paused on the prompt of task `ok` and the child kept no journal to resume it from" in err["message"]
