@@ -112,6 +112,7 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
             ("chain_head", result.head),
         ],
     )
+    _mirror_approvals(ctx, result)
     if result.workflow_state == "paused":
         raise _child_paused(ctx, target, result, where)
     return _child_result(target, result)
@@ -178,6 +179,19 @@ def _iteration(ctx: VerbContext) -> tuple[Any, Any] | None:
     if ctx.task is None or ctx.task.for_each is None:
         return None
     return ctx.scope.get("index"), ctx.scope.get("item")
+
+
+_APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remaining_s", "scope")
+
+
+def _mirror_approvals(ctx: VerbContext, result: RunResult) -> None:
+    """The child's approval decisions, journaled here too at their paths (``TASK/CHILD_TASK``): this
+    run's receipt lists their tickets and a resume of this run counts them against its budget. The
+    child's journal (named by ``journal``) holds the decisions themselves."""
+    for e in result.events:
+        if e.get("type") == "approval.decided":
+            fields = [("task", f"{ctx.task_id}/{e.get('task')}"), *((k, e.get(k)) for k in _APPROVAL_FIELDS)]
+            ctx.emit("approval_decided", [*fields, ("journal", result.trace)])
 
 
 def _child_journal(target: str, journal: str, compiled: Any, answers: dict[str, Any], model: str | None) -> Any:

@@ -87,6 +87,14 @@ def test_a_child_pause_pauses_its_caller_and_an_answer_resumes_both(parent, tmp_
     assert kinds(resumed_child, "task_cache_hit")[0]["task"] == "prep"
     (decided,) = kinds(resumed_child, "approval_decided")
     assert decided["decision"] == "allow" and decided["ticket"] == entry["ticket"]["digest"]
+    (mirrored,) = kinds(done["trace"], "approval_decided")  # the caller's journal and receipt carry it too
+    assert mirrored["task"] == "call/ok" and mirrored["ticket"] == decided["ticket"]
+    assert mirrored["journal"] == resumed_child and mirrored["scope"] == decided["scope"]
+    from runtime.receipt import receipt
+    from runtime.trace_read import read_run
+
+    (approval,) = receipt(read_run(Path(done["trace"])), parent)["approvals"]
+    assert approval["task"] == "call/ok" and approval["ticket"] == entry["ticket"]["digest"]
     for trace in (done["trace"], resumed_child):
         assert verify(Path(trace).read_bytes())["verdict"] == "clean"
     _fit_the_event_schema(first["events"] + done["events"])
@@ -170,6 +178,7 @@ def test_two_levels_down_the_path_grows_and_the_resume_recurses(parent, tmp_path
     assert entry["child"]["step"] == "call/ok"
     code, done, _ = run(top, resume=first["trace"], answers=["outer/call/ok=true"])
     assert code == 0 and done["tasks"]["outer"]["output"] == {"got": "shipped-v9"}
+    assert [d["task"] for d in kinds(done["trace"], "approval_decided")] == ["outer/call/ok"]  # once per level
     assert _log(tmp_path) == ["prep-v9", "ship-v9", "after"]
 
 
@@ -188,6 +197,13 @@ def test_a_child_pause_inside_for_each_resumes_each_iteration_from_its_own_journ
     assert code == 0 and [o["shipped"] for o in done["tasks"]["call"]["output"]] == ["shipped-a", "shipped-b"]
     assert sorted(_log(tmp_path)) == ["prep-a", "prep-b", "ship-a", "ship-b"]  # each `prep` ran once
     assert cache_hits(done) == set()
+    from runtime.admission import compile_file
+    from runtime.resume import open_resume
+
+    compiled, _ = compile_file(str(fan))
+    index = open_resume(done["trace"], compiled)  # the children's decisions count against this run's budget
+    assert index.approvals_used == 2
+    index.release()
 
 
 def test_an_on_finally_step_whose_child_pauses_fails_that_step_and_says_why(parent, tmp_path):
