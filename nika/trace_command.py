@@ -52,13 +52,21 @@ def _dump(out: TextIO, value: Any) -> None:
     _write(out, json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
 
+def _candidate(r: Any, newest: dict[str, str]) -> bool:
+    """The newest run of its workflow, unless it is a child workflow's pause (its caller's journal is
+    the one to resume: ``runtime.resume`` refuses the child's own)."""
+    depth = r.prologue.get("depth")
+    child_pause = r.state == "paused" and isinstance(depth, int) and depth > 0
+    return newest.get(r.workflow or r.run_id) == r.run_id and not child_pause
+
+
 def trace_ls(trace_dir: Path, fmt: str, out: TextIO) -> int:
     from nika.output.trace_text import ls_text
     from runtime.trace_gc import read_all
 
     runs = read_all(trace_dir)
     newest = {r.workflow or r.run_id: r.run_id for r in runs}
-    rows = [{**r.summary(), "resume_candidate": newest.get(r.workflow or r.run_id) == r.run_id} for r in runs]
+    rows = [{**r.summary(), "resume_candidate": _candidate(r, newest)} for r in runs]
     rows.reverse()  # newest first
     _dump(out, {"trace_dir": str(trace_dir), "runs": rows}) if fmt == "json" else _write(out, ls_text(rows))
     return 0

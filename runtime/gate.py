@@ -15,7 +15,8 @@
 The ticket binds the sha256 of the canonical rendering of what is shown (the message, the mode
 and choices, the gated action and the effect classes of what the gate unleashes). At most
 :data:`APPROVALS_PER_RUN` tickets are minted or honoured per run (a resume carries the count
-forward); the next is a HALT (``NIKA-SEC-010``, ``approval.rate_limited``). An identical prompt in
+forward; a child workflow's approvals count against its callers' runs too); the next is a HALT
+(``NIKA-SEC-010``, ``approval.rate_limited``). An identical prompt in
 the same run rides the decided ticket (``dedup``: the person is not asked again). Every decision is
 an ``approval_decided`` frame in the hash-chained journal.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -75,6 +77,7 @@ class Gate:
         resume: ResumeIndex | None = None,
         prompter: Callable[[dict[str, Any]], Any] | None = None,
         clock: Callable[[], float] | None = None,
+        parent: Gate | None = None,
     ) -> None:
         self.nonce, self.workflow, self.emit, self.effects_after = nonce, workflow, emit, effects_after
         self.answers = dict(answers or {})
@@ -84,6 +87,7 @@ class Gate:
         self.decided: dict[str, tuple[Any, str]] = {}  # shown hash -> (answer, ticket digest)
         self.paused: list[dict[str, Any]] = []
         self.parked: set[str] = set()
+        self.parent = parent  # a child workflow's caller's gate: each approval counts against every caller too
 
     @classmethod
     def for_run(cls, run: Run, o: Options) -> Gate:
@@ -97,6 +101,7 @@ class Gate:
             answers=o.answers,
             resume=o.resume,
             prompter=o.prompter if o.interactive else None,
+            parent=o.parent_gate,
         )
 
     # -- the journal -------------------------------------------------------------------------
@@ -117,6 +122,38 @@ class Gate:
             ("choices", canonical(first.get("choices"))),
             ("prompts", canonical(self.paused)),
         ]
+
+    # -- a child workflow's pause (``invoke: { workflow: … }``) --------------------------------
+
+    def child_resume(self, tid: str, iteration: tuple[Any, Any] | None) -> tuple[str | None, dict[str, Any]]:
+        """For the child ``tid`` is about to run: the journal the resumed trace says it paused in (at
+        this ``for_each`` iteration, ``(index, item)``), and the ``--answer`` values addressed to the
+        prompts it paused on (``tid/PATH``), the prefix taken off: the child's own gate judges them."""
+        prefix, where = f"{tid}/", _where(iteration)
+        trace, paths = None, set()
+        for path, prompts in (self.resume.paused if self.resume is not None else {}).items():
+            for p in prompts if path.startswith(prefix) else []:
+                c = p.get("child")
+                if isinstance(c, dict) and c.get("task") == tid and c.get("where") == where:
+                    trace = c.get("trace") if isinstance(c.get("trace"), str) else None
+                    paths.add(path)
+        if trace is not None and self.resume is not None and not os.path.exists(trace):
+            trace = str(self.resume.path.parent / os.path.basename(trace))  # the traces folder moved as one
+        answers = {k[len(prefix) :]: v for k, v in self.answers.items() if k in paths}
+        return trace, answers
+
+    def child_pause(
+        self, tid: str, workflow: str, trace: str, prompts: list[dict[str, Any]], iteration: tuple[Any, Any] | None
+    ) -> GatePause:
+        """The child ``tid`` ran paused: each prompt it waits on is this run's too, at the path
+        ``tid/<its path in the child>``, naming the child's journal (resumed from when answered)."""
+        entries, where = [], _where(iteration)
+        for p in prompts:
+            journals = [trace, *(p.get("journals") or [])]
+            child = {"task": tid, "workflow": workflow, "trace": trace, "step": p.get("task"), "where": where}
+            entries.append({**p, "task": f"{tid}/{p.get('task')}", "child": child, "journals": journals})
+        self.paused.extend(entries)
+        return GatePause(entries[0])
 
     # -- one prompt --------------------------------------------------------------------------
 
@@ -197,13 +234,18 @@ class Gate:
         return {**body, "digest": _digest(body)}
 
     def _count(self, tid: str) -> None:
-        if self.used >= APPROVALS_PER_RUN:
+        chain = [self]
+        while chain[-1].parent is not None:  # a child's approval is its callers' too: children do not multiply N
+            chain.append(chain[-1].parent)
+        if any(g.used >= APPROVALS_PER_RUN for g in chain):
+            whose = "this run" if self.used >= APPROVALS_PER_RUN else "the run that called this workflow"
             raise self._halt(
                 tid,
                 "approval.rate_limited",
-                f"this run already used its {APPROVALS_PER_RUN} approvals; declare one batched gate instead",
+                f"{whose} already used its {APPROVALS_PER_RUN} approvals; declare one batched gate instead",
             )
-        self.used += 1
+        for g in chain:
+            g.used += 1
 
     def _remaining(self, ticket: dict[str, Any]) -> float:
         issued, ttl = ticket.get("issued_at"), ticket.get("ttl_s")
@@ -236,6 +278,11 @@ class Gate:
     def _halt(self, tid: str, finding: str, why: str) -> TaskError:
         message = f"approval ticket for `{tid}` refused ({finding}): {why}"
         return TaskError(SEC_010, message, details={"finding": finding})
+
+
+def _where(iteration: tuple[Any, Any] | None) -> dict[str, Any]:
+    """Which call of a child a pause belongs to: ``{}``, or a ``for_each`` iteration's index and item hash."""
+    return {} if iteration is None else {"index": iteration[0], "item": sha256(iteration[1])}
 
 
 def _digest(body: dict[str, Any]) -> str:

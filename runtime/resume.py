@@ -49,6 +49,7 @@ class ResumeIndex:
     # task -> the prompts it paused on, each with its ticket (one per for_each iteration that asked)
     paused: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     approvals_used: int = 0
+    depth: int = 0  # the prologue's: > 0 for a child workflow's run (resumed by its caller's resume)
     forced: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
     _lock: Any = None
@@ -87,8 +88,11 @@ def open_resume(
     from_task: str | None = None,
     answers: dict[str, Any] | None = None,
     model: str | None = None,
+    *,
+    child: bool = False,
 ) -> ResumeIndex:
-    """Read, verify, match and lock ``trace`` for a resume of ``compiled``; raises :class:`ResumeRefused`."""
+    """Read, verify, match and lock ``trace`` for a resume of ``compiled`` (``child``: by the task of
+    the run that called it, ``runtime.verbs.invoke``); raises :class:`ResumeRefused`."""
     path = Path(trace)
     try:
         data = path.read_bytes()
@@ -108,6 +112,11 @@ def open_resume(
             known = ", ".join(sorted(wf.tasks))
             raise ResumeRefused(f"--from `{from_task}`: the workflow has no such task (its tasks: {known})")
         index.forced = frozenset(descendants(compiled, from_task))
+    if index.paused and index.depth > 0 and not child:  # its caller resumes it, or its effects could run twice
+        raise ResumeRefused(
+            f"--resume {trace}: this journal is a child workflow's run paused on a prompt; resume the journal of "
+            f"the run that called it, with --answer CALLER_TASK/{min(index.paused)}=VALUE"
+        )
     for tid in answers or {}:
         if tid not in index.paused:
             where = ", ".join(sorted(index.paused)) or "none"
@@ -147,6 +156,8 @@ def _prologue(index: ResumeIndex, trace: str, first: dict[str, Any], wf_id: str,
             "resume a trace of this workflow"
         )
     index.run_nonce = pro.get("run_nonce") if isinstance(pro.get("run_nonce"), str) else None
+    depth = pro.get("depth")
+    index.depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else 0
     carried = pro.get("approvals_carried")
     index.approvals_used = carried if isinstance(carried, int) and not isinstance(carried, bool) else 0
     if pro.get("workflow_sha256") != hashlib.sha256(source.encode("utf-8")).hexdigest():

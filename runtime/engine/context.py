@@ -68,6 +68,7 @@ class VerbContext:
     run_child: ChildRunner  # a child workflow, run in the caller's working directory under its permits too
     tool_call: Callable[[str, dict[str, Any]], Awaitable[Any]]  # one tool call of an agent's turn (the run's seam)
     started_monotonic: float | None = None  # when the task started (``time.monotonic``), for deadlines
+    gate: Any = None  # the run's human gate (runtime.gate.Gate): a child workflow's pause becomes the caller's
 
     @property
     def with_(self) -> Mapping[str, Any]:

@@ -60,6 +60,7 @@ class Options:
     prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.gate
     max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.cost)
     parent_meter: Any = None  # a child workflow's caller's runtime.cost.CostMeter (its cap binds the child)
+    parent_gate: Any = None  # a child workflow's caller's runtime.gate.Gate (its approvals count against the caller)
     mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
 
 

@@ -55,6 +55,7 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
         run_child=run_child,
         tool_call=tool_call,
         started_monotonic=rec.started_monotonic if rec is not None else None,
+        gate=run.gate,
     )
     holder.append(ctx)
     return ctx

@@ -9,6 +9,11 @@ the child's first error code), its arguments are bound to its ``inputs:`` exactl
 and it runs through ``VerbContext.run_child``: a fresh run with its own scope and its own journal,
 under its own permits *and* its caller's (a child never gains authority). Nesting is bounded
 (NIKA-SEC-003), and a workflow that calls itself is refused.
+
+A child that pauses on a prompt pauses its caller's task: the caller's run ends ``paused`` with the
+child's prompts addressed ``TASK/CHILD_TASK`` (recursively, ``a/b/c`` two levels down), each naming
+the child's journal. Resumed with ``--answer TASK/CHILD_TASK=VALUE``, the task resumes the child from
+that journal with the answer, which the child's own gate judges (:mod:`runtime.gate`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
 
 DEPTH_CODE = "NIKA-SEC-003"
 CALL_FIT_CODE = "NIKA-COMP-004"
+PAUSE_CODE = "NIKA-BUILTIN-PROMPT-001"
 
 
 async def run_invoke(ctx: VerbContext, verb: Invoke) -> Any:
@@ -83,9 +89,19 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
         engine_env=ctx.engine_env,
         executor=s.executor,
         parent_meter=ctx.services.meter,  # the caller's --max-cost-usd binds the child's model calls too
+        parent_gate=ctx.gate,  # the caller's approvals-per-run budget binds the child's prompts too
+        prompter=ctx.gate.prompter if ctx.gate is not None else None,  # on a terminal, the child's prompts ask too
         mcp_config=ctx.services.mcp_config,  # the root run's MCP table, read once before its first task
     )
-    result = await ctx.run_child(compiled, inputs, opts)
+    where = _iteration(ctx)
+    journal, answers = ctx.gate.child_resume(ctx.task_id, where) if ctx.gate is not None else (None, {})
+    if journal is not None:  # it paused in an earlier run: resumed from its own journal, with its answers
+        opts.resume, opts.answers = _child_journal(target, journal, compiled, answers, s.model), answers
+    try:
+        result = await ctx.run_child(compiled, inputs, opts)
+    finally:
+        if opts.resume is not None:
+            opts.resume.release()
     ctx.emit(
         "tool_invoked",
         [
@@ -96,6 +112,9 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
             ("chain_head", result.head),
         ],
     )
+    _mirror_approvals(ctx, result)
+    if result.workflow_state == "paused":
+        raise _child_paused(ctx, target, result, where)
     return _child_result(target, result)
 
 
@@ -155,17 +174,57 @@ def _admit_child(target: str, path: str) -> Any:
     return compiled
 
 
+def _iteration(ctx: VerbContext) -> tuple[Any, Any] | None:
+    """Which call of the child this is: ``None`` for a task, the index and item in a ``for_each``."""
+    if ctx.task is None or ctx.task.for_each is None:
+        return None
+    return ctx.scope.get("index"), ctx.scope.get("item")
+
+
+_APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remaining_s", "scope")
+
+
+def _mirror_approvals(ctx: VerbContext, result: RunResult) -> None:
+    """The child's approval decisions, journaled here too at their paths (``TASK/CHILD_TASK``): this
+    run's receipt lists their tickets and a resume of this run counts them against its budget. The
+    child's journal (named by ``journal``) holds the decisions themselves."""
+    for e in result.events:
+        if e.get("type") == "approval.decided":
+            fields = [("task", f"{ctx.task_id}/{e.get('task')}"), *((k, e.get(k)) for k in _APPROVAL_FIELDS)]
+            ctx.emit("approval_decided", [*fields, ("journal", result.trace)])
+
+
+def _child_journal(target: str, journal: str, compiled: Any, answers: dict[str, Any], model: str | None) -> Any:
+    """The paused child's journal opened for its resume (verified, matched, locked), or the task failure."""
+    from runtime.resume import ResumeRefused, open_resume
+
+    try:
+        return open_resume(journal, compiled, None, answers, model, child=True)
+    except ResumeRefused as exc:
+        raise TaskError(PAUSE_CODE, f"cannot resume the paused child workflow `{target}`: {exc}") from None
+
+
+def _child_paused(ctx: VerbContext, target: str, result: RunResult, where: tuple[Any, Any] | None) -> Exception:
+    """A child paused on a prompt: this task pauses too (the gate's ``GatePause``), its prompts addressed
+    ``TASK/CHILD_TASK``, unless nothing could resume it (no journal, or an ``on_finally`` step)."""
+    p = result.paused[0] if result.paused else {}
+    why = None
+    if ctx.task is None:
+        why = "an `on_finally` step cannot wait for an answer"
+    elif result.trace is None or ctx.gate is None:
+        why = "the child kept no journal to resume it from"
+    if why is None:
+        return ctx.gate.child_pause(ctx.task_id, target, os.path.abspath(result.trace), result.paused, where)
+    return TaskError(
+        PAUSE_CODE,
+        f"child workflow `{target}` paused on the prompt of task `{p.get('task')}` and {why}",
+        details={"workflow": target, "paused": result.paused, "trace": result.trace},
+    )
+
+
 def _child_result(target: str, result: RunResult) -> Any:
     if result.workflow_state == "success":
         return result.outputs
-    if result.workflow_state == "paused":  # a durable pause does not cross a child boundary in this build
-        p = result.paused[0] if result.paused else {}
-        raise TaskError(
-            "NIKA-BUILTIN-PROMPT-001",
-            f"child workflow `{target}` paused on the prompt of task `{p.get('task')}`, and resuming a paused child "
-            f"from its caller is not available in this build of nika; its trace is {result.trace}",
-            details={"workflow": target, "paused": result.paused, "trace": result.trace},
-        )
     failed = next((r for r in result.tasks.values() if r.status == "failure" and r.error), None)
     if failed is not None and failed.error is not None:
         e = failed.error

@@ -196,20 +196,6 @@ def test_pause_resume_and_approval_events_fit_the_event_schema(wf):
         jsonschema.validate(e, schema)
 
 
-def test_a_child_workflows_pause_fails_its_caller_and_says_why(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "child.nika.yaml").write_text(_prompts(1).replace("id: many", "id: kid"))
-    parent = tmp_path / "parent.nika.yaml"
-    parent.write_text(
-        'nika: v1\nworkflow: { id: parent }\ntasks:\n  call:\n    invoke: { workflow: "./child.nika.yaml" }\n'
-    )
-    code, rep, _ = run(parent)
-    err = rep["tasks"]["call"]["error"]
-    assert (
-        code == 1 and err["code"] == "NIKA-BUILTIN-PROMPT-001" and "paused on the prompt of task `p0`" in err["message"]
-    )
-
-
 def test_a_fan_out_of_prompts_pauses_each_and_an_answer_binds_the_same_question_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     p = tmp_path / "fan.nika.yaml"
