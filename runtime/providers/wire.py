@@ -110,12 +110,7 @@ class WireProvider(Provider):
                 {"provider": self.id},
             ) from None
         except httpx.TransportError as exc:
-            raise TaskError(
-                TRANSIENT,
-                f"cannot reach `{self.id}` at {host}: {type(exc).__name__}",
-                True,
-                {"provider": self.id, "host": host},
-            ) from None
+            raise self._unreachable(host, exc) from None
         return self._classify(status, data, retry_after)
 
     def _idle_s(self) -> float:
@@ -180,15 +175,18 @@ class WireProvider(Provider):
         except httpx.TransportError as exc:
             if got[0]:
                 raise self._cut(got[0], type(exc).__name__) from None
-            raise TaskError(
-                TRANSIENT,
-                f"cannot reach `{self.id}` at {host}: {type(exc).__name__}",
-                True,
-                {"provider": self.id, "host": host},
-            ) from None
+            raise self._unreachable(host, exc) from None
         if not fold.done:
             raise self._cut(got[0], "no end marker")
         return fold.document()
+
+    def _unreachable(self, host: str, exc: Exception) -> TaskError:
+        return TaskError(
+            TRANSIENT,
+            f"cannot reach `{self.id}` at {host}: {type(exc).__name__}",
+            True,
+            {"provider": self.id, "host": host},
+        )
 
     def _cut(self, received: int, why: str) -> TaskError:
         return TaskError(
@@ -197,6 +195,21 @@ class WireProvider(Provider):
             True,
             {"provider": self.id, "stream": "cut", "received_bytes": received},
         )
+
+    def stream_chunk(self, data: str, *, error_member: bool = True) -> dict[str, Any] | None:
+        """One stream event's JSON object (``None``: another JSON value, passed over). An event
+        that is not JSON breaks the stream; with ``error_member``, so does an object whose
+        ``error`` member is set (the OpenAI and Gemini shape of a mid-stream failure)."""
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise self.stream_error(f"a stream event that is not JSON ({len(data)} bytes)") from None
+        if not isinstance(chunk, dict):
+            return None
+        if error_member and chunk.get("error"):
+            err = chunk["error"]
+            raise self.stream_error(err.get("message") if isinstance(err, dict) else err)
+        return chunk
 
     def stream_error(self, message: Any, transient: bool = True) -> TaskError:
         """An error the provider reported inside a stream it had already started (HTTP 200)."""
@@ -293,14 +306,7 @@ class WireProvider(Provider):
     ) -> Response:
         value: Any = text
         if request.schema is not None and not request.messages:
-            try:
-                value = json.loads(unfence(text))
-            except ValueError:
-                raise TaskError(
-                    SCHEMA_CODE,
-                    f"`{self.id}` was asked for JSON matching `schema:` and replied with text that is not JSON",
-                    details={"provider": self.id},
-                ) from None
+            value = schema_value(text, self.id, {"provider": self.id})
         return Response(
             value,
             t_in + t_out,
@@ -313,6 +319,19 @@ class WireProvider(Provider):
             usage_reported=bool(t_in or t_out),
             thinking_tokens=thinking_tokens,
         )
+
+
+def schema_value(text: str, who: str, details: dict[str, Any]) -> Any:
+    """The JSON value of a reply that ``schema:`` asked for (a Markdown fence unwrapped), or
+    NIKA-INFER-002 naming ``who`` when its text is not JSON (the contract is checked later)."""
+    try:
+        return json.loads(unfence(text))
+    except ValueError:
+        raise TaskError(
+            SCHEMA_CODE,
+            f"`{who}` was asked for JSON matching `schema:` and replied with text that is not JSON",
+            details=details,
+        ) from None
 
 
 def unfence(text: str) -> str:

@@ -156,6 +156,20 @@ def test_an_error_event_mid_stream_is_classified():
         assert (err.code, err.transient) == (code, transient) and "mid-stream" in err.message
 
 
+@pytest.mark.parametrize(("cls", "pid"), [(OpenAIChat, "openai"), (GeminiGenerate, "gemini")])
+def test_an_error_member_or_a_non_json_event_mid_stream_breaks_the_stream(cls, pid):
+    for event, said in (
+        (sse_llm.sse({"error": {"message": "server melted"}}), "server melted"),
+        (sse_llm.sse("{oops"), "not JSON"),
+    ):
+        s = script(pid)
+        s.events = [*s.events[:2], event]
+        with serve(s) as fake:
+            err = asyncio.run(_call(cls, pid, fake.url, Request("m", "p")))
+        assert (err.code, err.transient) == ("NIKA-PROVIDER-001", True), err
+        assert "mid-stream" in err.message and said in err.message, err.message
+
+
 def test_a_server_that_ignores_stream_is_read_whole(run):
     """Some OpenAI-compatible servers answer `stream: true` with the plain JSON reply."""
     s = script("openai")
