@@ -154,7 +154,14 @@ class WireProvider(Provider):
                     data = await self._read_capped(resp)
                     return self._classify(resp.status_code, data, resp.headers.get("retry-after"))
                 async for name, data in sse_events(self._lines(resp, got)):
-                    fold.event(name, data)
+                    try:
+                        fold.event(name, data)
+                    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+                        # a member of the wrong type (an index that is not a number, content that is
+                        # not an object): the provider's malformed stream, not an engine bug
+                        raise self.stream_error(
+                            f"a stream event of an unexpected shape ({type(exc).__name__})"
+                        ) from None
                     if fold.done:
                         break
         except (TimeoutError, httpx.TimeoutException) as exc:

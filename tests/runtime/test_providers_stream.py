@@ -170,6 +170,26 @@ def test_an_error_member_or_a_non_json_event_mid_stream_breaks_the_stream(cls, p
         assert "mid-stream" in err.message and said in err.message, err.message
 
 
+@pytest.mark.parametrize(
+    ("cls", "pid", "event"),
+    [
+        (OpenAIChat, "openai", sse_llm.sse({"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]})),
+        (OpenAIChat, "openai", sse_llm.sse({"choices": [{"delta": {"tool_calls": [{"function": {"name": 5}}]}}]})),
+        (GeminiGenerate, "gemini", sse_llm.sse({"candidates": [{"content": "not an object"}]})),
+        (AnthropicMessages, "anthropic", sse_llm.sse({"type": "content_block_delta", "index": "z", "delta": {}})),
+    ],
+    ids=["openai-index", "openai-name", "gemini-content", "anthropic-index"],
+)
+def test_a_stream_event_of_the_wrong_shape_is_the_providers_failure(cls, pid, event):
+    """Not an internal error of the engine (NIKA-IMPL-001): the provider sent a malformed stream."""
+    s = script(pid)
+    s.events = [s.events[0], event, *s.events[1:]]
+    with serve(s) as fake:
+        err = asyncio.run(_call(cls, pid, fake.url, Request("m", "p")))
+    assert getattr(err, "code", None) == "NIKA-PROVIDER-001", repr(err)
+    assert "mid-stream" in err.message and "unexpected shape" in err.message
+
+
 def test_a_server_that_ignores_stream_is_read_whole(run):
     """Some OpenAI-compatible servers answer `stream: true` with the plain JSON reply."""
     s = script("openai")
