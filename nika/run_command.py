@@ -113,7 +113,7 @@ def run_command(
 
     progress = None
     if output_format == "text":
-        live = StreamLine() if _is_tty(err) else None  # streamed tokens: one line rewritten in place
+        live = StreamLine(_columns(err)) if _is_tty(err) else None  # streamed tokens: one line rewritten in place
 
         def progress(event: dict[str, Any]) -> None:
             if event.get("type") == "infer.chunk":
@@ -227,6 +227,16 @@ def _freeze_heap() -> None:
 
 
 RUN_GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def _columns(stream: Any) -> int:
+    """The width of the terminal ``stream`` writes to (80 when it cannot be told)."""
+    import os
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
 
 
 def _is_tty(stream: Any) -> bool:

@@ -294,6 +294,21 @@ def test_a_secret_split_across_pieces_is_masked():
 # -- the progress view -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("columns", [80, 40])
+def test_the_live_line_never_wraps(columns):
+    """A wrapped line leaves its first row behind at each rewrite (the erase clears one row)."""
+    from runtime.report import StreamLine, _cells
+
+    live = StreamLine(columns) if columns != 80 else StreamLine()
+    pieces = ["a fairly long streamed sentence ", "with 寬字符 and emoji 🙂🙂 ", "\x1b[2J", "and more words " * 5]
+    for task in ("t", "summarize_the_article_for_the_weekly_digest", "x" * 200):
+        for piece in pieces:
+            line = live.chunk({"task": task, "channel": "text", "delta": piece})
+            assert _cells(line) <= columns - 1, (task, line)
+            assert "\x1b" not in line
+    assert live.chunk({"task": "t", "channel": "text", "delta": "end"}).endswith("end")
+
+
 class _Tty(io.StringIO):
     def isatty(self) -> bool:
         return True
