@@ -242,18 +242,26 @@ class WireProvider(Provider):
         )
 
     async def _lines(self, resp: Any, got: list[int]) -> AsyncIterator[str]:
-        """The stream's lines (LF, CRLF or CR ended), counting the bytes in ``got[0]``, capped."""
-        buf = b""
+        """The stream's lines (LF, CRLF or CR ended), counting the bytes in ``got[0]``, capped.
+        Each read is scanned once: a long line arriving in many small reads costs its length,
+        not its length times the number of reads."""
+        line: list[bytes] = []  # the pieces of the line not yet ended
+        held = b""  # a CR that ended a read: maybe half of a CRLF the next read ends
         async for chunk in resp.aiter_bytes():
             got[0] += len(chunk)
             if got[0] > limits.MAX_REPLY_BYTES:
                 raise self._too_big()
-            buf += chunk
-            held = b"\r" if buf.endswith(b"\r") else b""  # maybe half of a CRLF the next chunk ends
-            *done, rest = buf[: len(buf) - len(held)].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-            buf = rest + held
-            for line in done:
-                yield line.decode("utf-8", "replace")
+            data = held + chunk
+            held = b"\r" if data.endswith(b"\r") else b""
+            *done, rest = data[: len(data) - len(held)].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            for piece in done:
+                line.append(piece)
+                yield b"".join(line).decode("utf-8", "replace")
+                line = []
+            if rest:
+                line.append(rest)
+        if held:  # the stream's last byte was a CR: it ended a line (no LF can follow now)
+            yield b"".join(line).decode("utf-8", "replace")
 
     def _classify(self, status: int, data: bytes, retry_after: str | None) -> Any:
         details: dict[str, Any] = {"provider": self.id, "status": status}

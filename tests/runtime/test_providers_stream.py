@@ -357,6 +357,29 @@ def test_sse_lines_split_anywhere_read_the_same():
 
     for size in (1, 2, 3, 7, len(raw)):
         assert asyncio.run(read(size)) == [("a", '{"t": "wörld"}'), ("message", "one\ntwo")], size
+    raw = b"data: last\r\r"  # CR line ends to the very end: the last CR ends the event
+    for size in (1, 2, len(raw)):
+        assert asyncio.run(read(size)) == [("message", "last")], size
+
+
+def test_a_long_line_in_small_reads_is_read_in_linear_time():
+    """A server trickling one long line must not cost the line's length once per read."""
+    from runtime.providers.stream import sse_events
+
+    line = b"data: " + b"x" * 2_000_000 + b"\n\n"
+
+    class Resp:
+        async def aiter_bytes(self):
+            for i in range(0, len(line), 1024):
+                yield line[i : i + 1024]
+
+    async def read() -> list[tuple[str, str]]:
+        wire = OpenAIChat(endpoint_for("openai", {}), None)
+        return [e async for e in sse_events(wire._lines(Resp(), [0]))]
+
+    started = time.process_time()
+    assert asyncio.run(read()) == [("message", "x" * 2_000_000)]
+    assert time.process_time() - started < 1.0  # linear: ~0.02 s; rescanning every read: seconds
 
 
 @pytest.mark.parametrize("wire", list(ENV))
