@@ -134,9 +134,10 @@ class _Fold:
         if isinstance(piece, str) and piece:
             self.text.append(piece)
             self.sink.piece(stream.TEXT, piece)
-        for key in _REASONING_DELTAS:
+        for key in _REASONING_DELTAS:  # a server that sends both names sends the same text twice
             if isinstance(delta.get(key), str):
                 self.sink.piece(stream.THINKING, delta[key])
+                break
         for c in delta.get("tool_calls") or []:
             if not isinstance(c, dict):
                 continue

@@ -190,6 +190,18 @@ def test_a_stream_event_of_the_wrong_shape_is_the_providers_failure(cls, pid, ev
     assert "mid-stream" in err.message and "unexpected shape" in err.message
 
 
+def test_reasoning_sent_under_both_names_is_shown_once():
+    """Some OpenAI-compatible servers send a reasoning delta as `reasoning_content` and `reasoning` alike."""
+    from runtime.providers.wire_openai import _Fold
+
+    got: list[list[tuple[str, Any]]] = []
+    sink = stream.ChunkSink(got.append)
+    fold = _Fold(OpenAIChat(endpoint_for("openai", {}), None), sink)
+    fold.event("message", json.dumps({"choices": [{"delta": {"reasoning_content": "hmm", "reasoning": "hmm"}}]}))
+    sink.flush()
+    assert [dict(f)["delta"] for f in got] == ["hmm"]
+
+
 def test_a_server_that_ignores_stream_is_read_whole(run):
     """Some OpenAI-compatible servers answer `stream: true` with the plain JSON reply."""
     s = script("openai")
