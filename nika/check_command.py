@@ -33,16 +33,19 @@ def loading_pause(*, ending: bool = False) -> Iterator[Callable[[], None]]:
     (:func:`gc.freeze`), once the first file is checked (the callback); on leaving, the
     collector is as it was — unless the process ends next (``ending``): then what is frozen
     stays so, and the interpreter's last collection at exit (a walk over every object, as long
-    as the whole check of a small file) has nothing left to walk."""
+    as the whole check of a small file) has nothing left to walk. A caller that froze objects of
+    its own (a server that forks) keeps them frozen: then nothing is frozen or unfrozen here."""
     was = gc.isenabled()
+    ours = gc.get_freeze_count() == 0  # gc.unfreeze() would also release the caller's
     gc.disable()
-    frozen = False
+    resumed = False
 
     def resume() -> None:
-        nonlocal frozen
-        if was and not frozen:
-            gc.freeze()
-            frozen = True
+        nonlocal resumed
+        if was and not resumed:
+            if ours:
+                gc.freeze()
+            resumed = True
             gc.enable()
 
     try:
@@ -50,7 +53,7 @@ def loading_pause(*, ending: bool = False) -> Iterator[Callable[[], None]]:
     finally:
         if ending and was:
             gc.freeze()
-        elif frozen:
+        elif resumed and ours:
             gc.unfreeze()
         if was:
             gc.enable()

@@ -23,16 +23,19 @@ P = ParamSpec("P")
 def _lean_heap(command: Callable[P, int]) -> Callable[P, int]:
     """The collector, set for one command: off while the file compiles (a tree of long-lived
     objects, no garbage cycles worth a pass), then :func:`_freeze_heap`; the caller's settings
-    are back afterwards (the tests run many commands in one process)."""
+    are back afterwards (the tests run many commands in one process), and objects the caller
+    froze itself stay frozen (then :func:`_freeze_heap` freezes nothing either)."""
 
     @functools.wraps(command)
     def lean(*args: P.args, **kwargs: P.kwargs) -> int:
         was_enabled, thresholds = gc.isenabled(), gc.get_threshold()
+        ours = gc.get_freeze_count() == 0  # gc.unfreeze() would also release the caller's
         gc.disable()
         try:
             return command(*args, **kwargs)
         finally:
-            gc.unfreeze()
+            if ours:
+                gc.unfreeze()
             gc.set_threshold(*thresholds)
             if was_enabled:
                 gc.enable()
@@ -113,7 +116,7 @@ def run_command(
 
     progress = None
     if output_format == "text":
-        live = StreamLine() if _is_tty(err) else None  # streamed tokens: one line rewritten in place
+        live = StreamLine(_columns(err)) if _is_tty(err) else None  # streamed tokens: one line rewritten in place
 
         def progress(event: dict[str, Any]) -> None:
             if event.get("type") == "infer.chunk":
@@ -220,13 +223,25 @@ def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> A
 def _freeze_heap() -> None:
     """Before the first task: what is loaded and compiled lives as long as the run, so it leaves
     the collector's generations (``gc.freeze``) and a full pass walks only what the run allocates;
-    a larger first generation lets a pass run once per many tasks, not once per few frames."""
-    gc.freeze()
+    a larger first generation lets a pass run once per many tasks, not once per few frames. Not
+    when the caller froze objects of its own: what is frozen now could not be released after."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
     gc.set_threshold(*RUN_GC_THRESHOLDS)
     gc.enable()
 
 
 RUN_GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def _columns(stream: Any) -> int:
+    """The width of the terminal ``stream`` writes to (80 when it cannot be told)."""
+    import os
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
 
 
 def _is_tty(stream: Any) -> bool:

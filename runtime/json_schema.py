@@ -10,7 +10,7 @@ each caller reports as its own typed failure.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 PATTERN_BUDGET_S = 1.0  # one `pattern` search slower than this stops the evaluation (never a hang)
 
@@ -94,8 +94,17 @@ def first_error(schema: Any, value: Any) -> Any | None:
     return best_match(iter_errors(schema, value))
 
 
-def problem_at(schema: Any, value: Any, *, subject: str, top: str, strict: bool = True) -> str | None:
-    """Why ``value`` does not fit ``schema``, as one line, or ``None`` when it fits.
+class Problem(NamedTuple):
+    """Why a value does not fit a schema: ``text`` is one line, ``path`` where the value failed
+    (empty when the schema itself is at fault: ``in_schema``)."""
+
+    text: str
+    path: tuple[Any, ...] = ()
+    in_schema: bool = False
+
+
+def problem(schema: Any, value: Any, *, subject: str, top: str, strict: bool = True) -> Problem | None:
+    """Why ``value`` does not fit ``schema``, or ``None`` when it fits.
 
     A validation failure reads "at PATH: message" (``top`` names the empty path). A schema that
     cannot be evaluated reads "<subject> has a …"; one that is not JSON Schema at all reads
@@ -106,13 +115,19 @@ def problem_at(schema: Any, value: Any, *, subject: str, top: str, strict: bool 
     try:
         exc = first_error(schema, value)
     except jsonschema.SchemaError as e:
-        return f"{subject} is not a valid JSON Schema: {e.message}" if strict else None
+        return Problem(f"{subject} is not a valid JSON Schema: {e.message}", in_schema=True) if strict else None
     except SchemaEvalError as e:
-        return f"{subject} has a {e}"
+        return Problem(f"{subject} has a {e}", in_schema=True)
     if exc is None:
         return None
     where = "/".join(str(p) for p in exc.absolute_path) or top
-    return f"at {where}: {exc.message}"
+    return Problem(f"at {where}: {exc.message}", tuple(exc.absolute_path))
+
+
+def problem_at(schema: Any, value: Any, *, subject: str, top: str, strict: bool = True) -> str | None:
+    """:func:`problem`'s text alone."""
+    found = problem(schema, value, subject=subject, top=top, strict=strict)
+    return None if found is None else found.text
 
 
 def _ref(exc: Exception) -> str:

@@ -150,23 +150,28 @@ def event_line(event: dict[str, Any]) -> str | None:
 class StreamLine:
     """The progress view's live line while models stream (``infer.chunk`` events): the task and
     the last characters that arrived, rewritten in place on a terminal, and cleared before the
-    next ordinary progress line. Off a terminal the pieces are not shown (a log gets the lines)."""
+    next ordinary progress line. Off a terminal the pieces are not shown (a log gets the lines).
+
+    The line never reaches the terminal's last column (``columns``): a line that wrapped would
+    leave its first row behind at every rewrite, since the erase clears only the cursor's row."""
 
     WIDTH = 60
 
-    def __init__(self) -> None:
+    def __init__(self, columns: int = 80) -> None:
         self.tails: dict[tuple[str, str], str] = {}
         self.open = False
+        self.room = max(columns, 20) - 1
 
     ERASE = "\r\x1b[K"  # back to the line's start, erase it
 
     def chunk(self, event: dict[str, Any]) -> str:
-        """The live line's new text (plain: the caller escapes it and writes :meth:`erase` first)."""
+        """The live line's new text, escaped (the caller writes :meth:`erase` first)."""
         task = str(event.get("task"))
         channel = "thinking" if event.get("channel") == "thinking" else "writing"
         tail = " ".join((self.tails.get((task, channel), "") + str(event.get("delta") or "")).split())
         self.tails[(task, channel)] = tail = tail[-self.WIDTH :]
-        return f"  … {task} {channel}: {tail.lstrip()}"
+        head = terminal_safe(f"  … {task} {channel}: ")
+        return _fit(head, terminal_safe(tail.lstrip()), self.room)
 
     def erase(self) -> str:
         self.open = True
@@ -178,6 +183,26 @@ class StreamLine:
             return ""
         self.open = False
         return self.ERASE
+
+
+def _cells(text: str) -> int:
+    """The terminal columns ``text`` takes (a wide character two, a combining mark none)."""
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _fit(head: str, tail: str, room: int) -> str:
+    """``head + tail`` within ``room`` columns: the tail loses its oldest characters first, then
+    the head its end."""
+    left = room - _cells(head)
+    if left < 0:
+        while head and _cells(head) > room:
+            head = head[:-1]
+        return head
+    while tail and _cells(tail) > left:
+        tail = tail[1:]
+    return head + tail
 
 
 def summary_text(report: dict[str, Any], file: str = "FILE") -> str:

@@ -432,8 +432,8 @@ VISION_ITEM = Block(
 EXEC = Block(
     "`exec:`",
     (
-        Field("command", "Argument vector run without a shell, e.g. `[git, status]`.", Kind.LIST, excludes=("shell",)),
-        Field("shell", "A command line run by `/bin/sh -c`.", Kind.TEXT, excludes=("command",)),
+        Field("command", "Argument vector run without a shell, e.g. `[git, status]`.", Kind.LIST),
+        Field("shell", "A command line run by `/bin/sh -c`.", Kind.TEXT),
         Field("cwd", "Working directory.", Kind.STRING),
         Field("env", "Extra environment variables (string values).", Kind.MAPPING),
         Field("stdin", "Text written to the process's standard input.", Kind.STRING),
@@ -458,9 +458,9 @@ EXEC = Block(
 INVOKE = Block(
     "`invoke:`",
     (
-        Field("tool", "`nika:<builtin>` or `mcp:<server>/<tool>`.", Kind.STRING, excludes=("workflow",)),
+        Field("tool", "`nika:<builtin>` or `mcp:<server>/<tool>`.", Kind.STRING),
         Field("args", "Arguments of the tool, as a mapping.", Kind.MAPPING),
-        Field("workflow", "Path of a child workflow (instead of `tool`).", Kind.STRING, excludes=("tool",)),
+        Field("workflow", "Path of a child workflow (instead of `tool`).", Kind.STRING),
     ),
     one_of=("tool", "workflow"),
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -116,5 +117,9 @@ class Submitter:
 
 
 def _deliver(bridge: concurrent.futures.Future[Outcome], result: Outcome) -> None:
+    """Answer one effect, unless it is no longer waiting: the run's loop may cancel its bridge
+    (the effect was cancelled) on its own thread at any moment, even between the check and the
+    answer, and the rest of a batch must still be answered."""
     if not bridge.done():
-        bridge.set_result(result)
+        with contextlib.suppress(concurrent.futures.InvalidStateError):
+            bridge.set_result(result)

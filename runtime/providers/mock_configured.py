@@ -120,14 +120,7 @@ async def configured_streaming(env: Mapping[str, str], request: Request) -> Resp
     t_out = doc["tokens_out"] if "tokens_out" in doc else len(text.split())
     value: Any = text
     if request.schema is not None and not request.messages:
-        from runtime.providers.wire import SCHEMA_CODE, unfence
+        from runtime.providers.wire import schema_value
 
-        try:
-            value = json.loads(unfence(text))
-        except ValueError:
-            raise TaskError(
-                SCHEMA_CODE,
-                "`mock/mock-streaming` was asked for JSON matching `schema:` and its fixture's text is not JSON",
-                details={"provider": "mock", "model": "mock-streaming"},
-            ) from None
+        value = schema_value(text, "mock/mock-streaming", {"provider": "mock", "model": "mock-streaming"})
     return Response(value, t_in + t_out, "mock_provider", t_in, t_out, (), text, "stop")

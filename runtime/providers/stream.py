@@ -45,7 +45,6 @@ class ChunkSink:
         self._pending: dict[str, str] = {}
         self._last = clock()
         self.seq = 0
-        self.chars = {TEXT: 0, THINKING: 0}
 
     def piece(self, channel: str, text: str) -> None:
         """A piece of the reply (``text``) or of the model's reasoning (``thinking``) arrived."""
@@ -65,7 +64,6 @@ class ChunkSink:
             if not shown:
                 continue
             self.seq += 1
-            self.chars[channel] = self.chars.get(channel, 0) + len(raw) - len(held)
             self._emit([("channel", channel), ("delta", shown), ("seq", self.seq)])
         self._last = self._clock()
 

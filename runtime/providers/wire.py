@@ -110,12 +110,7 @@ class WireProvider(Provider):
                 {"provider": self.id},
             ) from None
         except httpx.TransportError as exc:
-            raise TaskError(
-                TRANSIENT,
-                f"cannot reach `{self.id}` at {host}: {type(exc).__name__}",
-                True,
-                {"provider": self.id, "host": host},
-            ) from None
+            raise self._unreachable(host, exc) from None
         return self._classify(status, data, retry_after)
 
     def _idle_s(self) -> float:
@@ -159,7 +154,14 @@ class WireProvider(Provider):
                     data = await self._read_capped(resp)
                     return self._classify(resp.status_code, data, resp.headers.get("retry-after"))
                 async for name, data in sse_events(self._lines(resp, got)):
-                    fold.event(name, data)
+                    try:
+                        fold.event(name, data)
+                    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+                        # a member of the wrong type (an index that is not a number, content that is
+                        # not an object): the provider's malformed stream, not an engine bug
+                        raise self.stream_error(
+                            f"a stream event of an unexpected shape ({type(exc).__name__})"
+                        ) from None
                     if fold.done:
                         break
         except (TimeoutError, httpx.TimeoutException) as exc:
@@ -180,15 +182,18 @@ class WireProvider(Provider):
         except httpx.TransportError as exc:
             if got[0]:
                 raise self._cut(got[0], type(exc).__name__) from None
-            raise TaskError(
-                TRANSIENT,
-                f"cannot reach `{self.id}` at {host}: {type(exc).__name__}",
-                True,
-                {"provider": self.id, "host": host},
-            ) from None
+            raise self._unreachable(host, exc) from None
         if not fold.done:
             raise self._cut(got[0], "no end marker")
         return fold.document()
+
+    def _unreachable(self, host: str, exc: Exception) -> TaskError:
+        return TaskError(
+            TRANSIENT,
+            f"cannot reach `{self.id}` at {host}: {type(exc).__name__}",
+            True,
+            {"provider": self.id, "host": host},
+        )
 
     def _cut(self, received: int, why: str) -> TaskError:
         return TaskError(
@@ -197,6 +202,21 @@ class WireProvider(Provider):
             True,
             {"provider": self.id, "stream": "cut", "received_bytes": received},
         )
+
+    def stream_chunk(self, data: str, *, error_member: bool = True) -> dict[str, Any] | None:
+        """One stream event's JSON object (``None``: another JSON value, passed over). An event
+        that is not JSON breaks the stream; with ``error_member``, so does an object whose
+        ``error`` member is set (the OpenAI and Gemini shape of a mid-stream failure)."""
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise self.stream_error(f"a stream event that is not JSON ({len(data)} bytes)") from None
+        if not isinstance(chunk, dict):
+            return None
+        if error_member and chunk.get("error"):
+            err = chunk["error"]
+            raise self.stream_error(err.get("message") if isinstance(err, dict) else err)
+        return chunk
 
     def stream_error(self, message: Any, transient: bool = True) -> TaskError:
         """An error the provider reported inside a stream it had already started (HTTP 200)."""
@@ -222,18 +242,26 @@ class WireProvider(Provider):
         )
 
     async def _lines(self, resp: Any, got: list[int]) -> AsyncIterator[str]:
-        """The stream's lines (LF, CRLF or CR ended), counting the bytes in ``got[0]``, capped."""
-        buf = b""
+        """The stream's lines (LF, CRLF or CR ended), counting the bytes in ``got[0]``, capped.
+        Each read is scanned once: a long line arriving in many small reads costs its length,
+        not its length times the number of reads."""
+        line: list[bytes] = []  # the pieces of the line not yet ended
+        held = b""  # a CR that ended a read: maybe half of a CRLF the next read ends
         async for chunk in resp.aiter_bytes():
             got[0] += len(chunk)
             if got[0] > limits.MAX_REPLY_BYTES:
                 raise self._too_big()
-            buf += chunk
-            held = b"\r" if buf.endswith(b"\r") else b""  # maybe half of a CRLF the next chunk ends
-            *done, rest = buf[: len(buf) - len(held)].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-            buf = rest + held
-            for line in done:
-                yield line.decode("utf-8", "replace")
+            data = held + chunk
+            held = b"\r" if data.endswith(b"\r") else b""
+            *done, rest = data[: len(data) - len(held)].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            for piece in done:
+                line.append(piece)
+                yield b"".join(line).decode("utf-8", "replace")
+                line = []
+            if rest:
+                line.append(rest)
+        if held:  # the stream's last byte was a CR: it ended a line (no LF can follow now)
+            yield b"".join(line).decode("utf-8", "replace")
 
     def _classify(self, status: int, data: bytes, retry_after: str | None) -> Any:
         details: dict[str, Any] = {"provider": self.id, "status": status}
@@ -293,14 +321,7 @@ class WireProvider(Provider):
     ) -> Response:
         value: Any = text
         if request.schema is not None and not request.messages:
-            try:
-                value = json.loads(unfence(text))
-            except ValueError:
-                raise TaskError(
-                    SCHEMA_CODE,
-                    f"`{self.id}` was asked for JSON matching `schema:` and replied with text that is not JSON",
-                    details={"provider": self.id},
-                ) from None
+            value = schema_value(text, self.id, {"provider": self.id})
         return Response(
             value,
             t_in + t_out,
@@ -313,6 +334,19 @@ class WireProvider(Provider):
             usage_reported=bool(t_in or t_out),
             thinking_tokens=thinking_tokens,
         )
+
+
+def schema_value(text: str, who: str, details: dict[str, Any]) -> Any:
+    """The JSON value of a reply that ``schema:`` asked for (a Markdown fence unwrapped), or
+    NIKA-INFER-002 naming ``who`` when its text is not JSON (the contract is checked later)."""
+    try:
+        return json.loads(unfence(text))
+    except ValueError:
+        raise TaskError(
+            SCHEMA_CODE,
+            f"`{who}` was asked for JSON matching `schema:` and replied with text that is not JSON",
+            details=details,
+        ) from None
 
 
 def unfence(text: str) -> str:

@@ -125,15 +125,9 @@ class _Fold:
         self.blocked: Any = None
 
     def event(self, name: str, data: str) -> None:
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise self.wire.stream_error(f"a stream event that is not JSON ({len(data)} bytes)") from None
-        if not isinstance(chunk, dict):
+        chunk = self.wire.stream_chunk(data)
+        if chunk is None:
             return
-        if chunk.get("error"):
-            err = chunk["error"]
-            raise self.wire.stream_error(err.get("message") if isinstance(err, dict) else err)
         if isinstance(chunk.get("usageMetadata"), dict):
             self.usage = chunk["usageMetadata"]
         feedback = chunk.get("promptFeedback")

@@ -120,15 +120,9 @@ class _Fold:
         if data.strip() == "[DONE]":
             self.done = True
             return
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise self.wire.stream_error(f"a stream event that is not JSON ({len(data)} bytes)") from None
-        if not isinstance(chunk, dict):
+        chunk = self.wire.stream_chunk(data)
+        if chunk is None:
             return
-        if chunk.get("error"):
-            err = chunk["error"]
-            raise self.wire.stream_error(err.get("message") if isinstance(err, dict) else err)
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
         choices = chunk.get("choices")
@@ -140,9 +134,10 @@ class _Fold:
         if isinstance(piece, str) and piece:
             self.text.append(piece)
             self.sink.piece(stream.TEXT, piece)
-        for key in _REASONING_DELTAS:
+        for key in _REASONING_DELTAS:  # a server that sends both names sends the same text twice
             if isinstance(delta.get(key), str):
                 self.sink.piece(stream.THINKING, delta[key])
+                break
         for c in delta.get("tool_calls") or []:
             if not isinstance(c, dict):
                 continue

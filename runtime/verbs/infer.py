@@ -83,21 +83,15 @@ async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
 
 
 def validate_output(value: Any, schema: dict[str, Any]) -> None:
-    """INFER-002 when a structured reply does not satisfy its ``schema:``."""
-    import jsonschema
+    """INFER-002 when a structured reply does not satisfy its ``schema:`` (or the schema itself is
+    broken: the checker validates schemas, but a template may still render one)."""
+    from runtime.json_schema import problem
 
-    from runtime.json_schema import SchemaEvalError, first_error
-
-    try:
-        exc = first_error(schema, value)
-    except jsonschema.SchemaError as e:  # the checker validates schemas; a template may still render one
-        raise TaskError(SCHEMA_CODE, f"`schema:` is not a valid JSON Schema: {e.message}") from None
-    except SchemaEvalError as e:
-        raise TaskError(SCHEMA_CODE, f"`schema:` has a {e}") from None
-    if exc is not None:
-        where = "/".join(str(p) for p in exc.absolute_path) or "the reply"
-        raise TaskError(
-            SCHEMA_CODE,
-            f"the model's reply does not match `schema:` at {where}: {exc.message}",
-            details={"path": list(exc.absolute_path)},
-        )
+    found = problem(schema, value, subject="`schema:`", top="the reply")
+    if found is None:
+        return
+    if found.in_schema:
+        raise TaskError(SCHEMA_CODE, found.text)
+    raise TaskError(
+        SCHEMA_CODE, f"the model's reply does not match `schema:` {found.text}", details={"path": list(found.path)}
+    )

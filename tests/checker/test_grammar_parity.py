@@ -242,3 +242,16 @@ def test_every_block_covers_the_whole_grammar() -> None:
     seen = {id(b) for _, b in _blocks(EVERY_BLOCK)}
     missing = [name for name, b in G.ALL_BLOCKS.items() if id(b) not in seen and name not in ("seeded", "vision_item")]
     assert missing == []
+
+
+def test_a_tagged_union_is_not_also_written_as_exclusions() -> None:
+    """One table per grammar fact: fields of a block's ``one_of`` already exclude each other, so
+    no field there also lists the others in ``excludes`` (a second copy to keep in step)."""
+    twice = [
+        (name, f.name, x)
+        for name, b in G.ALL_BLOCKS.items()
+        for f in b.fields
+        for x in f.excludes
+        if f.name in b.one_of and x in b.one_of
+    ]
+    assert twice == []

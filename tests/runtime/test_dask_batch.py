@@ -5,6 +5,7 @@ that failed, or a batch that cannot be gathered, still answers each effect for i
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from typing import Any
 
 from runtime.engine.dask_batch import Collector, Submitter
@@ -118,3 +119,27 @@ def test_a_forgotten_future_is_not_delivered() -> None:
     f.settle("cancelled")
     f.callbacks[0](f)
     assert not bridge.done()
+
+
+class _CancelledMeanwhile(concurrent.futures.Future):
+    """A bridge the run's loop cancels between the collector's check and its answer."""
+
+    def done(self) -> bool:
+        return False  # what the check saw, an instant before the cancel landed
+
+    def set_result(self, result: Any) -> None:
+        raise concurrent.futures.InvalidStateError("CANCELLED")
+
+
+def test_a_bridge_cancelled_while_its_batch_is_answered_does_not_stop_the_others() -> None:
+    client = FakeClient()
+    collector = Collector(client)
+    futures = [FakeFuture(k) for k in ("a", "b", "c")]
+    bridges = [collector.watch(f) for f in futures]
+    collector._waiting["a"] = (futures[0], _CancelledMeanwhile())
+    futures[0].settle("finished", {"output": 1})
+    futures[1].settle("finished", {"output": 2})
+    futures[2].settle("cancelled")
+    futures[0].callbacks[0](futures[0])  # on the client's callback thread: must not raise
+    assert bridges[1].result(timeout=0) == ("finished", {"output": 2})
+    assert bridges[2].result(timeout=0)[0] == "cancelled"

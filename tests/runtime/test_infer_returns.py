@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from runtime.errors import TaskError
+from runtime.verbs.infer import validate_output
 from tests.runtime.rt_helpers import run_yaml, statuses
 
 WF = """
@@ -56,3 +60,19 @@ def test_an_agent_returns_is_its_done_contract(tmp_path: Path) -> None:
     result = run_yaml(wf, tmp_path)
     assert result.workflow_state == "success", result.tasks["a"].error
     assert result.tasks["a"].output == {"ok": False}
+
+
+def test_a_reply_that_misses_schema_names_where_and_a_broken_schema_says_so() -> None:
+    """`infer.schema`'s verdict is the runtime's one JSON Schema problem reading (runtime.json_schema.problem)."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    validate_output({"n": 1}, schema)
+    with pytest.raises(TaskError) as miss:
+        validate_output({"n": "one"}, schema)
+    assert miss.value.code == "NIKA-INFER-002" and miss.value.details == {"path": ["n"]}
+    assert miss.value.message == "the model's reply does not match `schema:` at n: 'one' is not of type 'integer'"
+    with pytest.raises(TaskError) as top:
+        validate_output([], schema)
+    assert top.value.message.startswith("the model's reply does not match `schema:` at the reply: ")
+    with pytest.raises(TaskError) as broken:
+        validate_output(1, {"type": 5})
+    assert broken.value.message.startswith("`schema:` is not a valid JSON Schema: ") and not broken.value.details

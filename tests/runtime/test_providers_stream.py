@@ -156,6 +156,52 @@ def test_an_error_event_mid_stream_is_classified():
         assert (err.code, err.transient) == (code, transient) and "mid-stream" in err.message
 
 
+@pytest.mark.parametrize(("cls", "pid"), [(OpenAIChat, "openai"), (GeminiGenerate, "gemini")])
+def test_an_error_member_or_a_non_json_event_mid_stream_breaks_the_stream(cls, pid):
+    for event, said in (
+        (sse_llm.sse({"error": {"message": "server melted"}}), "server melted"),
+        (sse_llm.sse("{oops"), "not JSON"),
+    ):
+        s = script(pid)
+        s.events = [*s.events[:2], event]
+        with serve(s) as fake:
+            err = asyncio.run(_call(cls, pid, fake.url, Request("m", "p")))
+        assert (err.code, err.transient) == ("NIKA-PROVIDER-001", True), err
+        assert "mid-stream" in err.message and said in err.message, err.message
+
+
+@pytest.mark.parametrize(
+    ("cls", "pid", "event"),
+    [
+        (OpenAIChat, "openai", sse_llm.sse({"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]})),
+        (OpenAIChat, "openai", sse_llm.sse({"choices": [{"delta": {"tool_calls": [{"function": {"name": 5}}]}}]})),
+        (GeminiGenerate, "gemini", sse_llm.sse({"candidates": [{"content": "not an object"}]})),
+        (AnthropicMessages, "anthropic", sse_llm.sse({"type": "content_block_delta", "index": "z", "delta": {}})),
+    ],
+    ids=["openai-index", "openai-name", "gemini-content", "anthropic-index"],
+)
+def test_a_stream_event_of_the_wrong_shape_is_the_providers_failure(cls, pid, event):
+    """Not an internal error of the engine (NIKA-IMPL-001): the provider sent a malformed stream."""
+    s = script(pid)
+    s.events = [s.events[0], event, *s.events[1:]]
+    with serve(s) as fake:
+        err = asyncio.run(_call(cls, pid, fake.url, Request("m", "p")))
+    assert getattr(err, "code", None) == "NIKA-PROVIDER-001", repr(err)
+    assert "mid-stream" in err.message and "unexpected shape" in err.message
+
+
+def test_reasoning_sent_under_both_names_is_shown_once():
+    """Some OpenAI-compatible servers send a reasoning delta as `reasoning_content` and `reasoning` alike."""
+    from runtime.providers.wire_openai import _Fold
+
+    got: list[list[tuple[str, Any]]] = []
+    sink = stream.ChunkSink(got.append)
+    fold = _Fold(OpenAIChat(endpoint_for("openai", {}), None), sink)
+    fold.event("message", json.dumps({"choices": [{"delta": {"reasoning_content": "hmm", "reasoning": "hmm"}}]}))
+    sink.flush()
+    assert [dict(f)["delta"] for f in got] == ["hmm"]
+
+
 def test_a_server_that_ignores_stream_is_read_whole(run):
     """Some OpenAI-compatible servers answer `stream: true` with the plain JSON reply."""
     s = script("openai")
@@ -260,6 +306,21 @@ def test_a_secret_split_across_pieces_is_masked():
 # -- the progress view -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("columns", [80, 40])
+def test_the_live_line_never_wraps(columns):
+    """A wrapped line leaves its first row behind at each rewrite (the erase clears one row)."""
+    from runtime.report import StreamLine, _cells
+
+    live = StreamLine(columns) if columns != 80 else StreamLine()
+    pieces = ["a fairly long streamed sentence ", "with 寬字符 and emoji 🙂🙂 ", "\x1b[2J", "and more words " * 5]
+    for task in ("t", "summarize_the_article_for_the_weekly_digest", "x" * 200):
+        for piece in pieces:
+            line = live.chunk({"task": task, "channel": "text", "delta": piece})
+            assert _cells(line) <= columns - 1, (task, line)
+            assert "\x1b" not in line
+    assert live.chunk({"task": "t", "channel": "text", "delta": "end"}).endswith("end")
+
+
 class _Tty(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -308,6 +369,29 @@ def test_sse_lines_split_anywhere_read_the_same():
 
     for size in (1, 2, 3, 7, len(raw)):
         assert asyncio.run(read(size)) == [("a", '{"t": "wörld"}'), ("message", "one\ntwo")], size
+    raw = b"data: last\r\r"  # CR line ends to the very end: the last CR ends the event
+    for size in (1, 2, len(raw)):
+        assert asyncio.run(read(size)) == [("message", "last")], size
+
+
+def test_a_long_line_in_small_reads_is_read_in_linear_time():
+    """A server trickling one long line must not cost the line's length once per read."""
+    from runtime.providers.stream import sse_events
+
+    line = b"data: " + b"x" * 2_000_000 + b"\n\n"
+
+    class Resp:
+        async def aiter_bytes(self):
+            for i in range(0, len(line), 1024):
+                yield line[i : i + 1024]
+
+    async def read() -> list[tuple[str, str]]:
+        wire = OpenAIChat(endpoint_for("openai", {}), None)
+        return [e async for e in sse_events(wire._lines(Resp(), [0]))]
+
+    started = time.process_time()
+    assert asyncio.run(read()) == [("message", "x" * 2_000_000)]
+    assert time.process_time() - started < 1.0  # linear: ~0.02 s; rescanning every read: seconds
 
 
 @pytest.mark.parametrize("wire", list(ENV))
