@@ -48,6 +48,11 @@ class Fold(Protocol):
 
     def event(self, name: str, data: str) -> None: ...
 
+    def whole_at_end(self) -> bool:
+        """Whether a stream that ends cleanly (no transport error) without the end marker still
+        holds the whole reply."""
+        ...
+
     def document(self) -> Any: ...
 
 
@@ -183,7 +188,7 @@ class WireProvider(Provider):
             if got[0]:
                 raise self._cut(got[0], type(exc).__name__) from None
             raise self._unreachable(host, exc) from None
-        if not fold.done:
+        if not (fold.done or fold.whole_at_end()):
             raise self._cut(got[0], "no end marker")
         return fold.document()
 
@@ -217,6 +222,25 @@ class WireProvider(Provider):
             err = chunk["error"]
             raise self.stream_error(err.get("message") if isinstance(err, dict) else err)
         return chunk
+
+    def read_reply(self, request: Request, doc: Any) -> Response:
+        """The adapter's reading of a whole reply document (:meth:`_reply`). A member of the wrong
+        type anywhere in it (a message that is not an object, a tool call that is a string) is the
+        provider's malformed reply, a typed failure, never an engine error."""
+        try:
+            return self._reply(request, doc)
+        except TaskError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            raise TaskError(
+                TRANSIENT,
+                f"`{self.id}` sent a reply of an unexpected shape ({type(exc).__name__})",
+                True,
+                {"provider": self.id},
+            ) from None
+
+    def _reply(self, request: Request, doc: Any) -> Response:
+        raise NotImplementedError
 
     def stream_error(self, message: Any, transient: bool = True) -> TaskError:
         """An error the provider reported inside a stream it had already started (HTTP 200)."""

@@ -48,6 +48,9 @@ class AnthropicMessages(WireProvider):
             doc = await self._post_stream(self.endpoint.url, headers, body, request, _Fold(self, sink))
         else:
             doc = await self._post(self.endpoint.url, headers, body, request)
+        return self.read_reply(request, doc)
+
+    def _reply(self, request: Request, doc: Any) -> Response:
         blocks = doc.get("content") if isinstance(doc, dict) else None
         if not isinstance(blocks, list):
             raise TaskError(REFUSED, f"`{self.id}` answered with no content", details={"provider": self.id})
@@ -156,6 +159,9 @@ class _Fold:
             block["signature"] = block.get("signature", "") + delta["signature"]
         elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
             self.partial[i] = self.partial.get(i, "") + delta["partial_json"]
+
+    def whole_at_end(self) -> bool:
+        return False  # the reply is whole only at its end marker
 
     def document(self) -> dict[str, Any]:
         return {**self.doc, "content": [b for _, b in sorted(self.blocks.items())]}

@@ -51,6 +51,9 @@ class GeminiGenerate(WireProvider):
             doc = await self._post_stream(streamed, headers, body, request, _Fold(self, sink))
         else:
             doc = await self._post(url, headers, body, request)
+        return self.read_reply(request, doc)
+
+    def _reply(self, request: Request, doc: Any) -> Response:
         cands = doc.get("candidates") if isinstance(doc, dict) else None
         if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
             raise TaskError(REFUSED, f"`{self.id}` answered with no candidates", details={"provider": self.id})
@@ -153,6 +156,9 @@ class _Fold:
                 last["text"] += part["text"]
                 return
         self.parts.append(dict(part))
+
+    def whole_at_end(self) -> bool:
+        return False  # the reply is whole only at its end marker
 
     def document(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"usageMetadata": self.usage}

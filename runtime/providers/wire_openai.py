@@ -55,6 +55,9 @@ class OpenAIChat(WireProvider):
             doc = await self._post_stream(self.endpoint.url, headers, body, request, _Fold(self, sink))
         else:
             doc = await self._post(self.endpoint.url, headers, body, request)
+        return self.read_reply(request, doc)
+
+    def _reply(self, request: Request, doc: Any) -> Response:
         choices = doc.get("choices") if isinstance(doc, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise TaskError(REFUSED, f"`{self.id}` answered with no choices", details={"provider": self.id})
@@ -148,6 +151,11 @@ class _Fold:
             slot["arguments"] += fn.get("arguments") or ""
         if choice.get("finish_reason") is not None:
             self.finish = choice["finish_reason"]
+
+    def whole_at_end(self) -> bool:
+        # Some OpenAI-compatible servers (llama.cpp forks, older web UIs) close the stream after
+        # the chunk that carries `finish_reason` and never send `[DONE]`: the reply is whole.
+        return self.finish is not None
 
     def document(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}

@@ -122,7 +122,9 @@ def test_a_stalled_stream_without_timeout_is_reaped_by_the_idle_guard(run, wire,
 @pytest.mark.parametrize("wire", list(ENV))
 def test_a_stream_cut_mid_way_is_a_transient_provider_error(run, wire, chunked):
     s = script(wire)
-    s.cut_after = len(s.events) - 1  # the end marker (or the finishing chunk) never arrives
+    # the end marker (or the finishing chunk) never arrives; OpenAI's stream is whole once its
+    # finishing chunk came (below), so it is cut before that chunk and the usage chunk
+    s.cut_after = len(s.events) - (3 if wire == "openai" else 1)
     s.chunked = chunked
     seen: list[dict[str, Any]] = []
     with serve(s) as fake:
@@ -131,6 +133,20 @@ def test_a_stream_cut_mid_way_is_a_transient_provider_error(run, wire, chunked):
     assert err["code"] == "NIKA-PROVIDER-001" and err["transient"] is True, err
     assert err["details"]["stream"] == "cut" and err["details"]["received_bytes"] > 0
     assert "broke off" in err["message"] and KEY not in json.dumps(seen)
+
+
+@pytest.mark.parametrize("usage", [True, False], ids=["usage-then-eof", "finish-then-eof"])
+def test_an_openai_stream_closed_after_its_finishing_chunk_without_done_is_whole(run, usage):
+    """Some OpenAI-compatible servers never send `data: [DONE]`: a stream that closes cleanly
+    after the chunk carrying `finish_reason` holds the whole reply (its usage when it came)."""
+    s = script("openai")
+    s.cut_after = len(s.events) - (1 if usage else 2)
+    with serve(s) as fake:
+        result = run(wf("openai/m-1"), engine_env=ENV["openai"](fake.url), on_event=lambda e: None)
+    t = result.tasks["t"]
+    assert t.status == "success" and t.output == "".join(PIECES), t.error
+    calls = [e for e in result.events if e["type"] == "verb.invoked" and e.get("phase") == "model_call"]
+    assert calls and (calls[-1].get("tokens_in") == 12) is usage, calls
 
 
 def test_a_cut_stream_is_retried_by_retry(run):
@@ -422,3 +438,33 @@ def test_an_agent_streams_every_turn_and_ends_as_unstreamed(run, wire):
     assert calls == plain_calls and len(calls) == 2
     text = "".join(e["delta"] for e in seen if e["type"] == "infer.chunk" and e["channel"] == "text")
     assert text == "checkingall good"
+
+
+@pytest.mark.parametrize(
+    ("cls", "pid", "doc"),
+    [
+        (OpenAIChat, "openai", {"choices": [{"message": "not an object"}]}),
+        (OpenAIChat, "openai", {"choices": [{"message": {"content": "x", "tool_calls": ["not an object"]}}]}),
+        (AnthropicMessages, "anthropic", {"content": [], "usage": {"input_tokens": "many"}}),
+        (GeminiGenerate, "gemini", {"candidates": [{"content": "not an object"}]}),
+    ],
+    ids=["openai-message", "openai-tool-call", "anthropic-usage", "gemini-content"],
+)
+def test_a_whole_reply_of_the_wrong_shape_is_the_providers_failure(cls, pid, doc):
+    """Unstreamed too: a member of the wrong type in a 200 reply is the provider's malformed
+    reply (NIKA-PROVIDER-001), not an internal error of the engine."""
+
+    async def plain(url: str) -> Any:
+        services = _Services()
+        provider = cls(endpoint_for(pid, ENV[pid](url)), services)
+        try:
+            return await provider.complete("m-1", Request("m", "p"))
+        except Exception as exc:  # the error itself is what the test asserts on
+            return exc
+        finally:
+            await services.client.aclose()
+
+    with serve(Script(doc, [])) as fake:
+        err = asyncio.run(plain(fake.url))
+    assert getattr(err, "code", None) == "NIKA-PROVIDER-001", repr(err)
+    assert "unexpected shape" in err.message and KEY not in err.message
