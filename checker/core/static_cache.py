@@ -4,7 +4,7 @@ A cold ``nika check`` rebuilds the same things on every run from files that chan
 the tool does: the record classes' generated methods, the code registry, the contract tables,
 what the runtime implements. Each is stored here with :mod:`marshal` (plain values and code
 objects only: nothing is imported or called on loading) under a key that names everything it was
-built from: the Python build and the size and modification time of each file read (the data and
+built from: the Python build and the size, modification time and checksum of each file read (the data and
 the module that turns it into the value; installing another version of the package replaces
 those files, so it never reads an old cache). A different key, a missing,
 truncated or unreadable file, or a folder that cannot be written all mean the same thing: the
@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-FORMAT = 1  # the layout of a cache file; bump it when that changes
+FORMAT = 2  # the layout of a cache file; bump it when that changes
 _BUILD = (FORMAT, sys.implementation.cache_tag, sys.hexversion)
 
 
@@ -44,17 +44,32 @@ def folder() -> str | None:
     return os.path.join(base, "nika")
 
 
-def stamp(paths: Iterable[str]) -> tuple[tuple[str, int, int], ...]:
-    """Each path with its size and modification time (``-1, -1`` when it cannot be read)."""
+UNREADABLE = -1
+
+
+def stamp(paths: Iterable[str]) -> tuple[tuple[str, int, int, int], ...]:
+    """Each path with its size, modification time and CRC-32 of its bytes (``-1`` for all three
+    when it cannot be read). The checksum keeps a same-size edit under pinned timestamps (a
+    reproducible build, a restored cache volume) from matching; the files are a few hundred kB."""
+    import zlib
+
     out = []
     for p in paths:
         try:
-            st = os.stat(p)
+            with open(p, "rb") as f:
+                st = os.fstat(f.fileno())
+                crc = zlib.crc32(f.read())
         except (OSError, ValueError):
-            out.append((p, -1, -1))
+            out.append((p, UNREADABLE, UNREADABLE, UNREADABLE))
         else:
-            out.append((p, st.st_size, st.st_mtime_ns))
+            out.append((p, st.st_size, st.st_mtime_ns, crc))
     return tuple(out)
+
+
+def _unreadable(key: object) -> bool:
+    """A key stamped from a file that could not be read: never stored (it would match again
+    while the file stays unreadable, and say nothing about what the file holds)."""
+    return type(key) is tuple and any(type(e) is tuple and len(e) == 4 and e[1] == UNREADABLE for e in key)
 
 
 def named(prefix: str, path: str) -> str:
@@ -88,9 +103,11 @@ def load(name: str, key: object) -> Any | None:
 def store(name: str, key: object, value: object) -> None:
     """Keep ``value`` under ``name`` for ``key``; silently nothing when the folder is not writable."""
     path = _file(name)
-    if path is None:
+    if path is None or _unreadable(key):
         return
-    tmp = f"{path}.{os.getpid()}.tmp"
+    import threading
+
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # unique per writer: process and thread
     try:
         data = marshal.dumps((_BUILD, key, value))
         os.makedirs(os.path.dirname(path), exist_ok=True)
