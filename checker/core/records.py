@@ -140,7 +140,12 @@ def _own_specs(cls: type) -> list[_Spec]:
     out = []
     dc = sys.modules.get("dataclasses")  # a dataclasses.field() can only exist once it is imported
     # inspect.get_annotations(cls) without importing inspect (a class's own annotations, unevaluated)
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063
+    own = cls.__dict__.get("__annotations__")  # noqa: RUF063
+    if own is None and sys.version_info >= (3, 14):  # lazily evaluated annotations (no __future__ import)
+        import annotationlib  # type: ignore[import-not-found]
+
+        own = annotationlib.get_annotations(cls, format=annotationlib.Format.FORWARDREF)
+    for name, annotation in (own or {}).items():
         if _is_classvar(annotation):
             continue
         default = cls.__dict__.get(name, MISSING)
