@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import textwrap
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +35,18 @@ def run_yaml(text: str, tmp_path: Path, inputs: dict[str, Any] | None = None, **
 
 def statuses(result: RunResult) -> dict[str, str]:
     return {tid: rec.status for tid, rec in result.tasks.items()}
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler], *, block_on_close: bool = True) -> Iterator[int]:
+    """A threaded HTTP server on 127.0.0.1 with ``handler``, its port yielded; shut down on leaving.
+    A short poll makes ``shutdown()`` return at once instead of after half a second."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.daemon_threads = True
+    srv.block_on_close = block_on_close
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        yield srv.server_address[1]
+    finally:
+        srv.shutdown()
+        srv.server_close()

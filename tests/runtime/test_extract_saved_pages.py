@@ -8,13 +8,13 @@ keeps and what it drops, not only the output type."""
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rt_helpers import serving
 
 from runtime import builtins
 from tests.runtime.builtins_harness import make_ctx
@@ -66,13 +66,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[str]:
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Handler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 async def fetch(tmp_path: Path, url: str, mode: str, **args: Any) -> Any:

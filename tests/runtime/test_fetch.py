@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rt_helpers import serving
 
 from runtime import builtins
 from runtime.errors import TaskError
@@ -81,14 +81,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[int]:
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    srv.block_on_close = False
-    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    t.start()
-    yield srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Handler, block_on_close=False) as port:
+        yield port
 
 
 def _ctx(tmp_path: Path, allow: str = "127.0.0.1", **extra: Any):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rt_helpers import serving
 
 from nika.run_command import run_command
 from tests.runtime.extract_pages import ARTICLE
@@ -41,12 +41,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Handler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_research_digest_runs_end_to_end(site: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

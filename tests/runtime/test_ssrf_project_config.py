@@ -4,13 +4,13 @@ withheld when the workflow could rewrite the project file."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rt_helpers import serving
 
 from checker.project.config_files import SettingsError
 from checker.project.settings import load
@@ -34,13 +34,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    t.start()
-    yield srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Handler) as port:
+        yield port
 
 
 class _Boundary:
