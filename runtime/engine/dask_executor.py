@@ -9,7 +9,8 @@ witnesses it journals. Task keys name only the effect kind, the task id and a ra
 (never an argument, so never a secret). The effects of one loop turn are submitted together and
 settled records gathered together (:mod:`runtime.engine.dask_batch`).
 
-What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
+MCP calls run on the worker each (run, server) session is pinned to (:mod:`runtime.engine.dask_mcp`).
+What stays in the driver: pure builtins
 (nothing to distribute), the media builtins that reach a model provider through the run's
 services, the scripted mock model and the mock's agent turns (their script cursor and turn
 counter are state of the run).
@@ -74,6 +75,7 @@ class DaskSession:
     cap_bytes: int = RESULT_CAP_BYTES
     workers: int = 0
     _closed: bool = field(default=False, repr=False)
+    _turn: int = field(default=-1, repr=False)
     started: dict[str, Callable[[str], None]] = field(default_factory=dict, repr=False)  # key -> "on worker W"
     collector: Collector = field(init=False, repr=False)  # the records of this client's futures, in batches
 
@@ -161,6 +163,15 @@ class DaskSession:
         if hook is not None:
             hook(str(msg.get("worker") or ""))
 
+    def worker_addresses(self) -> list[str]:
+        """The workers the scheduler knows now (a blocking call: run it off the event loop)."""
+        return sorted(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def next_worker(self, alive: list[str]) -> str:
+        """The worker the next MCP session is pinned to (in turn, across this session's runs)."""
+        self._turn += 1
+        return alive[self._turn % len(alive)]
+
     def executor(self, host: ExecutorHost) -> DaskExecutor:
         return DaskExecutor(self, host)
 
@@ -183,8 +194,14 @@ class DaskExecutor:
         self.host = host
         self.local = LocalExecutor(host)
         self.submitter = Submitter(session.client, dask_worker.perform, session.collector)
+        from runtime.engine.dask_mcp import RemoteMcp
+
+        self.mcp = RemoteMcp(self)
+        host.services.mcp = self.mcp  # the run's MCP client: closed with the run's services
 
     async def perform(self, call: EffectCall) -> EffectResult:
+        if isinstance(call, McpEffect):
+            return await self.mcp.perform(call)
         payload = self._payload(call)
         if payload is None:
             return await self.local.perform(call)
@@ -195,14 +212,15 @@ class DaskExecutor:
             except TaskError as err:
                 error = {"code": err.code, "message": err.message, "transient": err.transient, "details": err.details}
                 return EffectResult(None, error)
-        result = await self._remote(call, payload)
+        result = await self.remote(call, payload)
         if meter is not None and result.error is None:
             from runtime.providers.base import Response
 
             meter.record(call.model, Response(None, tokens_in=result.tokens_in or 0, tokens_out=result.tokens_out or 0))
         return result
 
-    async def _remote(self, call: EffectCall, payload: dict[str, Any]) -> EffectResult:
+    async def remote(self, call: EffectCall, payload: dict[str, Any], workers: list[str] | None = None) -> EffectResult:
+        """Perform ``payload`` on a worker (one of ``workers`` only, when given) and read its record."""
         kind = payload["kind"]
         key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
         assigned: list[str] = []
@@ -219,7 +237,7 @@ class DaskExecutor:
 
         self.session.started[key] = from_client
         try:
-            record = await asyncio.wrap_future(await self.submitter.send(payload))
+            record = await asyncio.wrap_future(await self.submitter.send(payload, workers))
         except asyncio.CancelledError:  # the worker sees it and kills what the effect started
             future = self.submitter.done(key)
             if future is not None:
@@ -242,10 +260,9 @@ class DaskExecutor:
             fields.append(("duration_ms", duration_ms))
         self.host.events.emit("verb_invoked", fields)
 
-    def _payload(self, call: EffectCall) -> dict[str, Any] | None:
-        """The plain record a worker receives, or ``None`` for an effect that stays in the driver."""
-        host = self.host
-        base: dict[str, Any] = {"call": call, "workdir": str(host.workdir), "env": {}, "grant": []}
+    def base_payload(self, call: EffectCall) -> dict[str, Any]:
+        """What every effect's record carries: the call, where, the cap, the engine, the time left."""
+        base: dict[str, Any] = {"call": call, "workdir": str(self.host.workdir), "env": {}, "grant": []}
         base["cap_bytes"], base["engine"] = self.session.cap_bytes, dask_worker.ENGINE_VERSION
         base["once"] = bool(self.session.allowed_failures)  # the scheduler may re-run it: the worker checks
         deadline = EFFECT_DEADLINE.get()
@@ -254,14 +271,18 @@ class DaskExecutor:
 
             base["timeout_s"] = max(0.0, deadline[0] - time.monotonic())
             base["timeout_ms"] = deadline[1]
+        return base
+
+    def _payload(self, call: EffectCall) -> dict[str, Any] | None:
+        """The plain record a worker receives, or ``None`` for an effect that stays in the driver."""
+        host = self.host
+        base = self.base_payload(call)
         if isinstance(call, ExecEffect):
             return {**base, "kind": "exec"}
         if isinstance(call, ModelEffect):
             if call.model.startswith("mock/scripted") or (call.turn and call.model.startswith("mock/")):
                 return None  # the mock's script cursor and turn counter are the run's state
             return {**base, "kind": "model", "env": provider_env(call.model, host.engine_env)}
-        if isinstance(call, McpEffect):
-            return None
         from checker.contracts import tables as contracts
 
         c = contracts.contract(call.tool)

@@ -180,6 +180,10 @@ async def _effect(
         return await run_process(_on_this_worker(payload["call"].call)), none
     if kind == "model":
         return await _model(payload)
+    if kind == "mcp":  # on the worker's long-lived MCP loop, where the run's sessions live
+        from runtime.engine import dask_mcp
+
+        return await dask_mcp.serve(payload, witness, events), none
     return await _builtin(payload, witness, events), none
 
 

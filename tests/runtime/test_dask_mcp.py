@@ -1,0 +1,220 @@
+"""MCP calls under the Dask executor (runtime/engine/dask_mcp.py) on the shared LocalCluster, with
+the stdio test server of test_mcp_client.py: the server runs on a worker, one session per (run,
+server) that every task of the run shares, the same results as the local executor, the spawn
+judged on the worker with the local code, the agent's tool listing over the worker, the server
+stopped at the run's end and on cancellation, and idle sessions closed by the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rt_helpers import run_yaml
+from test_mcp_client import PY, alive, declare, stdio
+
+pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
+
+from runtime.engine.dask_executor import DaskSession
+from runtime.engine.records import RunResult
+
+pytestmark = pytest.mark.xdist_group("dask")
+
+
+@pytest.fixture
+def session(dask_session: DaskSession) -> DaskSession:
+    dask_session.client.wait_for_workers(2, timeout=30)
+    return dask_session
+
+
+def _gone(pid: int) -> None:
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid), "the MCP server outlived the run"
+
+
+def _effects(result: RunResult) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for e in result.events:
+        if e["type"] == "verb.invoked" and e.get("phase") == "dask_effect":
+            out.setdefault(e["task"], set()).add(e["worker"])
+    return out
+
+
+CALLS = (
+    "nika: v1\nworkflow: { id: m }\npermits: { tools: ['mcp:demo/*', 'mcp:demoo/*'], exec: ['" + PY + "'] }\n"
+    "tasks:\n"
+    "  add:\n    invoke: { tool: 'mcp:demo/add', args: { a: 2, b: 3 } }\n"
+    "  first:\n    invoke: { tool: 'mcp:demo/count', args: {} }\n"
+    "  second:\n    after: { first: success }\n    invoke: { tool: 'mcp:demo/count', args: {} }\n"
+    "  schema:\n    invoke: { tool: 'mcp:demo/add', args: { a: 'two', b: 3 } }\n"
+    "  typo:\n    invoke: { tool: 'mcp:demo/ad', args: {} }\n"
+    "  nowhere:\n    invoke: { tool: 'mcp:demoo/add', args: {} }\n"
+)
+
+
+def _counted(value: Any) -> dict[str, int] | None:
+    """The `count` tool's answer (the SDK sends a dict as JSON text)."""
+    if isinstance(value, str) and value.startswith("{"):
+        parsed: dict[str, int] = json.loads(value)
+        return parsed
+    return None
+
+
+def _outcome(result: RunResult) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for tid, r in result.tasks.items():
+        value = _counted(r.output) or r.output
+        if isinstance(value, dict):
+            value = value["calls"]  # the process ids differ between the runs; the count must not
+        out[tid] = (r.status, value, r.error and (r.error["code"], r.error["message"]))
+    return out
+
+
+def test_mcp_calls_run_on_one_pinned_worker_and_equal_the_local_run(session: DaskSession, tmp_path: Path) -> None:
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    env = {"PATH": os.environ.get("PATH", "")}
+    local = run_yaml(CALLS, tmp_path, engine_env=env)
+    dask = run_yaml(CALLS, tmp_path, engine_env=env, executor=session.executor)
+    assert _outcome(dask) == _outcome(local)
+    first, second = _counted(dask.tasks["first"].output), _counted(dask.tasks["second"].output)
+    assert first is not None and second is not None
+    assert (first["calls"], second["calls"]) == (1, 2)  # one session: the server's state persists
+    assert first["pid"] == second["pid"]
+    workers = {str(w): pid for w, pid in session.client.run(os.getpid).items()}
+    assert first["ppid"] in workers.values()  # the server is a child of a worker, not of the driver
+    assert first["ppid"] != os.getpid()
+    ran = _effects(dask)
+    holder = next(w for w, pid in workers.items() if pid == first["ppid"])
+    for tid in ("add", "first", "second", "schema", "typo"):
+        assert ran[tid] == {holder}, (tid, ran)  # the journal names the worker that holds the session
+    spawns = [e for e in dask.events if e["type"] == "tool.invoked" and e.get("event") == "mcp_server_spawn"]
+    assert len(spawns) == 1 and spawns[0]["argv"][0] == PY
+    assert any(e["type"] == "permit.checked" and e["plane"] == "exec" and e["decision"] == "allow" for e in dask.events)
+    _gone(first["pid"])  # stopped at the run's end, on its worker
+
+
+def test_an_unpermitted_spawn_is_refused_on_the_worker_with_the_local_code(
+    session: DaskSession, tmp_path: Path
+) -> None:
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    wf = (
+        "nika: v1\nworkflow: { id: m }\npermits: { tools: ['mcp:demo/*'], exec: ['echo'] }\ntasks:\n"
+        "  t:\n    invoke: { tool: 'mcp:demo/add', args: { a: 1, b: 2 } }\n"
+    )
+    local = run_yaml(wf, tmp_path)
+    dask = run_yaml(wf, tmp_path, executor=session.executor)
+    lerr, derr = local.tasks["t"].error, dask.tasks["t"].error
+    assert lerr is not None and derr is not None
+    assert (derr["code"], derr["message"]) == (lerr["code"], lerr["message"])
+    assert derr["code"] == "NIKA-SEC-004"
+    assert _effects(dask)["t"] != {"local"}  # decided on a worker
+    denied = [e for e in dask.events if e["type"] == "permit.checked" and e["decision"] != "allow"]
+    assert denied and denied[0]["plane"] == "exec"
+    assert not any(e.get("event") == "mcp_server_spawn" for e in dask.events)
+
+
+def test_an_agent_under_dask_lists_and_calls_mcp_tools(session: DaskSession, tmp_path: Path) -> None:
+    from fake_llm import openai, serve
+
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    replies = [openai(calls=[("mcp_demo_add", {"a": 20, "b": 22})]), openai("42 it is")]
+    with serve(replies) as fake:
+        result = run_yaml(
+            "nika: v1\nworkflow: { id: m }\nmodel: openai/x\npermits: { tools: ['mcp:demo/*'], exec: ['"
+            + PY
+            + "'] }\ntasks:\n"
+            "  t:\n    agent:\n      prompt: add\n      tools: ['mcp:demo/*', '!mcp:demo/crash']\n",
+            tmp_path,
+            engine_env={"NIKA_OPENAI_BASE_URL": fake.url, "NIKA_OPENAI_API_KEY": "k"},
+            executor=session.executor,
+        )
+    assert result.tasks["t"].output == "42 it is", result.tasks["t"].error
+    offered = {t["function"]["name"] for t in fake.seen[0].body["tools"]}
+    assert "mcp_demo_add" in offered and "mcp_demo_crash" not in offered
+    add = next(t for t in fake.seen[0].body["tools"] if t["function"]["name"] == "mcp_demo_add")
+    assert add["function"]["parameters"]["required"] == ["a", "b"]
+    assert fake.seen[1].body["messages"][-1]["content"] == "42"
+    kinds = [e["effect"] for e in result.events if e.get("phase") == "dask_effect"]
+    assert kinds.count("mcp") == 2  # the listing and the call, both on the worker
+    mcp_workers = {e["worker"] for e in result.events if e.get("phase") == "dask_effect" and e["effect"] == "mcp"}
+    assert len(mcp_workers) == 1 and next(iter(mcp_workers)).startswith("tcp://")
+
+
+def test_cancelling_the_run_cancels_the_call_and_stops_the_server(session: DaskSession, tmp_path: Path) -> None:
+    from checker.engine.pipeline import compile_text
+    from runtime.scheduler import Options, Run
+
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    marker = tmp_path / "napping"
+    src = (
+        "nika: v1\nworkflow: { id: c }\npermits: { tools: ['mcp:demo/*'], exec: ['" + PY + "'] }\ntasks:\n"
+        f"  t:\n    invoke: {{ tool: 'mcp:demo/nap', args: {{ marker: '{marker}' }} }}\n"
+    )
+    compiled = compile_text(src, str(tmp_path / "c.nika.yaml"), str(tmp_path))
+
+    async def go() -> RunResult:
+        opts = Options(trace_dir=None, executor=session.executor, engine_env={"PATH": os.environ.get("PATH", "")})
+        run = Run(compiled, {}, opts, workdir=tmp_path)
+        task = asyncio.ensure_future(run.execute())
+        for _ in range(300):
+            if marker.exists() and marker.read_text().strip():
+                break
+            await asyncio.sleep(0.02)
+        run.cancel()
+        return await task
+
+    t0 = time.monotonic()
+    result = asyncio.run(go())
+    assert result.workflow_state == "cancelled" and result.tasks["t"].status == "cancelled"
+    assert time.monotonic() - t0 < 15
+    _gone(int(marker.read_text()))
+
+
+def test_a_lost_session_worker_is_a_transient_error_and_the_retry_pins_a_new_one(
+    session: DaskSession, tmp_path: Path
+) -> None:
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    marker = tmp_path / "killed"
+    wf = (
+        "nika: v1\nworkflow: { id: lost }\npermits: { tools: ['mcp:demo/*'], exec: ['" + PY + "'] }\ntasks:\n"
+        "  t:\n    retry: { max_attempts: 2, backoff_ms: 10 }\n"
+        f"    invoke: {{ tool: 'mcp:demo/kill_parent', args: {{ marker: '{marker}' }} }}\n"
+    )
+    result = run_yaml(wf, tmp_path, engine_env={"PATH": os.environ.get("PATH", "")}, executor=session.executor)
+    rec = result.tasks["t"]
+    assert (rec.status, rec.attempts) == ("success", 2), rec.error
+    first_server = int(marker.read_text())
+    assert rec.output.startswith("recovered by ") and rec.output != f"recovered by {first_server}"
+    retrying = [e for e in result.events if e["type"] == "task.retrying"]
+    assert [(e["task"], e["error_code"]) for e in retrying] == [("t", "NIKA-IMPL-003")]
+    # the session died with its worker; the retry started the server again, witnessed (the lost
+    # attempt's record, its spawn witness with it, never came back)
+    spawns = [e for e in result.events if e.get("event") == "mcp_server_spawn"]
+    assert len(spawns) == 1
+    lost = [e["worker"] for e in result.events if e.get("phase") == "dask_assigned"]
+    done = [e["worker"] for e in result.events if e.get("phase") == "dask_effect" and e["worker"]]
+    assert len(set(lost)) == 2 and done[-1] == lost[-1] != lost[0]
+
+
+def test_a_worker_closes_the_sessions_of_a_run_left_idle(tmp_path: Path) -> None:
+    from runtime.engine.dask_mcp import Hub
+
+    hub = Hub(idle_s=5.0, poll_s=3600)
+
+    async def touch(run: str) -> None:
+        hub.sessions(run, tmp_path)
+
+    hub.submit(touch("old")).result(2)
+    hub.submit(touch("fresh")).result(2)
+    hub.used["old"] -= 10  # its last call was ten seconds ago
+    assert hub.submit(hub.expire()).result(2) == ["old"]
+    assert set(hub.runs) == {"fresh"}
+    assert hub.submit(hub.close("fresh")).result(2) is True
+    hub.stop()
+    assert not hub.thread.is_alive()
