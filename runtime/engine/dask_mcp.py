@@ -1,170 +1,42 @@
-"""MCP calls under the Dask executor: each (run, server) session lives on one worker.
+"""MCP calls under the Dask executor, the driver's side: each (run, server) session on one worker.
 
 A run holds each MCP server open for its whole length (a stdio server keeps its state between
 calls), so an MCP call cannot be a one-shot effect the way an ``exec:`` is. On a worker, a
-:class:`Hub` (one per worker process, started on the first MCP effect) runs one long-lived event
-loop on a thread of its own and holds the sessions, keyed by run id and server name
-(:class:`runtime.mcp_client.Sessions`, the local executor's own). Each effect (a tool call, or the
-tool listing that argument checks and an agent's tool definitions read) is one Dask task that
-hands its work to that loop and waits for it, so it is still stopped by the task's ``timeout:``
-and by the driver cancelling its future (the request to the server is cancelled with it).
+:class:`~runtime.engine.dask_worker.Hub` (one per worker process, started by the first MCP
+effect) runs one long-lived event loop on a thread of its own and holds the sessions, keyed by
+run id and server name (:class:`runtime.mcp_client.Sessions`, the local executor's own). Each
+effect (a tool call, or the tool listing that argument checks and an agent's tool definitions
+read) is one Dask task that hands its work to that loop and waits for it, so it is still stopped
+by the task's ``timeout:`` and by the driver cancelling its future (the request to the server is
+cancelled with it).
 
-In the driver, :class:`RemoteMcp` is the run's MCP client (``services.mcp``): it keeps what
-decides (the server table and whether the workflow could write it, the server's composed
-environment), pins each server of the run to one worker (strict Dask worker restrictions, so
-the session and the server's environment and headers reach that worker only, in the task's
-arguments, never in its key) and, at the run's end, closes the run's sessions on the workers it
-used. A stdio server's spawn is judged on the worker by the same judge, rebuilt from the grant
-it was sent (:func:`runtime.engine.dask_worker.grant_boundary`), and witnessed back. A pinned
-worker that is lost fails the call with the executor's transient error (``retry:`` decides) and
-the next call pins a new worker, where the server starts again. Sessions a driver never closes
-(it vanished) are closed after :data:`IDLE_S` without a call.
+Here, :class:`RemoteMcp` is the run's MCP client (``services.mcp``): it keeps what decides (the
+server table and whether the workflow could write it, the server's composed environment), pins
+each server of the run to one worker (strict Dask worker restrictions, so the session and the
+server's environment and headers reach that worker only, in the task's arguments, never in its
+key) and, at the run's end, closes the run's sessions on the workers it used (out of band, on the
+worker's own loop). A stdio server's spawn is judged on the worker by the same judge, rebuilt
+from the grant it was sent (:func:`runtime.engine.dask_worker.grant_boundary`), and witnessed
+back. A pinned worker that is lost fails the call with the executor's transient error
+(``retry:`` decides) and the next call pins a new worker, where the server starts again.
+Sessions a driver never closes (it vanished) are closed by their worker after
+:data:`~runtime.engine.dask_worker.IDLE_S` without a call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
-import threading
-import time
 import uuid
-from collections.abc import Coroutine
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runtime import limits
-from runtime.engine.dask_worker import LOST_CODE, grant_boundary
+from runtime.engine.dask_worker import CLOSE_WAIT_S, LOST_CODE, close_run
 from runtime.engine.executor import EffectResult, McpEffect, journal_witness
 from runtime.errors import TaskError
-from runtime.mcp_client import Listing, MCPPool, Sessions, call_on, judge_spawn, listing_of, split_tool
+from runtime.mcp_client import Listing, MCPPool, split_tool
 
 if TYPE_CHECKING:
     from runtime.engine.dask_executor import DaskExecutor
-
-IDLE_S = 600.0  # a worker closes a run's sessions after this long without a call (the driver is gone)
-EXPIRY_POLL_S = 30.0
-CLOSE_WAIT_S = limits.MCP_SHUTDOWN_GRACE_S * 3 + 4.0  # the run's end waits this long for a worker
-
-
-# -- on the worker ---------------------------------------------------------------------------------
-
-
-class Hub:
-    """This worker process's MCP sessions, by run, on one event loop that outlives the effects."""
-
-    def __init__(self, idle_s: float = IDLE_S, poll_s: float = EXPIRY_POLL_S) -> None:
-        self.idle_s, self.poll_s = idle_s, poll_s
-        self.runs: dict[str, Sessions] = {}
-        self.used: dict[str, float] = {}
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self._main, name="nika-mcp-sessions", daemon=True)
-        self.thread.start()
-
-    def _main(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        expiry = self.loop.create_task(self._expire_forever())
-        try:
-            self.loop.run_forever()
-        finally:
-            expiry.cancel()
-            self.loop.run_until_complete(asyncio.gather(expiry, return_exceptions=True))
-            self.loop.close()
-
-    def stop(self, timeout_s: float = CLOSE_WAIT_S) -> None:
-        """Close every run's sessions, then the loop and its thread."""
-
-        async def close_all() -> None:
-            await asyncio.gather(*(self.close(run) for run in list(self.runs)), return_exceptions=True)
-
-        with contextlib.suppress(Exception):
-            self.submit(close_all()).result(timeout=timeout_s)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout_s)
-
-    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def sessions(self, run: str, workdir: Path) -> Sessions:
-        """On the hub's loop: the run's sessions (opened on its first call here)."""
-        self.used[run] = time.monotonic()
-        found = self.runs.get(run)
-        if found is None:
-            found = self.runs[run] = Sessions(workdir)
-        return found
-
-    def touch(self, run: str) -> None:
-        if run in self.used:
-            self.used[run] = time.monotonic()
-
-    async def close(self, run: str) -> bool:
-        """On the hub's loop: stop the run's servers; whether it had any here."""
-        found = self.runs.pop(run, None)
-        self.used.pop(run, None)
-        if found is None:
-            return False
-        await found.aclose()
-        return True
-
-    async def expire(self, now: float | None = None) -> list[str]:
-        """Close the runs idle for longer than ``idle_s``; their ids."""
-        now = time.monotonic() if now is None else now
-        stale = [run for run, t in self.used.items() if now - t > self.idle_s]
-        for run in stale:
-            await self.close(run)
-        return stale
-
-    async def _expire_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.poll_s)
-            with contextlib.suppress(Exception):
-                await self.expire()
-
-
-_HUB: Hub | None = None
-_HUB_LOCK = threading.Lock()
-
-
-def hub() -> Hub:
-    global _HUB
-    with _HUB_LOCK:
-        if _HUB is None:
-            _HUB = Hub()
-        return _HUB
-
-
-async def serve(payload: dict[str, Any], witness: list[dict[str, Any]], events: list[dict[str, Any]]) -> Any:
-    """One MCP effect on this worker (from :func:`runtime.engine.dask_worker.perform`'s loop): its
-    work runs on the hub's loop; cancelling this coroutine cancels it there."""
-    h = hub()
-    return await asyncio.wrap_future(h.submit(_on_hub(h, payload, witness, events)))
-
-
-async def _on_hub(h: Hub, payload: dict[str, Any], witness: list[dict[str, Any]], events: list[dict[str, Any]]) -> Any:
-    call: McpEffect = payload["call"]
-    tid, cfg, run = call.task_id, payload["server"], str(payload["run"])
-    workdir = Path(payload["workdir"])
-    sessions = h.sessions(run, workdir)
-    boundary = grant_boundary(payload["grant"], workdir, witness)
-
-    def report(event: dict[str, Any]) -> None:
-        events.append({**event, "task": tid})
-
-    try:
-        conn = await sessions.open(cfg, lambda: judge_spawn(boundary, report, tid, cfg), lambda: dict(payload["env"]))
-        if payload["op"] == "list":
-            return await listing_of(conn)
-        return await call_on(conn, call.tool, dict(call.args))
-    finally:
-        h.touch(run)
-
-
-def close_run(run: str) -> bool:
-    """A Dask task on a pinned worker at the run's end: stop the run's servers here."""
-    if _HUB is None:
-        return False
-    return bool(_HUB.submit(_HUB.close(run)).result(timeout=CLOSE_WAIT_S))
-
 
 # -- in the driver ---------------------------------------------------------------------------------
 
@@ -251,28 +123,12 @@ class RemoteMcp:
 
         def close_all() -> None:
             alive = set(session.worker_addresses())
-            futures = [
-                session.client.submit(
-                    close_run,
-                    run,
-                    key=f"nika-mcp-close-{uuid.uuid4().hex[:12]}",
-                    pure=False,
-                    retries=0,
-                    workers=[w],
-                    allow_other_workers=False,
-                )
-                for w in workers
-                if w in alive
-            ]
-            for f in futures:
-                try:
-                    f.result(timeout=CLOSE_WAIT_S)
-                except Exception:
-                    with contextlib.suppress(Exception):
-                        f.cancel()
+            here = [w for w in workers if w in alive]
+            if here:
+                session.client.run(close_run, run, workers=here, on_error="return")
 
         with contextlib.suppress(Exception):
-            await asyncio.to_thread(close_all)
+            await asyncio.wait_for(asyncio.to_thread(close_all), CLOSE_WAIT_S)
 
 
 def _error(err: TaskError) -> dict[str, Any]:

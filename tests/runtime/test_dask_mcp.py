@@ -1,8 +1,9 @@
-"""MCP calls under the Dask executor (runtime/engine/dask_mcp.py) on the shared LocalCluster, with
-the stdio test server of test_mcp_client.py: the server runs on a worker, one session per (run,
-server) that every task of the run shares, the same results as the local executor, the spawn
-judged on the worker with the local code, the agent's tool listing over the worker, the server
-stopped at the run's end and on cancellation, and idle sessions closed by the worker."""
+"""MCP calls under the Dask executor (runtime/engine/dask_mcp.py; the worker's side in
+dask_worker.py) on the shared LocalCluster, with the stdio test server of test_mcp_client.py: the
+server runs on a worker, one session per (run, server) that every task of the run shares, the
+same results as the local executor, the spawn judged on the worker with the local code, the
+agent's tool listing over the worker, the server stopped at the run's end and on cancellation, a
+lost worker retried on another, and idle sessions closed by the worker."""
 
 from __future__ import annotations
 
@@ -203,7 +204,7 @@ def test_a_lost_session_worker_is_a_transient_error_and_the_retry_pins_a_new_one
 
 
 def test_a_worker_closes_the_sessions_of_a_run_left_idle(tmp_path: Path) -> None:
-    from runtime.engine.dask_mcp import Hub
+    from runtime.engine.dask_worker import Hub
 
     hub = Hub(idle_s=5.0, poll_s=3600)
 

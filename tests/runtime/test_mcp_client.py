@@ -76,11 +76,11 @@ SERVER = textwrap.dedent(
         return f"recovered by {os.getpid()}"
 
     @srv.tool()
-    def nap(marker: str) -> str:
+    async def nap(marker: str) -> str:
         "Write the pid to `marker`, then sleep long."
-        import time
+        import anyio
         open(marker, "w").write(str(os.getpid()))
-        time.sleep(30)
+        await anyio.sleep(30)
         return "woke"
 
     if sys.argv[1:2] == ["http"]:
