@@ -370,7 +370,10 @@ def hub() -> Hub:
     global _HUB
     with _HUB_LOCK:
         if _HUB is None:
+            import atexit
+
             _HUB = Hub()
+            atexit.register(_HUB.stop, limits.MCP_SHUTDOWN_GRACE_S * 2)  # a worker that exits stops its servers
         return _HUB
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from rt_helpers import run_yaml
-from test_mcp_client import PY, alive, declare, stdio
+from test_mcp_client import PY, alive, declare, http_server, invoke_wf, stdio
 
 pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
 
@@ -24,6 +24,7 @@ from runtime.engine.dask_executor import DaskSession
 from runtime.engine.records import RunResult
 
 pytestmark = pytest.mark.xdist_group("dask")
+__all__ = ["http_server"]  # the fixture, shared with test_mcp_client.py
 
 
 @pytest.fixture
@@ -98,6 +99,15 @@ def test_mcp_calls_run_on_one_pinned_worker_and_equal_the_local_run(session: Das
     assert len(spawns) == 1 and spawns[0]["argv"][0] == PY
     assert any(e["type"] == "permit.checked" and e["plane"] == "exec" and e["decision"] == "allow" for e in dask.events)
     _gone(first["pid"])  # stopped at the run's end, on its worker
+
+
+def test_a_streamable_http_server_is_reached_from_a_worker(
+    session: DaskSession, tmp_path: Path, http_server: str
+) -> None:
+    declare(tmp_path, {"demo": {"url": http_server}})
+    result = run_yaml(invoke_wf("mcp:demo/add", "{ a: 40, b: 2 }"), tmp_path, executor=session.executor)
+    assert result.tasks["t"].output == 42, result.tasks["t"].error
+    assert next(iter(_effects(result)["t"])).startswith("tcp://")
 
 
 def test_an_unpermitted_spawn_is_refused_on_the_worker_with_the_local_code(
