@@ -289,8 +289,11 @@ class DaskExecutor:
         if c is None or not c.effects or call.tool in PROVIDER_TOOLS:
             return None  # nothing to distribute, or a media provider reached through the run's services
         env = tool_env(call.tool, host.engine_env) if call.net else {}
-        grant = [b.permits for b in host.boundary._chain()]
-        return {**base, "kind": "tool", "env": env, "grant": grant}
+        return {**base, "kind": "tool", "env": env, "grant": self.grant()}
+
+    def grant(self) -> list[Any]:
+        """The ``permits:`` a worker judges with: this workflow's, then each caller's."""
+        return [b.permits for b in self.host.boundary._chain()]
 
 
 def _cap(env: dict[str, str]) -> int:

@@ -83,9 +83,16 @@ class RemoteMcp:
     def _payload(self, call: McpEffect, server: str, op: str) -> dict[str, Any]:
         cfg = self.decide.declared(server)
         env = self.decide.env_for(call.task_id, cfg) if cfg.command is not None and not cfg.url else {}
-        grant = [b.permits for b in self.executor.host.boundary._chain()]
         base = self.executor.base_payload(call)
-        return {**base, "kind": "mcp", "op": op, "run": self.run, "server": cfg, "env": env, "grant": grant}
+        return {
+            **base,
+            "kind": "mcp",
+            "op": op,
+            "run": self.run,
+            "server": cfg,
+            "env": env,
+            "grant": self.executor.grant(),
+        }
 
     async def _send(self, call: McpEffect, server: str, payload: dict[str, Any]) -> EffectResult:
         try:

@@ -9,6 +9,9 @@ the same checker judge (:class:`runtime.permits.Boundary`) decides with the gran
 The effect runs on an event loop of its own under the task's remaining ``timeout:`` (a process
 group is killed on expiry), and it stops when the driver cancels its Dask future.
 
+An MCP effect is handed to the worker process's :class:`Hub`, whose event loop outlives the
+effect and holds the run's MCP sessions (the driver's side: :mod:`runtime.engine.dask_mcp`).
+
 This module imports ``distributed`` only inside functions (a worker has it; the driver's local
 run never loads this module).
 """
