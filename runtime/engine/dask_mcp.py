@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from runtime.engine.dask_worker import CLOSE_WAIT_S, LOST_CODE, close_run
@@ -37,6 +38,8 @@ from runtime.mcp_client import Listing, MCPPool, split_tool
 
 if TYPE_CHECKING:
     from runtime.engine.dask_executor import DaskExecutor
+
+WATCH_S = 0.5  # how often the driver checks that the worker holding a call's session is still there
 
 # -- in the driver ---------------------------------------------------------------------------------
 
@@ -99,12 +102,45 @@ class RemoteMcp:
             worker = await self._pin(server)
         except TaskError as err:
             return EffectResult(None, _error(err))
-        result = await self.executor.remote(call, payload, workers=[worker])
+        result = await self._watched(self.executor.remote(call, payload, workers=[worker]), server, worker)
         lost = result.error is not None and result.error.get("code") == LOST_CODE and result.error.get("transient")
         if lost and self.pins.get(server) == worker:  # the session died with its worker: the next call pins anew
             del self.pins[server]
             self.listings.pop(server, None)
         return result
+
+    async def _watched(self, effect: Coroutine[Any, Any, EffectResult], server: str, worker: str) -> EffectResult:
+        """The effect's record, or a lost-worker error once its pinned worker has left the cluster
+        (a scheduler that re-runs the tasks of a lost worker would wait forever for that one)."""
+        task = asyncio.ensure_future(effect)
+        watch = asyncio.ensure_future(self._left(worker))
+        try:
+            await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:  # cancelled, or settled either way: the other one stops (a cancelled effect cancels its future)
+            for f in (watch, task):
+                if not f.done():
+                    f.cancel()
+            await asyncio.gather(watch, task, return_exceptions=True)
+        if not task.cancelled():
+            return task.result()
+        return EffectResult(
+            error={
+                "code": LOST_CODE,
+                "message": f"the Dask worker {worker} holding MCP server `{server}` was lost; "
+                "`retry:` decides whether the call runs again",
+                "transient": True,
+                "details": {"dask": "worker-lost", "server": server},
+            }
+        )
+
+    async def _left(self, worker: str) -> None:
+        """Return once ``worker`` is no longer among the scheduler's workers."""
+        session = self.executor.session
+        while True:
+            await asyncio.sleep(WATCH_S)
+            with contextlib.suppress(Exception):  # a scheduler that does not answer fails the effect itself
+                if worker not in await asyncio.to_thread(session.worker_addresses):
+                    return
 
     async def _pin(self, server: str) -> str:
         async with self._lock:

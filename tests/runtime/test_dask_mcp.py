@@ -8,6 +8,7 @@ lost worker retried on another, and idle sessions closed by the worker."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import time
@@ -187,9 +188,16 @@ def test_cancelling_the_run_cancels_the_call_and_stops_the_server(session: DaskS
     _gone(int(marker.read_text()))
 
 
+def _set_failures(n: int, dask_scheduler: Any = None) -> None:
+    dask_scheduler.allowed_failures = n
+
+
+@pytest.mark.parametrize("failures", [0, 3], ids=["fails-lost-tasks", "reruns-lost-tasks"])
 def test_a_lost_session_worker_is_a_transient_error_and_the_retry_pins_a_new_one(
-    session: DaskSession, tmp_path: Path
+    session: DaskSession, tmp_path: Path, failures: int
 ) -> None:
+    """Whatever the scheduler does with a task whose worker died (fail it, or wait to re-run it,
+    which a task pinned to that worker never could), the call fails as lost and is retried."""
     declare(tmp_path, {"demo": stdio(tmp_path)})
     marker = tmp_path / "killed"
     wf = (
@@ -197,9 +205,17 @@ def test_a_lost_session_worker_is_a_transient_error_and_the_retry_pins_a_new_one
         "  t:\n    retry: { max_attempts: 2, backoff_ms: 10 }\n"
         f"    invoke: {{ tool: 'mcp:demo/kill_parent', args: {{ marker: '{marker}' }} }}\n"
     )
-    result = run_yaml(wf, tmp_path, engine_env={"PATH": os.environ.get("PATH", "")}, executor=session.executor)
+    session.client.run_on_scheduler(_set_failures, failures)
+    try:
+        policy = dataclasses.replace(session, allowed_failures=failures)
+        t0 = time.monotonic()
+        result = run_yaml(wf, tmp_path, engine_env={"PATH": os.environ.get("PATH", "")}, executor=policy.executor)
+        took = time.monotonic() - t0
+    finally:
+        session.client.run_on_scheduler(_set_failures, 0)
     rec = result.tasks["t"]
     assert (rec.status, rec.attempts) == ("success", 2), rec.error
+    assert took < 15
     first_server = int(marker.read_text())
     assert rec.output.startswith("recovered by ") and rec.output != f"recovered by {first_server}"
     retrying = [e for e in result.events if e["type"] == "task.retrying"]
