@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.core.records import replace
 from runtime.engine import dask_worker
 from runtime.engine.dask_batch import Collector, Submitter
 from runtime.engine.dask_wire import effect_result, provider_env, tool_env, version_mismatch
@@ -45,6 +46,7 @@ from runtime.engine.executor import (
     LocalExecutor,
     McpEffect,
     ModelEffect,
+    journal_witness,
 )
 from runtime.errors import TaskError
 
@@ -76,7 +78,7 @@ class DaskSession:
     workers: int = 0
     _closed: bool = field(default=False, repr=False)
     _turn: int = field(default=-1, repr=False)
-    started: dict[str, Callable[[str], None]] = field(default_factory=dict, repr=False)  # key -> "on worker W"
+    started: dict[str, Callable[[dict[str, Any]], None]] = field(default_factory=dict, repr=False)  # key -> hook
     collector: Collector = field(init=False, repr=False)  # the records of this client's futures, in batches
 
     def __post_init__(self) -> None:
@@ -157,11 +159,12 @@ class DaskSession:
         self.allowed_failures = self.client.run_on_scheduler(dask_worker.allowed_failures)
 
     def _on_started(self, event: tuple[float, Any]) -> None:
-        """A worker began an effect (on the client's thread): tell the run that submitted it."""
+        """A worker began an effect, or sent the witnesses of an MCP server's spawn at once (on the
+        client's thread): tell the run that submitted it."""
         msg = event[1] if isinstance(event, tuple) and len(event) == 2 else {}
         hook = self.started.get(msg.get("key")) if isinstance(msg, dict) else None
         if hook is not None:
-            hook(str(msg.get("worker") or ""))
+            hook(msg)
 
     def worker_addresses(self) -> list[str]:
         """The workers the scheduler knows now (a blocking call: run it off the event loop)."""
@@ -224,6 +227,7 @@ class DaskExecutor:
         kind = payload["kind"]
         key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
         assigned: list[str] = []
+        streamed: list[int] = [0, 0]  # witnesses and events already journaled from the worker's messages
         loop = asyncio.get_running_loop()
 
         def on_worker(worker: str) -> None:  # on this loop: the assignment, once, before the result
@@ -231,9 +235,16 @@ class DaskExecutor:
                 assigned.append(worker)
                 self._event(call.task_id, "dask_assigned", kind, worker)
 
-        def from_client(worker: str) -> None:
+        def on_message(msg: dict[str, Any]) -> None:
+            on_worker(str(msg.get("worker") or ""))
+            witness, events = tuple(msg.get("witness") or ()), tuple(msg.get("events") or ())
+            if witness or events:
+                journal_witness(self.host.events, EffectResult(witness=witness, events=events))
+                streamed[:] = [len(witness), len(events)]
+
+        def from_client(msg: dict[str, Any]) -> None:
             with contextlib.suppress(RuntimeError):  # the run's loop has closed
-                loop.call_soon_threadsafe(on_worker, worker)
+                loop.call_soon_threadsafe(on_message, msg)
 
         self.session.started[key] = from_client
         try:
@@ -248,6 +259,8 @@ class DaskExecutor:
             self.submitter.done(key)
             self.session.started.pop(key, None)
         result = effect_result(record)
+        if any(streamed):  # journaled on arrival: the record's first ones are those
+            result = replace(result, witness=result.witness[streamed[0] :], events=result.events[streamed[1] :])
         if result.worker:
             on_worker(result.worker)
         self._event(call.task_id, "dask_effect", kind, result.worker or "", result.duration_ms)

@@ -27,7 +27,7 @@ import platform
 import shutil
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,6 +121,7 @@ def perform(payload: dict[str, Any]) -> dict[str, Any]:
     out.update(
         witness=witness,
         events=events,
+        streamed=payload.get("streamed"),  # how many of them the driver already had by STARTED_TOPIC
         started_at=started,
         duration_ms=round((time.monotonic() - t0) * 1000, 3),
         worker=_worker_address(),
@@ -384,10 +385,33 @@ async def serve(payload: dict[str, Any], witness: list[dict[str, Any]], events: 
     """One MCP effect on this worker (from :func:`perform`'s loop): its
     work runs on the hub's loop; cancelling this coroutine cancels it there."""
     h = hub()
-    return await asyncio.wrap_future(h.submit(_on_hub(h, payload, witness, events)))
+    key = str(payload.get("key") or "")
+    try:
+        from distributed import get_worker
+
+        worker: Any = get_worker()
+    except (ImportError, ValueError):
+        worker = None
+
+    def stream() -> None:
+        """Send the spawn's witnesses at once (a worker lost with the server running still leaves
+        them in the journal); the record says how many it sent, so the driver journals them once."""
+        if worker is None or not key:
+            return
+        msg = {"key": key, "worker": str(worker.address), "witness": list(witness), "events": list(events)}
+        worker.log_event(STARTED_TOPIC, msg)
+        payload["streamed"] = [len(witness), len(events)]
+
+    return await asyncio.wrap_future(h.submit(_on_hub(h, payload, witness, events, stream)))
 
 
-async def _on_hub(h: Hub, payload: dict[str, Any], witness: list[dict[str, Any]], events: list[dict[str, Any]]) -> Any:
+async def _on_hub(
+    h: Hub,
+    payload: dict[str, Any],
+    witness: list[dict[str, Any]],
+    events: list[dict[str, Any]],
+    stream: Callable[[], None],
+) -> Any:
     from runtime.mcp_client import call_on, judge_spawn, listing_of
 
     call = payload["call"]
@@ -399,8 +423,14 @@ async def _on_hub(h: Hub, payload: dict[str, Any], witness: list[dict[str, Any]]
     def report(event: dict[str, Any]) -> None:
         events.append({**event, "task": tid})
 
+    def judge() -> None:
+        try:
+            judge_spawn(boundary, report, tid, cfg)
+        finally:
+            stream()
+
     try:
-        conn = await sessions.open(cfg, lambda: judge_spawn(boundary, report, tid, cfg), lambda: dict(payload["env"]))
+        conn = await sessions.open(cfg, judge, lambda: dict(payload["env"]))
         if payload["op"] == "list":
             return await listing_of(conn)
         return await call_on(conn, call.tool, dict(call.args))
