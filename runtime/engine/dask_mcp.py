@@ -56,6 +56,9 @@ class RemoteMcp:
         self.pins: dict[str, str] = {}  # server -> worker address
         self.listings: dict[str, Listing] = {}
         self._lock = asyncio.Lock()
+        self._gone: dict[str, asyncio.Event] = {}  # worker -> set once it has left the cluster
+        self._waiting = 0
+        self._poller: asyncio.Task[None] | None = None
 
     async def perform(self, call: McpEffect) -> EffectResult:
         """One tool call as an effect record (never raises a task failure)."""
@@ -134,13 +137,26 @@ class RemoteMcp:
         )
 
     async def _left(self, worker: str) -> None:
-        """Return once ``worker`` is no longer among the scheduler's workers."""
+        """Return once ``worker`` is no longer among the scheduler's workers (one poll for all of
+        the run's calls in flight)."""
+        gone = self._gone.setdefault(worker, asyncio.Event())
+        self._waiting += 1
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.ensure_future(self._poll())
+        try:
+            await gone.wait()
+        finally:
+            self._waiting -= 1
+
+    async def _poll(self) -> None:
         session = self.executor.session
-        while True:
+        while self._waiting:
             await asyncio.sleep(WATCH_S)
-            with contextlib.suppress(Exception):  # a scheduler that does not answer fails the effect itself
-                if worker not in await asyncio.to_thread(session.worker_addresses):
-                    return
+            with contextlib.suppress(Exception):  # a scheduler that does not answer fails the effects itself
+                alive = set(await asyncio.to_thread(session.worker_addresses))
+                for worker, gone in self._gone.items():
+                    if worker not in alive:
+                        gone.set()
 
     async def _pin(self, server: str) -> str:
         async with self._lock:
@@ -159,6 +175,9 @@ class RemoteMcp:
 
     async def aclose(self) -> None:
         """Stop the run's servers on the workers that hold them (bounded; idle expiry otherwise)."""
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
         workers, self.pins = sorted(set(self.pins.values())), {}
         if not workers:
             return
