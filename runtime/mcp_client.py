@@ -15,6 +15,9 @@ call; results become Nika values (structured content as is, text as strings, ima
 
 Each connection lives in a task of its own that owns the SDK's context managers: calls from any
 task go through it, and closing the run ends that task (the SDK's cancel scopes never cross tasks).
+:class:`Sessions` holds a run's connections; under the Dask executor the same class holds them on
+the worker each server is pinned to (:mod:`runtime.engine.dask_mcp`), which judges the spawn with
+:func:`judge_spawn` and calls with :func:`call_on` as the local :class:`MCPPool` does.
 """
 
 from __future__ import annotations
