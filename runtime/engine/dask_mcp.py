@@ -19,8 +19,9 @@ worker's own loop). A stdio server's spawn is judged on the worker by the same j
 from the grant it was sent (:func:`runtime.engine.dask_worker.grant_boundary`), and witnessed
 back. A pinned worker that is lost fails the call with the executor's transient error
 (``retry:`` decides) and the next call pins a new worker, where the server starts again.
-Sessions a driver never closes (it vanished) are closed by their worker after
-:data:`~runtime.engine.dask_worker.IDLE_S` without a call.
+While the run lasts it tells those workers so every :data:`KEEPALIVE_S`; sessions a driver never
+closes (it vanished) are closed by their worker after :data:`~runtime.engine.dask_worker.IDLE_S`
+without a word from it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import uuid
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from runtime.engine.dask_worker import CLOSE_WAIT_S, LOST_CODE, close_run
+from runtime.engine.dask_worker import CLOSE_WAIT_S, IDLE_S, LOST_CODE, close_run, touch_run
 from runtime.engine.executor import EffectResult, McpEffect, journal_witness
 from runtime.errors import TaskError
 from runtime.mcp_client import Listing, MCPPool, split_tool
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from runtime.engine.dask_executor import DaskExecutor
 
 WATCH_S = 0.5  # how often the driver checks that the worker holding a call's session is still there
+KEEPALIVE_S = IDLE_S / 4  # how often a live run tells its workers that its sessions are still wanted
 
 # -- in the driver ---------------------------------------------------------------------------------
 
@@ -59,6 +61,7 @@ class RemoteMcp:
         self._gone: dict[str, asyncio.Event] = {}  # worker -> set once it has left the cluster
         self._waiting = 0
         self._poller: asyncio.Task[None] | None = None
+        self._keepalive: asyncio.Task[None] | None = None
 
     async def perform(self, call: McpEffect) -> EffectResult:
         """One tool call as an effect record (never raises a task failure)."""
@@ -171,13 +174,27 @@ class RemoteMcp:
                 )
             worker = self.pins[server] = session.next_worker(alive)
             self.listings.pop(server, None)
+            if self._keepalive is None:
+                self._keepalive = asyncio.ensure_future(self._keep())
             return worker
+
+    async def _keep(self) -> None:
+        """While the run lasts, its workers keep its sessions, however long between calls (a worker
+        closes them only once no run has touched them for ``IDLE_S``: the driver is gone)."""
+        client = self.executor.session.client
+        while True:
+            await asyncio.sleep(KEEPALIVE_S)
+            workers = sorted(set(self.pins.values()))
+            if workers:
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(client.run, touch_run, self.run, workers=workers, on_error="return")
 
     async def aclose(self) -> None:
         """Stop the run's servers on the workers that hold them (bounded; idle expiry otherwise)."""
-        if self._poller is not None:
-            self._poller.cancel()
-            await asyncio.gather(self._poller, return_exceptions=True)
+        for task in (self._poller, self._keepalive):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         workers, self.pins = sorted(set(self.pins.values())), {}
         if not workers:
             return

@@ -300,6 +300,7 @@ class Hub:
         self.idle_s, self.poll_s = idle_s, poll_s
         self.runs: dict[str, Sessions] = {}
         self.used: dict[str, float] = {}
+        self.touches = 0
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._main, name="nika-mcp-sessions", daemon=True)
         self.thread.start()
@@ -341,6 +342,7 @@ class Hub:
     def touch(self, run: str) -> None:
         if run in self.used:
             self.used[run] = time.monotonic()
+            self.touches += 1
 
     async def close(self, run: str) -> bool:
         """On the hub's loop: stop the run's servers; whether it had any here."""
@@ -436,6 +438,13 @@ async def _on_hub(
         return await call_on(conn, call.tool, dict(call.args))
     finally:
         h.touch(run)
+
+
+async def touch_run(run: str) -> None:
+    """Run out of band on a pinned worker while the driver's run lasts: its sessions are in use,
+    however long since their last call."""
+    if _HUB is not None:
+        _HUB.loop.call_soon_threadsafe(_HUB.touch, run)
 
 
 async def close_run(run: str) -> bool:

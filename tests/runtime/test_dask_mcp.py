@@ -235,6 +235,32 @@ def test_a_lost_session_worker_is_a_transient_error_and_the_retry_pins_a_new_one
     assert len(set(lost)) == 2 and done[-1] == lost[-1] != lost[0]
 
 
+def _touches() -> int:
+    from runtime.engine import dask_worker
+
+    return dask_worker._HUB.touches if dask_worker._HUB is not None else 0
+
+
+def test_a_live_run_keeps_its_sessions_on_the_worker_between_calls(
+    session: DaskSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runtime.engine import dask_mcp
+
+    monkeypatch.setattr(dask_mcp, "KEEPALIVE_S", 0.05)
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    wf = (
+        "nika: v1\nworkflow: { id: keep }\npermits: { tools: ['mcp:demo/*'], exec: ['" + PY + "', 'sleep'] }\n"
+        "tasks:\n  first:\n    invoke: { tool: 'mcp:demo/count', args: {} }\n"
+        "  pause:\n    after: { first: success }\n    exec: { command: ['sleep', '0.4'] }\n"
+    )
+    before = session.client.run(_touches)
+    result = run_yaml(wf, tmp_path, engine_env={"PATH": os.environ.get("PATH", "")}, executor=session.executor)
+    assert result.tasks["pause"].status == "success", result.tasks["pause"].error
+    after = session.client.run(_touches)
+    (holder,) = _effects(result)["first"]
+    assert after[holder] - before.get(holder, 0) >= 3  # the call's own touch, then the run's keepalives
+
+
 def test_a_worker_closes_the_sessions_of_a_run_left_idle(tmp_path: Path) -> None:
     from runtime.engine.dask_worker import Hub
 
