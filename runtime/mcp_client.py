@@ -15,6 +15,9 @@ call; results become Nika values (structured content as is, text as strings, ima
 
 Each connection lives in a task of its own that owns the SDK's context managers: calls from any
 task go through it, and closing the run ends that task (the SDK's cancel scopes never cross tasks).
+:class:`Sessions` holds a run's connections; under the Dask executor the same class holds them on
+the worker each server is pinned to (:mod:`runtime.engine.dask_mcp`), which judges the spawn with
+:func:`judge_spawn` and calls with :func:`call_on` as the local :class:`MCPPool` does.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -152,7 +155,11 @@ class Connection:
         call = asyncio.ensure_future(client.call_tool(name, args))
         gone = asyncio.ensure_future(self._task) if self._task is not None else None
         waiting = {call} | ({gone} if gone is not None else set())
-        done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the caller was cancelled: so is its request to the server
+            call.cancel()
+            raise
         if call not in done:
             call.cancel()
             with contextlib.suppress(BaseException):
@@ -184,18 +191,80 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+class Sessions:
+    """The open connections of one run, by server: each opened once (the first caller judges the
+    spawn and composes the environment), reused by every later call."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.conns: dict[str, Connection] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def open(self, cfg: ServerConfig, judge: Callable[[], None], env: Callable[[], dict[str, str]]) -> Connection:
+        lock = self._locks.setdefault(cfg.name, asyncio.Lock())
+        async with lock:
+            conn = self.conns.get(cfg.name)
+            if conn is not None and conn.client is not None:
+                return conn
+            if cfg.command is not None and not cfg.url:
+                judge()
+            conn = Connection(cfg, env(), self.workdir)
+            self.conns[cfg.name] = conn
+            await conn.start()
+            return conn
+
+    async def aclose(self) -> None:
+        conns, self.conns = list(self.conns.values()), {}
+        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+
+
+Listing = dict[str, tuple[str, dict[str, Any]]]  # tool name -> (description, input schema)
+
+
+async def listing_of(conn: Connection) -> Listing:
+    """A server's tools as plain data."""
+    tools = await conn.list_tools()
+    return {n: (t.description or "", dict(t.input_schema or {"type": "object"})) for n, t in tools.items()}
+
+
+async def call_on(conn: Connection, tool: str, args: dict[str, Any]) -> Any:
+    """One call of ``tool`` (``mcp:server/name``) on an open connection: the tool looked up, its
+    arguments checked against its input schema, the result as a Nika value."""
+    server, name = split_tool(tool)
+    tools = await listing_of(conn)
+    spec = tools.get(name)
+    if spec is None:
+        from checker.core.suggest import did_you_mean
+
+        hint = did_you_mean(name, list(tools))
+        raise TaskError(
+            CALL_FAILED,
+            f"MCP server `{server}` has no tool `{name}`" + (f"; did you mean `{hint}`?" if hint else ""),
+            details={"server": server, "tool": name},
+        )
+    problem = _arg_problem(args, spec[1])
+    if problem is not None:
+        raise TaskError(CALL_FAILED, f"arguments of `{tool}` do not fit its input schema: {problem}", details={})
+    result = await conn.call(name, args, limits.MCP_CALL_TIMEOUT_S)
+    value = to_value(result)
+    if getattr(result, "is_error", False):
+        text = value if isinstance(value, str) else json.dumps(value, default=str)[:500]
+        raise TaskError(CALL_FAILED, f"`{tool}` reported an error: {text}", details={"server": server, "tool": name})
+    return value
+
+
 class MCPPool:
-    """The MCP servers one run has started."""
+    """The MCP servers one run has started, in this process (the local executor's)."""
 
     def __init__(self, host: McpHost) -> None:
         self.host = host
         self.config = host.services.mcp_config
         self.servers = self.config.servers
         self.source = self.config.source
-        self.conns: dict[str, Connection] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self.sessions = Sessions(host.workdir)
 
-    async def connection(self, tid: str, server: str) -> Connection:
+    def declared(self, server: str) -> ServerConfig:
+        """The server's configuration, once the table is usable and the workflow cannot write it."""
         self.config.usable()
         refuse_if_writable(self.config, self.host.boundary)
         cfg = self.servers.get(server)
@@ -209,33 +278,41 @@ class MCPPool:
                 f"no MCP server `{server}` is declared in {where}" + (f"; did you mean `{hint}`?" if hint else ""),
                 details={"server": server},
             )
-        lock = self._locks.setdefault(server, asyncio.Lock())
-        async with lock:
-            conn = self.conns.get(server)
-            if conn is not None and conn.client is not None:
-                return conn
-            from runtime.permits import compose_env
+        return cfg
 
-            if cfg.command is not None and not cfg.url:
-                judge_spawn(self.host, tid, cfg)
-            env = compose_env(self.host.boundary.env_passthrough(tid), cfg.env, self.host.engine_env)
-            conn = Connection(cfg, env, self.host.workdir)
-            self.conns[server] = conn
-            await conn.start()
-            return conn
+    def env_for(self, tid: str, cfg: ServerConfig) -> dict[str, str]:
+        """The server's environment, composed like ``exec:``'s, never inherited."""
+        from runtime.permits import compose_env
+
+        return compose_env(self.host.boundary.env_passthrough(tid), cfg.env, self.host.engine_env)
+
+    async def connection(self, tid: str, server: str) -> Connection:
+        cfg = self.declared(server)
+        host = self.host
+        return await self.sessions.open(
+            cfg,
+            lambda: judge_spawn(host.boundary, lambda e: host.events.tool_event(tid, e), tid, cfg),
+            lambda: self.env_for(tid, cfg),
+        )
+
+    async def listing(self, tid: str, server: str) -> Listing:
+        return await listing_of(await self.connection(tid, server))
+
+    async def call(self, tid: str, tool: str, args: dict[str, Any]) -> Any:
+        return await call_on(await self.connection(tid, split_tool(tool)[0]), tool, args)
 
     async def aclose(self) -> None:
-        conns, self.conns = list(self.conns.values()), {}
-        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+        await self.sessions.aclose()
 
 
-def judge_spawn(host: McpHost, tid: str, cfg: ServerConfig) -> None:
+def judge_spawn(boundary: Boundary, report: Callable[[dict[str, Any]], None], tid: str, cfg: ServerConfig) -> None:
     """A stdio server is a process the calling task starts: ``permits.exec`` and the blocklist
-    judge its argv (NIKA-SEC-004 / NIKA-SEC-001) and the journal witnesses the spawn."""
+    judge its argv (NIKA-SEC-004 / NIKA-SEC-001) and the journal witnesses the spawn (``report``
+    receives the event, in this process or on the Dask worker that starts it)."""
     from checker.contracts.blocklist import judge_words
 
     assert cfg.command is not None
-    host.boundary.check_exec(tid, cfg.command, shell=False)
+    boundary.check_exec(tid, cfg.command, shell=False)
     why = judge_words([cfg.command, *cfg.args])
     if why is not None:
         raise TaskError(
@@ -243,16 +320,23 @@ def judge_spawn(host: McpHost, tid: str, cfg: ServerConfig) -> None:
             f"MCP server `{cfg.name}`: the command was refused by the exec blocklist: {why}",
             details={"server": cfg.name, "reason": why},
         )
-    host.events.emit(
-        "tool_invoked",
-        [("task", tid), ("event", "mcp_server_spawn"), ("server", cfg.name), ("argv", [cfg.command, *cfg.args])],
-    )
+    report({"type": "mcp_server_spawn", "server": cfg.name, "argv": [cfg.command, *cfg.args]})
 
 
-def pool_of(host: McpHost) -> MCPPool:
+class McpPool(Protocol):
+    """What the run's MCP client answers (:class:`MCPPool` here, the Dask executor's on its workers)."""
+
+    servers: dict[str, ServerConfig]
+
+    async def listing(self, tid: str, server: str) -> Listing: ...
+    async def call(self, tid: str, tool: str, args: dict[str, Any]) -> Any: ...
+    async def aclose(self) -> None: ...
+
+
+def pool_of(host: McpHost) -> McpPool:
     if host.services.mcp is None:
         host.services.mcp = MCPPool(host)
-    pool: MCPPool = host.services.mcp
+    pool: McpPool = host.services.mcp
     return pool
 
 
@@ -266,37 +350,14 @@ async def list_mcp_tools(host: McpHost, tid: str, rules: list[str]) -> list[tupl
     ]
     out = []
     for server in wanted:
-        conn = await pool.connection(tid, server)
-        for name, tool in (await conn.list_tools()).items():
-            out.append((f"mcp:{server}/{name}", tool.description or "", dict(tool.input_schema or {"type": "object"})))
+        for name, (description, schema) in (await pool.listing(tid, server)).items():
+            out.append((f"mcp:{server}/{name}", description, schema))
     return out
 
 
 async def call_mcp_tool(host: McpHost, tid: str, tool: str, args: dict[str, Any]) -> Any:
     """Perform one MCP tool call (the tool grant was judged by the caller, ``verbs/invoke``)."""
-    server, name = split_tool(tool)
-    pool = pool_of(host)
-    conn = await pool.connection(tid, server)
-    tools = await conn.list_tools()
-    spec = tools.get(name)
-    if spec is None:
-        from checker.core.suggest import did_you_mean
-
-        hint = did_you_mean(name, list(tools))
-        raise TaskError(
-            CALL_FAILED,
-            f"MCP server `{server}` has no tool `{name}`" + (f"; did you mean `{hint}`?" if hint else ""),
-            details={"server": server, "tool": name},
-        )
-    problem = _arg_problem(args, spec.input_schema)
-    if problem is not None:
-        raise TaskError(CALL_FAILED, f"arguments of `{tool}` do not fit its input schema: {problem}", details={})
-    result = await conn.call(name, args, limits.MCP_CALL_TIMEOUT_S)
-    value = to_value(result)
-    if getattr(result, "is_error", False):
-        text = value if isinstance(value, str) else json.dumps(value, default=str)[:500]
-        raise TaskError(CALL_FAILED, f"`{tool}` reported an error: {text}", details={"server": server, "tool": name})
-    return value
+    return await pool_of(host).call(tid, tool, args)
 
 
 def _arg_problem(args: dict[str, Any], schema: Any) -> str | None:

@@ -79,27 +79,55 @@ class Submitter:
 
     def __init__(self, client: Any, fn: Callable[[dict[str, Any]], Any], collector: Collector) -> None:
         self.client, self.fn, self.collector = client, fn, collector
-        self._queue: list[tuple[dict[str, Any], asyncio.Future[concurrent.futures.Future[Outcome]]]] = []
+        self._queue: list[
+            tuple[dict[str, Any], list[str] | None, asyncio.Future[concurrent.futures.Future[Outcome]]]
+        ] = []
         self.futures: dict[str, Any] = {}  # key -> the Dask future, until its outcome is read
 
-    def send(self, payload: dict[str, Any]) -> asyncio.Future[concurrent.futures.Future[Outcome]]:
-        """Queue ``payload`` (its ``key`` set); the answer is the bridge to its outcome, once sent."""
+    def send(
+        self, payload: dict[str, Any], workers: list[str] | None = None
+    ) -> asyncio.Future[concurrent.futures.Future[Outcome]]:
+        """Queue ``payload`` (its ``key`` set; run only on ``workers`` when given); the answer is
+        the bridge to its outcome, once sent."""
         loop = asyncio.get_running_loop()
         if not self._queue:
             loop.call_soon(self._flush)
         sent: asyncio.Future[concurrent.futures.Future[Outcome]] = loop.create_future()
-        self._queue.append((payload, sent))
+        self._queue.append((payload, workers, sent))
         return sent
 
     def _flush(self) -> None:
-        queue = [(p, s) for p, s in self._queue if not s.cancelled()]
+        queue = [(p, w, s) for p, w, s in self._queue if not s.cancelled()]
         self._queue = []
-        if not queue:
-            return
+        free = [(p, s) for p, w, s in queue if w is None]
+        if free:
+            self._send(free, None)
+        for p, w, s in queue:  # a session's effects go to the worker that holds it, and nowhere else
+            if w is not None:
+                self._send([(p, s)], w)
+
+    def _send(
+        self,
+        queue: list[tuple[dict[str, Any], asyncio.Future[concurrent.futures.Future[Outcome]]]],
+        workers: list[str] | None,
+    ) -> None:
         try:
-            futures = self.client.map(
-                self.fn, [p for p, _ in queue], key=[p["key"] for p, _ in queue], pure=False, retries=0
-            )
+            if workers is None:
+                keys = [p["key"] for p, _ in queue]
+                futures = self.client.map(self.fn, [p for p, _ in queue], key=keys, pure=False, retries=0)
+            else:
+                ((payload, _),) = queue
+                futures = [
+                    self.client.submit(
+                        self.fn,
+                        payload,
+                        key=payload["key"],
+                        pure=False,
+                        retries=0,
+                        workers=workers,
+                        allow_other_workers=False,
+                    )
+                ]
         except BaseException as exc:  # the client is closed, the scheduler gone: each effect says so
             for _, sent in queue:
                 sent.set_exception(exc)

@@ -9,7 +9,8 @@ witnesses it journals. Task keys name only the effect kind, the task id and a ra
 (never an argument, so never a secret). The effects of one loop turn are submitted together and
 settled records gathered together (:mod:`runtime.engine.dask_batch`).
 
-What stays in the driver: MCP calls (the servers are the run's own processes), pure builtins
+MCP calls run on the worker each (run, server) session is pinned to (:mod:`runtime.engine.dask_mcp`).
+What stays in the driver: pure builtins
 (nothing to distribute), the media builtins that reach a model provider through the run's
 services, the scripted mock model and the mock's agent turns (their script cursor and turn
 counter are state of the run).
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.core.records import replace
 from runtime.engine import dask_worker
 from runtime.engine.dask_batch import Collector, Submitter
 from runtime.engine.dask_wire import effect_result, provider_env, tool_env, version_mismatch
@@ -44,6 +46,7 @@ from runtime.engine.executor import (
     LocalExecutor,
     McpEffect,
     ModelEffect,
+    journal_witness,
 )
 from runtime.errors import TaskError
 
@@ -74,7 +77,8 @@ class DaskSession:
     cap_bytes: int = RESULT_CAP_BYTES
     workers: int = 0
     _closed: bool = field(default=False, repr=False)
-    started: dict[str, Callable[[str], None]] = field(default_factory=dict, repr=False)  # key -> "on worker W"
+    _turn: int = field(default=-1, repr=False)
+    started: dict[str, Callable[[dict[str, Any]], None]] = field(default_factory=dict, repr=False)  # key -> hook
     collector: Collector = field(init=False, repr=False)  # the records of this client's futures, in batches
 
     def __post_init__(self) -> None:
@@ -155,11 +159,21 @@ class DaskSession:
         self.allowed_failures = self.client.run_on_scheduler(dask_worker.allowed_failures)
 
     def _on_started(self, event: tuple[float, Any]) -> None:
-        """A worker began an effect (on the client's thread): tell the run that submitted it."""
+        """A worker began an effect, or sent the witnesses of an MCP server's spawn at once (on the
+        client's thread): tell the run that submitted it."""
         msg = event[1] if isinstance(event, tuple) and len(event) == 2 else {}
         hook = self.started.get(msg.get("key")) if isinstance(msg, dict) else None
         if hook is not None:
-            hook(str(msg.get("worker") or ""))
+            hook(msg)
+
+    def worker_addresses(self) -> list[str]:
+        """The workers the scheduler knows now (a blocking call: run it off the event loop)."""
+        return sorted(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def next_worker(self, alive: list[str]) -> str:
+        """The worker the next MCP session is pinned to (in turn, across this session's runs)."""
+        self._turn += 1
+        return alive[self._turn % len(alive)]
 
     def executor(self, host: ExecutorHost) -> DaskExecutor:
         return DaskExecutor(self, host)
@@ -183,8 +197,14 @@ class DaskExecutor:
         self.host = host
         self.local = LocalExecutor(host)
         self.submitter = Submitter(session.client, dask_worker.perform, session.collector)
+        from runtime.engine.dask_mcp import RemoteMcp
+
+        self.mcp = RemoteMcp(self)
+        host.services.mcp = self.mcp  # the run's MCP client: closed with the run's services
 
     async def perform(self, call: EffectCall) -> EffectResult:
+        if isinstance(call, McpEffect):
+            return await self.mcp.perform(call)
         payload = self._payload(call)
         if payload is None:
             return await self.local.perform(call)
@@ -195,17 +215,19 @@ class DaskExecutor:
             except TaskError as err:
                 error = {"code": err.code, "message": err.message, "transient": err.transient, "details": err.details}
                 return EffectResult(None, error)
-        result = await self._remote(call, payload)
+        result = await self.remote(call, payload)
         if meter is not None and result.error is None:
             from runtime.providers.base import Response
 
             meter.record(call.model, Response(None, tokens_in=result.tokens_in or 0, tokens_out=result.tokens_out or 0))
         return result
 
-    async def _remote(self, call: EffectCall, payload: dict[str, Any]) -> EffectResult:
+    async def remote(self, call: EffectCall, payload: dict[str, Any], workers: list[str] | None = None) -> EffectResult:
+        """Perform ``payload`` on a worker (one of ``workers`` only, when given) and read its record."""
         kind = payload["kind"]
         key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
         assigned: list[str] = []
+        streamed: list[int] = [0, 0]  # witnesses and events already journaled from the worker's messages
         loop = asyncio.get_running_loop()
 
         def on_worker(worker: str) -> None:  # on this loop: the assignment, once, before the result
@@ -213,13 +235,20 @@ class DaskExecutor:
                 assigned.append(worker)
                 self._event(call.task_id, "dask_assigned", kind, worker)
 
-        def from_client(worker: str) -> None:
+        def on_message(msg: dict[str, Any]) -> None:
+            on_worker(str(msg.get("worker") or ""))
+            witness, events = tuple(msg.get("witness") or ()), tuple(msg.get("events") or ())
+            if witness or events:
+                journal_witness(self.host.events, EffectResult(witness=witness, events=events))
+                streamed[:] = [len(witness), len(events)]
+
+        def from_client(msg: dict[str, Any]) -> None:
             with contextlib.suppress(RuntimeError):  # the run's loop has closed
-                loop.call_soon_threadsafe(on_worker, worker)
+                loop.call_soon_threadsafe(on_message, msg)
 
         self.session.started[key] = from_client
         try:
-            record = await asyncio.wrap_future(await self.submitter.send(payload))
+            record = await asyncio.wrap_future(await self.submitter.send(payload, workers))
         except asyncio.CancelledError:  # the worker sees it and kills what the effect started
             future = self.submitter.done(key)
             if future is not None:
@@ -230,6 +259,8 @@ class DaskExecutor:
             self.submitter.done(key)
             self.session.started.pop(key, None)
         result = effect_result(record)
+        if any(streamed):  # journaled on arrival: the record's first ones are those
+            result = replace(result, witness=result.witness[streamed[0] :], events=result.events[streamed[1] :])
         if result.worker:
             on_worker(result.worker)
         self._event(call.task_id, "dask_effect", kind, result.worker or "", result.duration_ms)
@@ -242,10 +273,9 @@ class DaskExecutor:
             fields.append(("duration_ms", duration_ms))
         self.host.events.emit("verb_invoked", fields)
 
-    def _payload(self, call: EffectCall) -> dict[str, Any] | None:
-        """The plain record a worker receives, or ``None`` for an effect that stays in the driver."""
-        host = self.host
-        base: dict[str, Any] = {"call": call, "workdir": str(host.workdir), "env": {}, "grant": []}
+    def base_payload(self, call: EffectCall) -> dict[str, Any]:
+        """What every effect's record carries: the call, where, the cap, the engine, the time left."""
+        base: dict[str, Any] = {"call": call, "workdir": str(self.host.workdir), "env": {}, "grant": []}
         base["cap_bytes"], base["engine"] = self.session.cap_bytes, dask_worker.ENGINE_VERSION
         base["once"] = bool(self.session.allowed_failures)  # the scheduler may re-run it: the worker checks
         deadline = EFFECT_DEADLINE.get()
@@ -254,22 +284,29 @@ class DaskExecutor:
 
             base["timeout_s"] = max(0.0, deadline[0] - time.monotonic())
             base["timeout_ms"] = deadline[1]
+        return base
+
+    def _payload(self, call: EffectCall) -> dict[str, Any] | None:
+        """The plain record a worker receives, or ``None`` for an effect that stays in the driver."""
+        host = self.host
+        base = self.base_payload(call)
         if isinstance(call, ExecEffect):
             return {**base, "kind": "exec"}
         if isinstance(call, ModelEffect):
             if call.model.startswith("mock/scripted") or (call.turn and call.model.startswith("mock/")):
                 return None  # the mock's script cursor and turn counter are the run's state
             return {**base, "kind": "model", "env": provider_env(call.model, host.engine_env)}
-        if isinstance(call, McpEffect):
-            return None
         from checker.contracts import tables as contracts
 
         c = contracts.contract(call.tool)
         if c is None or not c.effects or call.tool in PROVIDER_TOOLS:
             return None  # nothing to distribute, or a media provider reached through the run's services
         env = tool_env(call.tool, host.engine_env) if call.net else {}
-        grant = [b.permits for b in host.boundary._chain()]
-        return {**base, "kind": "tool", "env": env, "grant": grant}
+        return {**base, "kind": "tool", "env": env, "grant": self.grant()}
+
+    def grant(self) -> list[Any]:
+        """The ``permits:`` a worker judges with: this workflow's, then each caller's."""
+        return [b.permits for b in self.host.boundary._chain()]
 
 
 def _cap(env: dict[str, str]) -> int:

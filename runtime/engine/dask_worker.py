@@ -9,6 +9,9 @@ the same checker judge (:class:`runtime.permits.Boundary`) decides with the gran
 The effect runs on an event loop of its own under the task's remaining ``timeout:`` (a process
 group is killed on expiry), and it stops when the driver cancels its Dask future.
 
+An MCP effect is handed to the worker process's :class:`Hub`, whose event loop outlives the
+effect and holds the run's MCP sessions (the driver's side: :mod:`runtime.engine.dask_mcp`).
+
 This module imports ``distributed`` only inside functions (a worker has it; the driver's local
 run never loads this module).
 """
@@ -16,16 +19,24 @@ run never loads this module).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import os
 import pickle
 import platform
 import shutil
+import threading
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from runtime import limits
 from runtime.engine.records import ENGINE_VERSION, now_iso, timeout_error
 from runtime.errors import TaskError
+
+if TYPE_CHECKING:
+    from runtime.mcp_client import Sessions
 
 LOST_CODE = "NIKA-IMPL-003"
 STARTED_TOPIC = "nika-effect-started"  # the worker's word to the driver that it began an effect
@@ -110,6 +121,7 @@ def perform(payload: dict[str, Any]) -> dict[str, Any]:
     out.update(
         witness=witness,
         events=events,
+        streamed=payload.get("streamed"),  # how many of them the driver already had by STARTED_TOPIC
         started_at=started,
         duration_ms=round((time.monotonic() - t0) * 1000, 3),
         worker=_worker_address(),
@@ -180,6 +192,8 @@ async def _effect(
         return await run_process(_on_this_worker(payload["call"].call)), none
     if kind == "model":
         return await _model(payload)
+    if kind == "mcp":  # on the worker's long-lived MCP loop, where the run's sessions live
+        return await serve(payload, witness, events), none
     return await _builtin(payload, witness, events), none
 
 
@@ -268,3 +282,174 @@ def _worker_address() -> str:
         return str(get_worker().address)
     except (ImportError, ValueError):
         return "local"
+
+
+# -- MCP sessions ---------------------------------------------------------------------------------
+# A run's MCP sessions outlive its effects (the driver's side: runtime/engine/dask_mcp.py), so
+# they live on one event loop per worker process, on a thread of its own, keyed by run id.
+
+IDLE_S = 600.0  # a worker closes a run's sessions after this long without a call (the driver is gone)
+EXPIRY_POLL_S = 30.0
+CLOSE_WAIT_S = limits.MCP_SHUTDOWN_GRACE_S * 3 + 4.0  # the run's end waits this long for a worker
+
+
+class Hub:
+    """This worker process's MCP sessions, by run, on one event loop that outlives the effects."""
+
+    def __init__(self, idle_s: float = IDLE_S, poll_s: float = EXPIRY_POLL_S) -> None:
+        self.idle_s, self.poll_s = idle_s, poll_s
+        self.runs: dict[str, Sessions] = {}
+        self.used: dict[str, float] = {}
+        self.touches = 0
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._main, name="nika-mcp-sessions", daemon=True)
+        self.thread.start()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        expiry = self.loop.create_task(self._expire_forever())
+        try:
+            self.loop.run_forever()
+        finally:
+            expiry.cancel()
+            self.loop.run_until_complete(asyncio.gather(expiry, return_exceptions=True))
+            self.loop.close()
+
+    def stop(self, timeout_s: float = CLOSE_WAIT_S) -> None:
+        """Close every run's sessions, then the loop and its thread."""
+
+        async def close_all() -> None:
+            await asyncio.gather(*(self.close(run) for run in list(self.runs)), return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            self.submit(close_all()).result(timeout=timeout_s)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout_s)
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def sessions(self, run: str, workdir: Path) -> Sessions:
+        """On the hub's loop: the run's sessions (opened on its first call here)."""
+        self.used[run] = time.monotonic()
+        found = self.runs.get(run)
+        if found is None:
+            from runtime.mcp_client import Sessions
+
+            found = self.runs[run] = Sessions(workdir)
+        return found
+
+    def touch(self, run: str) -> None:
+        if run in self.used:
+            self.used[run] = time.monotonic()
+            self.touches += 1
+
+    async def close(self, run: str) -> bool:
+        """On the hub's loop: stop the run's servers; whether it had any here."""
+        found = self.runs.pop(run, None)
+        self.used.pop(run, None)
+        if found is None:
+            return False
+        await found.aclose()
+        return True
+
+    async def expire(self, now: float | None = None) -> list[str]:
+        """Close the runs idle for longer than ``idle_s``; their ids."""
+        now = time.monotonic() if now is None else now
+        stale = [run for run, t in self.used.items() if now - t > self.idle_s]
+        for run in stale:
+            await self.close(run)
+        return stale
+
+    async def _expire_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_s)
+            with contextlib.suppress(Exception):
+                await self.expire()
+
+
+_HUB: Hub | None = None
+_HUB_LOCK = threading.Lock()
+
+
+def hub() -> Hub:
+    global _HUB
+    with _HUB_LOCK:
+        if _HUB is None:
+            import atexit
+
+            _HUB = Hub()
+            atexit.register(_HUB.stop, limits.MCP_SHUTDOWN_GRACE_S * 2)  # a worker that exits stops its servers
+        return _HUB
+
+
+async def serve(payload: dict[str, Any], witness: list[dict[str, Any]], events: list[dict[str, Any]]) -> Any:
+    """One MCP effect on this worker (from :func:`perform`'s loop): its
+    work runs on the hub's loop; cancelling this coroutine cancels it there."""
+    h = hub()
+    key = str(payload.get("key") or "")
+    try:
+        from distributed import get_worker
+
+        worker: Any = get_worker()
+    except (ImportError, ValueError):
+        worker = None
+
+    def stream() -> None:
+        """Send the spawn's witnesses at once (a worker lost with the server running still leaves
+        them in the journal); the record says how many it sent, so the driver journals them once."""
+        if worker is None or not key:
+            return
+        msg = {"key": key, "worker": str(worker.address), "witness": list(witness), "events": list(events)}
+        worker.log_event(STARTED_TOPIC, msg)
+        payload["streamed"] = [len(witness), len(events)]
+
+    return await asyncio.wrap_future(h.submit(_on_hub(h, payload, witness, events, stream)))
+
+
+async def _on_hub(
+    h: Hub,
+    payload: dict[str, Any],
+    witness: list[dict[str, Any]],
+    events: list[dict[str, Any]],
+    stream: Callable[[], None],
+) -> Any:
+    from runtime.mcp_client import call_on, judge_spawn, listing_of
+
+    call = payload["call"]
+    tid, cfg, run = call.task_id, payload["server"], str(payload["run"])
+    workdir = Path(payload["workdir"])
+    sessions = h.sessions(run, workdir)
+    boundary = grant_boundary(payload["grant"], workdir, witness)
+
+    def report(event: dict[str, Any]) -> None:
+        events.append({**event, "task": tid})
+
+    def judge() -> None:
+        try:
+            judge_spawn(boundary, report, tid, cfg)
+        finally:
+            stream()
+
+    try:
+        conn = await sessions.open(cfg, judge, lambda: dict(payload["env"]))
+        if payload["op"] == "list":
+            return await listing_of(conn)
+        return await call_on(conn, call.tool, dict(call.args))
+    finally:
+        h.touch(run)
+
+
+async def touch_run(run: str) -> None:
+    """Run out of band on a pinned worker while the driver's run lasts: its sessions are in use,
+    however long since their last call."""
+    if _HUB is not None:
+        _HUB.loop.call_soon_threadsafe(_HUB.touch, run)
+
+
+async def close_run(run: str) -> bool:
+    """Run out of band on a pinned worker's own event loop at the run's end (``client.run``, no
+    task slot: a worker busy with another effect still stops the run's servers): whether it had any."""
+    if _HUB is None:
+        return False
+    return bool(await asyncio.wrap_future(_HUB.submit(_HUB.close(run))))

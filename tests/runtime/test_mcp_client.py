@@ -57,6 +57,32 @@ SERVER = textwrap.dedent(
         "The server's process id."
         return os.getpid()
 
+    CALLS = [0]
+
+    @srv.tool()
+    def count() -> dict:
+        "How often this server process was asked, its pid and its parent's."
+        CALLS[0] += 1
+        return {"calls": CALLS[0], "pid": os.getpid(), "ppid": os.getppid()}
+
+    @srv.tool()
+    def kill_parent(marker: str) -> str:
+        "The first time, kill the process that started this server (a Dask worker); later, answer."
+        if not os.path.exists(marker):
+            open(marker, "w").write(str(os.getpid()))
+            os.kill(os.getppid(), 9)
+            import time
+            time.sleep(2)
+        return f"recovered by {os.getpid()}"
+
+    @srv.tool()
+    async def nap(marker: str) -> str:
+        "Write the pid to `marker`, then sleep long."
+        import anyio
+        open(marker, "w").write(str(os.getpid()))
+        await anyio.sleep(30)
+        return "woke"
+
     if sys.argv[1:2] == ["http"]:
         srv.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
