@@ -56,6 +56,9 @@ class RemoteMcp:
         self.servers = self.decide.servers
         self.run = uuid.uuid4().hex
         self.pins: dict[str, str] = {}  # server -> worker address
+        # workers this run lost a session on: never pinned again by it (the scheduler may list a
+        # dead worker for a while, and a retry pinned to it would be lost a second time)
+        self.lost: set[str] = set()
         self.listings: dict[str, Listing] = {}
         self._lock = asyncio.Lock()
         self._gone: dict[str, asyncio.Event] = {}  # worker -> set once it has left the cluster
@@ -110,6 +113,8 @@ class RemoteMcp:
             return EffectResult(None, _error(err))
         result = await self._watched(self.executor.remote(call, payload, workers=[worker]), server, worker)
         lost = result.error is not None and result.error.get("code") == LOST_CODE and result.error.get("transient")
+        if lost:
+            self.lost.add(worker)
         if lost and self.pins.get(server) == worker:  # the session died with its worker: the next call pins anew
             del self.pins[server]
             self.listings.pop(server, None)
@@ -164,7 +169,8 @@ class RemoteMcp:
     async def _pin(self, server: str) -> str:
         async with self._lock:
             session = self.executor.session
-            alive = await asyncio.to_thread(session.worker_addresses)
+            listed = await asyncio.to_thread(session.worker_addresses)
+            alive = [w for w in listed if w not in self.lost] or listed  # a worker back at its old address
             worker = self.pins.get(server)
             if worker is not None and worker in alive:
                 return worker

@@ -50,3 +50,25 @@ def serving(handler: type[BaseHTTPRequestHandler], *, block_on_close: bool = Tru
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def dask_ready(client: Any, n: int = 2, timeout: float = 90.0) -> None:
+    """Wait until the cluster has ``n`` workers that answer. A worker killed by a test is restarted
+    by its nanny, and the scheduler may list the dead one for a while after: counting workers is
+    not enough, each must run a function (a loaded machine can take seconds for both)."""
+    import os
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            client.wait_for_workers(n, timeout=max(left, 1.0))
+            if len(client.run(os.getpid)) >= n:
+                return
+        except Exception:
+            if time.monotonic() >= deadline:
+                raise
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"the test cluster did not get {n} answering workers within {timeout:g}s")
+        time.sleep(0.1)

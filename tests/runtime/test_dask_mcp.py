@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rt_helpers import run_yaml
+from rt_helpers import dask_ready, run_yaml
 from test_mcp_client import PY, alive, declare, http_server, invoke_wf, stdio
 
 pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
@@ -30,7 +30,7 @@ __all__ = ["http_server"]  # the fixture, shared with test_mcp_client.py
 
 @pytest.fixture
 def session(dask_session: DaskSession) -> DaskSession:
-    dask_session.client.wait_for_workers(2, timeout=30)
+    dask_ready(dask_session.client)
     return dask_session
 
 
@@ -277,3 +277,39 @@ def test_a_worker_closes_the_sessions_of_a_run_left_idle(tmp_path: Path) -> None
     assert hub.submit(hub.close("fresh")).result(2) is True
     hub.stop()
     assert not hub.thread.is_alive()
+
+
+def test_a_worker_lost_by_the_run_is_never_pinned_again_while_the_scheduler_still_lists_it() -> None:
+    """The scheduler may list a dead worker for a while after it died: the retry of a call lost
+    there must pin another worker (else it is lost a second time), unless no other is listed."""
+    from runtime.engine.dask_mcp import RemoteMcp
+
+    class Session:
+        _turn = 0
+        listed = ("tcp://a", "tcp://b")
+
+        def worker_addresses(self) -> list[str]:
+            return list(self.listed)
+
+        def next_worker(self, alive: list[str]) -> str:
+            self._turn += 1
+            return alive[self._turn % len(alive)]
+
+    remote = object.__new__(RemoteMcp)
+    remote.executor = type("Executor", (), {"session": Session()})()
+    remote.pins, remote.listings, remote.lost = {}, {}, {"tcp://b"}
+    remote._lock = asyncio.Lock()
+
+    async def pins() -> list[str]:
+        remote._keepalive = None
+        got = []
+        for _ in range(3):
+            remote.pins.clear()
+            got.append(await remote._pin("demo"))
+        if remote._keepalive is not None:
+            remote._keepalive.cancel()
+        return got
+
+    assert asyncio.run(pins()) == ["tcp://a"] * 3
+    remote.lost = {"tcp://a", "tcp://b"}  # every listed worker lost once: one back at its old address
+    assert set(asyncio.run(pins())) <= {"tcp://a", "tcp://b"}
