@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rt_helpers import DASK_SECRET_VAR, RunResult, run_yaml
+from rt_helpers import DASK_SECRET_VAR, RunResult, dask_ready, run_yaml
 
 
 @pytest.fixture
@@ -19,17 +20,40 @@ def run(tmp_path: Path):
     return go
 
 
-@pytest.fixture(scope="session")
-def dask_session() -> Iterator[Any]:
-    """One real LocalCluster (two single-threaded worker processes) for every Dask test module of
-    the test process; those modules share the `xdist_group("dask")`, so they run on one worker."""
-    pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
+def _start_cluster() -> Any:
     from runtime.engine.dask_executor import DaskSession
 
     os.environ[DASK_SECRET_VAR] = "s3cr3t"
     try:
-        s = DaskSession.start(n_workers=2, dashboard=False)
+        return DaskSession.start(n_workers=2, dashboard=False)
     finally:
         del os.environ[DASK_SECRET_VAR]
-    yield s
-    s.close()
+
+
+@pytest.fixture(scope="session")
+def _dask_holder() -> Iterator[dict[str, Any]]:
+    pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
+    holder: dict[str, Any] = {"session": None}
+    yield holder
+    if holder["session"] is not None:
+        holder["session"].close()
+
+
+@pytest.fixture
+def dask_session(_dask_holder: dict[str, Any]) -> Any:
+    """One real LocalCluster (two single-threaded worker processes) for every Dask test module of
+    the test process; those modules share the `xdist_group("dask")`, so they run on one worker.
+    Each test gets it with two workers that answer: a worker a test killed is restarted by its
+    nanny, and when that restart does not come (a nanny on a loaded machine can give up), the
+    cluster is replaced, so one test's killed worker never fails the tests after it."""
+    session = _dask_holder["session"]
+    if session is not None:
+        try:
+            dask_ready(session.client, timeout=20)
+            return session
+        except Exception:
+            with contextlib.suppress(Exception):
+                session.close()
+    session = _dask_holder["session"] = _start_cluster()
+    dask_ready(session.client)
+    return session

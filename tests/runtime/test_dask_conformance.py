@@ -29,7 +29,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rt_helpers import dask_ready
 from test_check_run_differential import STATIC, _agree, _compile, literal_path, path_text
 
 pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
@@ -49,7 +48,6 @@ needs_suite = pytest.mark.skipif(not RUNTIME.is_dir(), reason=f"conformance suit
 
 @pytest.fixture
 def session(dask_session: DaskSession) -> DaskSession:
-    dask_ready(dask_session.client)  # a worker killed by a test is restarted by its nanny
     return dask_session
 
 

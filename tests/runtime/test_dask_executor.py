@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rt_helpers import DASK_SECRET_VAR, dask_ready, run_yaml
+from rt_helpers import DASK_SECRET_VAR, run_yaml
 
 pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
 
@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def session(dask_session: DaskSession) -> DaskSession:
     """The test process's shared cluster (conftest.py), both of its workers up."""
-    dask_ready(dask_session.client)  # a worker killed by a test is restarted by its nanny
     return dask_session
 
 
@@ -344,7 +343,6 @@ def test_a_scheduler_that_reruns_lost_tasks_still_runs_an_effect_once(session: D
     def set_failures(n: int, dask_scheduler: Any = None) -> None:
         dask_scheduler.allowed_failures = n
 
-    dask_ready(session.client)  # a worker killed above has been restarted by its nanny
     session.client.run_on_scheduler(set_failures, 3)  # a shared cluster's default policy
     try:
         count = _killer(tmp_path)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rt_helpers import dask_ready, run_yaml
+from rt_helpers import run_yaml
 from test_mcp_client import PY, alive, declare, http_server, invoke_wf, stdio
 
 pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
@@ -30,7 +30,6 @@ __all__ = ["http_server"]  # the fixture, shared with test_mcp_client.py
 
 @pytest.fixture
 def session(dask_session: DaskSession) -> DaskSession:
-    dask_ready(dask_session.client)
     return dask_session
 
 
