@@ -168,7 +168,10 @@ class DaskSession:
 
     def worker_addresses(self) -> list[str]:
         """The workers the scheduler knows now (a blocking call: run it off the event loop)."""
-        return sorted(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        # a fresh answer of the scheduler's own: ``Client.scheduler_info()`` returns an attribute the
+        # client's periodic refresh also rewrites (with no per-worker part), so it can read empty
+        info = self.client.sync(self.client.scheduler.identity, n_workers=-1)
+        return sorted(info.get("workers", {}))
 
     def next_worker(self, alive: list[str]) -> str:
         """The worker the next MCP session is pinned to (in turn, across this session's runs)."""

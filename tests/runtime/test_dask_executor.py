@@ -477,3 +477,11 @@ def test_a_configured_mock_reads_its_fixture_on_the_worker(session: DaskSession,
     from runtime.engine.dask_wire import provider_env
 
     assert provider_env("mock/mock-json", engine_env) == {"NIKA_MOCK_JSON": '{"ok": true}'}
+
+
+def test_the_worker_list_is_the_schedulers_fresh_answer(session: DaskSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Client.scheduler_info()` returns an attribute the client's periodic refresh rewrites
+    without its per-worker part (seen here: 1 read in ~10,000 came back short), so an MCP
+    session could find "no workers": the list is asked of the scheduler each time."""
+    monkeypatch.setattr(session.client, "scheduler_info", lambda *a, **k: {"workers": {}})
+    assert len(session.worker_addresses()) == 2
