@@ -50,13 +50,13 @@ def test_objects_the_caller_froze_stay_frozen(capsys: pytest.CaptureFixture[str]
         frozen = gc.get_freeze_count()
         assert frozen > 0
         assert main(["check", "--output-format", "concise", str(EXAMPLE)]) == 0
-        # still frozen, nothing added (a frozen object that dies meanwhile leaves the count: a few)
-        assert frozen - 100 <= gc.get_freeze_count() <= frozen
+        # still frozen, nothing added (frozen objects that die meanwhile leave the count)
+        assert 0.9 * frozen <= gc.get_freeze_count() <= frozen
         wf = tmp_path / "one.nika.yaml"
         wf.write_text("nika: v1\nworkflow: { id: one }\ntasks:\n  a:\n    infer: { model: mock/echo, prompt: hi }\n")
         out, err = io.StringIO(), io.StringIO()
         assert run_command(str(wf), output_format="json", trace_dir=str(tmp_path / "t"), out=out, err=err) == 0
-        assert frozen - 100 <= gc.get_freeze_count() <= frozen and gc.isenabled() is was
+        assert 0.9 * frozen <= gc.get_freeze_count() <= frozen and gc.isenabled() is was
     finally:
         gc.unfreeze()
         (gc.enable if was else gc.disable)()
