@@ -230,7 +230,7 @@ class DaskExecutor:
         kind = payload["kind"]
         key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
         assigned: list[str] = []
-        streamed: list[int] = [0, 0]  # witnesses and events already journaled from the worker's messages
+        journaled = [0, 0]  # how many of the effect's witnesses and events the journal has already
         loop = asyncio.get_running_loop()
 
         def on_worker(worker: str) -> None:  # on this loop: the assignment, once, before the result
@@ -239,11 +239,14 @@ class DaskExecutor:
                 self._event(call.task_id, "dask_assigned", kind, worker)
 
         def on_message(msg: dict[str, Any]) -> None:
+            # the worker's early word (an MCP server's spawn witnessed before the call returns) may
+            # come before the record or after it, on another channel: each is journaled once
             on_worker(str(msg.get("worker") or ""))
             witness, events = tuple(msg.get("witness") or ()), tuple(msg.get("events") or ())
-            if witness or events:
-                journal_witness(self.host.events, EffectResult(witness=witness, events=events))
-                streamed[:] = [len(witness), len(events)]
+            new = EffectResult(witness=witness[journaled[0] :], events=events[journaled[1] :])
+            if new.witness or new.events:
+                journal_witness(self.host.events, new)
+                journaled[:] = [max(journaled[0], len(witness)), max(journaled[1], len(events))]
 
         def from_client(msg: dict[str, Any]) -> None:
             with contextlib.suppress(RuntimeError):  # the run's loop has closed
@@ -262,8 +265,9 @@ class DaskExecutor:
             self.submitter.done(key)
             self.session.started.pop(key, None)
         result = effect_result(record)
-        if any(streamed):  # journaled on arrival: the record's first ones are those
-            result = replace(result, witness=result.witness[streamed[0] :], events=result.events[streamed[1] :])
+        if any(journaled):  # journaled on arrival: the record's first ones are those
+            result = replace(result, witness=result.witness[journaled[0] :], events=result.events[journaled[1] :])
+        journaled[:] = [journaled[0] + len(result.witness), journaled[1] + len(result.events)]  # a late word: none new
         if result.worker:
             on_worker(result.worker)
         self._event(call.task_id, "dask_effect", kind, result.worker or "", result.duration_ms)

@@ -121,7 +121,6 @@ def perform(payload: dict[str, Any]) -> dict[str, Any]:
     out.update(
         witness=witness,
         events=events,
-        streamed=payload.get("streamed"),  # how many of them the driver already had by STARTED_TOPIC
         started_at=started,
         duration_ms=round((time.monotonic() - t0) * 1000, 3),
         worker=_worker_address(),
@@ -397,12 +396,11 @@ async def serve(payload: dict[str, Any], witness: list[dict[str, Any]], events: 
 
     def stream() -> None:
         """Send the spawn's witnesses at once (a worker lost with the server running still leaves
-        them in the journal); the record says how many it sent, so the driver journals them once."""
+        them in the journal); they are in the record too, and the driver journals each once."""
         if worker is None or not key:
             return
         msg = {"key": key, "worker": str(worker.address), "witness": list(witness), "events": list(events)}
         worker.log_event(STARTED_TOPIC, msg)
-        payload["streamed"] = [len(witness), len(events)]
 
     return await asyncio.wrap_future(h.submit(_on_hub(h, payload, witness, events, stream)))
 

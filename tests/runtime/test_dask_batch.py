@@ -8,6 +8,8 @@ import asyncio
 import concurrent.futures
 from typing import Any
 
+import pytest
+
 from runtime.engine.dask_batch import Collector, Submitter
 
 
@@ -143,3 +145,56 @@ def test_a_bridge_cancelled_while_its_batch_is_answered_does_not_stop_the_others
     futures[0].callbacks[0](futures[0])  # on the client's callback thread: must not raise
     assert bridges[1].result(timeout=0) == ("finished", {"output": 2})
     assert bridges[2].result(timeout=0)[0] == "cancelled"
+
+
+@pytest.mark.parametrize("word_first", [True, False], ids=["word-then-record", "record-then-word"])
+def test_a_spawn_witnessed_early_is_journaled_once_whichever_comes_first(word_first: bool) -> None:
+    """A worker sends an MCP server's spawn witness at once (another channel than the record,
+    which carries it too): whether that word arrives before or after the record, the journal
+    gets the witness once."""
+    import concurrent.futures
+    import types
+
+    from runtime.engine.dask_executor import DaskExecutor
+    from runtime.engine.executor import McpEffect
+
+    witness = {"task": "t", "plane": "exec", "gate": "permits.exec", "ok": True, "why": "granted"}
+    journaled: list[dict[str, Any]] = []
+    record = ("finished", {"output": 1, "witness": [witness], "events": [], "worker": "tcp://w"})
+
+    class Submitter:
+        async def send(self, payload: dict[str, Any], workers: Any) -> concurrent.futures.Future[Any]:
+            word = {"key": payload["key"], "worker": "tcp://w", "witness": [witness], "events": []}
+            fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            if word_first:
+                ex.session.started[payload["key"]](word)
+                fut.set_result(record)
+            else:  # the record is settled first; the word is already on its way
+                fut.set_result(record)
+                ex.session.started[payload["key"]](word)
+            return fut
+
+        def done(self, key: str) -> None:
+            return None
+
+    events = types.SimpleNamespace(
+        witness=lambda *w: journaled.append(dict(zip(("task", "plane", "gate", "ok", "why"), w, strict=True))),
+        tool_event=lambda tid, e: None,
+        emit=lambda kind, fields: None,
+    )
+    ex = object.__new__(DaskExecutor)
+    ex.session = types.SimpleNamespace(started={})
+    ex.host = types.SimpleNamespace(events=events)
+    ex.submitter = Submitter()
+
+    async def go() -> Any:
+        result = await ex.remote(McpEffect("t", "mcp:demo/add", {}), {"kind": "mcp"})
+        from runtime.engine.executor import journal_witness
+
+        journal_witness(events, result)  # what the caller does with the record's witnesses
+        await asyncio.sleep(0)  # a word queued behind the record runs now
+        await asyncio.sleep(0)
+        return result
+
+    asyncio.run(go())
+    assert journaled == [witness]
