@@ -160,6 +160,7 @@ def test_a_spawn_witnessed_early_is_journaled_once_whichever_comes_first(word_fi
 
     witness = {"task": "t", "plane": "exec", "gate": "permits.exec", "ok": True, "why": "granted"}
     journaled: list[dict[str, Any]] = []
+    late: list[Any] = []  # (hook, word): a word the client's thread hands over after the record
     record = ("finished", {"output": 1, "witness": [witness], "events": [], "worker": "tcp://w"})
 
     class Submitter:
@@ -169,9 +170,9 @@ def test_a_spawn_witnessed_early_is_journaled_once_whichever_comes_first(word_fi
             if word_first:
                 ex.session.started[payload["key"]](word)
                 fut.set_result(record)
-            else:  # the record is settled first; the word is already on its way
+            else:  # the client's thread took the hook, then the record settled and was read first
+                late.append((ex.session.started[payload["key"]], word))
                 fut.set_result(record)
-                ex.session.started[payload["key"]](word)
             return fut
 
         def done(self, key: str) -> None:
@@ -192,8 +193,9 @@ def test_a_spawn_witnessed_early_is_journaled_once_whichever_comes_first(word_fi
         from runtime.engine.executor import journal_witness
 
         journal_witness(events, result)  # what the caller does with the record's witnesses
-        await asyncio.sleep(0)  # a word queued behind the record runs now
-        await asyncio.sleep(0)
+        for hook, word in late:
+            hook(word)
+        await asyncio.sleep(0)  # the late word runs now
         return result
 
     asyncio.run(go())
