@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,51 +21,17 @@ if TYPE_CHECKING:
 MAX_PASSES = 10
 
 
-@contextlib.contextmanager
-def loading_pause(*, ending: bool = False) -> Iterator[Callable[[], None]]:
-    """The garbage collector paused while the checker loads; the callback it gives resumes it.
-
-    Loading the checker's modules allocates objects that all live until the process ends, so
-    each collection then (tens on a cold start, several milliseconds in all) finds nothing to
-    free. The collector runs again, with what is loaded so far frozen out of its passes
-    (:func:`gc.freeze`), once the first file is checked (the callback); on leaving, the
-    collector is as it was — unless the process ends next (``ending``): then what is frozen
-    stays so, and the interpreter's last collection at exit (a walk over every object, as long
-    as the whole check of a small file) has nothing left to walk. A caller that froze objects of
-    its own (a server that forks) keeps them frozen: then nothing is frozen or unfrozen here."""
-    was = gc.isenabled()
-    ours = gc.get_freeze_count() == 0  # gc.unfreeze() would also release the caller's
-    gc.disable()
-    resumed = False
-
-    def resume() -> None:
-        nonlocal resumed
-        if was and not resumed:
-            if ours:
-                gc.freeze()
-            resumed = True
-            gc.enable()
-
-    try:
-        yield resume
-    finally:
-        if ending and was:
-            gc.freeze()
-        elif resumed and ours:
-            gc.unfreeze()
-        if was:
-            gc.enable()
-
-
-def run(args: argparse.Namespace, *, ending: bool = False) -> int:
-    """``nika check``; ``ending``: the process exits after it (``nika check`` itself, not a caller)."""
+def run(args: argparse.Namespace) -> int:
+    """``nika check``: the collector paused while the checker loads, until the first file is
+    checked (:mod:`nika.heap`)."""
     from checker.project.config_files import one_run
+    from nika import heap
 
-    with loading_pause(ending=ending) as loaded, one_run():
-        return _run(args, loaded)
+    with heap.paused(), one_run():
+        return _run(args)
 
 
-def _run(args: argparse.Namespace, loaded: Callable[[], None]) -> int:
+def _run(args: argparse.Namespace) -> int:
     from checker.project.finalize import SettingsError
     from nika.cli_formats import renderer_name
 
@@ -86,9 +50,11 @@ def _run(args: argparse.Namespace, loaded: Callable[[], None]) -> int:
         return 1
     try:
         if args.fix or args.diff:
-            loaded()
+            from nika import heap
+
+            heap.loaded()
             return _fix(args)
-        return _check(args, loaded)
+        return _check(args)
     except SettingsError as exc:
         print(f"nika: configuration error in {exc}", file=sys.stderr)
         return 1
@@ -101,7 +67,7 @@ def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileR
     return [admit_report(r, native_strict=args.native_strict, strict=strict).report for r in reports]
 
 
-def _check(args: argparse.Namespace, loaded: Callable[[], None]) -> int:
+def _check(args: argparse.Namespace) -> int:
     from checker.project.files import expand
     from checker.project.report import CheckRun
 
@@ -112,7 +78,7 @@ def _check(args: argparse.Namespace, loaded: Callable[[], None]) -> int:
     needs_model = args.output_format == "json" or bool(getattr(args, "certificate", False))
     from nika.check_pool import check_targets
 
-    reports = check_targets(targets, keep_model=needs_model, finish=lambda r: _finalize([r], args)[0], loaded=loaded)
+    reports = check_targets(targets, keep_model=needs_model, finish=lambda r: _finalize([r], args)[0])
     return _render(CheckRun(tuple(reports)), args)
 
 
@@ -279,7 +245,6 @@ def _fix(args: argparse.Namespace) -> int:
 
 def _replace_file(path: str, text: str) -> None:
     """Write ``text`` over ``path`` atomically: a kill or a full disk leaves the old file whole."""
-    import contextlib
     import tempfile
 
     folder = os.path.dirname(os.path.abspath(path))

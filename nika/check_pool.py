@@ -87,17 +87,18 @@ def check_targets(
     *,
     keep_model: bool,
     finish: Finish,
-    loaded: Callable[[], None] = lambda: None,
 ) -> list[FileReport]:
     """The finished reports of ``targets`` (``(path, error)`` pairs from ``expand``), in order.
 
-    ``loaded`` is called once the first file is checked (what loads lazily has loaded). Without
+    Once the first file is checked, what loads lazily has loaded (:func:`nika.heap.loaded`). Without
     ``keep_model`` no report keeps its compiled model (a batch would hold every model to the end)."""
     workers = 1 if keep_model or any(p == "-" for p, _ in targets) else jobs(len(targets))
     if not targets:
         return []
     first = check_one(*targets[0], finish)  # warms what loads lazily, once, before any worker forks
-    loaded()
+    from nika import heap
+
+    heap.loaded()
     if workers == 1:
         if keep_model:
             return [first, *(check_one(p, e, finish) for p, e in targets[1:])]

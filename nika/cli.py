@@ -27,23 +27,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
-def _freeze_at_exit() -> None:
-    """At interpreter exit the collector makes full passes over every object still alive: tens of
-    ms after a ``nika run`` (a quarter of a one-task run's CPU). A command's objects die with its process,
-    so the heap is frozen first (``gc.freeze``: those passes walk nothing). Registered once, and only
-    when :func:`main` is the process (``argv is None``): an in-process caller keeps its collector."""
-    global _EXIT_FREEZE
-    if not _EXIT_FREEZE:
-        import atexit
-        import gc
-
-        atexit.register(gc.freeze)
-        _EXIT_FREEZE = True
-
-
-_EXIT_FREEZE = False
-
-
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``command="check"`` only the check command (its cold start)."""
     p = _Parser(
@@ -226,7 +209,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     program, argv = argv is None, sys.argv[1:] if argv is None else argv  # program: the process ends after
     if program:  # an in-process call (a test, an embedding) keeps its collector as it was
-        _freeze_at_exit()
+        from nika.heap import freeze_at_exit
+
+        freeze_at_exit()
     parser = _parser(argv[0] if argv else None)
     args, extra = parser.parse_known_args(argv)
     if extra:  # report an unknown flag against the command it was given to
@@ -245,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (status := project_command(args)) is not None:
         return status
     if args.command == "check":
-        return cmd_check(args, program)
+        return cmd_check(args)
     if args.command == "explain":
         if args.list is not None:
             return cmd_explain_list(args.list)
@@ -300,10 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1
 
 
-def cmd_check(args: argparse.Namespace, program: bool = False) -> int:
+def cmd_check(args: argparse.Namespace) -> int:
     from nika.check_command import run
 
-    return run(args, ending=program)
+    return run(args)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import json
 import signal
 import sys
@@ -21,24 +20,15 @@ P = ParamSpec("P")
 
 
 def _lean_heap(command: Callable[P, int]) -> Callable[P, int]:
-    """The collector, set for one command: off while the file compiles (a tree of long-lived
-    objects, no garbage cycles worth a pass), then :func:`_freeze_heap`; the caller's settings
-    are back afterwards (the tests run many commands in one process), and objects the caller
-    froze itself stay frozen (then :func:`_freeze_heap` freezes nothing either)."""
+    """The collector paused while the file compiles (a tree of long-lived objects, no garbage
+    cycles worth a pass), until the run starts (:mod:`nika.heap`)."""
 
     @functools.wraps(command)
     def lean(*args: P.args, **kwargs: P.kwargs) -> int:
-        was_enabled, thresholds = gc.isenabled(), gc.get_threshold()
-        ours = gc.get_freeze_count() == 0  # gc.unfreeze() would also release the caller's
-        gc.disable()
-        try:
+        from nika import heap
+
+        with heap.paused():
             return command(*args, **kwargs)
-        finally:
-            if ours:
-                gc.unfreeze()
-            gc.set_threshold(*thresholds)
-            if was_enabled:
-                gc.enable()
 
     return lean
 
@@ -165,7 +155,9 @@ def run_command(
         options.executor = session.executor
     workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
     box: list[Any] = []
-    _freeze_heap()
+    from nika import heap
+
+    heap.loaded(RUN_GC_THRESHOLDS)  # what is loaded and compiled lives as long as the run
     try:
         asyncio.run(_run(compiled, inputs, options, workdir, box))
     finally:
@@ -220,17 +212,7 @@ def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> A
     return session
 
 
-def _freeze_heap() -> None:
-    """Before the first task: what is loaded and compiled lives as long as the run, so it leaves
-    the collector's generations (``gc.freeze``) and a full pass walks only what the run allocates;
-    a larger first generation lets a pass run once per many tasks, not once per few frames. Not
-    when the caller froze objects of its own: what is frozen now could not be released after."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-    gc.set_threshold(*RUN_GC_THRESHOLDS)
-    gc.enable()
-
-
+# a larger first generation: a collection runs once per many tasks, not once per few frames
 RUN_GC_THRESHOLDS = (50_000, 20, 20)
 
 

@@ -28,7 +28,7 @@ def test_the_collector_is_left_as_it_was(enabled: bool, capsys: pytest.CaptureFi
 
 
 def test_the_collector_runs_again_after_the_first_file() -> None:
-    from nika.check_command import loading_pause
+    from nika.heap import paused as loading_pause
 
     gc.enable()
     before = gc.get_freeze_count()
