@@ -262,22 +262,17 @@ class Gate:
     ) -> None:
         ttl = round(max(0.0, self._remaining(ticket)), 3) if ticket is not None else None
         scope = {"run": ticket["run"] if ticket else self.nonce, "step": tid, "shown_hash": h}
-        self.emit(
-            "approval_decided",
-            [
-                ("task", tid),
-                ("ticket", digest),
-                ("shown_hash", h),
-                ("decision", decision),
-                ("answered_by", by),
-                ("ttl_remaining_s", ttl),
-                ("scope", canonical(scope)),
-            ],
-        )
+        values = (digest, h, decision, by, ttl, canonical(scope))
+        self.emit("approval_decided", [("task", tid), *zip(APPROVAL_FIELDS, values, strict=True)])
 
     def _halt(self, tid: str, finding: str, why: str) -> TaskError:
         message = f"approval ticket for `{tid}` refused ({finding}): {why}"
         return TaskError(SEC_010, message, details={"finding": finding})
+
+
+# What an ``approval_decided`` frame says of a decision, after its ``task`` (a caller that
+# journals its child's decisions again, ``runtime.verbs.invoke``, copies exactly these).
+APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remaining_s", "scope")
 
 
 def _where(iteration: tuple[Any, Any] | None) -> dict[str, Any]:

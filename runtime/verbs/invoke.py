@@ -181,16 +181,15 @@ def _iteration(ctx: VerbContext) -> tuple[Any, Any] | None:
     return ctx.scope.get("index"), ctx.scope.get("item")
 
 
-_APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remaining_s", "scope")
-
-
 def _mirror_approvals(ctx: VerbContext, result: RunResult) -> None:
     """The child's approval decisions, journaled here too at their paths (``TASK/CHILD_TASK``): this
     run's receipt lists their tickets and a resume of this run counts them against its budget. The
     child's journal (named by ``journal``) holds the decisions themselves."""
+    from runtime.gate import APPROVAL_FIELDS
+
     for e in result.events:
         if e.get("type") == "approval.decided":
-            fields = [("task", f"{ctx.task_id}/{e.get('task')}"), *((k, e.get(k)) for k in _APPROVAL_FIELDS)]
+            fields = [("task", f"{ctx.task_id}/{e.get('task')}"), *((k, e.get(k)) for k in APPROVAL_FIELDS)]
             ctx.emit("approval_decided", [*fields, ("journal", result.trace)])
 
 
