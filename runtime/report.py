@@ -186,10 +186,10 @@ class StreamLine:
 
 
 def _cells(text: str) -> int:
-    """The terminal columns ``text`` takes (a wide character two, a combining mark none)."""
-    import unicodedata
+    """The terminal columns ``text`` takes (:func:`checker.core.display.char_width`)."""
+    from checker.core.display import char_width
 
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return sum(map(char_width, text))
 
 
 def _fit(head: str, tail: str, room: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["DEFAULT_LIMIT", "clip", "int_digits", "show_int", "show_value"]
+__all__ = ["DEFAULT_LIMIT", "char_width", "clip", "int_digits", "show_int", "show_value"]
 
 DEFAULT_LIMIT = 80
 
@@ -86,3 +86,13 @@ def kind_of(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def char_width(ch: str) -> int:
+    """The terminal columns one character takes: two for a wide one, none for a combining mark
+    or a format character (the source view and the run's live line measure with this)."""
+    import unicodedata
+
+    if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from checker.core.diagnostics import Severity
+from checker.core.display import char_width
 from nika.output._common import sorted_findings, source_of
 
 if TYPE_CHECKING:
@@ -67,12 +67,6 @@ class _Paint:
 # --- display geometry ---------------------------------------------------------------------
 
 
-def _char_width(ch: str) -> int:
-    if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
 def _escaped(ch: str) -> str | None:
     """How a character that must not reach the terminal is shown (``\\x1b``), else ``None``."""
     o = ord(ch)
@@ -111,7 +105,7 @@ def display_columns(line: str, replaced: Mapping[int, int] | None = None) -> tup
             col += len(esc)
         else:
             out.append(ch)
-            col += _char_width(ch)
+            col += char_width(ch)
     cols.append(col)
     return "".join(out), cols
 
