@@ -5,8 +5,8 @@ of entries of prose; parsing all of them costs tens of milliseconds, while a che
 needs a handful. Each entry is a header ``[table."key"]`` followed by its sub-tables
 ``[table."key".…]`` / ``[[table."key".…]]``; we slice those lines and parse just them.
 
-What was parsed is kept in :mod:`checker.core.static_cache` (per data file, keyed by its size and
-modification time and this module's), so a later process parses nothing it parsed before, and a
+What was parsed is kept in :mod:`checker.core.static_cache` (per data file, keyed by its stamp
+and this module's: size, modification time, checksum), so a later process parses nothing it parsed before, and a
 warm ``nika check`` does not even import :mod:`tomllib`.
 """
 

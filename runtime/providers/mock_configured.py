@@ -116,8 +116,7 @@ async def configured_streaming(env: Mapping[str, str], request: Request) -> Resp
                 sink.piece(channel, piece)
             await asyncio.sleep(0)  # each piece arrives on its own turn of the loop, as a wire's would
     text = "".join(chunks)
-    t_in = counts[0]
-    t_out = doc["tokens_out"] if "tokens_out" in doc else len(text.split())
+    t_in, t_out = counts[0], counts[1] if "tokens_out" in doc else len(text.split())
     value: Any = text
     if request.schema is not None and not request.messages:
         from runtime.providers.wire import schema_value

@@ -40,6 +40,12 @@ class Endpoint:
     thinking: str | None = None  # how this provider takes `infer.thinking:` (registry.THINKING), if at all
 
 
+# What reading a reply document of the wrong shape raises (a member of the wrong type: an index
+# that is not a number, a message that is not an object): the provider's malformed reply, streamed
+# or whole, never an engine error.
+SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+
+
 class Fold(Protocol):
     """What a wire's stream reader does: take each SSE event, say when the reply is complete (the
     provider's end marker arrived), and hand back the reply document it rebuilt."""
@@ -161,7 +167,7 @@ class WireProvider(Provider):
                 async for name, data in sse_events(self._lines(resp, got)):
                     try:
                         fold.event(name, data)
-                    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+                    except SHAPE_ERRORS as exc:
                         # a member of the wrong type (an index that is not a number, content that is
                         # not an object): the provider's malformed stream, not an engine bug
                         raise self.stream_error(
@@ -231,7 +237,7 @@ class WireProvider(Provider):
             return self._reply(request, doc)
         except TaskError:
             raise
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        except SHAPE_ERRORS as exc:
             raise TaskError(
                 TRANSIENT,
                 f"`{self.id}` sent a reply of an unexpected shape ({type(exc).__name__})",
