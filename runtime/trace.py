@@ -124,17 +124,7 @@ def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str
     written out directly: one frame per event, thousands per run."""
     quote, parts = _quote, []
     for k, v in fields:
-        c = v.__class__
-        if c is str:
-            value = quote(v)
-        elif c is int:
-            value = int.__repr__(v)
-        elif v is None:
-            value = "null"
-        elif c is float and v - v == 0:  # finite: the encoder writes ``float.__repr__``
-            value = float.__repr__(v)
-        else:
-            value = _value_json(v)
+        value = quote(v) if v.__class__ is str else _value_json(v)  # most fields hold a string
         parts.append(f"{_field_head(k)}{value}}}")
     return (
         f'{{"chain":{quote(chain)},"correlation":null,"fields":[{",".join(parts)}],"id":{{"uuid":{quote(uuid)}}},'
