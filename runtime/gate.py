@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.engine.events import Fields
 from runtime.errors import TaskError
+from runtime.trace import APPROVAL_FIELDS
 
 if TYPE_CHECKING:
     from runtime.engine.records import Options
@@ -268,11 +269,6 @@ class Gate:
     def _halt(self, tid: str, finding: str, why: str) -> TaskError:
         message = f"approval ticket for `{tid}` refused ({finding}): {why}"
         return TaskError(SEC_010, message, details={"finding": finding})
-
-
-# What an ``approval_decided`` frame says of a decision, after its ``task`` (a caller that
-# journals its child's decisions again, ``runtime.verbs.invoke``, copies exactly these).
-APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remaining_s", "scope")
 
 
 def _where(iteration: tuple[Any, Any] | None) -> dict[str, Any]:

@@ -76,6 +76,9 @@ KINDS = frozenset(
 WORKFLOW_TERMINAL = frozenset({"workflow_completed", "workflow_failed", "workflow_cancelled", "workflow_paused"})
 PROLOGUE_FIELDS = ("workflow", "permits", "permits_json", "trace_format")
 EFFECT_VERBS = ("exec", "agent")
+# What an ``approval_decided`` frame says of a decision, after its ``task`` (the gate writes them;
+# a caller that journals its child's decisions again, ``runtime.verbs.invoke``, copies exactly these).
+APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remaining_s", "scope")
 
 
 def uuid7() -> str:

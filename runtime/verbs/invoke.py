@@ -185,7 +185,7 @@ def _mirror_approvals(ctx: VerbContext, result: RunResult) -> None:
     """The child's approval decisions, journaled here too at their paths (``TASK/CHILD_TASK``): this
     run's receipt lists their tickets and a resume of this run counts them against its budget. The
     child's journal (named by ``journal``) holds the decisions themselves."""
-    from runtime.gate import APPROVAL_FIELDS
+    from runtime.trace import APPROVAL_FIELDS
 
     for e in result.events:
         if e.get("type") == "approval.decided":
