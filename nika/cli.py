@@ -194,7 +194,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     t = sub.add_parser("trace", help="work with run journals")
     tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
-    tv.add_argument("file", metavar="FILE", help="a journal (.nika/traces/*.ndjson)")
+    tv.add_argument("file", metavar="RUN", help="a journal path, a run id or a unique prefix (or `latest`)")
+    tv.add_argument("--trace-dir", metavar="DIR", help="where journals are (default .nika/traces)")
     add_output_format(tv)
     from nika.commands.trace import add_parsers  # stdlib-only at import: the check path stays light
 
@@ -280,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return trace_run(args)
         from nika.commands.run import trace_verify_command
 
-        return trace_verify_command(args.file, output_format=args.output_format)
+        return trace_verify_command(args.file, output_format=args.output_format, trace_dir=args.trace_dir)
     _parser().print_help()
     return 1
 

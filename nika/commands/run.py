@@ -324,20 +324,30 @@ def _write(stream: TextIO, text: str, *, controls: str = "") -> None:
         pass
 
 
-def trace_verify_command(file: str, *, output_format: str = "text", out: TextIO | None = None) -> int:
+def trace_verify_command(
+    file: str, *, output_format: str = "text", out: TextIO | None = None, trace_dir: str | None = None
+) -> int:
+    """``nika trace verify RUN``: the one reader's verdict (``runtime.journal.scan``) with its damage class."""
+    from runtime.journal.find import RunNotFound, resolve_run
+    from runtime.journal.incomplete import read_mark
     from runtime.journal.write import verify
 
     out = out or sys.stdout
     try:
-        data = Path(file).read_bytes()
+        path = resolve_run(file, Path(trace_dir) if trace_dir else Path(".nika/traces"))
+        data = path.read_bytes()
+    except RunNotFound as exc:
+        print(f"nika trace verify: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"nika trace verify: {file}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
         return 1
-    verdict = verify(data)
+    verdict = verify(data, read_mark(path))
     if output_format == "json":
         _write(out, json.dumps(verdict) + "\n")
     else:
-        lines = [f"{file}: {verdict['verdict']} ({verdict['frames']} frames, head {verdict['head']})"]
+        damage = f", {verdict['damage']}" if verdict["damage"] not in ("whole", "forged") else ""
+        lines = [f"{file}: {verdict['verdict']} ({verdict['frames']} frames{damage}, head {verdict['head']})"]
         lines += [f"  line {p['line']}: {p['problem']}" for p in verdict["problems"]]
         _write(out, "\n".join(lines) + "\n")
     return {"clean": 0, "finding": 1, "forged": 2}[verdict["verdict"]]

@@ -79,7 +79,7 @@ def trace_show(name: str, trace_dir: Path, fmt: str, out: TextIO) -> int:
     view = _load("show", name, trace_dir)
     if isinstance(view, int):
         return view
-    verdict = verify(view.path.read_bytes())
+    verdict = verify(view.path.read_bytes(), view.incomplete)
     if fmt == "json":
         _dump(out, {**view.to_json(), "verify": verdict["verdict"]})
     else:

@@ -105,8 +105,13 @@ def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
         f"  started {when(v.started)} · took {took(v.duration_ms)} · {len(v.tasks)} tasks · cost {usd(v.cost_usd)}",
         f"  journal {v.path} · {v.frames} frames"
         + (f" · verify: {verdict['verdict']}" if verdict else "")
+        + (f" ({verdict['damage']})" if verdict and verdict.get("damage") not in (None, "whole", "forged") else "")
         + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else ""),
     ]
+    if v.incomplete is not None:
+        from runtime.journal.incomplete import describe
+
+        lines.append(f"  {describe(v.incomplete)}")
     if v.paused_task:
         lines.append(f"  paused at task {v.paused_task}: the run waits for an answer")
     if v.error_code:

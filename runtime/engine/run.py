@@ -156,7 +156,7 @@ class Run:
         self.emit(_END_KIND[state], [*end, ("cost_usd", total)])
         j = self.journal
         j.close()
-        path = str(j.path) if j.path else None
+        path = str(j.path) if j.path and not j.lost else None
         result = RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
         result.paused, result.cost_usd = list(self.gate.paused), total
         return result

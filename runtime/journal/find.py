@@ -8,7 +8,6 @@ A run is named by its journal file, or by its *run id*, the file's stem
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +50,9 @@ def peek_run(path: Path) -> RunView:
 
 
 def _frame(line: bytes) -> dict[str, Any] | None:
-    try:
-        frame = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return frame if isinstance(frame, dict) else None
+    from runtime.journal.scan import parse_line
+
+    return parse_line(line)[0]  # the one line reader: never an unbounded recursion
 
 
 def journals(trace_dir: Path) -> list[Path]:
@@ -69,8 +66,9 @@ def journals(trace_dir: Path) -> list[Path]:
 def _opened(path: Path) -> tuple[int, str]:
     try:
         with path.open("rb") as fh:
-            ts = json.loads(fh.readline()).get("timestamp")
-    except (OSError, ValueError, AttributeError):
+            head = _frame(fh.readline())
+        ts = head.get("timestamp") if head is not None else None
+    except OSError:
         ts = None
     if not isinstance(ts, int):
         try:

@@ -1,8 +1,10 @@
 """Reading a run journal back (spec 17 §the fold law): one pass over the frames folds a run view.
 
-The reader is tolerant by law (17 §additive law): an unknown kind, member or field is ignored,
-never guessed at, and a line that does not parse (the torn last line of a killed run) is counted
-and skipped. Integrity is not judged here; :func:`runtime.journal.write.verify` does that.
+The bytes are read by the one reader (:mod:`runtime.journal.scan`), whose damage class (whole,
+truncated, torn, empty, forged; or incomplete, by the run's own mark) rides the view. The fold is
+tolerant by law (17 §additive law): an unknown kind, member or field is ignored, never guessed at,
+and a line that does not parse (the torn last line of a killed run) is counted and skipped.
+Integrity is judged by :func:`runtime.journal.write.verify`, from the same reading.
 
 A run is named by its journal file, or by its *run id*, the file's stem
 (``20261202T015824Z-c7bcb78ffc7a``), or any unambiguous prefix of the stem or of its short id
@@ -131,6 +133,8 @@ class RunView:
     paused_task: str | None = None
     prologue: dict[str, Any] = field(default_factory=dict)
     run_cost: Any = UNRECORDED  # the terminal frame's `cost_usd` (runtime.guard.cost): null = unknown
+    damage: str = "whole"  # the one reader's class (runtime.journal.scan), or "incomplete" (the run's mark)
+    incomplete: dict[str, Any] | None = None  # the mark its run left when it could not write the journal
 
     @property
     def duration_ms(self) -> float | None:
@@ -168,6 +172,8 @@ class RunView:
             "size": self.size,
             "paused_task": self.paused_task,
             "depth": self.prologue.get("depth") if isinstance(self.prologue.get("depth"), int) else None,
+            "damage": self.damage,
+            "incomplete_from": self.incomplete.get("from_frame") if self.incomplete else None,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -186,20 +192,19 @@ class RunView:
 
 
 def read_run(path: Path) -> RunView:
-    """Fold the journal at ``path`` (raises ``OSError`` when it cannot be read)."""
+    """Fold the journal at ``path`` (raises ``OSError`` when it cannot be read), read by the one
+    reader (:func:`runtime.journal.scan.scan`): its damage class rides the view."""
+    from runtime.journal.incomplete import read_mark
+    from runtime.journal.scan import scan
+
     data = path.read_bytes()
-    view = RunView(path=path, run_id=path.name.removesuffix(".ndjson"), size=len(data))
-    for n, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            frame = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
-            view.torn_lines.append(n)
-            continue
-        if not isinstance(frame, dict):
-            view.torn_lines.append(n)
-            continue
+    s = scan(data)
+    view = RunView(path=path, run_id=path.name.removesuffix(".ndjson"), size=len(data), damage=s.damage)
+    view.torn_lines = list(s.unparsed)
+    mark = read_mark(path)
+    if mark is not None and s.damage != "forged":
+        view.damage, view.incomplete = "incomplete", mark
+    for frame in s.frames:
         view.frames += 1
         event = event_of(frame)
         view.events.append(event)
@@ -229,6 +234,7 @@ def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
             view.run_cost = _num(ev["cost_usd"])
         if kind == "workflow_paused":
             view.paused_task = _str(ev.get("task"))
+            _paused(view, ev)
         return
     tid = ev.get("task")
     if not isinstance(tid, str) or not tid:
@@ -237,6 +243,18 @@ def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
         view.tasks.setdefault(tid, TaskView(tid))
         return
     _fold_task(view, kind, tid, ev, at)
+
+
+def _paused(view: RunView, ev: dict[str, Any]) -> None:
+    """The tasks a paused run waits on are ``paused``, not ``running`` (a child's, ``TASK/STEP``: its caller)."""
+    prompts = parsed_field(ev.get("prompts"))
+    waiting = {p.get("task") for p in prompts if isinstance(p, dict)} if isinstance(prompts, list) else set()
+    waiting.add(ev.get("task"))
+    for tid in waiting:
+        if isinstance(tid, str) and tid:
+            task = view.tasks.get(tid.split("/", 1)[0])
+            if task is not None and task.status in ("running", "pending"):
+                task.status = "paused"
 
 
 def _fold_task(view: RunView, kind: str, tid: str, ev: dict[str, Any], at: int | None) -> None:
@@ -305,11 +323,12 @@ def _add_cost(task: TaskView, usd: Any) -> None:
 
 
 def parsed_field(value: Any) -> Any:
-    """A field carried as serialized JSON (17 §frame: object-as-string) read back; else as is."""
+    """A field carried as serialized JSON (17 §frame: object-as-string) read back; else as is
+    (also when it nests too deeply to parse: the reader never recurses without bound)."""
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
 

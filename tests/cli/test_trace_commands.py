@@ -156,7 +156,8 @@ def test_a_torn_journal_is_read_as_unfinished(runs, capsys):
     view = read_run(torn)
     assert view.state == "unfinished" and view.torn_lines == [view.frames + 1]
     code, out, _ = trace("show", str(torn), capsys=capsys)
-    assert code == 0 and "unfinished" in out and "1 torn line(s) skipped" in out and "verify: forged" in out
+    # one reader, one verdict: a journal cut mid-write is torn (a finding), never forged (issue 38)
+    assert code == 0 and "unfinished" in out and "1 torn line(s) skipped" in out and "verify: finding (torn)" in out
 
 
 def test_receipt_folds_certificate_verdict_and_outcome(runs, capsys):
