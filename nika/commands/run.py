@@ -127,7 +127,7 @@ def run_command(
         _write(err, f"nika run: note: {note}\n")
     on_event = sinks.fanout
     try:  # --resume is verified, matched and locked before any effect
-        extra = options_for(durable, compiled, model)
+        extra = options_for(durable, compiled, model, trace_dir or ".nika/traces")
     except DurableRefused as exc:
         sinks.fanout.close()
         return _refuse(out, err, output_format, str(exc), [])

@@ -52,22 +52,36 @@ def _dump(out: TextIO, value: Any) -> None:
     _write(out, json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
 
-def _candidate(r: Any, newest: dict[str, str]) -> bool:
-    """The newest run of its workflow, unless it is a child workflow's pause (its caller's journal is
-    the one to resume: ``runtime.durable.resume_index`` refuses the child's own)."""
-    depth = r.prologue.get("depth")
-    child_pause = r.state == "paused" and isinstance(depth, int) and depth > 0
-    return newest.get(r.workflow or r.run_id) == r.run_id and not child_pause
-
-
 def trace_ls(trace_dir: Path, fmt: str, out: TextIO) -> int:
+    """The runs of the folder, by run history (``runtime.journal.history``): each history's attempts
+    together, newest first, each with the journal it resumed; ``resume_candidate`` marks, per
+    workflow, the journal to resume (the head of its newest history holding the most completed work)."""
     from nika.output.trace_text import ls_text
+    from runtime.journal.history import Histories, Member, candidates
     from runtime.journal.retention import read_all
 
     runs = read_all(trace_dir)
-    newest = {r.workflow or r.run_id: r.run_id for r in runs}
-    rows = [{**r.summary(), "resume_candidate": _candidate(r, newest)} for r in runs]
-    rows.reverse()  # newest first
+    picked = candidates(runs)
+    ms = [Member(r.path, r.prologue, r.started) for r in runs]
+    hist = Histories(ms)
+    groups: dict[str, list[tuple[Member, Any]]] = {}
+    for m, r in zip(ms, runs, strict=True):
+        groups.setdefault(hist.history_id(m), []).append((m, r))
+    rows = []
+    for members in sorted(groups.values(), key=lambda g: max((m.started or 0) for m, _ in g), reverse=True):
+        root = members[0][1].run_id
+        for m, r in reversed(members):
+            parent = hist.parent(m)
+            rows.append(
+                {
+                    **r.summary(),
+                    "resume_candidate": r.run_id in picked,
+                    "history": hist.history_id(m),
+                    "history_root": root,
+                    "attempt": m.attempt,
+                    "resumed_from": parent.run_id if parent is not None else m.parent_name,
+                }
+            )
     _dump(out, {"trace_dir": str(trace_dir), "runs": rows}) if fmt == "json" else _write(out, ls_text(rows))
     return 0
 

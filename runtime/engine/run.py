@@ -299,6 +299,12 @@ class Run:
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()
             return
+        refused = self.gate.before_action(tid) if self.gate.spent else None
+        if refused is not None:  # a revocation settled the allow that gates it first (NEP-0013 §5)
+            self._inflight.pop(tid, None)
+            self._settle_now(tid, Outcome(Status.FAILURE, error=refused))
+            self._pump()
+            return
         rec.started_at = now_iso()
         rec.started_monotonic = time.monotonic()
         self.emit("task_started", [("task", tid), ("note", note(task, self.options.model))])
