@@ -200,8 +200,11 @@ def trace_rm(
         print("nika trace rm: nothing removed; pass --force to destroy the pending gate", file=sys.stderr)
         return 2
     removed = []
+    from runtime.journal.incomplete import remove_mark
+
     for r in {str(t.path): t for t in targets}.values():
         r.path.unlink(missing_ok=True)
+        remove_mark(r.path)
         removed.append(r.run_id)
     _dump(out, {"removed": removed}) if fmt == "json" else _write(out, f"removed {len(removed)} trace(s)\n")
     return 0

@@ -214,6 +214,8 @@ def candidates(views: list[Any]) -> set[str]:
     newest: dict[str, tuple[int, str]] = {}  # workflow -> (start, history) of its newest member
     for m in ms:
         v = view_of[id(m)]
+        if not v.prologue:  # empty, or no prologue: nothing there to resume
+            continue
         key = v.workflow or v.run_id
         mark = (m.started or 0, hist.history_id(m))
         if key not in newest or mark[0] >= newest[key][0]:
@@ -223,7 +225,7 @@ def candidates(views: list[Any]) -> set[str]:
         pick: tuple[int, int, Member] | None = None
         for m in ms:
             v = view_of[id(m)]
-            if (v.workflow or v.run_id) != key or hist.history_id(m) != h or _child_pause(v):
+            if (v.workflow or v.run_id) != key or hist.history_id(m) != h or _child_pause(v) or not v.prologue:
                 continue
             done = set()
             for a in [*hist.ancestors(m), m]:
