@@ -241,8 +241,9 @@ class Gate:
         return None
 
     def _gated_by(self, gate_tid: str) -> set[str]:
+        """The gated actions: the tasks downstream of the gate that have an effect."""
         if gate_tid not in self._below:
-            self._below[gate_tid] = self.downstream(gate_tid)
+            self._below[gate_tid] = set(self.gated(gate_tid))
         return self._below[gate_tid]
 
     def _pause(self, tid: str, request: dict[str, Any], h: str) -> dict[str, Any]:

@@ -355,8 +355,13 @@ def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None
             index.iterations[(tid, f["iteration_hash"], f["definition_hash"])] = rec
     elif kind == "workflow_paused":
         prompts = parsed_field(f.get("prompts"))
+        fresh: dict[str, list[dict[str, Any]]] = {}
         for p in prompts if isinstance(prompts, list) else []:
             if isinstance(p, dict) and isinstance(p.get("task"), str):
+                fresh.setdefault(p["task"], []).append(p)
+        for task, ps in fresh.items():  # a later pause on a task supersedes what it asked before
+            index.paused[task] = []
+            for p in ps:
                 _add_prompt(index, path, p)
     elif kind == "approval_decided" and f.get("decision") in ("allow", "deny") and mine:
         index.approvals_used += 1

@@ -227,6 +227,8 @@ def claim(directory: Path, ticket: dict[str, Any], answer: Any, *, by: str, now:
             )
         return Answer("already_claimed", f"`{step}`: its allow {said} was revoked already", old, ticket)
     final = " (a deny is final)" if old.decision == "deny" else ""
+    if old.decision == "allow" and fate(directory, new.digest) == "revoked":
+        final = ", then revoked already (a revocation is final)"
     return Answer(
         "already_claimed",
         f"`{step}`: its ticket was already answered {said}{final}; a ticket is spent once",
