@@ -428,7 +428,8 @@ def _unseen(index: ResumeIndex, s: Any, members: list[Any]) -> None:
         said = describe(mark)
         if unseen:
             shown = ", ".join(f"`{t}`" for t in unseen)
-            index.notes.append(f"{m.path.name}: {said}. This resume cannot see {shown} and runs them again")
+            them = "them" if len(unseen) > 1 else "it"
+            index.notes.append(f"{m.path.name}: {said}. This resume cannot see {shown} and runs {them} again")
         else:
             index.notes.append(f"{m.path.name}: {said}")
 
