@@ -165,6 +165,8 @@ def run_command(
             session.close()
         if options.resume is not None:
             options.resume.release()
+    for note in session.notes() if session is not None else []:
+        _write(err, f"nika run: note: {note}\n")
     result = box[0]
     report = result.report()
     if output_format == "json" or report.get("cost_usd", 0) != 0:  # where the summary shows it
