@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +36,24 @@ EXIT = {"success": 0, "failure": 1, "cancelled": 3, "paused": 4}
 REFUSED = 2
 
 
+def _stoppable(command: Callable[P, int]) -> Callable[P, int]:
+    """SIGINT and SIGTERM cancel the command from its first statement (:mod:`nika.commands.run_stop`):
+    taken here when the command line did not take them already, and given back after."""
+
+    @functools.wraps(command)
+    def stoppable(*args: P.args, **kwargs: P.kwargs) -> int:
+        from nika.commands import run_stop
+
+        mine = None if run_stop.current() is not None else run_stop.install()
+        try:
+            return command(*args, **kwargs)
+        finally:
+            run_stop.uninstall(mine)
+
+    return stoppable
+
+
+@_stoppable
 @_lean_heap
 def run_command(
     file: str,
@@ -126,6 +143,9 @@ def run_command(
     for note in sinks.notes:
         _write(err, f"nika run: note: {note}\n")
     on_event = sinks.fanout
+    if _stopped():
+        sinks.fanout.close()
+        return _cancelled(out, err, output_format)
     try:  # --resume is verified, matched and locked before any effect
         extra = options_for(durable, compiled, model, trace_dir or ".nika/traces")
     except DurableRefused as exc:
@@ -153,6 +173,13 @@ def run_command(
         return _refuse(out, err, output_format, str(exc), [], exit_code=1)
     if session is not None:
         options.executor = session.executor
+    if _stopped():  # a signal before the run began: nothing ran, no journal was opened
+        if session is not None:
+            session.close()
+        if options.resume is not None:
+            options.resume.release()
+        sinks.fanout.close()
+        return _cancelled(out, err, output_format)
     workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
     box: list[Any] = []
     from nika import heap
@@ -161,6 +188,10 @@ def run_command(
     try:
         asyncio.run(_run(compiled, inputs, options, workdir, box))
     finally:
+        from nika.commands import run_stop
+
+        if (stop := run_stop.current()) is not None:
+            stop.detach()  # the run has its verdict
         if session is not None:
             session.close()
         if options.resume is not None:
@@ -247,16 +278,39 @@ async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Pat
     """Run the workflow; the result goes into ``box``, not out as the main task's result:
     ``asyncio.run`` formats ``repr()`` of its main task when it restores the SIGINT handler, and
     the repr of a finished task holds its result's, the whole run's (tens of ms for 1,000 tasks)."""
+    from nika.commands import run_stop
     from runtime.engine.run import Run
 
     run = Run(compiled, inputs, options, workdir=workdir)
-    loop = asyncio.get_running_loop()
+    running = asyncio.ensure_future(run.execute())
+    stop = run_stop.current()
+    if stop is not None:  # SIGINT/SIGTERM cancel the run on this loop (a signal already received: at once)
+        stop.attach(asyncio.get_running_loop(), run.cancel)
     try:
-        loop.add_signal_handler(signal.SIGINT, run.cancel)
-        loop.add_signal_handler(signal.SIGTERM, run.cancel)
-    except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix loops
-        pass
-    box.append(await run.execute())
+        box.append(await running)
+    finally:
+        if stop is not None:
+            stop.detach()
+
+
+def _stopped() -> bool:
+    from nika.commands import run_stop
+
+    stop = run_stop.current()
+    return stop is not None and stop.requested
+
+
+def _cancelled(out: TextIO, err: TextIO, fmt: str) -> int:
+    """A signal before the run began: exit 3, nothing ran (the journal opens at the run's first frame)."""
+    from nika.commands import run_stop
+
+    stop = run_stop.current()
+    why = f"cancelled by {stop.name} before the run started: nothing ran"
+    if fmt == "json":
+        doc = {"workflow_state": "cancelled", "tasks": {}, "outputs": {}, "events": [], "error": None, "trace": None}
+        _write(out, json.dumps({**doc, "note": why}) + "\n")
+    _write(err, f"nika run: {why}\n")
+    return EXIT["cancelled"]
 
 
 def _refuse_findings(out: TextIO, err: TextIO, fmt: str, verdict: Any) -> int:

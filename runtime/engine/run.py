@@ -170,6 +170,8 @@ class Run:
         if self.cancelled:
             return
         self.cancelled = True
+        if not self.settled:  # before the tasks are scheduled: `execute` settles each one cancelled
+            return
         for t in list(self._inflight.values()):
             t.cancel()
         for tid, rec in self.records.items():
@@ -181,6 +183,9 @@ class Run:
         self.cancel()
         while self._inflight:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+            for tid, t in list(self._inflight.items()):  # cancelled before its first step: it never popped itself
+                if t.done():
+                    self._inflight.pop(tid, None)
         if self._left:
             for tid, rec in self.records.items():
                 if rec.status == "pending" and tid not in self.gate.parked:
