@@ -206,7 +206,9 @@ class Run:
             if blocked is not None:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=blocked))
                 continue
-            self._inflight[tid] = asyncio.get_running_loop().create_task(self._run_task(tid), name=f"nika:{tid}")
+            task = asyncio.get_running_loop().create_task(self._run_task(tid), name=f"nika:{tid}")
+            task.add_done_callback(lambda t, tid=tid: self._ended(tid, t))
+            self._inflight[tid] = task
 
     def _gate(self, tid: str) -> TaskError | None:
         """GATE-v2: ``None`` when every incoming edge admits, else the cancellation error."""
@@ -222,6 +224,15 @@ class Run:
                     details={"producer": e.producer, "producer_status": rec.status, "edge": str(e.kind)},
                 )
         return None
+
+    def _ended(self, tid: str, task: asyncio.Task[None]) -> None:
+        """A task's coroutine ended: one cancelled before its first step never ran a line, so it
+        settles here (``cancelled``), or the run would wait for it forever."""
+        if self._inflight.get(tid) is task:
+            self._inflight.pop(tid, None)
+        if self.records[tid].status == "pending" and tid not in self.gate.parked and tid in self.settled:
+            self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
+            self._pump()
 
     def _settle_now(self, tid: str, outcome: Outcome, kind: str | None = None, extra: Fields = ()) -> None:
         rec = self.records[tid]
@@ -299,9 +310,16 @@ class Run:
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        if self.options.resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
+        try:
+            hit = await cache_hit(self, task, rec, bind) if self.options.resume is not None else None
+        except asyncio.CancelledError:  # cancelled while matching: it settles cancelled, or the run never ends
+            hit = (Outcome(Status.CANCELLED, error=cancelled()), None)
+        if hit is not None:
             self._inflight.pop(tid, None)
-            self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
+            if hit[1] is None:
+                self._settle_now(tid, hit[0])
+            else:
+                self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()
             return
         refused = self.gate.before_action(tid) if self.gate.spent else None

@@ -88,12 +88,14 @@ def test_a_signal_while_the_file_compiles_exits_3_in_json_too(tmp_path: Path) ->
     assert not (tmp_path / "ran.log").exists()
 
 
-@pytest.mark.parametrize("sig", ["INT", "TERM"])
-def test_a_signal_during_the_run_cancels_it_with_a_whole_journal(tmp_path: Path, sig: str) -> None:
+@pytest.mark.parametrize(("sig", "frame"), [("INT", 5), ("TERM", 5), ("INT", 6)])
+def test_a_signal_during_the_run_cancels_it_with_a_whole_journal(tmp_path: Path, sig: str, frame: int) -> None:
+    """Frame 6 is `a`'s completion: `b` is admitted in the same step and cancelled before its first
+    line ran. Before, it never settled and the run waited for it forever."""
     from runtime.journal.scan import scan
 
     (tmp_path / "wf.nika.yaml").write_text(WF)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NIKA_FAULT": json.dumps({"frame": 5, "do": sig})}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NIKA_FAULT": json.dumps({"frame": frame, "do": sig})}
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "fault_engine.py"), "run", "wf.nika.yaml", "--trace-dir", "traces"],
         cwd=tmp_path,

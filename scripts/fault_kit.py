@@ -1,0 +1,328 @@
+"""The fault-injection kit (issue 38): kill-then-resume trials of a 30-task workflow, judged.
+
+One *trial* runs the workflow (:data:`WORKFLOW`: 30 ``exec`` tasks in a DAG, each appending its id
+and its engine's pid to ``side.log`` first, then printing a value derived from its inputs) under a
+plan of faults drawn from a seed, resuming after each interruption, until a resume finishes it:
+
+* a SIGKILL, SIGTERM or SIGINT of the engine right after its k-th journal frame
+  (``scripts/fault_engine.py`` arms it: an event, never a sleep);
+* a SIGKILL or SIGTERM by the effect that writes the n-th side-log line (the workflow's own: an
+  effect that finds ``kill_at`` naming a line count it reached takes the file and signals its engine);
+* several resumes started at once behind one barrier (exactly one may run, the others exit 2);
+* the resume target: the journal ``--resume latest`` names, or any journal of the history without a
+  successful descendant (every member's completed work must count).
+
+:func:`judge` checks a trial: the last run succeeds with the outputs of an uninterrupted run; no task
+is lost (each ran); no task whose completion a journal of the history holds runs again; each
+interruption adds at most the tasks it cut off in flight (one, when tasks run one at a time); every
+effect was witnessed (a ``permit_checked`` allow) in its engine's journal before it ran; a graceful
+signal exits 3 with a whole journal. ``scripts/fault_campaign.py`` runs many seeds and prints the
+figures; ``tests/runtime/durable/test_faults.py`` runs a few in the default suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = Path(__file__).resolve().parent / "fault_engine.py"
+TASKS = 30
+KILLER = (
+    "if [ -f kill_at ]; then set -- $(cat kill_at 2>/dev/null); "
+    'if [ -n "$1" ] && [ "$(wc -l < side.log)" -ge "$1" ] && mv kill_at kill_at.done 2>/dev/null; '
+    "then kill -$2 $PPID; exec sleep 30; fi; fi"
+)
+
+
+def _deps(i: int) -> list[int]:
+    """Task i's producers: a DAG with chains, fan-outs and fan-ins."""
+    if i < 3:
+        return []
+    return sorted({i - 1, i // 2}) if i % 3 else [i - 3]
+
+
+def workflow() -> str:
+    lines = ["nika: v1", "workflow: { id: faults }", 'permits: { exec: ["sh"] }', "tasks:"]
+    for i in range(TASKS):
+        deps = _deps(i)
+        lines.append(f"  t{i:02d}:")
+        if deps:
+            withs = ", ".join(f'd{j}: "${{{{ tasks.t{d:02d}.output }}}}"' for j, d in enumerate(deps))
+            lines.append(f"    with: {{ {withs} }}")
+        inputs = "|".join(f"${{{{ with.d{j} }}}}" for j in range(len(deps)))
+        script = (
+            f"echo t{i:02d} $PPID >> side.log; {KILLER}; "
+            f"printf 'v{i:02d}-%s' \"$(printf '%s' '{inputs}' | cksum | cut -d' ' -f1)\""
+        )
+        lines.append(f'    exec: {{ command: ["sh", "-c", {json.dumps(script)}] }}')
+    leaves = [f"t{i:02d}" for i in range(TASKS) if not any(i in _deps(j) for j in range(TASKS))]
+    lines.append("outputs:")
+    lines += [f'  {t}: "${{{{ tasks.{t}.output }}}}"' for t in leaves]
+    return "\n".join(lines) + "\n"
+
+
+WORKFLOW = workflow()
+
+
+@dataclass
+class Fault:
+    how: str  # "frame" | "line" | "none"
+    at: int = 0
+    sig: str = "KILL"
+    concurrent: int = 1  # resumes started together behind one barrier
+    target: str = "latest"  # "latest" | "any"
+
+    def label(self) -> str:
+        extra = f" ×{self.concurrent}" if self.concurrent > 1 else ""
+        return f"{self.how}:{self.at}:{self.sig}{extra}" if self.how != "none" else f"none{extra}"
+
+
+def plan(seed: int, interruptions: int | None = None) -> list[Fault]:
+    """The faults of one trial, drawn from ``seed``: the interruptions, then a clean resume."""
+    rng = random.Random(seed)
+    n = interruptions if interruptions is not None else rng.choice([1, 1, 2, 2, 3])
+    out = []
+    for i in range(n):
+        if rng.random() < 0.55:
+            f = Fault("frame", rng.randint(2, 120), rng.choice(["KILL", "KILL", "TERM", "INT"]))
+        else:
+            f = Fault("line", rng.randint(1, TASKS), rng.choice(["KILL", "KILL", "TERM"]))
+        if i:
+            f.concurrent = rng.choice([1, 1, 1, 3])
+            f.target = rng.choice(["latest", "any"])
+        out.append(f)
+    out.append(Fault("none", concurrent=rng.choice([1, 1, 2]), target=rng.choice(["latest", "any"])))
+    return out
+
+
+@dataclass
+class Attempt:
+    fault: Fault
+    pid: int
+    code: int
+    resumed: str | None
+    journal: Path | None
+    stderr: str
+    refused: int = 0  # concurrent resumes that exited 2
+
+
+@dataclass
+class Trial:
+    seed: int
+    workdir: Path
+    attempts: list[Attempt] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    duplicates: int = 0
+    interruptions: int = 0
+    dup_per_interruption: list[int] = field(default_factory=list)
+    lost: int = 0
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+
+
+def _start(
+    workdir: Path, args: list[str], fault: dict[str, Any], parallel: int, barrier: int | None = None
+) -> subprocess.Popen[bytes]:
+    env = _env()
+    if barrier is not None:
+        fault = {**fault, "barrier": barrier}
+    env["NIKA_FAULT"] = json.dumps(fault)
+    cmd = [sys.executable, str(ENGINE), "run", "wf.nika.yaml", "--trace-dir", "traces", "--no-gc"]
+    cmd += ["--output-format", "json", "--max-parallel", str(parallel), *args]
+    return subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=(barrier,) if barrier is not None else (),
+    )
+
+
+def journals(workdir: Path) -> set[Path]:
+    d = workdir / "traces"
+    return set(d.glob("*.ndjson")) if d.is_dir() else set()
+
+
+def run_trial(
+    seed: int, workdir: Path, baseline: dict[str, Any], faults: list[Fault] | None = None, parallel: int = 1
+) -> Trial:
+    """Run one trial in ``workdir`` (empty) and judge it against ``baseline`` (the outputs);
+    ``parallel``: the engine's ``--max-parallel`` (1: one task in flight at a time)."""
+    from runtime.journal.history import Histories, members_in
+
+    rng = random.Random(seed * 7919 + 1)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "wf.nika.yaml").write_text(WORKFLOW)
+    t = Trial(seed, workdir)
+    faults = faults if faults is not None else plan(seed)
+    for i, fault in enumerate(faults):
+        before = journals(workdir)
+        resumed = None
+        if i:
+            resumed = _target(Histories(members_in([workdir / "traces"])), fault.target, rng)
+        args = ["--resume", resumed] if resumed else []
+        armed: dict[str, Any] = {}
+        (workdir / "kill_at").unlink(missing_ok=True)
+        if fault.how == "frame":
+            armed = {"frame": fault.at, "do": fault.sig}
+        elif fault.how == "line":
+            (workdir / "kill_at").write_text(f"{len(_lines(workdir)) + fault.at} {fault.sig}\n")
+        if fault.concurrent > 1:  # started together behind one barrier: exactly one may run
+            r, w = os.pipe()
+            procs = [_start(workdir, args, armed, parallel, r) for _ in range(fault.concurrent)]
+            os.close(r)
+            os.write(w, b"x" * fault.concurrent)
+            os.close(w)
+        else:
+            procs = [_start(workdir, args, armed, parallel)]
+        results = [(p, *p.communicate(timeout=300)) for p in procs]
+        ran = [(p, err) for p, _out, err in results if p.returncode != 2]
+        refused = len(results) - len(ran)
+        if fault.concurrent > 1 and len(ran) != 1:
+            t.problems.append(f"attempt {i}: {len(ran)} of {fault.concurrent} concurrent resumes ran (exactly one may)")
+        if not ran:
+            t.problems.append(f"attempt {i}: every resume was refused: {results[0][2].decode()[-300:]}")
+            continue
+        p, err = ran[0]
+        new = sorted(journals(workdir) - before)
+        t.attempts.append(Attempt(fault, p.pid, p.returncode, resumed, new[0] if new else None, err.decode(), refused))
+    (workdir / "kill_at").unlink(missing_ok=True)
+    judge(t, baseline)
+    return t
+
+
+def _target(ms: Any, how: str, rng: random.Random) -> str:
+    from runtime.journal.history import Member
+
+    def ok(m: Member) -> bool:
+        return not any(_state(d) == "success" for d in ms.descendants(m))
+
+    if how == "any":
+        choices = [m for m in ms.members if ok(m)]
+        if choices:
+            return str(rng.choice(choices).path)
+    return "latest"
+
+
+def _state(m: Any) -> str:
+    from runtime.journal.find import peek_run
+
+    return peek_run(m.path).state
+
+
+def _lines(workdir: Path) -> list[tuple[str, int]]:
+    log = workdir / "side.log"
+    if not log.exists():
+        return []
+    out = []
+    for line in log.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out.append((parts[0], int(parts[1])))
+    return out
+
+
+def _frames(path: Path | None) -> list[dict[str, Any]]:
+    from runtime.journal.scan import scan
+
+    if path is None or not path.exists():
+        return []
+    return scan(path.read_bytes()).frames
+
+
+def _fields(frame: dict[str, Any]) -> dict[str, Any]:
+    return {f["key"]: f.get("value") for f in frame.get("fields", []) if isinstance(f, dict) and "key" in f}
+
+
+def judge(t: Trial, baseline: dict[str, Any]) -> None:
+    from runtime.journal.scan import scan
+
+    lines = _lines(t.workdir)
+    by_pid: dict[int, list[str]] = {}
+    for task, pid in lines:
+        by_pid.setdefault(pid, []).append(task)
+    counts = Counter(task for task, _ in lines)
+    everything = {f"t{i:02d}" for i in range(TASKS)}
+    lost = sorted(everything - set(counts))
+    t.lost = len(lost)
+    if lost:
+        t.problems.append(f"lost: {lost} never ran")
+    completed: set[str] = set()  # completed in a journal of the history, so far
+    for k, a in enumerate(t.attempts):
+        frames = _frames(a.journal)
+        kinds = [(f.get("kind"), _fields(f)) for f in frames]
+        done_here = {f.get("task") for kind, f in kinds if kind == "task_completed"}
+        started = {f.get("task") for kind, f in kinds if kind == "task_started"}
+        allowed = {f.get("task") for kind, f in kinds if kind == "permit_checked" and f.get("decision") == "allow"}
+        ran = by_pid.get(a.pid, [])
+        again = sorted(set(ran) & completed)
+        if again:
+            t.problems.append(f"attempt {k} ({a.fault.label()}): re-ran completed task(s) {again}")
+        unwitnessed = sorted(set(ran) - allowed)
+        if unwitnessed:
+            t.problems.append(f"attempt {k}: effect(s) {unwitnessed} ran without a permit_checked allow first")
+        if len(ran) != len(set(ran)):
+            t.problems.append(f"attempt {k}: an effect ran twice in one run: {sorted(ran)}")
+        interrupted = a.fault.how != "none" and a.code != 0
+        in_flight = started - done_here
+        cut = sorted(set(ran) - done_here)
+        if interrupted:
+            t.interruptions += 1
+            t.dup_per_interruption.append(len(cut))
+            if not set(cut) <= in_flight | set(ran):
+                t.problems.append(f"attempt {k}: {cut} ran without completing and were not in flight")
+        elif cut and a.code == 0:
+            t.problems.append(f"attempt {k}: finished, but {cut} ran without a completed record")
+        if a.fault.sig in ("TERM", "INT") and interrupted:
+            s = scan(a.journal.read_bytes()) if a.journal else None
+            if a.code != 3:
+                t.problems.append(f"attempt {k}: a graceful {a.fault.sig} exited {a.code}, not 3: {a.stderr[-300:]}")
+            elif s is None or s.damage != "whole" or s.terminal != "workflow_cancelled":
+                t.problems.append(
+                    f"attempt {k}: a graceful {a.fault.sig} left a {s.damage if s else 'missing'} journal"
+                )
+        if a.code == -signal.SIGKILL and a.fault.sig != "KILL":
+            t.problems.append(f"attempt {k}: died of SIGKILL unasked")
+        noise = [w for w in ("Traceback", "Exception ignored", "Event loop is closed") if w in a.stderr]
+        if noise:
+            t.problems.append(f"attempt {k}: stderr carries {noise}: {a.stderr[-400:]}")
+        completed |= done_here | {f.get("task") for kind, f in kinds if kind == "task_cache_hit"}
+    t.duplicates = sum(n - 1 for n in counts.values() if n > 1)
+    if t.duplicates > sum(t.dup_per_interruption):
+        t.problems.append(f"{t.duplicates} duplicate(s) for {sum(t.dup_per_interruption)} task(s) cut off in flight")
+    last = t.attempts[-1] if t.attempts else None
+    if last is None or last.code != 0:
+        t.problems.append(
+            f"the last resume did not succeed: {last.code if last else None} {last.stderr[-400:] if last else ''}"
+        )
+    else:
+        end = [
+            f
+            for kind, f in ((x.get("kind"), _fields(x)) for x in _frames(last.journal))
+            if kind == "workflow_completed"
+        ]
+        outputs = json.loads(end[0]["outputs"]) if end else None
+        if outputs != baseline:
+            t.problems.append(f"outputs differ from an uninterrupted run: {outputs} != {baseline}")
+
+
+def baseline(workdir: Path) -> dict[str, Any]:
+    """The outputs of an uninterrupted run."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "wf.nika.yaml").write_text(WORKFLOW)
+    p = _start(workdir, [], {}, 4)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err.decode()[-2000:]
+    return json.loads(out)["outputs"]
