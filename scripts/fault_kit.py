@@ -10,14 +10,20 @@ plan of faults drawn from a seed, resuming after each interruption, until a resu
   effect that finds ``kill_at`` naming a line count it reached takes the file and signals its engine);
 * several resumes started at once behind one barrier (exactly one may run, the others exit 2);
 * the resume target: the journal ``--resume latest`` names, or any journal of the history without a
-  successful descendant (every member's completed work must count).
+  successful descendant (every member's completed work must count);
+* not interruptions: the process warden SIGKILLed mid-run (exec must go on working), and the
+  journal's disk refusing every write from the k-th frame on (``/dev/full``: the verdict stays, the
+  run says where the journal stops and marks it, the next resume names what it cannot see).
 
 :func:`judge` checks a trial: the last run succeeds with the outputs of an uninterrupted run; no task
 is lost (each ran); no task whose completion a journal of the history holds runs again; each
 interruption adds at most the tasks it cut off in flight (one, when tasks run one at a time); every
 effect was witnessed (a ``permit_checked`` allow) in its engine's journal before it ran; a graceful
-signal exits 3 with a whole journal. ``scripts/fault_campaign.py`` runs many seeds and prints the
-figures; ``tests/runtime/durable/test_faults.py`` runs a few in the default suite.
+signal exits 3 with a whole journal; no stderr carries a traceback or asyncio noise; no exec dies of
+SIGPIPE. A task a resume runs again because a refused journal could not show its completion is
+counted apart (``rider_redone``), and must have been named first. ``scripts/fault_campaign.py`` runs
+many seeds and prints the figures; ``tests/runtime/durable/test_faults.py`` runs a few in the
+default suite.
 """
 
 from __future__ import annotations
@@ -75,7 +81,7 @@ WORKFLOW = workflow()
 
 @dataclass
 class Fault:
-    how: str  # "frame" | "line" | "none"
+    how: str  # "frame" | "line" (interruptions) | "warden" | "full" (the journal's disk refuses) | "none"
     at: int = 0
     sig: str = "KILL"
     concurrent: int = 1  # resumes started together behind one barrier
@@ -83,6 +89,8 @@ class Fault:
 
     def label(self) -> str:
         extra = f" ×{self.concurrent}" if self.concurrent > 1 else ""
+        if self.how in ("warden", "full"):
+            return f"{self.how}:{self.at}{extra}"
         return f"{self.how}:{self.at}:{self.sig}{extra}" if self.how != "none" else f"none{extra}"
 
 
@@ -96,12 +104,25 @@ def plan(seed: int, interruptions: int | None = None) -> list[Fault]:
             f = Fault("frame", rng.randint(2, 120), rng.choice(["KILL", "KILL", "TERM", "INT"]))
         else:
             f = Fault("line", rng.randint(1, TASKS), rng.choice(["KILL", "KILL", "TERM"]))
+        if rng.random() < 0.08:  # the warden killed mid-run: exec must go on working (not an interruption)
+            f = Fault("warden", rng.randint(2, 60))
         if i:
             f.concurrent = rng.choice([1, 1, 1, 3])
             f.target = rng.choice(["latest", "any"])
         out.append(f)
     out.append(Fault("none", concurrent=rng.choice([1, 1, 2]), target=rng.choice(["latest", "any"])))
     return out
+
+
+def rider_plan(seed: int) -> list[Fault]:
+    """An interruption, then a resume whose journal the disk refuses from a frame on, then a resume
+    of that journal (it names and redoes what it cannot see)."""
+    rng = random.Random(seed)
+    return [
+        Fault("frame", rng.randint(10, 60), "KILL"),
+        Fault("full", rng.randint(2, 50), target="latest"),
+        Fault("none", target="latest"),
+    ]
 
 
 @dataclass
@@ -125,6 +146,7 @@ class Trial:
     interruptions: int = 0
     dup_per_interruption: list[int] = field(default_factory=list)
     lost: int = 0
+    rider_redone: int = 0  # tasks a resume ran again because a journal the disk refused could not show them
 
 
 def _env() -> dict[str, str]:
@@ -177,6 +199,8 @@ def run_trial(
         (workdir / "kill_at").unlink(missing_ok=True)
         if fault.how == "frame":
             armed = {"frame": fault.at, "do": fault.sig}
+        elif fault.how in ("full", "warden"):
+            armed = {"frame": fault.at, "do": fault.how}
         elif fault.how == "line":
             (workdir / "kill_at").write_text(f"{len(_lines(workdir)) + fault.at} {fault.sig}\n")
         if fault.concurrent > 1:  # started together behind one barrier: exactly one may run
@@ -247,6 +271,8 @@ def _fields(frame: dict[str, Any]) -> dict[str, Any]:
 
 
 def judge(t: Trial, baseline: dict[str, Any]) -> None:
+    """Check ``t`` (see the module docstring); what fails is appended to ``t.problems``."""
+    from runtime.journal.incomplete import names, read_mark
     from runtime.journal.scan import scan
 
     lines = _lines(t.workdir)
@@ -254,37 +280,56 @@ def judge(t: Trial, baseline: dict[str, Any]) -> None:
     for task, pid in lines:
         by_pid.setdefault(pid, []).append(task)
     counts = Counter(task for task, _ in lines)
-    everything = {f"t{i:02d}" for i in range(TASKS)}
-    lost = sorted(everything - set(counts))
+    lost = sorted({f"t{i:02d}" for i in range(TASKS)} - set(counts))
     t.lost = len(lost)
     if lost:
         t.problems.append(f"lost: {lost} never ran")
     completed: set[str] = set()  # completed in a journal of the history, so far
+    unseen: set[str] = set()  # completed after a journal failed: the rider's mark names them, a resume redoes them
     for k, a in enumerate(t.attempts):
         frames = _frames(a.journal)
         kinds = [(f.get("kind"), _fields(f)) for f in frames]
         done_here = {f.get("task") for kind, f in kinds if kind == "task_completed"}
         started = {f.get("task") for kind, f in kinds if kind == "task_started"}
         allowed = {f.get("task") for kind, f in kinds if kind == "permit_checked" and f.get("decision") == "allow"}
+        mark = read_mark(a.journal) if a.journal is not None else None
         ran = by_pid.get(a.pid, [])
         again = sorted(set(ran) & completed)
         if again:
             t.problems.append(f"attempt {k} ({a.fault.label()}): re-ran completed task(s) {again}")
+        if set(ran) & unseen:  # expected, and named before the run: the resume said it cannot see them
+            if "cannot see" not in a.stderr:
+                t.problems.append(f"attempt {k}: re-ran {sorted(set(ran) & unseen)} without naming them first")
+            t.rider_redone += len(set(ran) & unseen)
+            unseen -= set(ran)
+        rider = a.fault.how in ("full", "fsize")
         unwitnessed = sorted(set(ran) - allowed)
-        if unwitnessed:
+        if unwitnessed and not (rider and mark is not None):
             t.problems.append(f"attempt {k}: effect(s) {unwitnessed} ran without a permit_checked allow first")
         if len(ran) != len(set(ran)):
             t.problems.append(f"attempt {k}: an effect ran twice in one run: {sorted(ran)}")
-        interrupted = a.fault.how != "none" and a.code != 0
+        interrupted = a.fault.how in ("frame", "line") and a.code != 0
         in_flight = started - done_here
         cut = sorted(set(ran) - done_here)
-        if interrupted:
+        if rider:
+            if a.code != 0:
+                t.problems.append(f"attempt {k}: a journal the disk refused changed the verdict: exit {a.code}")
+            if mark is None or "the journal is incomplete from frame" not in a.stderr:
+                t.problems.append(f"attempt {k}: a journal the disk refused is not marked and said: {a.stderr[-300:]}")
+            else:
+                unseen |= set(names(mark, "completed"))
+                extra = sorted(set(cut) - set(names(mark, "completed")) - set(names(mark, "started")) - in_flight)
+                if extra:
+                    t.problems.append(f"attempt {k}: {extra} ran unrecorded and the mark does not say so")
+        elif interrupted:
             t.interruptions += 1
             t.dup_per_interruption.append(len(cut))
-            if not set(cut) <= in_flight | set(ran):
-                t.problems.append(f"attempt {k}: {cut} ran without completing and were not in flight")
         elif cut and a.code == 0:
             t.problems.append(f"attempt {k}: finished, but {cut} ran without a completed record")
+        if a.fault.how == "warden" and a.code != 0:
+            t.problems.append(f"attempt {k}: a killed warden failed the run (exit {a.code}): {a.stderr[-300:]}")
+        if "status -13" in json.dumps([f for kind, f in kinds if kind == "task_failed"]):
+            t.problems.append(f"attempt {k}: an exec died of SIGPIPE (the warden poisoned its host)")
         if a.fault.sig in ("TERM", "INT") and interrupted:
             s = scan(a.journal.read_bytes()) if a.journal else None
             if a.code != 3:
@@ -299,7 +344,7 @@ def judge(t: Trial, baseline: dict[str, Any]) -> None:
         if noise:
             t.problems.append(f"attempt {k}: stderr carries {noise}: {a.stderr[-400:]}")
         completed |= done_here | {f.get("task") for kind, f in kinds if kind == "task_cache_hit"}
-    t.duplicates = sum(n - 1 for n in counts.values() if n > 1)
+    t.duplicates = sum(n - 1 for n in counts.values() if n > 1) - t.rider_redone
     if t.duplicates > sum(t.dup_per_interruption):
         t.problems.append(f"{t.duplicates} duplicate(s) for {sum(t.dup_per_interruption)} task(s) cut off in flight")
     last = t.attempts[-1] if t.attempts else None
@@ -307,7 +352,7 @@ def judge(t: Trial, baseline: dict[str, Any]) -> None:
         t.problems.append(
             f"the last resume did not succeed: {last.code if last else None} {last.stderr[-400:] if last else ''}"
         )
-    else:
+    elif last.fault.how not in ("full", "fsize"):
         end = [
             f
             for kind, f in ((x.get("kind"), _fields(x)) for x in _frames(last.journal))
