@@ -82,6 +82,8 @@ class ResumeIndex:
     forced: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
     root: Path | None = None  # the journal whose lock holds the history
+    dirs: list[Path] = field(default_factory=list)  # the trace folders the history was read from
+    seen: list[Path] = field(default_factory=list)  # every journal of the history there, read or not
     frames: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the resumed journal's own
     _lock: Any = None
 
@@ -128,9 +130,24 @@ class ResumeIndex:
             self._lock = None
 
     def lock(self) -> None:
-        """Hold the history (raises :class:`ResumeLocked`)."""
-        if self._lock is None:
-            self._lock = _lock(self.root or self.path, self)
+        """Hold the history (raises :class:`ResumeLocked`), then make sure it is still the history
+        that was read: a resume that ran meanwhile (and released the lock before this one took it)
+        wrote records this index does not hold, so this resume is refused rather than redo them."""
+        if self._lock is not None:
+            return
+        self._lock = _lock(self.root or self.path, self)
+        from runtime.journal.history import Histories, members_in
+
+        hist = Histories(members_in(self.dirs))
+        known = {p.resolve() for p in [*self.seen, self.path]}
+        new = [m for m in hist.members if hist.history_id(m) == self.history and m.path.resolve() not in known]
+        if new:
+            self.release()
+            names = ", ".join(m.run_id for m in new)
+            raise ResumeRefused(
+                f"--resume {self.path}: another resume of this run history ran while this one opened it ({names}); "
+                "resume again (`--resume latest` names the journal to resume)"
+            )
 
 
 def open_resume(
@@ -195,6 +212,7 @@ def read_history(
     index = ResumeIndex(path, frames=frames)
     _prologue(index, trace, frames[0], workflow)
     dirs = [path.parent, *([Path(trace_dir)] if trace_dir is not None else [])]
+    index.dirs = dirs
     hist = Histories(members_in(dirs))
     me = hist.find(path)
     if me is None:
@@ -214,6 +232,7 @@ def read_history(
     _check_links(trace, [*chain, me])
     others = [m for m in hist.history(me) if m is not me and all(m is not a for a in chain)]
     index.history = hist.history_id(me)
+    index.seen = [m.path for m in hist.history(me)]
     index.nonces = {m.nonce for m in [*chain, me, *others] if m.nonce}
     if me.parent_name and hist.parent(me) is None:
         index.notes.append(
