@@ -26,6 +26,24 @@ import signal
 import sys
 
 
+def _note_journal() -> None:
+    """Say which journal this engine writes (``.engines/<pid>`` in the working directory), for the kit."""
+    from runtime.journal import write
+
+    original = write.Journal.record
+
+    def record(self, kind, fields):  # type: ignore[no-untyped-def]
+        out = original(self, kind, fields)
+        if kind == "workflow_started" and self.path is not None and not getattr(record, "said", False):
+            record.said = True  # type: ignore[attr-defined]
+            os.makedirs(".engines", exist_ok=True)
+            with open(os.path.join(".engines", str(os.getpid())), "w") as fh:
+                fh.write(str(self.path.resolve()))
+        return out
+
+    write.Journal.record = record  # type: ignore[method-assign]
+
+
 def _arm(plan: dict) -> None:
     if plan.get("fsize"):
         import resource
@@ -73,6 +91,7 @@ def main() -> int:
     if plan.get("barrier") is not None:
         os.read(int(plan["barrier"]), 1)
         os.close(int(plan["barrier"]))
+    _note_journal()
     _arm(plan)
     from nika.cli import main as nika
 
