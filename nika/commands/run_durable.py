@@ -97,9 +97,13 @@ def options_for(d: Durable, compiled: Any, model: str | None = None, trace_dir: 
 
 def _latest(compiled: Any, trace_dir: Any) -> str:
     """``--resume latest``: this workflow's resume candidate (``nika trace ls`` marks it)."""
-    from runtime.journal.history import resume_candidate
+    from runtime.journal.history import candidates
+    from runtime.journal.retention import read_all
 
-    found = resume_candidate(trace_dir, compiled.workflow.id)
+    views = read_all(trace_dir)
+    picked = candidates(views)
+    mine = [v.path for v in views if v.run_id in picked and v.workflow == compiled.workflow.id]
+    found = mine[-1] if mine else None
     if found is None:
         raise DurableRefused(f"--resume latest: no journal of workflow `{compiled.workflow.id}` in {trace_dir}")
     return str(found)

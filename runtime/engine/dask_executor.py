@@ -36,7 +36,14 @@ from typing import Any
 from checker.core.records import replace
 from runtime.engine import dask_worker
 from runtime.engine.dask_batch import Collector, Submitter
-from runtime.engine.dask_wire import effect_result, lost_error, provider_env, tool_env, version_mismatch
+from runtime.engine.dask_wire import (
+    disconnected,
+    effect_result,
+    lost_error,
+    provider_env,
+    tool_env,
+    version_mismatch,
+)
 from runtime.engine.executor import (
     EFFECT_DEADLINE,
     PROVIDER_TOOLS,
@@ -170,10 +177,6 @@ class DaskSession:
         if hook is not None:
             hook(msg)
 
-    def disconnected(self) -> bool:
-        """Whether the client lost its scheduler (it may be trying to reconnect)."""
-        return self._closed or getattr(self.client, "status", "running") not in ("running", "newly-created")
-
     def worker_addresses(self) -> list[str]:
         """The workers the scheduler knows now (a blocking call: run it off the event loop)."""
         # a fresh answer of the scheduler's own: ``Client.scheduler_info()`` returns an attribute the
@@ -192,7 +195,7 @@ class DaskSession:
     def close(self) -> None:
         if self._closed:
             return
-        lost = self.disconnected()
+        lost = disconnected(self.client)
         self._closed, self.lost_scheduler = True, lost
         with contextlib.suppress(Exception):
             self.client.close(timeout=CONNECT_TIMEOUT_S if not lost else 1)
@@ -323,7 +326,8 @@ class DaskExecutor:
                 loop.call_soon_threadsafe(on_message, msg)
 
         self.session.started[key] = from_client
-        if self.session.disconnected():  # the scheduler is gone: said at once, typed, never a hang
+        client = getattr(self.session, "client", None)
+        if disconnected(client):  # the scheduler is gone: said at once, typed, never a hang
             self.session.started.pop(key, None)
             return EffectResult(error=lost_error("lost", None, scheduler_lost=True))
         try:
@@ -339,7 +343,7 @@ class DaskExecutor:
         finally:
             self.submitter.done(key)
             self.session.started.pop(key, None)
-        result = effect_result(record, self.session.client)
+        result = effect_result(record, client)
         if any(journaled):  # journaled on arrival: the record's first ones are those
             result = replace(result, witness=result.witness[journaled[0] :], events=result.events[journaled[1] :])
         journaled[:] = [journaled[0] + len(result.witness), journaled[1] + len(result.events)]  # a late word: none new

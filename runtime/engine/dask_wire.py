@@ -49,7 +49,7 @@ def effect_result(outcome: tuple[str, Any], client: Any = None) -> EffectResult:
     (``client``: the session's, to tell a lost scheduler from a lost worker)."""
     status, value = outcome
     if status != "finished":
-        return EffectResult(error=lost_error(status, value, scheduler_lost=_disconnected(client)))
+        return EffectResult(error=lost_error(status, value, scheduler_lost=disconnected(client)))
     r = value
     ti, to, fr, th = (*(r.get("tokens") or ()), None, None, None, None)[:4]
     return EffectResult(
@@ -86,9 +86,10 @@ LOST = frozenset(
 )
 
 
-def _disconnected(client: Any) -> bool:
+def disconnected(client: Any) -> bool:
+    """Whether a ``distributed.Client`` lost its scheduler (it may be trying to reconnect)."""
     status = getattr(client, "status", None)
-    return client is not None and status not in ("running", "newly-created")
+    return isinstance(status, str) and status not in ("running", "newly-created")
 
 
 def lost_error(status: str, exc: Any, *, scheduler_lost: bool = False) -> dict[str, Any]:

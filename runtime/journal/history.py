@@ -243,11 +243,12 @@ def _child_pause(v: Any) -> bool:
     return v.state == "paused" and isinstance(depth, int) and depth > 0
 
 
-def resume_candidate(trace_dir: Path, workflow: str) -> Path | None:
-    """``--resume latest``: the journal ``nika trace ls`` marks for ``workflow`` in ``trace_dir``."""
-    from runtime.journal.retention import read_all
-
-    views = read_all(trace_dir)
-    picked = candidates(views)
-    found = [v for v in views if v.run_id in picked and v.workflow == workflow]
-    return found[-1].path if found else None
+def latest_history(trace_dir: Path, workflow: str) -> list[Member]:
+    """The attempts of ``workflow``'s newest run history in ``trace_dir``, oldest first (empty when
+    it has none): "the latest run history of this workflow", as one chain of journals."""
+    hist = Histories(members_in([trace_dir]))
+    mine = [m for m in hist.members if m.workflow == workflow and m.depth == 0]
+    if not mine:
+        return []
+    newest = max(mine, key=lambda m: (m.started or 0, m.path.name))
+    return hist.history(newest)

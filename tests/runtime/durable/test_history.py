@@ -85,6 +85,10 @@ def test_a_killed_resume_keeps_the_cache_of_the_attempt_before_it(wf, tmp_path, 
     assert rows[0]["resumed_from"] == Path(second["trace"]).name.removesuffix(".ndjson")
     text = ls(tmp_path, capsys)
     assert f"↳ resumes {Path(first['trace']).stem}" in text and "one run history" in text
+    from runtime.journal.history import latest_history
+
+    chain = latest_history(tmp_path / "traces", "three")  # what a later `--watch` or seeded run reads
+    assert [m.attempt for m in chain] == [1, 2, 3] and chain[-1].path == Path(third["trace"])
 
 
 def test_the_killed_resume_is_not_the_candidate_when_an_older_attempt_holds_more(wf, tmp_path, capsys):
