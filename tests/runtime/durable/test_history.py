@@ -69,15 +69,15 @@ def test_a_killed_resume_keeps_the_cache_of_the_attempt_before_it(wf, tmp_path, 
     _, second, _ = run(wf, resume=first["trace"])  # c fails again
     killed_after_prologue(second["trace"])  # as if killed before it re-journaled a single cache hit
     (tmp_path / "ok").touch()
+    code, third, err = run(wf, resume=second["trace"])
+    assert code == 0 and third["outputs"] == {"out": "ABC"}, err
+    assert cache_hits(third) == {"a", "b"}  # read through the pointer: never run again
+    assert ran(tmp_path) == ["a", "b", "c", "c", "c"]
     (prologue,) = frames(second["trace"])
     pro = fields(prologue)
     assert pro["resumed_from"] == Path(first["trace"]).name and pro["attempt"] == 2
     assert pro["history"] == fields(frames(first["trace"])[0])["history"]
     assert pro["resumed_from_frames"] == len(frames(first["trace"])) and len(pro["resumed_from_head"]) == 64
-    code, third, err = run(wf, resume=second["trace"])
-    assert code == 0 and third["outputs"] == {"out": "ABC"}, err
-    assert cache_hits(third) == {"a", "b"}  # read through the pointer: never run again
-    assert ran(tmp_path) == ["a", "b", "c", "c", "c"]
     # `trace ls` shows the history together, and marks the head holding the most completed work
     rows = json.loads(ls(tmp_path, capsys, "json"))["runs"]
     assert [r["attempt"] for r in rows] == [3, 2, 1] and len({r["history"] for r in rows}) == 1
