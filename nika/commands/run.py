@@ -2,7 +2,8 @@
 
 Exit codes: 0 the workflow succeeded, 1 it failed, 2 it was refused before any effect (``nika
 check`` found an error, a ``--var`` does not fit ``inputs:``, a ``--resume`` trace cannot be
-resumed), 3 it was cancelled, 4 it paused on a prompt nobody could answer (``--resume --answer``).
+resumed, an ``--answer`` is refused), 3 it was cancelled (SIGINT or SIGTERM, from the command's first
+statement: :mod:`nika.commands.run_stop`), 4 it paused on a prompt nobody could answer (``--resume --answer``).
 """
 
 from __future__ import annotations

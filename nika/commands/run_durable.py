@@ -17,7 +17,8 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--resume",
         metavar="TRACE",
-        help="re-run, skipping every task the trace holds a matching completed record of (ADR-099)",
+        help="re-run, skipping every task the trace's run history holds a matching completed record of "
+        "(ADR-099); `latest`: the journal `nika trace ls` marks for this workflow",
     )
     r.add_argument("--from", dest="from_task", metavar="TASK", help="with --resume: re-run TASK and its dependents")
     r.add_argument(

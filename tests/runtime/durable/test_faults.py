@@ -41,7 +41,11 @@ def test_a_killed_run_a_killed_resume_and_concurrent_resumes(tmp_path: Path, bas
     ]
     t = kit.run_trial(7, tmp_path, baseline, faults)
     _check(t)
-    assert [a.code for a in t.attempts] == [-9, 3, 0] and t.attempts[1].refused == 2
+    codes = [a.code for a in t.attempts]
+    # one of the three ran and was stopped (exit 3); the others were refused, or (on a loaded machine,
+    # started after it ended) ran after it, one at a time, as resumes of the history it left
+    assert codes[0] == -9 and codes[1] == 3 and codes[-1] == 0
+    assert t.attempts[1].refused + sum(1 for a in t.attempts if a.fault is faults[1]) == 3
     assert t.interruptions == 2
 
 
