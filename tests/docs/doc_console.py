@@ -15,6 +15,8 @@ The convention a page author follows (docs/development.md, "Writing a docs page"
     same way).
   - ``continue`` runs in the folder, environment and background processes of the block before it
     on the same page (a walkthrough split by prose).
+  - ``needs=PROGRAM[,PROGRAM]`` runs the block only where those programs are on ``PATH`` (``jq``);
+    elsewhere it is skipped, saying which is missing.
   - ``skip=REASON`` shows the block without running it; the reason is reported as the skip.
 * ``nika …`` runs in-process (``nika.cli.main``); anything else runs under ``/bin/sh`` in the
   block's folder, with this Python's ``bin`` first on ``PATH``. The harness itself handles ``cd``,
@@ -59,7 +61,7 @@ _FUZZ = [
     (re.compile(_STAMP), _STAMP),
     (re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|µs|s)\b"), r"\d+(?:\.\d+)? ?(?:ms|µs|s)\b"),
     (re.compile(r"\|[█▒ ]+\|"), r"\|[█▒ ]+\|"),
-    (re.compile(r"\bhead [0-9a-f]{8}…"), r"head [0-9a-f]{8}…"),
+    (re.compile(r"\bhead [0-9a-f]{8,64}…?"), r"head [0-9a-f]{8,64}…?"),  # a journal's chain head
 ]
 _PROMPT = "$ "
 
@@ -83,6 +85,7 @@ class Block:
     cwd: str | None = None
     cont: bool = False
     skip: str | None = None
+    needs: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -124,8 +127,12 @@ def _apply_directive(block: Block, text: str) -> None:
             block.cont = True
         elif key == "skip" and value:
             block.skip = value
+        elif key == "needs" and value:
+            block.needs += value.split(",")
         else:
-            raise HarnessError(f"{block.where}: unknown console directive `{word}` (cwd=DIR, continue, skip=REASON)")
+            raise HarnessError(
+                f"{block.where}: unknown console directive `{word}` (cwd=DIR, continue, needs=PROGRAM, skip=REASON)"
+            )
 
 
 def _steps(body: list[str], first_line: int) -> list[Step]:
@@ -280,6 +287,24 @@ def _split_top(text: str, sep: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
+def _expand(text: str, env: dict[str, str]) -> str:
+    """``$NAME`` and ``${NAME}`` from ``env``, outside single quotes (for the lines run in-process)."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "'" and quote != '"':
+            quote = "" if quote == "'" else "'"
+        elif ch == '"' and quote != "'":
+            quote = "" if quote == '"' else '"'
+        elif ch == "$" and quote != "'" and (m := re.match(r"\$(?:\{(\w+)\}|(\w+))", text[i:])):
+            out.append(env.get(m.group(1) or m.group(2), ""))
+            i += m.end()
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def _strip_comment(text: str) -> str:
     quote = ""
     for i, ch in enumerate(text):
@@ -384,6 +409,9 @@ class Sandbox:
 
     def _one(self, part: str) -> tuple[int, str]:
         words = shlex.split(part)
+        if words and (words[0] in ("cd", "export", "nika") or "=" in words[0]):
+            part = _expand(part, {**self.env, "PWD": str(self.cwd)})
+            words = shlex.split(part)
         if not words:
             return 0, ""
         if words[0] == "cd" and len(words) == 2:

@@ -8,6 +8,7 @@ as it is; nothing here names a page.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,9 @@ def test_console_block(session: list[Block], tmp_path: Path) -> None:
         pytest.skip(f"shown, not run: {session[0].skip}")
     skipped = [b.where for b in session if b.skip]
     assert not skipped, f"{skipped}: a `continue` block cannot be skipped alone"
+    missing = sorted({p for b in session for p in b.needs if shutil.which(p) is None})
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} on PATH")
     mismatch = run_session(session, tmp_path)
     assert mismatch is None, str(mismatch)
 
