@@ -11,6 +11,7 @@ import contextlib
 import importlib.util
 import io
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -156,3 +157,48 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "site" / "errors" / "NIKA-DAG-002" / "index.html").is_file()
     assert (tmp_path / "site" / "security-policy" / "index.html").is_file()
+
+
+def _github_slug(heading: str) -> str:
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def test_links_of_the_readme_and_the_pages_lead_somewhere_on_github() -> None:
+    """mkdocs checks links inside the site; on GitHub the README's links into docs/ and the pages'
+    links to repository files must also resolve, anchors to a heading of the target."""
+    link = re.compile(r"\]\(([^)\s]+)\)")
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for target in link.findall(page.read_text(encoding="utf-8")):
+            if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+                continue
+            path, _, anchor = target.partition("#")
+            file = (page.parent / path).resolve()
+            generated = file.is_relative_to(ROOT / "docs") and file.relative_to(ROOT / "docs").as_posix() in (
+                docs_site.all_pages()
+            )
+            if generated:
+                continue
+            if not file.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+            elif anchor and file.suffix == ".md":
+                slugs = {_github_slug(h) for h in re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.M)}
+                if anchor not in slugs:
+                    broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    assert broken == []
+
+
+def test_the_glossary_names_the_spec_pin_the_data_was_taken_from() -> None:
+    with open(ROOT / "checker" / "contracts" / "builtins.toml", "rb") as fh:
+        pins = _values_of(tomllib.load(fh), "spec_pin")
+    assert pins, "builtins.toml records the spec pin"
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert all(f"`{pin}`" in glossary for pin in pins)
+
+
+def _values_of(node: object, key: str) -> set[str]:
+    if not isinstance(node, dict):
+        return set()
+    found = {node[key]} if isinstance(node.get(key), str) else set()
+    return found.union(*(_values_of(v, key) for v in node.values()))

@@ -9,7 +9,7 @@ The convention a page author follows (docs/development.md, "Writing a docs page"
   the site): ``<!-- console: cwd=examples -->``, ``<!-- console: continue -->``,
   ``<!-- console: skip="needs a Dask cluster" -->``. Without one, the block runs in an empty folder.
   - ``cwd=DIR`` runs from that folder of the repository. The block gets a sandbox: a fresh git
-    repository holding the tracked files of DIR and the project's ``.gitignore``. After the block,
+    repository holding the files of DIR that git does not ignore, and the project's ``.gitignore``. After the block,
     ``git status`` must be clean there, so a command that writes outside an ignored folder fails
     the test. ``cwd=.`` runs in the checkout itself, for commands that write nothing (checked the
     same way).
@@ -334,7 +334,7 @@ class Sandbox:
             self.git_root = self.root
         else:
             self.root = tmp / "project"
-            self.root.mkdir()
+            self.root.mkdir(parents=True)
             self.cwd = self.root
         self.env = _base_env()
         self.ids = Ids()
@@ -344,9 +344,12 @@ class Sandbox:
     # -- the sandbox repository
 
     def _copy_tracked(self, folder: str) -> None:
-        self.root.mkdir()
+        self.root.mkdir(parents=True)
         listed = subprocess.run(
-            ["git", "ls-files", "-z", "--", folder, ".gitignore"], cwd=ROOT, capture_output=True, check=False
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", folder, ".gitignore"],
+            cwd=ROOT,
+            capture_output=True,
+            check=False,
         )
         names = [n for n in listed.stdout.decode().split("\0") if n] if listed.returncode == 0 else []
         if not names:  # not a git checkout (an sdist): copy the folder as it is
