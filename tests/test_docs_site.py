@@ -79,7 +79,7 @@ def test_every_code_has_its_page_at_the_address_findings_link_to(pages: dict[str
 def test_a_code_page_and_nika_explain_print_the_same_registry_text(pages: dict[str, str]) -> None:
     """One registry text: `nika explain CODE` prints the teaching paragraph the code's page shows
     (the page escapes `<`/`>` for HTML outside code), for every code and every lint rule."""
-    from nika.explain import explain as nika_explain  # what `nika explain NAME` runs, without the parser
+    from nika.commands.explain import explain as nika_explain  # what `nika explain NAME` runs, without the parser
 
     def explain(name: str) -> str:
         out = io.StringIO()
@@ -200,3 +200,16 @@ def _values_of(node: object, key: str) -> set[str]:
         return set()
     found = {node[key]} if isinstance(node.get(key), str) else set()
     return found.union(*(_values_of(v, key) for v in node.values()))
+
+
+def test_the_repository_paths_the_pages_name_exist() -> None:
+    """A page that names `tests/…`, `scripts/…`, `benchmarks/…`, `runtime/…` or `checker/…` files
+    follows them when they move."""
+    named = re.compile(r"`((?:tests|scripts|benchmarks|runtime|checker|nika|nika_lsp|examples)/[\w./-]+\.\w+)`")
+    missing = [
+        f"{page.relative_to(ROOT)}: {path}"
+        for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+        for path in named.findall(page.read_text(encoding="utf-8"))
+        if not (ROOT / path).exists()
+    ]
+    assert missing == []
