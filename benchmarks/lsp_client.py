@@ -34,10 +34,17 @@ class Client:
         caps = capabilities or {
             "textDocument": {
                 "diagnostic": {"dynamicRegistration": False},
-                "semanticTokens": {"requests": {"full": {"delta": True}}, "formats": ["relative"]},
+                "semanticTokens": {
+                    "requests": {"full": {"delta": True}},
+                    "tokenTypes": [],
+                    "tokenModifiers": [],
+                    "formats": ["relative"],
+                },
             }
         }
-        self.request("initialize", {"processId": None, "rootUri": None, "capabilities": caps})
+        rep = self.request("initialize", {"processId": None, "rootUri": None, "capabilities": caps})
+        if "result" not in rep:
+            raise SystemExit(f"initialize failed: {rep}")
         self.notify("initialized", {})
 
     @property

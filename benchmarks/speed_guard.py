@@ -109,6 +109,11 @@ class Bench:
         argv = [sys.executable, "-m", "nika", *args]
         return lambda: wall_of(argv, env=self.env[tree], cwd=str(self.work))
 
+    def order(self, r: int) -> list[str]:
+        """The trees in the order round ``r`` runs them: alternating, so neither always goes first."""
+        names = list(self.trees)
+        return names if r % 2 == 0 else names[::-1]
+
     def rounds(self, one: Callable[[int], dict[str, float]]) -> dict[str, list[float]]:
         """``one(round)`` for a warm-up round and then ``runs`` rounds: each tree's figure per round."""
         got: dict[str, list[float]] = {}
@@ -131,7 +136,7 @@ class Bench:
             out = {}
             floor_files = batch(self.work / f"one-floor-{r}", [one], 1, nonce=f"floor {r}")
             floor = wall_of(floor_argv(floor_files))
-            for tree in self.trees:
+            for tree in self.order(r):
                 files = batch(self.work / f"one-{tree}-{r}", [one], 1, nonce=f"{tree} {r}")
                 out[tree] = self.nika(tree, "check", "--output-format", "concise", files[0])() / floor
             return out
@@ -140,7 +145,7 @@ class Bench:
             out = {}
             floor_files = batch(self.work / f"many-floor-{r}", examples, 256, nonce=f"floor {r}")
             floor = wall_of(floor_argv(floor_files))
-            for tree in self.trees:
+            for tree in self.order(r):
                 folder = self.work / f"many-{tree}-{r}"
                 batch(folder, examples, 256, nonce=f"{tree} {r}")
                 out[tree] = self.nika(tree, "check", "--output-format", "concise", str(folder))() / floor
@@ -172,11 +177,11 @@ class Bench:
 
         def many_round(r: int) -> dict[str, float]:
             floor = wall_of(run_floor_argv(plan, self.work / "floor-traces" / str(r)))
-            return {tree: self.nika(tree, "run", "many.nika.yaml")() / floor for tree in self.trees}
+            return {tree: self.nika(tree, "run", "many.nika.yaml")() / floor for tree in self.order(r)}
 
         def single_round(r: int) -> dict[str, float]:
             out = {}
-            for tree in self.trees:
+            for tree in self.order(r):
                 check = self.nika(tree, "check", "one.nika.yaml")()
                 out[tree] = (self.nika(tree, "run", "one.nika.yaml")() - check) * 1000
             return out
@@ -229,7 +234,8 @@ class Bench:
             def whole_round(r: int) -> dict[str, float]:
                 edited = text.replace('    infer: { prompt: "start" }', edit(r))
                 out = {}
-                for tree, c in clients.items():
+                for tree in self.order(r):
+                    c = clients[tree]
                     scan = scan_events(edited)
                     version[tree] += 1
                     t = timed_pull(c, uri, version[tree], [{"text": edited}])
@@ -243,7 +249,8 @@ class Bench:
                 full = "\n".join(edited)
                 rng = {"start": {"line": line, "character": 0}, "end": {"line": line + 1, "character": 0}}
                 out = {}
-                for tree, c in clients.items():
+                for tree in self.order(r):
+                    c = clients[tree]
                     scan = scan_events(full)
                     version[tree] += 1
                     t = timed_pull(c, uri, version[tree], [{"range": rng, "text": new_line + "\n"}])
@@ -295,7 +302,8 @@ class Bench:
                     full = "\n".join(edited)
                     rng = {"start": {"line": target, "character": 0}, "end": {"line": target + 1, "character": 0}}
                     out = {}
-                    for tree, c in clients.items():
+                    for tree in self.order(r):
+                        c = clients[tree]
                         s = state[tree]
                         s["version"] += 1
                         c.change(uri, s["version"], [{"range": rng, "text": new_line + "\n"}])

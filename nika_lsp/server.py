@@ -200,6 +200,13 @@ class NikaLanguageServer(LanguageServer):
             return
         self.publish(snap)
 
+    def recheck_dependents(self, uri: str, *, delay: float = DEBOUNCE_SECONDS) -> None:
+        """Analyse again every open document that read ``uri``'s file (a parent that invokes it,
+        and their parents): open documents are the source of truth for child workflows."""
+        for parent in self.docs.dependents(uri):
+            self.docs.invalidate(parent)
+            self.schedule_check(parent, delay=delay)
+
     def _refresh_diagnostics(self) -> None:
         """Ask the client to pull diagnostics again, only when it declared ``refreshSupport``."""
         ws = self.client_capabilities.workspace
@@ -276,6 +283,7 @@ def did_open(ls: NikaLanguageServer, params: lsp.DidOpenTextDocumentParams) -> N
     doc = params.text_document
     ls.docs.set(doc.uri, doc.text, doc.version)
     ls.schedule_check(doc.uri, delay=0)
+    ls.recheck_dependents(doc.uri, delay=0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -299,12 +307,21 @@ def did_change(ls: NikaLanguageServer, params: lsp.DidChangeTextDocumentParams) 
             )
         )
     ls.schedule_check(uri)
+    ls.recheck_dependents(uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: NikaLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
     if ls.docs.known(params.text_document.uri):
         ls.schedule_check(params.text_document.uri, delay=0)
+    ls.recheck_dependents(params.text_document.uri, delay=0)  # its parents no longer read a buffer
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: NikaLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    # A child workflow changed on disk (another editor, git): its open parents read it again.
+    for change in params.changes:
+        ls.recheck_dependents(change.uri, delay=0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -313,14 +330,19 @@ def did_close(ls: NikaLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
     task = ls._pending.pop(uri, None)
     if task is not None:
         task.cancel()
+    parents = ls.docs.dependents(uri)
     ls.docs.close(uri)
+    for parent in parents:  # they read its buffer, now gone: the file on disk again
+        ls.docs.invalidate(parent)
+        ls.schedule_check(parent, delay=0)
     if not ls.pull_diagnostics:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
 @server.feature(
     lsp.TEXT_DOCUMENT_DIAGNOSTIC,
-    lsp.DiagnosticOptions(identifier="nika", inter_file_dependencies=False, workspace_diagnostics=False),
+    # inter-file: a parent's findings depend on the child workflows it invokes (open buffers first)
+    lsp.DiagnosticOptions(identifier="nika", inter_file_dependencies=True, workspace_diagnostics=False),
 )
 async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
     uri = params.text_document.uri
@@ -328,7 +350,7 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
     snap = await loop.run_in_executor(ls.thread_pool, ls.snapshot, uri)
     if snap is None:
         return lsp.RelatedFullDocumentDiagnosticReport(items=[], result_id=None)
-    result_id = f"{snap.version}"
+    result_id = f"{snap.version}.{snap.serial}"  # a new analysis of one version (a child changed) is new
     if params.previous_result_id == result_id:
         return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     items = ls.safely(
