@@ -101,7 +101,8 @@ class Client:
         self.notify("textDocument/didOpen", {"textDocument": item})
 
     def change(self, uri: str, version: int, changes: list[dict[str, Any]]) -> None:
-        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes})
+        doc = {"uri": uri, "version": version}
+        self.notify("textDocument/didChange", {"textDocument": doc, "contentChanges": changes})
 
     def pull(self, uri: str) -> dict[str, Any]:
         rep = self.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})

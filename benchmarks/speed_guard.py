@@ -270,61 +270,59 @@ class Bench:
         return [whole, incr]
 
     def token_rows(self) -> list[Row]:
-        rows = []
-        for shape, label in (("and", "40-term && chains"), ("member", "120-member chains")):
-            row = Row(f"lsp semantic tokens, {label}", "wall", 10.0, "x", "libyaml event scan")
-            text = expression_workflow(800_000, shape)
-            half = expression_workflow(400_000, shape)
-            clients = self.clients()
-            cold: dict[str, list[float]] = {t: [] for t in clients}
-            try:
-                uri = (self.work / f"tokens-{shape}.nika.yaml").as_uri()
-                for tree, c in clients.items():
-                    for size, t in (("half", half), ("full", text)):
-                        u = uri.replace(".nika.yaml", f"-{size}.nika.yaml")
-                        c.open(u, t)
-                        c.pull(u)
-                        wall, rep = c.timed("textDocument/semanticTokens/full", {"textDocument": {"uri": u}})
-                        cold[tree].append(wall)
-                    c.open(uri, text)
+        return [self.token_row("and", "40-term && chains"), self.token_row("member", "120-member chains")]
+
+    def token_row(self, shape: str, label: str) -> Row:
+        row = Row(f"lsp semantic tokens, {label}", "wall", 10.0, "x", "libyaml event scan")
+        text = expression_workflow(800_000, shape)
+        half = expression_workflow(400_000, shape)
+        clients = self.clients()
+        cold: dict[str, list[float]] = {t: [] for t in clients}
+        uri = (self.work / f"tokens-{shape}.nika.yaml").as_uri()
+        try:
+            for tree, c in clients.items():
+                for size, t in (("half", half), ("full", text)):
+                    u = uri.replace(".nika.yaml", f"-{size}.nika.yaml")
+                    c.open(u, t)
+                    c.pull(u)
+                    cold[tree].append(c.timed("textDocument/semanticTokens/full", {"textDocument": {"uri": u}})[0])
+                c.open(uri, text)
+                c.pull(uri)
+                c.request("textDocument/semanticTokens/full", {"textDocument": {"uri": uri}})
+            lines = text.split("\n")
+            target = len(lines) // 2
+            while "prompt" not in lines[target]:
+                target += 1
+            state: dict[str, dict[str, object]] = {t: {"version": 1, "result": None} for t in clients}
+
+            def one_round(r: int) -> dict[str, float]:
+                new_line = lines[target].replace("> 0", f"> {r + 1}").replace("field0", f"field0x{r}")
+                edited = list(lines)
+                edited[target] = new_line
+                full = "\n".join(edited)
+                rng = {"start": {"line": target, "character": 0}, "end": {"line": target + 1, "character": 0}}
+                out = {}
+                for tree in self.order(r):
+                    c, s = clients[tree], state[tree]
+                    s["version"] = int(s["version"]) + 1  # type: ignore[call-overload]
+                    c.change(uri, int(s["version"]), [{"range": rng, "text": new_line + "\n"}])  # type: ignore[call-overload]
                     c.pull(uri)
-                    c.request("textDocument/semanticTokens/full", {"textDocument": {"uri": uri}})
-                lines = text.split("\n")
-                target = len(lines) // 2
-                while "prompt" not in lines[target]:
-                    target += 1
-                state = {t: {"version": 1, "result": None} for t in clients}
+                    scan = scan_events(full)
+                    out[tree] = tokens_after_edit(c, uri, s) / scan
+                return out
 
-                def one_round(r: int) -> dict[str, float]:
-                    new_line = lines[target].replace("> 0", f"> {r + 1}").replace("field0", f"field0x{r}")
-                    edited = list(lines)
-                    edited[target] = new_line
-                    full = "\n".join(edited)
-                    rng = {"start": {"line": target, "character": 0}, "end": {"line": target + 1, "character": 0}}
-                    out = {}
-                    for tree in self.order(r):
-                        c = clients[tree]
-                        s = state[tree]
-                        s["version"] += 1
-                        c.change(uri, s["version"], [{"range": rng, "text": new_line + "\n"}])
-                        c.pull(uri)
-                        scan = scan_events(full)
-                        out[tree] = tokens_after_edit(c, uri, s) / scan
-                    return out
-
-                row.values = self.rounds(one_round)
-                scan_full, scan_half = scan_events(text), scan_events(half)
-                row.note = "cold full: " + "; ".join(
-                    f"{tree} {cold[tree][1] * 1000:.0f} ms = {cold[tree][1] / scan_full:.0f}x scan, "
-                    f"0.4 MB {cold[tree][0] * 1000:.0f} ms (0.8/0.4 MB = {cold[tree][1] / cold[tree][0]:.2f}; "
-                    f"scans {scan_full / scan_half:.2f})"
-                    for tree in clients
-                )
-            finally:
-                for c in clients.values():
-                    c.close()
-            rows.append(row)
-        return rows
+            row.values = self.rounds(one_round)
+            scan_full, scan_half = scan_events(text), scan_events(half)
+            row.note = "cold full: " + "; ".join(
+                f"{tree} {cold[tree][1] * 1000:.0f} ms = {cold[tree][1] / scan_full:.0f}x scan, "
+                f"0.4 MB {cold[tree][0] * 1000:.0f} ms (0.8/0.4 MB = {cold[tree][1] / cold[tree][0]:.2f}; "
+                f"scans {scan_full / scan_half:.2f})"
+                for tree in clients
+            )
+        finally:
+            for c in clients.values():
+                c.close()
+        return row
 
     def memory_rows(self, edits: int) -> list[Row]:
         row = Row(f"lsp RSS, {edits:,} whole-document edits", "RSS", 10.0, "%", "RSS after the 100th edit")
@@ -404,7 +402,8 @@ def report(rows: list[Row], trees: tuple[str, ...]) -> int:
         met = "met" if t <= row.goal else "NOT met"
         tag = " (measured only)" if row.measured_only else ""
         change = f"{t / b - 1:+.0%}" if b else "n/a"
-        print(f"{row.name:<44} {row.clock:<5} {fmt(b):>8} {fmt(t):>8} {goal:>8}  {change:>7}  {row.against}; {met}{tag}")
+        figures = f"{fmt(b):>8} {fmt(t):>8} {goal:>8}  {change:>7}"
+        print(f"{row.name:<44} {row.clock:<5} {figures}  {row.against}; {met}{tag}")
         if row.note:
             print(f"{'':<4}{row.note}")
         if regressed:

@@ -209,6 +209,7 @@ class Documents:
         self._jobs: dict[str, _Job] = {}
         self._incremental: dict[str, IncrementalDocument] = {}
         self._paths: dict[str, str] = {}  # the real path of each open document -> its uri
+        self._state: dict[str, dict[str, Any]] = {}  # what a feature keeps across versions, per document
         # Bumped when a file an analysis read changes: an analysis of an older generation is
         # computed again, for the same version (_fresh: the generation each cached one was made at).
         self._gen: dict[str, int] = {}
@@ -227,6 +228,14 @@ class Documents:
         with self._lock:
             uri = self._paths.get(path)
             return self._text.get(uri) if uri is not None else None
+
+    def state(self, uri: str, key: str, make: Callable[[], T]) -> T:
+        """What a feature keeps about an open document across its versions (dropped with it)."""
+        with self._lock:
+            kept = self._state.setdefault(uri, {})
+            if key not in kept:
+                kept[key] = make()
+            return kept[key]  # type: ignore[no-any-return]
 
     def dependents(self, uri: str) -> list[str]:
         """The open documents whose last analysis read ``uri``'s file, directly or through
@@ -283,6 +292,7 @@ class Documents:
                 del self._paths[os.path.realpath(path)]
             self._gen.pop(uri, None)
             self._fresh.pop(uri, None)
+            self._state.pop(uri, None)
             self._text.pop(uri, None)
             self._cache.pop(uri, None)
             self._good.pop(uri, None)
@@ -292,12 +302,19 @@ class Documents:
     def holds(self, uri: str) -> bool:
         """Whether anything at all is kept about ``uri``."""
         with self._lock:
-            return any(uri in d for d in (self._text, self._cache, self._good, self._published))
+            kept = (self._text, self._cache, self._good, self._published, self._state, self._incremental)
+            return any(uri in d for d in kept)
 
     def version(self, uri: str) -> int | None:
         with self._lock:
             entry = self._text.get(uri)
             return entry.version if entry else None
+
+    def analysis_key(self, uri: str) -> object:
+        """What the analysis of ``uri`` now would read: its text and its generation (two equal
+        keys: one analysis serves both)."""
+        with self._lock:
+            return (id(self._text.get(uri)), self._gen.get(uri, 0))
 
     def known(self, uri: str) -> bool:
         with self._lock:

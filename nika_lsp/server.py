@@ -16,7 +16,9 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
@@ -60,6 +62,8 @@ class NikaLanguageServer(LanguageServer):
         self.docs = Documents(self.workspace_paths)
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._background: set[asyncio.Future[Any]] = set()
+        self._analyses: dict[str, tuple[object, asyncio.Future[Snapshot | None]]] = {}
+        self._token_pool: ThreadPoolExecutor | None = None
         self.settings = Settings()
 
     def shutdown(self) -> None:
@@ -68,8 +72,9 @@ class NikaLanguageServer(LanguageServer):
         running, so `exit` took a second or more, and forever behind a stuck read."""
         if self._stop_event is not None:
             self._stop_event.set()
-        if self._thread_pool:
-            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._thread_pool, self._token_pool):
+            if pool:
+                pool.shutdown(wait=False, cancel_futures=True)
         if self._server:
             self._server.close()
 
@@ -155,11 +160,62 @@ class NikaLanguageServer(LanguageServer):
         return self.docs.snapshot(uri)
 
     async def snapshot_async(self, uri: str) -> Snapshot | None:
-        """:meth:`snapshot` computed in the worker pool, so the request loop never blocks on analysis."""
+        """:meth:`snapshot` computed in the worker pool, so the request loop never blocks on analysis.
+
+        Requests that wait for the same analysis share one worker: they await one future on the
+        loop, instead of each holding a pool thread blocked until it is done (a burst of requests
+        on a slow document would otherwise take every thread, and a hover on another document
+        would queue behind them). A waiter that is cancelled leaves the analysis running for the others."""
         if not self.docs.known(uri):
             return None
+        key = self.docs.analysis_key(uri)
+        running = self._analyses.get(uri)
+        if running is None or running[0] != key:
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
+            self._analyses[uri] = (key, future)
+
+            def done(f: asyncio.Future[Snapshot | None], uri: str = uri) -> None:
+                if self._analyses.get(uri, (None, None))[1] is f:
+                    del self._analyses[uri]
+                if not f.cancelled():
+                    f.exception()  # retrieved: the waiters see it
+
+            future.add_done_callback(done)
+            running = self._analyses[uri]
+        return await asyncio.shield(running[1])
+
+    @property
+    def token_pool(self) -> ThreadPoolExecutor:
+        """The one thread semantic tokens are computed on: a slow document's tokens never take a
+        thread analyses and other requests need."""
+        if self._token_pool is None:
+            self._token_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nika-tokens")
+        return self._token_pool
+
+    async def off_loop(self, what: str, work: Callable[[threading.Event], T], default: T) -> T:
+        """``work(cancel)`` on the token thread; when the client cancels the request, ``cancel``
+        is set and the work stops at its next check (``Cancelled``)."""
+        from nika_lsp.features.tokens import Cancelled
+
+        cancel = threading.Event()
+
+        def guarded() -> T:
+            try:
+                return work(cancel)
+            except Cancelled:
+                return default
+
+        def run() -> T:
+            return self.safely(what, guarded, default)
+
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
+        future = loop.run_in_executor(self.token_pool, run)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancel.set()  # the request was cancelled: stop the work, not only the wait
+            raise
 
     def safely(self, what: str, fn: Callable[[], T], default: T) -> T:
         """Run a feature; an exception is logged to the client and answered with ``default``."""
@@ -362,9 +418,9 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
 
 
 def _register_features() -> None:
-    from nika_lsp.features import actions, certificate, completion, graph, hover, navigation, outline
+    from nika_lsp.features import actions, certificate, completion, graph, hover, navigation, outline, tokens
 
-    for module in (hover, completion, navigation, outline, actions, graph, certificate):
+    for module in (hover, completion, navigation, outline, tokens, actions, graph, certificate):
         module.register(server)
 
 
