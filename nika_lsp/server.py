@@ -61,6 +61,8 @@ class NikaLanguageServer(LanguageServer):
         )
         self.docs = Documents(self.workspace_paths)
         self._pending: dict[str, asyncio.Task[None]] = {}
+        self._due: dict[str, float] = {}  # when each pending check is to run (the loop's clock)
+        self._waiting: set[str] = set()  # the documents whose pending check is still waiting
         self._background: set[asyncio.Future[Any]] = set()
         self._analyses: dict[str, tuple[object, asyncio.Future[Snapshot | None]]] = {}
         self._token_pool: ThreadPoolExecutor | None = None
@@ -231,15 +233,34 @@ class NikaLanguageServer(LanguageServer):
 
     # -- scheduling --------------------------------------------------------------------------
     def schedule_check(self, uri: str, *, delay: float = DEBOUNCE_SECONDS) -> None:
-        old = self._pending.pop(uri, None)
-        if old is not None and not old.done():
-            old.cancel()
-        self._pending[uri] = asyncio.ensure_future(self._check_later(uri, delay))
+        """Check ``uri`` once no edit has come for ``delay`` seconds.
 
-    async def _check_later(self, uri: str, delay: float) -> None:
+        A check still waiting out its delay is not cancelled by the next edit: it waits on until
+        the new time (a cancelled task per keystroke left a reference cycle of its frames and
+        exception behind, garbage only a full collection frees: the server's memory grew with every
+        edit). An earlier time (``delay`` 0: an open, a save) or a check already analysing gets a
+        new task; the one analysing finishes, and its answer is dropped when the text moved on."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + delay
+        old = self._pending.get(uri)
+        if old is not None and not old.done() and uri in self._waiting:
+            if due >= self._due.get(uri, 0.0):
+                self._due[uri] = due
+                return
+            old.cancel()  # wanted sooner (rare: an open, a save)
+        # (a check already analysing runs on: its answer is dropped if the text moved on)
+        self._due[uri] = due
+        self._pending[uri] = asyncio.ensure_future(self._check_later(uri))
+
+    async def _check_later(self, uri: str) -> None:
         try:
-            if delay:
-                await asyncio.sleep(delay)
+            loop = asyncio.get_running_loop()
+            self._waiting.add(uri)
+            try:
+                while (wait := self._due.get(uri, 0.0) - loop.time()) > 0:
+                    await asyncio.sleep(wait)
+            finally:
+                self._waiting.discard(uri)
             version = self.docs.version(uri)
             loop = asyncio.get_running_loop()
             snap = await loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
@@ -384,6 +405,7 @@ def did_change_watched_files(ls: NikaLanguageServer, params: lsp.DidChangeWatche
 def did_close(ls: NikaLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     task = ls._pending.pop(uri, None)
+    ls._due.pop(uri, None)
     if task is not None:
         task.cancel()
     parents = ls.docs.dependents(uri)
