@@ -201,6 +201,7 @@ class Documents:
 
     def __init__(self, folders: Callable[[], Sequence[str]] = tuple) -> None:
         self.folders = folders  # the workspace folders' paths, asked at each analysis
+        self.analysed: Callable[[], None] | None = None  # called after each analysis (the server's collector)
         self._lock = threading.Lock()
         self._text: dict[str, DocumentText] = {}
         self._cache: dict[str, Snapshot] = {}
@@ -373,6 +374,8 @@ class Documents:
             with self._lock:
                 if self._jobs.get(uri) is job:
                     del self._jobs[uri]
+        if self.analysed is not None:
+            self.analysed()
         with self._lock:
             # Kept when it is the newest analysis of the open document, even if the text has
             # moved on meanwhile: the incremental analysis shares tasks between versions, and
