@@ -116,3 +116,11 @@ def test_corpus_workflow_runs(path: Path, tmp_path: Path, monkeypatch: pytest.Mo
     result = asyncio.run(Run(compiled, bound, Options(trace_dir=tmp_path / "traces"), workdir=tmp_path).execute())
     bad = {tid: (rec.status, rec.error) for tid, rec in result.tasks.items() if rec.status != "success"}
     assert not bad, bad
+
+
+@pytest.mark.parametrize("path", _corpus("refused"), ids=lambda p: p.name)
+def test_a_refused_corpus_workflow_is_refused(path: Path) -> None:
+    """The mutation is a check-time error: a failure the spec leaves to the run belongs in
+    ``cases/runfail/`` (valid at check, a warning), not here."""
+    compiled = compile_text(path.read_text(encoding="utf-8"), str(path))
+    assert any(d.is_error for d in compiled.diagnostics)
