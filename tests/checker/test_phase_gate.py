@@ -91,7 +91,7 @@ NEVER_AT_CHECK = {
             *(f"NIKA-BUILTIN-TTS_GENERATE-00{n}" for n in range(1, 8)),
         ],
         "the run raises it",
-    ),  # fmt: skip
+    ),
     "NIKA-VAR-007": "no literal is bytes: only a tool's output is",
     "NIKA-BUILTIN-CHART-007": "a chart over the point cap needs more rows than a case should hold",
     "NIKA-BUILTIN-CHART-003": "a non-finite number cannot be written in the YAML profile (NIKA-YAML-008)",
