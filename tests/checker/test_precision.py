@@ -284,17 +284,19 @@ def _lints(use: str) -> list[str]:
 
 
 def test_skip_lint_on_each_shape() -> None:
-    """03 §one obvious way /002: a skippable producer's dependents decide the skip either with
-    `after: {x: success}` or by reading the value through `with:` (a skip passes `null`). A fan-out
-    over that binding is not such a decision: 03 §for_each (the skipped-upstream corollary) makes
-    the `null` a NIKA-VAR-006 unless a `when:` or `after: success` gates it."""
+    """03 §one obvious way /002: a skippable producer's dependents decide the skip path. An
+    `after: {x: success}` decides it (a skip cancels the task), so does a `when:` guard on the
+    `null` a skip passes; a `with:` read alone does not (issue 39: the body is handed `null` with no
+    decision taken), and a fan-out over it is a NIKA-VAR-006 at run (03 §for_each)."""
     flagged = [
         'after: { x: terminal }\ninvoke: { tool: "nika:log", args: { message: "done" } }',
         'with: { xs: "${{ tasks.x.output }}" }\nfor_each: ${{ with.xs }}\n'
         'invoke: { tool: "nika:log", args: { message: "${{ item }}" } }',
+        'with: { v: "${{ tasks.x.output }}" }\ninvoke: { tool: "nika:log", args: { message: "${{ with.v }}" } }',
     ]
     clean = [
-        'with: { v: "${{ tasks.x.output }}" }\ninvoke: { tool: "nika:log", args: { message: "${{ with.v }}" } }',
+        'with: { v: "${{ tasks.x.output }}" }\nwhen: ${{ with.v != null }}\n'
+        'invoke: { tool: "nika:log", args: { message: "${{ with.v }}" } }',
         'after: { x: success }\ninvoke: { tool: "nika:log", args: { message: "done" } }',
         'with: { xs: "${{ tasks.x.output }}" }\nwhen: ${{ with.xs != null }}\nfor_each: ${{ with.xs }}\n'
         'invoke: { tool: "nika:log", args: { message: "${{ item }}" } }',
