@@ -62,6 +62,7 @@ RULES: tuple[Rule, ...] = (
     types.check_json_schemas,
     types.check_schema_paths,
     authority.check_bounds,
+    authority.check_grant_spelling,
     authority.check_fit,
     authority.check_urls,
     blocklist.check_blocklist,
