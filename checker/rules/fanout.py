@@ -56,16 +56,14 @@ def check_for_each_shape(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         if isinstance(value, list):
             continue
-        yield _not_a_list(
-            task.id, fe, "a value that is not a list" if isinstance(fe, TemplateValue) else kind_of(value)
-        )
+        yield _not_a_list(task.id, fe, f"{kind_of(value)}, not a list")
 
 
 def _not_a_list(task: str, fe: Value, what: str) -> Diagnostic:
     return run_failure(
         "NIKA-VAR-006",
         fe.span,
-        f"`for_each:` of task `{task}` iterates over {what}, not a list",
+        f"`for_each:` of task `{task}` iterates over {what}",
         "Write the items as a YAML list, or point `for_each:` at an array (`${{ const.items }}`).",
         task=task,
     )
