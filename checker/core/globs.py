@@ -304,7 +304,7 @@ def match_path(pattern: str, path: str) -> bool:
         return True  # the whole tree, the working directory itself included (as `dir/**` covers `dir`)
     if p.endswith("/**") and t == p[:-3]:
         return True  # `dir/**` covers `dir` itself (a grep or glob over the folder, 01 §permits fs)
-    if not _has_magic(p) and p != "." and t.startswith(p + "/"):
+    if not _has_magic(p) and (t.startswith(p + "/") or (p == "." and not t.startswith(("/", "..")))):
         # a wildcard-free entry names a directory and everything beneath it: 01 §permits reads fs
         # globs "gitignore-style", where a pattern matching a directory matches its contents
         # (`write: ["./assets/og"]` covers the files `nika:image_generate` lands in it)
