@@ -160,3 +160,17 @@ def test_a_by_design_run_failure_fails_at_run_with_the_warned_code(path: Path, t
     no_check_phase_code_at_run(report)
     recovered = [((t.get("recovered_from") or {}).get("code")) for t in report["tasks"].values()]
     assert warned & {*run_codes(report), *recovered}, (warned, report)
+
+
+def test_an_integral_float_fits_an_integer_contract_at_run(tmp_path, monkeypatch) -> None:
+    """09: `integer` lowers to `{"type": "integer"}`, which takes `10.0`: a JSON body carrying it
+    fits `returns:` at run, as the lowering says (never refused for nothing)."""
+    text = HEAD + (
+        'permits: { exec: ["printf"] }\ntasks:\n  t:\n'
+        '    exec: { command: ["printf", \'{"n": 10.0}\'], decode: json }\n    returns: { object: { n: integer } }\n'
+    )
+    assert check_errors(text) == []
+    report = run(text, tmp_path, monkeypatch=monkeypatch)
+    assert report["workflow_state"] == "success", report
+    half = text.replace("10.0", "10.5")
+    assert run_codes(run(half, tmp_path, monkeypatch=monkeypatch)) == ["NIKA-TYPE-101"]
