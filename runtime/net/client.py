@@ -175,6 +175,10 @@ async def _exchange(
                 resp = await http.send(req, stream=True)
             except httpx.TimeoutException as e:
                 raise fail(f"`{u.host}` did not answer in time ({type(e).__name__})", transient=True) from None
+            except httpx.RemoteProtocolError as e:
+                if "location header" in str(e).lower():  # httpx reads a redirect's target as it answers
+                    raise fail(f"`{u.host}` redirected to a malformed `Location`: {e}") from None
+                raise fail(f"the request to `{u.host}` failed: {type(e).__name__}", transient=True) from None
             except httpx.HTTPError as e:
                 raise fail(f"the request to `{u.host}` failed: {type(e).__name__}", transient=True) from None
             try:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from checker.contracts.effects import canonical_host, url_host
+from checker.contracts.effects import canonical_host, egress_admits, url_host
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
@@ -117,14 +117,11 @@ def carried(
 
 def admits(rule: Rule, held: Held, sink: str, host: str) -> bool:
     """Whether ``rule`` of ``held`` sanctions sending it to ``sink`` at the canonical ``host``
-    (01 §egress ① and ②, on the concrete destination)."""
-    if rule.to != sink:
-        return False
-    if rule.host is not None:
-        return canonical_host(rule.host) == host
-    if rule.from_self:
-        return url_host(held.value) == host
-    return True  # `{to}` alone: the sink, wherever the workflow addressed it
+    (01 §egress ① and ②, on the concrete destination: the checker's own
+    :func:`~checker.contracts.effects.egress_admits`; a rule with no host admits any host here,
+    which :func:`refusal` narrows on a redirect)."""
+    self_host = url_host(held.value) if rule.from_self else None
+    return egress_admits(rule.to, rule.host, rule.from_self, sink, host, self_host)
 
 
 def refusal(hop: Hop) -> tuple[Held, str] | None:
