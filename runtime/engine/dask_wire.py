@@ -133,7 +133,12 @@ def _loopback(host: str) -> bool:
 def shipped_secrets(payload: dict[str, Any], held: Iterable[Any]) -> tuple[list[Any], list[str]]:
     """The held secrets (``runtime.net.egress.Held``) whose value is in ``payload`` as it will be
     pickled for the wire, and the credential engine variables it carries by name."""
-    blob = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        blob = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):  # what only Dask's own serializer takes
+        import cloudpickle
+
+        blob = cloudpickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
     found = [h for h in held if h.value.encode("utf-8", "surrogatepass") in blob]
     keys = sorted(n for n, v in (payload.get("env") or {}).items() if v and n.upper().endswith(SECRET_SUFFIXES))
     return found, keys
