@@ -62,6 +62,7 @@ RULES: tuple[Rule, ...] = (
     authority.check_bounds,
     authority.check_fit,
     authority.check_urls,
+    authority.check_config_writes,
     blocklist.check_blocklist,
     secrets.check_secret_flow,
     flows.check_trifecta,
