@@ -63,7 +63,7 @@ def read_file(
     except (OSError, ValueError) as exc:
         raise _error(path, exc) from None
     if not _admitted(st.st_mode, pipes):
-        raise FileReadError(path, file_kind(st.st_mode), errno.EINVAL)
+        raise FileReadError(path, file_kind(st.st_mode), errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL)
     if stat.S_ISREG(st.st_mode) and st.st_size > cap and not truncate:
         raise FileReadError(path, cap_reason(cap), errno.EFBIG)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)

@@ -12,9 +12,10 @@
 * NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door;
 * NIKA-AUTH-008 too for an untrusted argv word in a re-entry class (:mod:`checker.contracts.argv`)
   and an untrusted value in a locator environment name (:func:`effects.judge_env_value`);
-* ``authority/deferred`` (info) — an untrusted value the check cannot resolve: the run re-gates it
-  (spec 10: the file stays valid; the report lists the deferred re-gates);
-* ``authority/config-write`` (warning) — a write grant covering a configuration file a granted
+* ``authority/001`` (info) — an untrusted argv word or env value the check cannot resolve:
+  the run re-gates it (spec 10: the file stays valid; the report lists the deferred re-gates; a
+  computed path or URL is listed in the certificate's ``effects.dynamic``);
+* ``authority/002`` (warning) — a write grant covering a configuration file a granted
   program reads (the workflow could write the command the program runs).
 
 What each call needs comes from the one effect table (:mod:`checker.contracts.effects`).
@@ -34,7 +35,7 @@ from checker.core.source import Span
 from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
-from checker.rules.support.flow import arg_values, exec_words, integrity, resolve_str
+from checker.rules.support.flow import arg_values, exec_words, integrity, known_prefix, resolve_str
 from checker.rules.tools import grammar_problem
 
 _PLANE_VERBS = {
@@ -334,8 +335,8 @@ def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Dia
         return
     raw = resolve_str(ctx, n.task, v)
     if raw is None:
-        if not trust.trusted:  # deferred: the runtime re-gates the resolved value (NIKA-SEC-004)
-            yield deferred(n.task.id, v.span, n.arg or n.plane, f"`permits.{n.plane}`")
+        # deferred: the runtime re-gates the resolved value (NIKA-SEC-004); the certificate lists
+        # it among the targets only the run knows (`effects.dynamic`)
         return
     target = _target(n, raw)
     if target is None:
@@ -360,7 +361,8 @@ def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
                 continue
             if isinstance(bound.exec, tuple) and verb.command:
                 texts = [_known_text(ctx, task, el) for el in verb.command]
-                words = exec_words(ctx.workflow, task, verb.command, texts)
+                prefixes = [known_prefix(ctx, el) for el in verb.command]
+                words = exec_words(ctx.workflow, task, verb.command, texts, prefixes)
                 for f in judge_argv(words, bound.exec):
                     el = verb.command[f.index]
                     arg = f"command[{f.index}]"
@@ -397,10 +399,10 @@ def _known_text(ctx: RuleContext, task: Task, el: Value) -> str | None:
 
 
 def deferred(task: str, span: Span, arg: str, judge: str) -> Diagnostic:
-    """``authority/deferred``: an untrusted value only the run knows; the run judges it before
+    """``authority/001``: an untrusted value only the run knows; the run judges it before
     the effect (spec 10 §permit parameterization: the file stays valid, the re-gate is listed)."""
     return lint(
-        "authority/deferred",
+        "authority/001",
         span,
         f"task `{task}`: `{arg}` takes an untrusted value known only at run time; `nika run` judges it "
         f"against {judge} before the effect",
@@ -411,7 +413,7 @@ def deferred(task: str, span: Span, arg: str, judge: str) -> Diagnostic:
 
 
 def check_config_writes(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """``authority/config-write``: a ``permits.fs.write`` glob covering a configuration file that
+    """``authority/002``: a ``permits.fs.write`` glob covering a configuration file that
     a granted program reads (``.git/config`` under ``exec: [git]``): the workflow could write the
     command the program then runs, so the pair is code execution."""
     p = ctx.workflow.permits
@@ -435,7 +437,7 @@ def check_config_writes(ctx: RuleContext) -> Iterator[Diagnostic]:
         prog, cfg = hits[0]
         more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
         yield lint(
-            "authority/config-write",
+            "authority/002",
             entry.span,
             f"`{entry.value}` lets the workflow write `{cfg}`, which `{prog}` reads and which can name a command "
             f"it runs{more}: together the two grants are code execution",

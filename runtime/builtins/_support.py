@@ -230,6 +230,9 @@ def read_regular(path: Path) -> bytes:
     granted tree is refused instead of blocking the engine forever; capped; under a deadline.
     The one regular-file check of the runtime's file builtins.
     """
-    from checker.core.reader import read_file
+    from checker.core.reader import FileReadError, read_file
 
-    return read_file(str(path), READ_REGULAR_CAP, deadline_s=READ_REGULAR_DEADLINE_S)
+    try:
+        return read_file(str(path), READ_REGULAR_CAP, deadline_s=READ_REGULAR_DEADLINE_S)
+    except FileReadError as e:  # as the errno's own class (FileNotFoundError, IsADirectoryError…)
+        raise OSError(e.errno, e.reason, str(path)) from None

@@ -65,7 +65,7 @@ def resolve_exec(ctx: VerbContext, verb: Exec) -> ExecCall:
     """The ``exec:`` block as plain data, after the permit judge and the blocklist accepted it."""
     from checker.expr import render_string
     from checker.parse.values import TemplateValue
-    from checker.rules.support.flow import exec_words, value_trust
+    from checker.rules.support.flow import exec_words, prefix_with, value_trust
     from runtime.values import materialise
 
     tid, scope = ctx.task_id, ctx.scope
@@ -81,7 +81,9 @@ def resolve_exec(ctx: VerbContext, verb: Exec) -> ExecCall:
         if not argv or not argv[0]:
             raise TaskError(SPAWN_CODE, "`command:` is empty", details={})
         ctx.boundary.check_exec(tid, argv[0], shell=False)
-        ctx.boundary.check_argv(tid, exec_words(ctx.workflow, ctx.task, verb.command, list(argv)))
+        consts = scope.get("const")
+        prefixes = [prefix_with(el, consts) for el in verb.command]
+        ctx.boundary.check_argv(tid, exec_words(ctx.workflow, ctx.task, verb.command, list(argv), prefixes))
         why = judge_words(argv)
     else:
         shell = text(verb.shell, "`shell:`")

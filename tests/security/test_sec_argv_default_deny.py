@@ -141,7 +141,7 @@ def test_check_refuses_a_resolvable_option_and_defers_the_rest() -> None:
     assert [d.code for d in refused.diagnostics if d.is_error] == ["NIKA-AUTH-008"]
     deferred = compile_text(_WF.format(default=""), "wf.nika.yaml", ".")
     assert not [d for d in deferred.diagnostics if d.is_error]
-    infos = [d for d in deferred.diagnostics if d.rule == "authority/deferred"]
+    infos = [d for d in deferred.diagnostics if d.rule == "authority/001"]
     assert len(infos) == 1 and infos[0].severity.value == "info" and "command[2]" in infos[0].message
 
 

@@ -98,7 +98,7 @@ def test_check_refuses_a_known_untrusted_locator_and_defers_an_unknown_one() -> 
     assert [d.code for d in known.diagnostics if d.is_error] == ["NIKA-AUTH-008"]
     unknown = compile_text(_CHECKED.format(default=""), "wf.nika.yaml", ".")
     assert not [d for d in unknown.diagnostics if d.is_error]
-    assert any(d.rule == "authority/deferred" and "env.CC" in d.message for d in unknown.diagnostics)
+    assert any(d.rule == "authority/001" and "env.CC" in d.message for d in unknown.diagnostics)
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ tasks:
 """
     got = compile_text(text, "wf.nika.yaml", ".")
     assert not [d for d in got.diagnostics if d.is_error]
-    warned = [d for d in got.diagnostics if d.rule == "authority/config-write"]
+    warned = [d for d in got.diagnostics if d.rule == "authority/002"]
     assert len(warned) == 1 and warned[0].severity.value == "warning" and config in warned[0].message
     narrow = text.replace(glob, "./out/**")
-    assert not [d for d in compile_text(narrow, "wf.nika.yaml", ".").diagnostics if d.rule == "authority/config-write"]
+    assert not [d for d in compile_text(narrow, "wf.nika.yaml", ".").diagnostics if d.rule == "authority/002"]

@@ -158,15 +158,52 @@ def leading_text(v: Value | None) -> str:
     return t.parts[0]
 
 
-def exec_words(wf: Workflow, task: Task | None, command: tuple[Value, ...], texts: list[str | None]) -> list[Word]:
+def known_prefix(ctx: RuleContext, v: Value | None) -> str:
+    """:func:`prefix_with` the constants the check knows."""
+    return prefix_with(v, _scope(ctx)["const"])
+
+
+def prefix_with(v: Value | None, consts: Any) -> str:
+    """:func:`leading_text` extended over leading islands that read a ``const``
+    (``"${{ const.greeting }} ${{ with.r }}"`` starts with the greeting): what the value is sure
+    to start with. The check passes the constants it knows, the run the run's."""
+    if not isinstance(v, TemplateValue) or v.template is None:
+        return leading_text(v)
+    from checker.expr.refs import as_ref
+
+    if not isinstance(consts, dict):
+        consts = {}
+    out: list[str] = []
+    for part in v.template.parts:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        ref = as_ref(part.expr) if part.expr is not None else None
+        if ref is None or ref.root != "const" or len(ref.path) != 1 or not isinstance(ref.path[0], str):
+            break
+        got = consts.get(ref.path[0])
+        if not isinstance(got, str | int) or isinstance(got, bool):
+            break
+        out.append(str(got))
+    return "".join(out)
+
+
+def exec_words(
+    wf: Workflow,
+    task: Task | None,
+    command: tuple[Value, ...],
+    texts: list[str | None],
+    prefixes: list[str] | None = None,
+) -> list[Word]:
     """The argv judge's words for ``command`` (the model's elements) with ``texts`` (what each
-    resolved to: at check what the check knows, ``None`` otherwise; at run the resolved text)."""
+    resolved to: at check what the check knows, ``None`` otherwise; at run the resolved text)
+    and, at check, what each is sure to start with (:func:`known_prefix`)."""
     from checker.contracts.argv import Word
 
     out = []
-    for el, text in zip(command, texts, strict=True):
+    for i, (el, text) in enumerate(zip(command, texts, strict=True)):
         untrusted = isinstance(el, TemplateValue) and not value_trust(wf, task, el).trusted
-        out.append(Word(text, untrusted, leading_text(el)))
+        out.append(Word(text, untrusted, prefixes[i] if prefixes is not None else leading_text(el)))
     return out
 
 
