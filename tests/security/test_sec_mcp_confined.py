@@ -112,7 +112,39 @@ def test_under_roots_judges_the_resolved_path(tree: Path) -> None:
 
 def test_read_only_tools_say_so() -> None:
     pytest.importorskip("mcp")
-    from nika.commands.mcp_serve import ANNOTATIONS
+    from nika.commands import mcp_serve
 
-    assert {k for k, v in ANNOTATIONS.items() if v.readOnlyHint} == {"check", "explain", "graph", "schema", "run_dry"}
-    assert ANNOTATIONS["fix"].readOnlyHint is False and ANNOTATIONS["fix"].destructiveHint is True
+    ANNOTATIONS = mcp_serve.ANNOTATIONS
+
+    assert {k for k, v in ANNOTATIONS.items() if v.read_only_hint} == {"check", "explain", "graph", "schema", "run_dry"}
+    assert ANNOTATIONS["fix"].read_only_hint is False and ANNOTATIONS["fix"].destructive_hint is True
+
+
+def test_over_stdio_the_client_roots_narrow_the_tree(tree: Path) -> None:
+    """A real server process: the roots the client announces narrow what a path may name."""
+    pytest.importorskip("mcp")
+    import asyncio
+    import sys
+
+    from mcp import Client, StdioServerParameters, types
+
+    sub = tree / "sub"
+    sub.mkdir()
+    (sub / "inner.nika.yaml").write_text(GOOD)
+    root = Path(__file__).resolve().parents[2]
+
+    async def roots(_ctx: object) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=sub.as_uri())])
+
+    async def go() -> tuple[bool, bool]:
+        env = {"PYTHONPATH": str(root), "PATH": os.environ.get("PATH", "")}
+        target = StdioServerParameters(
+            command=sys.executable, args=["-m", "nika", "mcp", "serve"], env=env, cwd=str(tree)
+        )
+        async with Client(target, mode="legacy", read_timeout_seconds=60, list_roots_callback=roots) as client:
+            outer = await client.call_tool("check", {"path": "flow.nika.yaml"})
+            inner = await client.call_tool("check", {"path": "sub/inner.nika.yaml"})
+        return outer.is_error, inner.is_error
+
+    outer_refused, inner_refused = asyncio.run(go())
+    assert outer_refused and not inner_refused
