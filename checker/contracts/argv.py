@@ -96,6 +96,15 @@ def dispatch_kind(argv0: str) -> str | None:
     return None
 
 
+def _positions(program: str) -> dict[str, str]:
+    """The options of a dispatching program whose next word the table knows (``dispatch`` or
+    ``value``); every other option may or may not take a value (fail-closed)."""
+    table: dict[str, dict[str, str]] = _table().get("positions", {})
+    name = program_name(program)
+    stem = name.rstrip("0123456789.")
+    return dict(table.get(name) or table.get(stem) or {})
+
+
 def _listed(text: str, grant: Sequence[str]) -> bool:
     if text in grant:
         return True
@@ -142,6 +151,8 @@ def judge_argv(words: Sequence[Word], grant: Sequence[str] = ()) -> list[ArgvFin
     ended = False  # an authored `--` was seen: later words are operands
     position_open = kind is not None  # the dispatch position is still ahead
     prev_option = False  # the word before may be an option that takes this one as its value
+    roles = _positions(program) if kind is not None else {}
+    expect: str | None = None  # what the previous (authored) option says this word is
     for i in range(1, len(words)):
         w = words[i]
         at_position = position_open
@@ -154,8 +165,17 @@ def judge_argv(words: Sequence[Word], grant: Sequence[str] = ()) -> list[ArgvFin
         if not w.untrusted and w.text == "--":
             ended = True
         # the dispatch position closes at the first word that is neither option-like nor the
-        # value of the option before it; a wrapper runs its words, so for it nothing closes
+        # value of the option before it; a wrapper runs its words, so for it nothing closes. An
+        # option the table knows says what its next word is: the dispatch word itself (`sh -c
+        # SCRIPT`, `python -m MODULE`: the position closes after it) or a plain value
         if position_open and kind != "program":
+            if expect is not None:
+                position_open = expect != "dispatch"
+                expect, prev_option = None, False
+                continue
+            if not w.untrusted and w.text in roles:
+                expect, prev_option = roles[w.text], False
+                continue
             like = _option_like(w)  # an authored `--` keeps it open too (fail-closed)
             if not like and not prev_option:
                 position_open = False

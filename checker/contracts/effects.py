@@ -367,7 +367,7 @@ def address_floor(addr: Any) -> str | None:
         return "a reserved address"
     if addr.is_private:
         return "a private address"
-    if not addr.is_global:
+    if not addr.is_global or any(addr in _net(n) for n in _table()["floor"]["non_public"] if addr.version == 6):
         return "a non-public address"
     return None
 

@@ -185,3 +185,14 @@ def test_run_refuses_the_resolved_option_and_the_marker_stays_absent(run, tmp_pa
     assert ended.status == "success" and "ran" in (ended.output or "")
     assert not marker.exists()
     assert os.path.exists(tool)
+
+
+def test_an_interpreter_option_that_names_the_script_closes_the_position() -> None:
+    """`sh -c SCRIPT ARG…`: an untrusted word after the authored script is an argument ($0…),
+    the safe way to hand a value to a script; the script itself is never untrusted."""
+    assert judge_argv(_words("dash", "-c", 'echo "$0"', ("anything", True)), ("dash",)) == []
+    assert [f.kind for f in judge_argv(_words("dash", "-c", ("echo pwned", True)), ("dash",))] == ["script"]
+    assert judge_argv(_words("pypy", "-m", "json.tool", ("in.json", True)), ("pypy",)) == []
+    assert [f.index for f in judge_argv(_words("pypy", "-m", ("evilmod", True)), ("pypy",))] == [2]
+    # an option whose arity the table does not know keeps the position open (fail-closed)
+    assert [f.index for f in judge_argv(_words("tclsh", "-encoding", "utf-8", ("x.tcl", True)), ("tclsh",))] == [3]

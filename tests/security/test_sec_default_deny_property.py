@@ -22,7 +22,9 @@ from checker.contracts.argv import Word, dispatch_kind, judge_argv
 from checker.core.paths import under_roots
 
 _TEXT = st.one_of(
-    st.sampled_from(["-x", "--long", "--opt=v", "-", "--", "plain", "sub", "a=b", "", "-9", " -x", "x-"]),
+    st.sampled_from(
+        ["-x", "--long", "--opt=v", "-", "--", "plain", "sub", "a=b", "", "-9", " -x", "x-", "-c", "-m", "-e"]
+    ),
     st.text(alphabet="-=abc./ ", max_size=6),
 )
 _WORD = st.builds(lambda t, u: Word(t, u, "" if u else t), _TEXT, st.booleans())
@@ -47,11 +49,23 @@ def _dispatch_candidates(words: list[Word]) -> set[int]:
         return set()
     if kind == "program":
         return set(range(1, len(words)))
+    from checker.contracts.argv import _positions
+
+    roles = _positions(words[0].text or "")  # the documented `-c SCRIPT` / `-m MODULE` options
     out = set()
     prev_option = False
+    expect = None
     for i, w in enumerate(words[1:], 1):
         out.add(i)
         text = w.text or ""
+        if expect is not None:
+            if expect == "dispatch":
+                break
+            expect, prev_option = None, False
+            continue
+        if not w.untrusted and text in roles:
+            expect = roles[text]
+            continue
         like = text.startswith("-")
         if not like and not prev_option:
             break

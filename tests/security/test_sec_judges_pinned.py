@@ -83,6 +83,56 @@ def test_every_form_the_floor_unwraps_is_refused_with_its_class(spelling: str, c
     assert why is not None and cls in why, (spelling, why)
 
 
+EXACT = {
+    "metadata": "a cloud metadata endpoint",
+    "loopback": "a loopback address",
+    "link-local": "a link-local address",
+    "multicast": "a multicast address",
+    "shared": "a shared (carrier-grade NAT) address",
+    "unspecified": "the unspecified address",
+    "reserved": "a reserved address",
+    "private": "a private address",
+}
+
+
+@pytest.mark.parametrize(("spelling", "cls"), FORMS)
+def test_each_form_names_its_exact_reason(spelling: str, cls: str) -> None:
+    assert effects.floor_reason(spelling) == EXACT[cls]
+
+
+@pytest.mark.parametrize(
+    ("spelling", "reason"),
+    [
+        ("::2", "a private address"),  # IPv4-compatible ::0.0.0.2, judged as 0.0.0.2
+        ("::1:7f00:1", "a reserved address"),  # not IPv4-compatible (bit 32 set): the v6 address itself
+        ("3fff::1", "a non-public address"),  # the RFC 9637 documentation range
+        ("fec0::1", "a non-public address"),  # deprecated site-local
+    ],
+)
+def test_the_edges_of_the_unwraps(spelling: str, reason: str) -> None:
+    assert effects.floor_reason(spelling) == reason
+
+
+def test_address_spellings_the_parser_must_not_admit() -> None:
+    assert effects.address_of("127.0.0.1 x") is None  # inet_aton would read past the space
+    assert effects.address_of("[::1") is None and effects.address_of("::1]") is None
+    assert str(effects.address_of("[::1]")) == "::1"
+    assert str(effects.address_of("fe80::1%a%b")) == "fe80::1"
+    assert effects.address_of("0x7f.1") is not None and effects.address_of("example.com") is None
+    assert effects.address_of("1:::") is None and effects.address_of("") is None
+
+
+def test_a_host_that_idna_cannot_encode_stays_as_written() -> None:
+    long_label = "ü" * 70 + ".example"
+    assert effects.canonical_host(long_label) == long_label
+
+
+def test_every_env_class_says_why() -> None:
+    for group in ("floor", "locator"):
+        for cls, why in effects.env_classes(group).items():
+            assert len(why) > 20 and why != "None", cls
+
+
 @pytest.mark.parametrize(
     "spelling",
     ["8.8.8.8", "2002:808:808::", "64:ff9b::808:808", "::ffff:8.8.8.8", "2606:4700:4700::1111", "example.com"],

@@ -108,6 +108,9 @@ def test_under_roots_judges_the_resolved_path(tree: Path) -> None:
     assert not under_roots(str(tree / "linkdir" / "id_key"), root)
     assert not under_roots(str(tree) + "-evil/x", root)  # a sibling sharing the prefix
     assert not under_roots("relative/path", root) and not under_roots(str(tree / "a\x00b"), root)
+    assert under_roots(str(tree), root) and under_roots(str(tree / "deep" / "x"), root)
+    assert under_roots("/etc/hostname", ("/",))  # the root folder itself
+    assert not under_roots(str(tree / "flow.nika.yaml"), ()) and not under_roots("", root)
 
 
 def test_read_only_tools_say_so() -> None:
