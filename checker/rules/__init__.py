@@ -65,6 +65,7 @@ RULES: tuple[Rule, ...] = (
     authority.check_grant_spelling,
     authority.check_fit,
     authority.check_urls,
+    authority.check_config_writes,
     blocklist.check_blocklist,
     secrets.check_secret_flow,
     flows.check_trifecta,

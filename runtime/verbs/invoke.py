@@ -18,6 +18,7 @@ that journal with the answer, which the child's own gate judges (:mod:`runtime.d
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,9 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
 
     s = ctx.settings
     target, path, stack = _child_target(ctx, verb)
-    compiled = _admit_child(target, path)
+    # the file is read through the one bounded reader (a regular file only, under a deadline) and
+    # compiled off the event loop: a FIFO or a slow disk never stops the run's timers and signals
+    compiled = await asyncio.to_thread(_admit_child, target, path)
     assert compiled.workflow is not None
     try:
         inputs = bind_inputs(compiled.workflow, args if isinstance(args, dict) else {}, what=f"`{target}` args")
@@ -170,7 +173,7 @@ def _admit_child(target: str, path: str) -> Any:
     from checker.project.finalize import SettingsError
     from runtime.guard.admission import compile_file, unsupported_features, unsupported_run_block
 
-    compiled, why = compile_file(path)
+    compiled, why = compile_file(path, named=False)
     if compiled is None:
         raise TaskError("NIKA-COMP-001", f"cannot read the child workflow `{target}`: {why}", details={})
     try:
