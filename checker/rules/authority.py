@@ -9,26 +9,43 @@
   outside its grant; a tool excluded by a ``!`` rule; a shell string under a program list);
 * NIKA-AUTH-008 — an untrusted value resolvable at check escapes the grant (``declassify:`` is
   the one door);
-* NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door.
+* NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door;
+* NIKA-AUTH-008 too for an untrusted argv word in a re-entry class (:mod:`checker.contracts.argv`)
+  and an untrusted value in a locator environment name (:func:`effects.judge_env_value`);
+* ``authority/001`` (info) — an untrusted argv word or env value the check cannot resolve:
+  the run re-gates it (spec 10: the file stays valid; the report lists the deferred re-gates; a
+  computed path or URL is listed in the certificate's ``effects.dynamic``);
+* ``authority/002`` (warning) — a write grant covering a configuration file a granted
+  program reads (the workflow could write the command the program runs).
 
 What each call needs comes from the one effect table (:mod:`checker.contracts.effects`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from checker.contracts import effects
 from checker.contracts.effects import Boundary, Denial, boundary_of
-from checker.core.codes import report
+from checker.core.argv import plain_words
+from checker.core.codes import lint, report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.core.globs import glob_base
+from checker.core.globs import glob_base, match_path
 from checker.core.records import record
 from checker.core.source import Span
 from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
-from checker.rules.support.flow import arg_values, integrity, resolve_str
+from checker.rules.support.flow import (
+    Unresolvable,
+    arg_values,
+    exec_words,
+    integrity,
+    known_prefix,
+    resolve,
+    resolve_str,
+)
 from checker.rules.tools import grammar_problem
 
 _PLANE_VERBS = {
@@ -204,6 +221,36 @@ def check_bounds(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
 
 
+def check_grant_spelling(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """``permits/001``: a ``net.http`` entry written as a URL. Hosts are matched by name (01
+    §permits), so ``https://api.example.com/v1`` admits nothing: an inert grant, not a refusal
+    (the spec has no code for it; the task it was meant for is refused by NIKA-SEC-004). The fix
+    writes the host; it covers every path on that host (a grant has no path), which the finding
+    says when the URL had one."""
+    p = ctx.workflow.permits
+    if p is None:
+        return
+    for entry in p.net_http:
+        if isinstance(entry, TemplateValue) or not isinstance(entry.value, str) or "://" not in entry.value:
+            continue
+        host = effects.url_host(entry.value.strip())
+        path = effects.url_path(entry.value.strip())
+        wider = path not in ("", "/")
+        fixes: tuple[Fix, ...] = ()
+        if host:
+            fixes = (
+                Fix(f"Grant the host `{host}`", (Edit(entry.span, json.dumps(host)),), "unsafe" if wider else "safe"),
+            )
+        yield lint(
+            "permits/001",
+            entry.span,
+            f"`{entry.value}` in `permits.net.http` is a URL; the grant matches host names, so it admits nothing",
+            (f"Write the host `{host}`" if host else "Write the host name alone")
+            + (f"; the grant then covers every path on `{host}`, not only `{path}`." if wider and host else "."),
+            fixes=fixes,
+        )
+
+
 # -- the fit -----------------------------------------------------------------------------------
 
 
@@ -246,11 +293,14 @@ def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
             yield from _judge_glob(bound, n)
             continue
         yield from _judge_value(ctx, bound, n)
-    yield from _reentry(ctx, bound)
+    yield from _exec_values(ctx, bound)
     yield from _negated_pure(ctx, bound)
 
 
 _TARGET_KINDS = frozenset({"path", "glob", "dir", "url", "program"})
+# the builtins whose URL the run's permits judge as a whole before any request (runtime check_url)
+_URL_TOOLS = frozenset({"nika:fetch", "nika:notify"})
+_UNKNOWN = object()
 
 
 def _statically_seen(needs: list[NeedSite]) -> list[NeedSite]:
@@ -314,9 +364,47 @@ def _judge_glob(bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:
         yield _escape(n, d)
 
 
+def _not_a_url(n: NeedSite, value: object, resolved: bool) -> Diagnostic | None:
+    """A URL the run's permits could never judge (not an http(s) URL with a readable host and
+    port, or not text at all): the run refuses it with NIKA-SEC-004 before any request, on every
+    run, so the check refuses it too (the static half of the code)."""
+    if isinstance(value, str):
+        if value.lower().startswith(("http://", "https://")) and effects.url_host(value):
+            return None
+        why = f"`{value}` is not an http(s) URL with a host (and a port from 0 to 65535)"
+    else:
+        why = f"the URL is {_kind_of(value)}, not text"
+    via = " (its expression's value is known at check)" if resolved else ""
+    return report(
+        "NIKA-SEC-004",
+        n.span,
+        f"task `{n.task.id}`: `{n.tool}` needs a URL the permits can judge, but {why}{via}",
+        "Give an absolute `https://host/path` URL (a port, if any, is a number after the host).",
+        task=n.task.id,
+    )
+
+
+def _kind_of(value: object) -> str:
+    from checker.core.display import kind_of
+
+    return kind_of(value)
+
+
 def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:
     v = n.value
     assert v is not None
+    if n.kind == "url" and n.tool in _URL_TOOLS:
+        static = not isinstance(v, TemplateValue)
+        if static:
+            value: object = v.value
+        else:
+            try:
+                value = resolve(ctx, n.task, v)
+            except Unresolvable:
+                value = _UNKNOWN
+        if value is not _UNKNOWN and (bad := _not_a_url(n, value, not static)) is not None:
+            yield bad
+            return
     if not isinstance(v, TemplateValue):
         target = _target(n, v.value)
         d = bound.check(n.plane, target, directory=n.kind == "dir") if target is not None else None
@@ -328,7 +416,9 @@ def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Dia
         return
     raw = resolve_str(ctx, n.task, v)
     if raw is None:
-        return  # deferred: the runtime re-gates the resolved value (NIKA-SEC-004)
+        # deferred: the runtime re-gates the resolved value (NIKA-SEC-004); the certificate lists
+        # it among the targets only the run knows (`effects.dynamic`)
+        return
     target = _target(n, raw)
     if target is None:
         return
@@ -341,26 +431,114 @@ def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Dia
     yield _untrusted(n, d, raw, trust.witness)
 
 
-def _reentry(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
-    """Untrusted argv elements that resolve to a re-entry token under a program list."""
-    if not isinstance(bound.exec, tuple):
-        return
+def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
+    """The argv judge (under a program list) and the env judge on every ``exec:`` task: an
+    untrusted value the check resolves is refused (AUTH-008); one it cannot is deferred."""
+    from checker.contracts.argv import judge_argv
+
     for task in ctx.workflow.tasks.values():
         for verb in task_verbs(task):
-            if not isinstance(verb, Exec) or not verb.command:
+            if not isinstance(verb, Exec):
                 continue
-            for el in verb.command[1:]:
-                if not isinstance(el, TemplateValue):
+            if isinstance(bound.exec, tuple) and verb.command:
+                texts = [_known_text(ctx, task, el) for el in verb.command]
+                prefixes = [known_prefix(ctx, el) for el in verb.command]
+                words = exec_words(ctx.workflow, task, verb.command, texts, prefixes)
+                for f in judge_argv(words, bound.exec):
+                    el = verb.command[f.index]
+                    arg = f"command[{f.index}]"
+                    if f.deferred:
+                        yield deferred(task.id, el.span, arg, "the argv judge (options, subcommands)")
+                        continue
+                    n = NeedSite(task, "exec", el.span, el, kind="argv", arg=arg)
+                    d = Denial("exec", f.text, f.text, f.reason)
+                    yield _untrusted(n, d, f.text or "", integrity(ctx, task, el).witness)
+            if verb.env is None:
+                continue
+            for name, entry in verb.env.items():
+                v = entry.value
+                if not isinstance(v, TemplateValue):
                     continue
-                trust = integrity(ctx, task, el)
-                if trust.trusted or trust.unresolvable:
+                trust = integrity(ctx, task, v)
+                why = effects.judge_env_value(name, untrusted=not trust.trusted)
+                if why is None:
                     continue
-                raw = resolve_str(ctx, task, el)
-                if raw is None or raw in bound.exec or not effects.is_reentry(raw):
+                raw = resolve_str(ctx, task, v)
+                if raw is None:
+                    yield deferred(task.id, v.span, f"env.{name}", "the env judge")
                     continue
-                n = NeedSite(task, "exec", el.span, el, kind="argv", arg="command")
-                d = Denial("exec", raw, raw, f"`{raw}` makes the program run other code, and no grant lists it")
-                yield _untrusted(n, d, raw, trust.witness)
+                n = NeedSite(task, "env", v.span, v, kind="env", arg=f"env.{name}")
+                yield _untrusted(n, Denial("env", raw, None, why), raw, trust.witness)
+
+
+def _known_text(ctx: RuleContext, task: Task, el: Value) -> str | None:
+    if isinstance(el, TemplateValue):
+        return resolve_str(ctx, task, el)
+    if isinstance(el, ScalarValue) and el.value is not None and not isinstance(el.value, bool):
+        return str(el.value)
+    return None
+
+
+def deferred(task: str, span: Span, arg: str, judge: str) -> Diagnostic:
+    """``authority/001``: an untrusted value only the run knows; the run judges it before
+    the effect (spec 10 §permit parameterization: the file stays valid, the re-gate is listed)."""
+    return lint(
+        "authority/001",
+        span,
+        f"task `{task}`: `{arg}` takes an untrusted value known only at run time; `nika run` judges it "
+        f"against {judge} before the effect",
+        "Nothing to fix: this lists the attack surface. Give the input a default to judge it here, or "
+        "`declassify:` it when its source is reviewed.",
+        task=task,
+    )
+
+
+def check_config_writes(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """``authority/002``: a ``permits.fs.write`` glob covering a configuration file that
+    a granted program reads (``.git/config`` under ``exec: [git]``): the workflow could write the
+    command the program then runs, so the pair is code execution."""
+    p = ctx.workflow.permits
+    if p is None or not p.fs_write:
+        return
+    bound = boundary_of(p)
+    if bound.exec is False or bound.exec == ():
+        return
+    programs = list(bound.exec) if isinstance(bound.exec, tuple) else _programs_run(ctx)
+    for entry in p.fs_write:
+        if isinstance(entry, TemplateValue) or not isinstance(entry.value, str):
+            continue
+        hits = [
+            (prog, cfg)
+            for prog in dict.fromkeys(programs)
+            for cfg in effects.config_files(prog)
+            if match_path(entry.value, cfg) or match_path(entry.value, "./" + cfg)
+        ]
+        if not hits:
+            continue
+        prog, cfg = hits[0]
+        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+        yield lint(
+            "authority/002",
+            entry.span,
+            f"`{entry.value}` lets the workflow write `{cfg}`, which `{prog}` reads and which can name a command "
+            f"it runs{more}: together the two grants are code execution",
+            f"Narrow the write grant to the files the workflow produces (e.g. `./out/**`), away from `{cfg}`.",
+        )
+
+
+def _programs_run(ctx: RuleContext) -> list[str]:
+    out = []
+    for task in ctx.workflow.tasks.values():
+        for verb in task_verbs(task):
+            if isinstance(verb, Exec) and verb.command:
+                first = verb.command[0]
+                if (
+                    isinstance(first, ScalarValue)
+                    and not isinstance(first, TemplateValue)
+                    and isinstance(first.value, str)
+                ):
+                    out.append(first.value)
+    return out
 
 
 def _escape(n: NeedSite, d: Denial | None, resolved: str | None = None) -> Diagnostic:
@@ -370,7 +548,26 @@ def _escape(n: NeedSite, d: Denial | None, resolved: str | None = None) -> Diagn
         d = Denial(n.plane, None, None, "not granted")
     shown = f" (resolves to `{resolved}`)" if resolved is not None else ""
     msg = f"task `{n.task.id}`: {what} {_PLANE_VERBS.get(n.plane, 'needs authority')}{shown}, but {d.reason}"
-    return report("NIKA-SEC-004", n.span, msg, _grant_help(n, d), task=n.task.id)
+    return report("NIKA-SEC-004", n.span, msg, _grant_help(n, d), task=n.task.id, fixes=_unwrap_shell(n))
+
+
+def _unwrap_shell(n: NeedSite) -> tuple[Fix, ...]:
+    """``command: ["sh", "-c", "<words>"]`` whose line has no shell syntax: the argv it runs, as a
+    fix (so the grant it needs is that program, not a shell that runs anything)."""
+    verb = n.task.verb
+    if n.plane != "exec" or not isinstance(verb, Exec) or not verb.command or len(verb.command) != 3:
+        return ()
+    prog, flag, line = verb.command
+    if not all(isinstance(v, ScalarValue) and not isinstance(v, TemplateValue) for v in verb.command):
+        return ()
+    if not (isinstance(prog.value, str) and effects.runs_any_code(prog.value) == "any shell line"):
+        return ()
+    words = plain_words(line.value) if flag.value == "-c" and isinstance(line.value, str) else None
+    node = verb.value.get("command")
+    if not words or node is None:
+        return ()
+    argv = "[" + ", ".join(json.dumps(w) for w in words) + "]"
+    return (Fix(f"Run `{words[0]}` directly: `command: {argv}`", (Edit(node.span, argv),), "unsafe"),)
 
 
 def _grant_help(n: NeedSite, d: Denial) -> str:
@@ -384,7 +581,15 @@ def _grant_help(n: NeedSite, d: Denial) -> str:
     if n.plane == "net":
         return f"Add `{d.canonical}` to `permits.net.http`." if d.canonical else "Add the host to `permits.net.http`."
     if n.plane == "exec":
-        return f"Add `{d.canonical}` to `permits.exec`." if d.canonical else "Grant `exec:` (a program list or `true`)."
+        if not d.canonical:
+            return "Grant `exec:` (a program list or `true`)."
+        wide = effects.runs_any_code(d.canonical)
+        if wide is None:
+            return f"Add `{d.canonical}` to `permits.exec`."
+        return (
+            f"Adding `{d.canonical}` to `permits.exec` allows {wide}, not just this one: the list then bounds "
+            f"nothing. Prefer running the program itself in `command:` and granting that program."
+        )
     if n.plane == "tools":
         return f'Add `"{n.tool}"` to `permits.tools`.'
     return "Grant it in `permits:`."

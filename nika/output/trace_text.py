@@ -130,7 +130,8 @@ def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
         f"  journal {v.path} · {v.frames} frames"
         + (f" · verify: {verdict['verdict']}" if verdict else "")
         + (f" ({verdict['damage']})" if verdict and verdict.get("damage") not in (None, "whole", "forged") else "")
-        + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else ""),
+        + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else "")
+        + (f" · {len(v.deep_lines)} frame(s) nested too deeply to read whole" if v.deep_lines else ""),
     ]
     if v.incomplete is not None:
         from runtime.journal.incomplete import describe

@@ -362,6 +362,10 @@ def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None
         ref = f["cached_from"]  # where the work was done, not where it was carried forward
     mine = path == index.path
     if kind in ("task_completed", "task_cache_hit") and f.get("index") is None:
+        if f.get("output_masked") is True:
+            said = f"`{tid}` runs again: its journaled output carries a masked secret, not its value"
+            if said not in index.notes:
+                index.notes.append(said)
         output = _output(f)
         if all(isinstance(f.get(k), str) for k in RESUME_FIELDS) and output is not _UNPARSED:
             rec = {**{k: f[k] for k in RESUME_FIELDS}, "output": output, "ref": ref}
@@ -421,7 +425,7 @@ def _unseen(index: ResumeIndex, s: Any, members: list[Any]) -> None:
 
     done = set(index.latest) | {t for t, _, _ in index.iterations}
     started: dict[str, bool] = {}
-    for frame in s.frames:
+    for frame in s.frames if s.terminal is None else []:  # a journal that ended: nothing was cut off
         kind, f = _kind(frame), _fields(frame)
         tid = f.get("task")
         if not isinstance(tid, str):

@@ -99,10 +99,12 @@ class Run:
         self.task_views: dict[str, dict[str, Any]] = {}
         self.engine_env = dict(o.engine_env if o.engine_env is not None else os.environ)
         self.engine_env = with_project_allowance(self.engine_env, compiled.source.path, self.boundary)
-        secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
+        self.held: dict[str, Any] = {}  # the resolved secrets with their egress rules (runtime.net.egress)
+        secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir, self.held)
         self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = self.make_services()
+        self.services.held = self.held
         self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
         self.sink.annotate = self.meter.annotate
         self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for
@@ -183,7 +185,7 @@ class Run:
         self.cancel()
         while self._inflight:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
-            for tid, t in list(self._inflight.items()):  # cancelled before its first step: it never popped itself
+            for tid, t in list(self._inflight.items()):  # a task that ended without leaving the set
                 if t.done():
                     self._inflight.pop(tid, None)
         if self._left:
@@ -306,20 +308,36 @@ class Run:
     # -- one task ----------------------------------------------------------------------------
 
     async def _run_task(self, tid: str) -> None:
+        """One task, settled whatever happens inside it: a failure anywhere (hashing its
+        inputs, journaling its start, the verb, ``on_finally``) settles the task ``failure`` and
+        lets the run go on, so no input can leave a run waiting for a task that died."""
+        try:
+            await self._run_task_body(tid)
+        except asyncio.CancelledError:
+            self._inflight.pop(tid, None)
+            self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled(), started=True))
+            self._pump()
+        except Exception as exc:  # an engine bug or an inadmissible value outside the verb stage
+            self._inflight.pop(tid, None)
+            why = TaskError(INTERNAL, f"internal error in the runtime: {type(exc).__name__}: {exc}")
+            with contextlib.suppress(Exception):
+                self._settle_now(tid, Outcome(Status.FAILURE, error=why, started=True))
+            if self.records[tid].status == "pending":  # the settle itself failed: account for it anyway
+                self.records[tid].status = str(Status.FAILURE)
+                self.settled[tid].set()
+                self._left -= 1
+                if self._left == 0:
+                    self._done.set()
+            self._pump()
+
+    async def _run_task_body(self, tid: str) -> None:
         task = self.wf.tasks[tid]
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        try:
-            hit = await cache_hit(self, task, rec, bind) if self.options.resume is not None else None
-        except asyncio.CancelledError:  # cancelled while matching: it settles cancelled, or the run never ends
-            hit = (Outcome(Status.CANCELLED, error=cancelled()), None)
-        if hit is not None:
+        if self.options.resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
-            if hit[1] is None:
-                self._settle_now(tid, hit[0])
-            else:
-                self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
+            self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()
             return
         refused = self.gate.before_action(tid) if self.gate.spent else None

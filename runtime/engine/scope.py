@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.model.workflow import Workflow
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 from runtime.values import materialise
 
 # The secret sources this build resolves. Read as data by checker/contracts/built_features.py (which
@@ -17,12 +17,21 @@ SECRET_SOURCES = frozenset({"env", "file", "vault"})
 
 
 class Secrets(Mapping[str, Any]):
-    """``secrets.X``: resolved when read (:mod:`runtime.guard.secrets`), remembered for redaction."""
+    """``secrets.X``: resolved when read (:mod:`runtime.guard.secrets`), remembered for redaction
+    and, with its ``egress:`` rules, for the egress judge (``held``: :mod:`runtime.net.egress`)."""
 
-    def __init__(self, wf: Workflow, engine_env: Mapping[str, str], remembered: set[str], workdir: Path) -> None:
+    def __init__(
+        self,
+        wf: Workflow,
+        engine_env: Mapping[str, str],
+        remembered: set[str],
+        workdir: Path,
+        held: dict[str, Any] | None = None,
+    ) -> None:
         self._decl = {s.name: s for s in wf.secrets}
         self._env = engine_env
         self._remembered = remembered
+        self._held = held if held is not None else {}
         self._workdir = workdir
         self._values: dict[str, str] = {}
 
@@ -31,11 +40,15 @@ class Secrets(Mapping[str, Any]):
             return self._values[key]
         s = self._decl[key]
         if s.source not in SECRET_SOURCES:
-            raise TaskError(NOT_BUILT, f"secret source `{s.source}` is not available in this build of nika")
+            raise not_built(
+                "secret-source", f"secret source `{s.source}` is not available in this build of nika", source=s.source
+            )
         from runtime.guard.secrets import resolve
+        from runtime.net.egress import Held, rules_of
 
         value = resolve(s, self._env, self._workdir)
         self._remembered.add(value)
+        self._held[key] = Held(key, value, rules_of(s))  # what the egress judge decides it by
         self._values[key] = value
         return value
 

@@ -6,6 +6,11 @@ tolerant by law (17 §additive law): an unknown kind, member or field is ignored
 and a line that does not parse (the torn last line of a killed run) is counted and skipped.
 Integrity is judged by :func:`runtime.journal.write.verify`, from the same reading.
 
+Every reader of journal lines goes through the one line reader (:func:`read_frame`, that is
+:func:`runtime.journal.scan.parse_line`: the fold, the retention look, the verifier, ``--resume``): a
+frame nested deeper than the JSON reader can follow is not a traceback but what its bytes still tell
+(``chain`` and ``kind``), marked as such.
+
 A run is named by its journal file, or by its *run id*, the file's stem
 (``20261202T015824Z-c7bcb78ffc7a``), or any unambiguous prefix of the stem or of its short id
 (the part after the dash): :mod:`runtime.journal.find` resolves those names.
@@ -120,6 +125,7 @@ class RunView:
     size: int = 0
     frames: int = 0
     torn_lines: list[int] = field(default_factory=list)
+    deep_lines: list[int] = field(default_factory=list)  # frames nested too deeply to read whole
     workflow: str | None = None
     workflow_sha256: str | None = None
     source: str | None = None
@@ -181,6 +187,7 @@ class RunView:
             **self.summary(),
             "frames": self.frames,
             "torn_lines": self.torn_lines,
+            "deep_lines": self.deep_lines,
             "workflow_sha256": self.workflow_sha256,
             "source": self.source,
             "ended_ns": self.ended,
@@ -201,6 +208,7 @@ def read_run(path: Path) -> RunView:
     s = scan(data)
     view = RunView(path=path, run_id=path.name.removesuffix(".ndjson"), size=len(data), damage=s.damage)
     view.torn_lines = list(s.unparsed)
+    view.deep_lines = list(s.deep)
     mark = read_mark(path)
     if mark is not None and s.damage != "forged":
         view.damage, view.incomplete = "incomplete", mark
@@ -323,14 +331,22 @@ def _add_cost(task: TaskView, usd: Any) -> None:
 
 
 def parsed_field(value: Any) -> Any:
-    """A field carried as serialized JSON (17 §frame: object-as-string) read back; else as is
-    (also when it nests too deeply to parse: the reader never recurses without bound)."""
+    """A field carried as serialized JSON (17 §frame: object-as-string) read back; else as is (a
+    value nested too deeply to read back stays the text it was written as)."""
     if isinstance(value, str):
         try:
             return json.loads(value)
         except (ValueError, RecursionError):
             return value
     return value
+
+
+def read_frame(line: bytes) -> tuple[dict[str, Any] | None, bool]:
+    """One journal line as ``(frame, too_deep)``: the one line reader's
+    (:func:`runtime.journal.scan.parse_line`), so no reader ever meets a RecursionError."""
+    from runtime.journal.scan import parse_line
+
+    return parse_line(line)
 
 
 def _str(v: Any) -> str | None:

@@ -109,7 +109,7 @@ def scan(data: bytes) -> Scan:
     for n, line in enumerate(raw, 1):
         frame, deep = parse_line(line)
         if frame is None:
-            forged.append({"line": n, "problem": "the line is not a JSON frame"})
+            forged.append({"line": n, "problem": f"the line is not a JSON frame ({_why_not_json(line)})"})
             s.unparsed.append(n)
             prev = line
             continue
@@ -157,6 +157,16 @@ def scan(data: bytes) -> Scan:
     elif s.terminal is None:
         s.damage = "truncated"
     return s
+
+
+def _why_not_json(line: bytes) -> str:
+    try:
+        value = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return str(exc)
+    except RecursionError:  # pragma: no cover - a deep line parses as a stub, never reaches here
+        return "nested too deeply"
+    return f"not an object, {type(value).__name__}"
 
 
 def _keep(s: Scan, n: int, line: bytes, frame: dict[str, Any], deep: bool) -> None:

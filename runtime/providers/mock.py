@@ -26,13 +26,17 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 from runtime.providers import mock_configured as configured
 from runtime.providers.base import Provider, Request, Response, ToolCall
 
 ECHO_MODELS = ("echo", "mock-deterministic")
 SCRIPTED = "scripted"
 SCRIPT_VAR = configured.SCRIPT_VAR
+
+
+# Ours: the largest mock fixture or script file read (engine configuration, never a blob).
+MOCK_FILE_BYTES = 16 * 1024 * 1024
 
 
 def zero_value(schema: Any, depth: int = 0) -> Any:
@@ -90,12 +94,13 @@ class MockProvider(Provider):
                 return await configured.configured_streaming(self._env, request)
             return configured.configured_json(self._env, request)
         if name not in ECHO_MODELS:
-            raise TaskError(
-                NOT_BUILT,
+            raise not_built(
+                "mock-model",
                 f"`mock/{name}` is not available in this build of nika; use `mock/echo`, `mock/mock-error`, "
                 f"`mock/mock-json` or `mock/mock-streaming` (fixtures from engine configuration), or "
                 f"`mock/{SCRIPTED}` with {SCRIPT_VAR}",
-                details={"provider": "mock", "model": name},
+                provider="mock",
+                model=name,
             )
         if request.messages:
             return self._agent_turn(request)
@@ -126,9 +131,14 @@ class MockProvider(Provider):
             )
         text = raw
         if not raw.lstrip().startswith(("[", "{")):
-            try:
-                with open(os.path.expanduser(raw), encoding="utf-8") as fh:
-                    text = fh.read()
+            from checker.core.reader import FileReadError, read_file
+
+            try:  # the one bounded reader: a regular file, capped, never blocking
+                text = read_file(os.path.expanduser(raw), MOCK_FILE_BYTES).decode("utf-8", errors="replace")
+            except FileReadError as exc:
+                raise TaskError(
+                    "NIKA-PROVIDER-001", f"{SCRIPT_VAR} names `{raw}`, which cannot be read: {exc.reason}"
+                ) from None
             except OSError as exc:
                 raise TaskError(
                     "NIKA-PROVIDER-001", f"{SCRIPT_VAR} names `{raw}`, which cannot be read: {exc.strerror}"

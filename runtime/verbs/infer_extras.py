@@ -14,11 +14,10 @@ provider and the field, and a budget that leaves nothing of ``max_tokens`` for t
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from typing import TYPE_CHECKING, Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 from runtime.guard import limits
 from runtime.providers.base import Image, Thinking
 from runtime.values import materialise
@@ -60,11 +59,12 @@ def thinking_of(ctx: VerbContext, verb: Infer, provider: str, max_tokens: Any) -
         raise TaskError(MISFIT, f"`thinking.budget_tokens:` must be a positive integer, got {budget!r}")
     if provider not in THINKING:
         takers = ", ".join(f"`{p}`" for p in sorted(THINKING) if p != "mock")
-        raise TaskError(
-            NOT_BUILT,
+        raise not_built(
+            "thinking",
             f"`{provider}` does not take `infer.thinking:` in this build of nika (its adapter sends no reasoning "
             f"parameter; {takers} do): remove `thinking:` or pick one of those providers",
-            details={"provider": provider, "field": "thinking"},
+            provider=provider,
+            field="thinking",
         )
     if enabled and budget is not None and isinstance(max_tokens, int) and budget >= max_tokens:
         raise TaskError(
@@ -113,19 +113,19 @@ def _too_big(target: str) -> TaskError:
 
 
 async def _read_file(ctx: VerbContext, path: str) -> bytes:
+    from checker.core.reader import FileReadError, read_file_async
+
     real = ctx.boundary.resolve(ctx.task_id, path, "read")  # permits.fs.read, on the canonical path
 
-    def read() -> bytes:
-        with open(real, "rb") as fh:
-            data = fh.read(limits.MAX_IMAGE_BYTES + 1)
-        if len(data) > limits.MAX_IMAGE_BYTES:
-            raise _too_big(path)
-        return data
-
-    try:
-        return await asyncio.to_thread(read)
+    try:  # the one bounded reader: a regular file, capped, off the event loop
+        data = await read_file_async(str(real), limits.MAX_IMAGE_BYTES, truncate=True)
+    except FileReadError as exc:
+        raise TaskError(REFUSED, f"the image `{path}` cannot be read: {exc.reason}") from None
     except OSError as exc:
         raise TaskError(REFUSED, f"the image `{path}` cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limits.MAX_IMAGE_BYTES:
+        raise _too_big(path)
+    return data
 
 
 async def _fetch(ctx: VerbContext, url: str) -> bytes:
@@ -133,10 +133,15 @@ async def _fetch(ctx: VerbContext, url: str) -> bytes:
 
     tid = ctx.task_id
     ctx.boundary.check_url(tid, url)  # permits.net.http (and the data-as-code sink)
+    from runtime.net import egress
+
     extra = {
         "http": ctx.services.http(),
         "env": ctx.engine_env,
         "judge_url": lambda hop: ctx.boundary.check_url(tid, hop),
+        "egress": egress.Carrier(
+            "infer", tuple(ctx.services.held.values()), lambda hop: ctx.boundary.check_egress(tid, hop)
+        ),
     }
     try:
         resp = await client.request(extra, "GET", url, {"accept": "image/*"}, {}, max_bytes=limits.MAX_IMAGE_BYTES)

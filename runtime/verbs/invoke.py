@@ -18,11 +18,12 @@ that journal with the answer, which the child's own gate judges (:mod:`runtime.d
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
 from checker.core.paths import resolve_named
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built, unbuilt_what
 from runtime.values import materialise
 
 if TYPE_CHECKING:
@@ -40,10 +41,25 @@ async def run_invoke(ctx: VerbContext, verb: Invoke) -> Any:
     if verb.workflow is not None:
         return await _child(ctx, verb, args)
     tool = verb.tool or ""
-    return await call_tool(ctx, tool, args if isinstance(args, dict) else {}, computed=True)
+    trusted = _trusted_args(ctx, verb) if tool == "nika:notify" else ()
+    return await call_tool(ctx, tool, args if isinstance(args, dict) else {}, computed=True, trusted=trusted)
 
 
-async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, computed: bool = False) -> Any:
+def _trusted_args(ctx: VerbContext, verb: Invoke) -> tuple[str, ...]:
+    """The arguments written in the file (spec 10 §the permit-parameterization taint: a literal, a
+    ``const.*``, a ``secrets.*``, judged by the checker's own integrity): what a judge may treat
+    as visible at review distance. An agent's tool call has none."""
+    from checker.parse.values import MapValue
+    from checker.rules.support.flow import trusted
+
+    if not isinstance(verb.args, MapValue):
+        return ()
+    return tuple(k for k, e in verb.args.items() if trusted(ctx.workflow, ctx.task, e.value))
+
+
+async def call_tool(
+    ctx: VerbContext, tool: str, args: dict[str, Any], *, computed: bool = False, trusted: tuple[str, ...] = ()
+) -> Any:
     """One tool call, from ``invoke:`` or from an agent's turn: judged here (the tool grant, a
     network tool's URL), then performed by the run's executor (an MCP tool through the run's MCP
     client, a builtin with its paths re-judged at the moment of the effect)."""
@@ -61,7 +77,7 @@ async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, comput
     inert = ctx.task is not None and ctx.task.inert is not None
     if "net" in effects and ("url" in args or (c is not None and c.arg("url"))):
         ctx.boundary.check_url(tid, args.get("url"), inert=inert)
-    call = ToolEffect(tid, tool, args, computed, ctx.settings.interactive, "net" in effects, inert)
+    call = ToolEffect(tid, tool, args, computed, ctx.settings.interactive, "net" in effects, inert, trusted)
     return (await ctx.perform(call)).value()
 
 
@@ -72,7 +88,9 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
 
     s = ctx.settings
     target, path, stack = _child_target(ctx, verb)
-    compiled = _admit_child(target, path)
+    # the file is read through the one bounded reader (a regular file only, under a deadline) and
+    # compiled off the event loop: a FIFO or a slow disk never stops the run's timers and signals
+    compiled = await asyncio.to_thread(_admit_child, target, path)
     assert compiled.workflow is not None
     try:
         inputs = bind_inputs(compiled.workflow, args if isinstance(args, dict) else {}, what=f"`{target}` args")
@@ -126,7 +144,11 @@ def _child_target(ctx: VerbContext, verb: Invoke) -> tuple[str, str, tuple[str, 
     if not isinstance(target, str) or not target or "\0" in target:
         raise TaskError("NIKA-COMP-001", "`invoke.workflow` must name a workflow file")
     if target.startswith("registry:"):
-        raise TaskError(NOT_BUILT, f"registry workflows (`{target}`) are not available in this build of nika yet")
+        raise not_built(
+            "registry-workflow",
+            f"this build of nika does not implement {unbuilt_what('registry-workflow')} yet (`{target}`)",
+            workflow=target,
+        )
     path = resolve_named(target, str(ctx.workdir), ctx.source_path)
     me = os.path.realpath(ctx.source_path) if ctx.source_path else ""
     stack = (*s.call_stack, me)
@@ -150,9 +172,9 @@ def _admit_child(target: str, path: str) -> Any:
     configuration apply), or the task failure naming its first error."""
     from checker.project.admission import admit
     from checker.project.finalize import SettingsError
-    from runtime.guard.admission import compile_file, unsupported_run_block
+    from runtime.guard.admission import compile_file, unsupported_features, unsupported_run_block
 
-    compiled, why = compile_file(path)
+    compiled, why = compile_file(path, named=False)
     if compiled is None:
         raise TaskError("NIKA-COMP-001", f"cannot read the child workflow `{target}`: {why}", details={})
     try:
@@ -171,7 +193,9 @@ def _admit_child(target: str, path: str) -> Any:
         )
     unsupported = unsupported_run_block(compiled.workflow)
     if unsupported is not None:
-        raise TaskError(NOT_BUILT, f"the child workflow `{target}`: {unsupported}", details={"workflow": target})
+        features = unsupported_features(compiled.workflow)
+        message = f"the child workflow `{target}`: {unsupported}"
+        raise not_built(features[0], message, workflow=target, features=features)
     return compiled
 
 
