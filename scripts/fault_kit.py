@@ -65,12 +65,15 @@ def workflow() -> str:
         if deps:
             withs = ", ".join(f'd{j}: "${{{{ tasks.t{d:02d}.output }}}}"' for j, d in enumerate(deps))
             lines.append(f"    with: {{ {withs} }}")
-        inputs = "|".join(f"${{{{ with.d{j} }}}}" for j in range(len(deps)))
+        # the inputs come in as arguments ($0, $1), never spliced into the script (argv re-entry, issue 37)
+        keep = "".join(f'a{j}="${j}"; ' for j in range(len(deps)))
+        fold = "|".join(f"$a{j}" for j in range(len(deps)))
         script = (
-            f"echo t{i:02d} $PPID >> side.log; {KILLER}; "
-            f"printf 'v{i:02d}-%s' \"$(printf '%s' '{inputs}' | cksum | cut -d' ' -f1)\""
+            f"{keep}echo t{i:02d} $PPID >> side.log; {KILLER}; "
+            f"printf 'v{i:02d}-%s' \"$(printf '%s' \"{fold}\" | cksum | cut -d' ' -f1)\""
         )
-        lines.append(f'    exec: {{ command: ["sh", "-c", {json.dumps(script)}] }}')
+        args = "".join(f', "${{{{ with.d{j} }}}}"' for j in range(len(deps)))
+        lines.append(f'    exec: {{ command: ["sh", "-c", {json.dumps(script)}{args}] }}')
     leaves = [f"t{i:02d}" for i in range(TASKS) if not any(i in _deps(j) for j in range(TASKS))]
     lines.append("outputs:")
     lines += [f'  {t}: "${{{{ tasks.{t}.output }}}}"' for t in leaves]

@@ -39,7 +39,7 @@ tasks:
     exec: { command: ["sh", "-c", "echo b >> side.log; test -f fast || sleep 2; echo b"] }
   c:
     with: { p: "${{ tasks.a.output }}" }
-    exec: { command: ["sh", "-c", "echo c >> side.log; echo c-${{ with.p }}"] }
+    exec: { command: ["sh", "-c", "echo c >> side.log; echo c-$0", "${{ with.p }}"] }
 outputs:
   c: "${{ tasks.c.output }}"
 """

@@ -23,10 +23,10 @@ tasks:
     exec: { command: ["sh", "-c", "echo a >> ran.log; echo A"] }
   b:
     with: { x: "${{ tasks.a.output }}" }
-    exec: { command: ["sh", "-c", "echo b >> ran.log; echo ${{ with.x }}B"] }
+    exec: { command: ["sh", "-c", "echo b >> ran.log; echo $0B", "${{ with.x }}"] }
   c:
     with: { x: "${{ tasks.b.output }}" }
-    exec: { command: ["sh", "-c", "echo c >> ran.log; test -f ok && echo ${{ with.x }}C"] }
+    exec: { command: ["sh", "-c", "echo c >> ran.log; test -f ok && echo $0C", "${{ with.x }}"] }
 outputs:
   out: "${{ tasks.c.output }}"
 """
@@ -122,7 +122,7 @@ def test_resuming_a_journal_that_already_has_a_successful_descendant_is_refused(
 def test_any_journal_of_the_history_resumes_with_every_attempts_work(wf, tmp_path):
     """Resuming the older journal after a later attempt failed does not redo the later one's work."""
     code, first, _ = run(wf)  # a, b done; c failed
-    wf.write_text(WF.replace('echo b >> ran.log; echo ${{ with.x }}B"', 'echo b >> ran.log; echo ${{ with.x }}B2"'))
+    wf.write_text(WF.replace('echo b >> ran.log; echo $0B"', 'echo b >> ran.log; echo $0B2"'))
     code, _second, _ = run(wf, resume=first["trace"])  # b edited: re-runs (B2); c fails again
     assert code == 1 and ran(tmp_path).count("b") == 2
     (tmp_path / "ok").touch()

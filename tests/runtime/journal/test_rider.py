@@ -31,10 +31,10 @@ tasks:
     exec: { command: ["sh", "-c", "echo a >> ran.log; echo A"] }
   b:
     with: { x: "${{ tasks.a.output }}" }
-    exec: { command: ["sh", "-c", "echo b >> ran.log; echo ${{ with.x }}B"] }
+    exec: { command: ["sh", "-c", "echo b >> ran.log; echo $0B", "${{ with.x }}"] }
   c:
     with: { x: "${{ tasks.b.output }}" }
-    exec: { command: ["sh", "-c", "echo c >> ran.log; echo ${{ with.x }}C"] }
+    exec: { command: ["sh", "-c", "echo c >> ran.log; echo $0C", "${{ with.x }}"] }
 outputs:
   out: "${{ tasks.c.output }}"
 """
