@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from runtime.agent import stops
 from runtime.agent.ledger import Envelope, Ledger
 from runtime.guard import limits
+from runtime.providers.models import output_ceiling
 
 if TYPE_CHECKING:
     from runtime.services import Services
@@ -44,10 +45,6 @@ class Admission:
 
     def frame(self) -> dict[str, object]:
         return {"max_tokens": self.max_tokens, "input_estimate": self.input_estimate, "input_basis": self.input_basis}
-
-
-def output_ceiling(model: str) -> int:
-    return limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS)
 
 
 def admit(led: Ledger, env: Envelope, services: Services, model: str, est: tuple[int, str]) -> Admission:

@@ -166,7 +166,9 @@ def _estimate_in(request: Request) -> int:
 def _max_out(model: str, request: Request) -> int:
     if isinstance(request.max_tokens, int) and request.max_tokens > 0:
         return request.max_tokens
-    return limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS)
+    from runtime.providers.models import output_ceiling
+
+    return output_ceiling(model)
 
 
 def static_bound(compiled: Any, env: Mapping[str, str]) -> dict[str, Any] | None:

@@ -29,16 +29,9 @@ DUPLICATE_REFUSALS = 2
 ESTIMATE_BYTES_PER_TOKEN = 3
 # heuristic: an output cap below this many tokens buys no useful reply; the loop stops first.
 MIN_USEFUL_OUTPUT_TOKENS = 16
-# The largest output (`max_tokens`) each model documents; a call never asks for more. Provenance:
-# the vendors' model pages (OpenAI GPT-4o 16,384; Anthropic Claude 3.5 Sonnet 8,192; Gemini 1.5
-# 8,192). A model not listed gets DEFAULT_MAX_OUTPUT_TOKENS (heuristic, conservative).
-MODEL_MAX_OUTPUT_TOKENS: dict[str, int] = {
-    "openai/gpt-4o": 16_384,
-    "openai/gpt-4o-mini": 16_384,
-    "anthropic/claude-3-5-sonnet-latest": 8_192,
-    "gemini/gemini-1.5-pro": 8_192,
-    "gemini/gemini-1.5-flash": 8_192,
-}
+# A call never asks for more output than the model's catalogued limit (`max_output` in
+# checker/contracts/models.toml, read from models.dev); an uncatalogued model gets
+# DEFAULT_MAX_OUTPUT_TOKENS (runtime/providers/models.py).
 # seed "no-novelty" (threshold heuristic): this many successful calls in a row returning the same
 # observation (canonical text, compared exactly) stop the loop.
 NO_NOVELTY_REPEATS = 3
