@@ -44,6 +44,7 @@ class Ledger:
     streak: int = 0
     same_observation: int = 0
     observations: list[str] = field(default_factory=list)
+    last_observed: frozenset[str] | None = None  # the results the previous step observed
     stop_reason: StopReason | None = None
     executed: dict[str, str] = field(default_factory=dict)
     # the provider's own input count of the last call and the estimator's bytes of that request

@@ -77,25 +77,25 @@ def deadline(source: str, err: TaskError | None = None) -> Stop:
 
 
 def failure_budget(n: int, tool_id: str, err: TaskError) -> Stop:
-    why = f"{n} tool calls in a row failed; the last, `{tool_id}`: {err.message}"
+    why = f"{n} replies in a row had only failing tool calls; the last, `{tool_id}`: {err.message}"
     return Stop(StopReason.FAILURE_BUDGET, TaskError(err.code, why, details={"tool": tool_id}))
 
 
-def executed_duplicate(tool_id: str) -> Stop:
+def executed_duplicate(tool_id: str, n: int = 2) -> Stop:
     why = (
-        f"the model kept proposing a call that already succeeded (`{tool_id}` with the same arguments); "
-        "the loop was making no progress"
+        f"the model proposed a call that already succeeded (`{tool_id}` with the same arguments) in {n} replies "
+        "in a row, after being told; the loop was making no progress"
     )
     return Stop(StopReason.EXECUTED_DUPLICATE, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
 
 
 def no_novelty(n: int, tool_id: str) -> Stop:
-    why = f"{n} tool calls in a row returned the same observation; the loop was learning nothing new"
+    why = f"{n} replies in a row observed nothing new (the last through `{tool_id}`); the loop was learning nothing"
     return Stop(StopReason.NO_NOVELTY, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
 
 
 def streak_exhausted(n: int, tool_id: str) -> Stop:
-    why = f"`{tool_id}` succeeded {n} times in a row without the agent finishing"
+    why = f"`{tool_id}` was the only tool to succeed in {n} replies in a row without the agent finishing"
     return Stop(StopReason.STREAK_EXHAUSTED, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
 
 
