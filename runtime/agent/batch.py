@@ -115,7 +115,8 @@ class Batch(Outcomes):
             elif i in missing:
                 wired = ", ".join(t.tool_id for t in self.tools) or "none"
                 why = f"no such tool `{tool_id}`; the tools are: {wired}"
-                items.append(Item(call, tool_id, MISSING, error=TaskError(UNKNOWN_TOOL, why, details={"tool": tool_id})))
+                err = TaskError(UNKNOWN_TOOL, why, details={"tool": tool_id})
+                items.append(Item(call, tool_id, MISSING, error=err))
             elif call.arguments is None:
                 items.append(Item(call, tool_id, MALFORMED))
             elif tool_id == DONE:
