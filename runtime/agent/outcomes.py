@@ -69,7 +69,8 @@ class Outcomes(Answers):
             raise Stop(StopReason.SECURITY, err)
         self.ledger.failed_tool_calls += 1
         self.step.failures.append((tool_id, err))
-        self.audit.tool(call, tool_id, "error", err.code, t0 or time.monotonic())
+        status = "cut" if err.code == stops.TIMEOUT_CODE else "error"  # cut by the task's deadline
+        self.audit.tool(call, tool_id, status, err.code, t0 or time.monotonic())
         self.answer(call, {"error": {"code": err.code, "message": err.message}})
 
     def duplicate(self, call: ToolCall, tool_id: str, fp: str, told: bool) -> None:

@@ -85,6 +85,7 @@ class McpEffect:
     task_id: str
     tool: str  # `mcp:server/name`
     args: Mapping[str, Any]
+    timeout_s: float | None = None  # what is left of the task's time (None: the MCP default)
 
 
 EffectCall = ExecEffect | ToolEffect | ModelEffect | McpEffect
@@ -184,7 +185,7 @@ class LocalExecutor:
         if isinstance(call, McpEffect):
             from runtime.tools.mcp_client import call_mcp_tool
 
-            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
+            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args), call.timeout_s), none
         return await self._builtin(call), none
 
     async def _complete(self, provider: Any, name: str, call: ModelEffect) -> Any:
