@@ -18,11 +18,11 @@ from runtime.agent.catalogue import catalogue, compose_system
 from runtime.agent.ledger import Envelope, Ledger, resolve_envelope
 from runtime.agent.snapshot import snapshot, with_snapshot
 from runtime.agent.stops import SUCCESS_REASONS, TIMEOUT_CODE, Stop, StopReason
-from runtime.tools.deadline import TOOL_DEADLINE
 from runtime.errors import TaskError
 from runtime.guard import limits
 from runtime.guard.policy import judge_provider
 from runtime.providers.base import Message, Request, Response, ToolSpec
+from runtime.tools.deadline import TOOL_DEADLINE
 from runtime.values import materialise
 
 if TYPE_CHECKING:
