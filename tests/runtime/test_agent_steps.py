@@ -39,7 +39,8 @@ def test_failure_budget_counts_replies_whose_calls_all_failed(run):
     with serve(replies) as fake:
         result = run(wf(HASH_TOOLS), engine_env=env(fake.url))
     r = rec(result)
-    assert r.agent["stop_reason"] == "failure-budget" and r.error["code"] == "NIKA-BUILTIN-001"
+    assert r.agent["stop_reason"] == "failure-budget" and r.error["code"] == "NIKA-AGENT-001"
+    assert r.error["details"]["tool_code"] == "NIKA-BUILTIN-001"  # a check-phase code: the loop is stuck
     assert fake.count == limits.FAILURE_BUDGET == 3
     assert r.agent["turns"] == 3 and r.agent["failed_tool_calls"] == 9
     assert "3 replies in a row" in r.error["message"]
