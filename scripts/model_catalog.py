@@ -179,7 +179,8 @@ def dev_model(dev: dict[str, Any], pid: str, name: str) -> tuple[str, dict[str, 
     for cand in (bare, bare + "-latest", re.sub(r"-(\d)-(\d)$", r"-\1.\2", bare)):
         if cand in models:
             return cand, models[cand]
-    dated = sorted(k for k in models if k.startswith(bare + "-") and DATED.search(k[len(bare) :]))
+    stem = bare.removesuffix("-latest")  # `claude-3-7-sonnet-latest` is the newest `claude-3-7-sonnet-<date>`
+    dated = sorted(k for k in models if k.startswith(stem + "-") and DATED.fullmatch(k[len(stem) :]))
     return (dated[-1], models[dated[-1]]) if dated else None
 
 

@@ -282,8 +282,6 @@ def delta(
     return lsp.SemanticTokensDelta(edits=edits, result_id=answer.result_id)
 
 
-
-
 # -- registration ----------------------------------------------------------------------------
 
 
