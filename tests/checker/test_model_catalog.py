@@ -37,12 +37,13 @@ def _spec_ids() -> dict[str, set[str]]:
         body = sec.split("\n---", 1)[0]
         found = re.findall(r"model:\s*([a-z]+/[^\s`,)]+)", body)
         ids = {m.split("/", 1)[1] for m in found if m.startswith(pid + "/") and "<" not in m}
-        models = next((ln for ln in body.splitlines() if ln.startswith("**Models**")), "")
+        at = body.find("**Models**")
+        models = body[at : body.find("\n\n**", at + 1)] if at >= 0 else ""  # its paragraph (and bullets)
         if "whatever" in models:  # a pass-through server's line names its program, not a model
             models = ""
         for tok in re.findall(r"`([^`]+)`", models):
             tok = tok.removeprefix(f"{pid}/")
-            if re.fullmatch(r"[A-Za-z0-9][\w.:/-]*", tok) and tok not in PLACEHOLDERS:
+            if re.fullmatch(r"[A-Za-z][\w.:/-]*\w", tok) and tok not in PLACEHOLDERS and tok not in ("false", "true"):
                 ids.add(tok)
         out[pid] = ids
     return out

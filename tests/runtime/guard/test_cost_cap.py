@@ -188,7 +188,7 @@ def test_a_capped_run_refuses_an_unpriced_model_saying_how_to_price_it(tmp_path,
     (tmp_path / "p.nika.yaml").write_text(ONE.format(model="openai/gpt-test"))
     with serve([openai("ok")]) as fake:
         monkeypatch.setenv("NIKA_OPENAI_BASE_URL", fake.url + "/v1/chat/completions")
-        code, rep, _ = run(tmp_path / "p.nika.yaml", max_cost=0.5)
+        _, rep, _ = run(tmp_path / "p.nika.yaml", max_cost=0.5)
         sent = fake.count
     err = rep["tasks"]["t"]["error"]
     assert sent == 0 and err["code"] == "NIKA-AGENT-002"
