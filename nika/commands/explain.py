@@ -79,11 +79,15 @@ def explain(code: str) -> int:
         f"category: {cinfo.category} · phase: {cinfo.phase} · severity: {cinfo.severity.value}",
     ]
     if cinfo.phase == "run" and judged_statically(cinfo.code):
-        lines.append("(raised while a workflow runs; `nika check` accepts the file and warns where every run fails)")
+        lines.append(
+            "(raised while a workflow runs; `nika check` accepts the file and warns where every run fails)"
+        )
     elif cinfo.phase == "run":
         lines.append("(raised while a workflow runs; `nika check` does not report it)")
     elif cinfo.phase == "both":
-        lines.append("(`nika check` refuses what it can decide statically; the rest is raised while a workflow runs)")
+        lines.append(
+            "(`nika check` refuses what it can decide statically; the rest is raised while a workflow runs)"
+        )
     elif not judged_statically(cinfo.code):
         lines.append("(`nika check` does not judge this code yet: it is registered, not implemented)")
     lines += ["", cinfo.teaching]

@@ -282,6 +282,8 @@ def delta(
     return lsp.SemanticTokensDelta(edits=edits, result_id=answer.result_id)
 
 
+
+
 # -- registration ----------------------------------------------------------------------------
 
 

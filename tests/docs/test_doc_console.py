@@ -21,7 +21,7 @@ def test_blocks_and_directives_are_read(tmp_path: Path) -> None:
     page = _page(
         tmp_path,
         "intro\n\n```console\n$ nika --version\nnika 0.1.0\n```\n\n"
-        "<!-- console: cwd=examples needs=jq -->\n```console\n$ a \\\n    b\nout\n```\n\n"
+        '<!-- console: cwd=examples needs=jq -->\n```console\n$ a \\\n    b\nout\n```\n\n'
         "<!-- console: continue -->\n```console\n$ c\n```\n\n"
         '<!-- console: skip="needs a cluster" -->\n```console\n$ d\n```\n\n```sh\n$ not run\n```\n',
     )
