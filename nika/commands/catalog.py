@@ -61,10 +61,8 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         one = lookup(args.model)
         if one is None:
-            print(
-                f"nika catalog: `{args.model}` is not in the model catalog (it still runs: unknown models pass through)",
-                file=sys.stderr,
-            )
+            why = "it still runs: a model the catalog does not know passes through"
+            print(f"nika catalog: `{args.model}` is not in the model catalog ({why})", file=sys.stderr)
             return 1
         chosen = [one]
     else:
