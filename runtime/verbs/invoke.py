@@ -67,8 +67,12 @@ async def call_tool(
 
     tid = ctx.task_id
     if tool.startswith("mcp:"):
+        from runtime.tools.deadline import tool_timeout_s
+
         ctx.boundary.check_tool(tid, tool, ("mcp",))
-        return (await ctx.perform(McpEffect(tid, tool, args))).value()
+        timeout = ctx.task.timeout if ctx.task is not None else None
+        ends = ctx.started_monotonic + timeout.ms / 1000 if timeout is not None and ctx.started_monotonic else None
+        return (await ctx.perform(McpEffect(tid, tool, args, tool_timeout_s(ends)))).value()
     from checker.contracts import tables as contracts
 
     c = contracts.contract(tool)
