@@ -207,14 +207,15 @@ def candidates(views: list[Any]) -> set[str]:
     """The run ids ``nika trace ls`` marks as the journal to resume (``views``: folded runs,
     ``runtime.journal.read.RunView``): per workflow, in its newest run history, the journal holding
     the most completed work, its own and what it descends from (the newest of equals). A child
-    workflow's pause is never one: its caller's journal is the one to resume."""
+    workflow's pause is never one: its caller's journal is the one to resume; nor is a forged
+    journal (``--resume`` refuses it), and a forged ancestor's work does not count (it is not read)."""
     ms = [Member(v.path, v.prologue, v.started) for v in views]
     hist = Histories(ms)
     view_of = {id(m): v for m, v in zip(ms, views, strict=True)}
     newest: dict[str, tuple[int, str]] = {}  # workflow -> (start, history) of its newest member
     for m in ms:
         v = view_of[id(m)]
-        if not v.prologue:  # empty, or no prologue: nothing there to resume
+        if _untrusted(v):  # empty, forged, or no prologue: nothing there to resume
             continue
         key = v.workflow or v.run_id
         mark = (m.started or 0, hist.history_id(m))
@@ -225,17 +226,23 @@ def candidates(views: list[Any]) -> set[str]:
         pick: tuple[int, int, Member] | None = None
         for m in ms:
             v = view_of[id(m)]
-            if (v.workflow or v.run_id) != key or hist.history_id(m) != h or _child_pause(v) or not v.prologue:
+            if (v.workflow or v.run_id) != key or hist.history_id(m) != h or _child_pause(v) or _untrusted(v):
                 continue
             done = set()
             for a in [*hist.ancestors(m), m]:
-                done |= {t for t, tv in view_of[id(a)].tasks.items() if tv.status == "success"}
+                if not _untrusted(view_of[id(a)]):
+                    done |= {t for t, tv in view_of[id(a)].tasks.items() if tv.status == "success"}
             score = (len(done), m.started or 0)
             if pick is None or score >= pick[:2]:
                 pick = (*score, m)
         if pick is not None:
             out.add(view_of[id(pick[2])].run_id)
     return out
+
+
+def _untrusted(v: Any) -> bool:
+    """Nothing there to resume: no prologue (empty), or forged (the one reader's class)."""
+    return not v.prologue or getattr(v, "damage", None) == "forged"
 
 
 def _child_pause(v: Any) -> bool:

@@ -175,3 +175,53 @@ def test_a_resume_of_a_truncated_or_torn_journal_names_the_effect_cut_off_in_fli
     assert "cache hit a" in err
     _, again, _ = run(wf, resume="latest")
     assert cache_hits(again) == {"a", "b", "c"}
+
+
+def _damaged(whole: bytes, damage: str) -> bytes:
+    lines = whole.splitlines(keepends=True)
+    if damage == "truncated":  # a kill at a frame boundary
+        return b"".join(lines[:6])
+    if damage == "torn":  # a kill or a full disk mid-write
+        return b"".join(lines[:6]) + lines[6][:25]
+    if damage == "empty":  # not one frame written whole
+        return lines[0][:30]
+    assert damage == "forged"  # an edit in the middle: the chain breaks at the next line
+    return b"".join(lines[:3]) + lines[3].replace(b'"kind"', b'"kinD"', 1) + b"".join(lines[4:])
+
+
+@pytest.mark.parametrize(
+    ("damage", "verdict", "code", "candidate", "resumes"),
+    [
+        ("truncated", "finding", 1, True, True),
+        ("torn", "finding", 1, True, True),
+        ("empty", "finding", 1, False, False),
+        ("forged", "forged", 2, False, False),
+    ],
+)
+def test_every_reader_gives_one_verdict_per_damage_class(
+    wf, tmp_path, capsys, damage, verdict, code, candidate, resumes
+):
+    """verify, show, ls and --resume read a damaged journal alike: before, verify called a torn or
+    empty journal forged while --resume treated it as truncated, and ls offered a forged journal as
+    the one to resume, which --resume then refused."""
+    _, first, _ = run(wf)
+    whole = Path(first["trace"])
+    journal = tmp_path / "traces" / f"20990101T000000Z-{damage}.ndjson"
+    journal.write_bytes(_damaged(whole.read_bytes(), damage))
+    whole.unlink()
+    out = io.StringIO()
+    assert trace_verify_command(str(journal), out=out, output_format="json") == code
+    got = json.loads(out.getvalue())
+    assert (got["verdict"], got["damage"]) == (verdict, damage)
+    (row,) = ls_rows(tmp_path, capsys)
+    assert row["damage"] == damage and row["resume_candidate"] is candidate
+    show = argparse.Namespace(trace_command="show", run=str(journal), trace_dir=str(tmp_path / "traces"))
+    show.output_format = "json"
+    trace_run(show)
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["damage"] == damage and shown["verify"] == verdict
+    rc, _, err = run(wf, resume=str(journal), fmt="text")
+    if resumes:
+        assert rc == 0 and "cut off after its effect was admitted" in err, err
+    else:
+        assert rc == 2 and ("empty" if damage == "empty" else "fails verification") in err, err
