@@ -53,3 +53,23 @@ def gated_actions(compiled: CompiledWorkflow, tid: str, model: str | None) -> di
         if effect_classes(wf.tasks[t]):
             out[t] = definition_hash(wf.tasks[t], model)
     return out
+
+
+def action_identity(compiled: CompiledWorkflow, tid: str, model: str | None) -> dict[str, str]:
+    """What the ticket binds as the gated action's identity (NEP-0013 §1): the definition hash of
+    every gated action (:func:`gated_actions`) and of every task it reads from, transitively, but
+    the gate itself (what it shows is bound as rendered). A pure task that shapes a gated action's
+    arguments (a ``nika:jq`` between the gate and the ``exec``, a preparation beside the gate) is
+    part of what runs under the answer: editing it re-asks, too."""
+    from runtime.journal.task_hash import definition_hash
+
+    wf, graph = compiled.workflow, compiled.graph
+    assert wf is not None and graph is not None
+    gated = gated_actions(compiled, tid, model)
+    seen, todo = set(gated), list(gated)
+    while todo:
+        for e in graph.incoming(todo.pop()):
+            if e.producer not in seen and e.producer != tid and e.producer in wf.tasks:
+                seen.add(e.producer)
+                todo.append(e.producer)
+    return {t: gated[t] if t in gated else definition_hash(wf.tasks[t], model) for t in sorted(seen)}

@@ -19,12 +19,12 @@
   pauses again on the same ticket, carried verbatim (idempotent; its TTL is never extended).
 
 The ticket binds the sha256 of the canonical rendering of what is shown (the message, the mode and
-choices, the gated action's identity: the compiled definitions of the tasks it gates, as written,
-and the effect classes of what the gate unleashes). A claimed allow is settled before the first
-gated task starts (:meth:`Gate.before_action`): a revocation toward deny that came first stops it
-(``approval.revoked``); once it started, a revocation is refused (NEP-0013 §5). At most
-:data:`APPROVALS_PER_RUN` tickets are minted or honoured per run (a resume carries the count
-forward; a child workflow's approvals count against its callers' runs too); the next is a HALT
+choices, the gated action's identity: the compiled definitions of the tasks it gates and of every
+task they read from, as written, and the effect classes of what the gate unleashes). A claimed allow
+is settled before the first gated task starts (:meth:`Gate.before_action`): a revocation toward deny
+that came first stops it (``approval.revoked``); once it started, a revocation is refused (NEP-0013
+§5). At most :data:`APPROVALS_PER_RUN` tickets are minted or honoured per run (a resume carries the
+count forward; a child workflow's approvals count against its callers' runs too); the next is a HALT
 (``NIKA-SEC-010``, ``approval.rate_limited``). An identical prompt in the same run rides the decided
 ticket (``dedup``: the person is not asked again). Every decision is an ``approval_decided`` frame
 in the hash-chained journal.
@@ -85,6 +85,7 @@ class Gate:
         gated: Callable[[str], dict[str, str]] | None = None,
         downstream: Callable[[str], set[str]] | None = None,
         claims: dict[str, Claim] | None = None,
+        identity: Callable[[str], dict[str, str]] | None = None,
     ) -> None:
         self.nonce, self.workflow, self.emit, self.effects_after = nonce, workflow, emit, effects_after
         self.answers = dict(answers or {})
@@ -95,7 +96,8 @@ class Gate:
         self.paused: list[dict[str, Any]] = []
         self.parked: set[str] = set()
         self.parent = parent  # a child workflow's caller's gate: each approval counts against every caller too
-        self.gated = gated or (lambda tid: {})  # the gated tasks' compiled definitions (what the ticket binds)
+        self.gated = gated or (lambda tid: {})  # the gated tasks (with an effect): their compiled definitions
+        self.identity = identity or self.gated  # the gated action's identity the ticket binds (NEP-0013 §1)
         self.downstream = downstream or (lambda tid: set())
         self.claims = claims if claims is not None else {}  # ticket digest -> the claim this process made
         # (gate task, claims folder, digest) of each allow a claim spent: its gated tasks settle it first
@@ -106,7 +108,7 @@ class Gate:
 
     @classmethod
     def for_run(cls, run: Run, o: Options) -> Gate:
-        from runtime.durable.downstream_effects import effects_after, gated_actions
+        from runtime.durable.downstream_effects import action_identity, effects_after, gated_actions
         from runtime.durable.resume_index import descendants
 
         return cls(
@@ -121,6 +123,7 @@ class Gate:
             gated=lambda tid: gated_actions(run.compiled, tid, o.model),
             downstream=lambda tid: descendants(run.compiled, tid) - {tid},
             claims=o.claims,
+            identity=lambda tid: action_identity(run.compiled, tid, o.model),
         )
 
     # -- the journal -------------------------------------------------------------------------
@@ -222,7 +225,7 @@ class Gate:
             "message": request.get("message"),
             "mode": request.get("mode"),
             "choices": request.get("choices"),
-            "action": {"tool": "nika:prompt", "workflow": self.workflow, "gated": self.gated(tid)},
+            "action": {"tool": "nika:prompt", "workflow": self.workflow, "gated": self.identity(tid)},
             "effects": self.effects_after(tid),
         }
 

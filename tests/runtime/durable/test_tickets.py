@@ -129,6 +129,35 @@ def test_an_edited_gated_action_halts_with_content_mismatch_and_asks_again(wf, t
     assert code == 0 and (tmp_path / "ran.log").read_text() == "published-EDITED\n"
 
 
+# a pure task between the gate and the action shapes what the action runs (its argument)
+SHAPED = (
+    GATED.replace(
+        '  publish:\n    with: { ok: "${{ tasks.approve.output }}" }',
+        "  shape:\n    after: { approve: success }\n"
+        '    invoke: { tool: "nika:jq", args: { expression: \'"v1"\', input: {} } }\n'
+        '  publish:\n    with: { ok: "${{ tasks.approve.output }}", tag: "${{ tasks.shape.output }}" }',
+    )
+    .replace('echo published >> ran.log; echo published"]', 'echo $0 >> ran.log; echo published", "${{ with.tag }}"]')
+    .replace('tools: ["nika:prompt"]', 'tools: ["nika:prompt", "nika:jq"]')
+)
+
+
+def test_an_edited_pure_task_that_shapes_the_gated_action_halts_with_content_mismatch(wf, tmp_path):
+    """The gated action's identity is what runs under the answer: the definitions of the gated tasks
+    and of every task they read from. Before, editing a pure step between the gate and the action
+    (here the jq that makes the command's argument) ran the changed command under the old "yes"."""
+    wf.write_text(SHAPED)
+    code, first, _ = run(wf)
+    assert code == 4, first
+    wf.write_text(SHAPED.replace("'\"v1\"'", "'\"v2\"'"))
+    code, rep, _ = run(wf, resume=first["trace"], answers=["approve=true"])
+    err = rep["tasks"]["approve"]["error"]
+    assert code == 1 and "approval.content_mismatch" in err["message"] and published(tmp_path) == 0
+    wf.write_text(SHAPED)  # the action as shown again: the answer its ticket was spent on stands
+    code, rep, _ = run(wf, resume=rep["trace"])
+    assert code == 0 and (tmp_path / "ran.log").read_text() == "v1\n", rep
+
+
 def test_an_unedited_workflow_keeps_its_ticket_across_pauses(wf, tmp_path):
     """The same question paused again rides the same ticket, verbatim: one ticket, one claim."""
     _, first, _ = run(wf)
