@@ -125,6 +125,11 @@ def _spend(index: Any, answers: dict[str, Any]) -> dict[str, Any]:
                     index.notes.append(got.message)
             elif got.status == "expired":
                 index.notes.append(f"--answer {tid}: {got.message}")
+            elif got.status == "already_claimed" and got.claim is not None:
+                raise DurableRefused(
+                    f"--answer {tid}={_shown(value)}: {got.message}; resume without --answer {tid} to go on "
+                    "under the answer that spent it"
+                )
             else:
                 raise DurableRefused(f"--answer {tid}={_shown(value)}: {got.message}")
     return claims

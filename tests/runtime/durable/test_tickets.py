@@ -78,6 +78,7 @@ def test_a_ticket_is_spent_once_in_any_process_and_a_resume_continues_under_its_
     assert got.status == "claimed" and got.http == 200 and got.claim is not None
     code, _, err = run(wf, resume=first["trace"], answers=["approve=true"])
     assert code == 2 and "already answered true (allow, by test-server)" in err and "spent once" in err
+    assert "resume without --answer approve to go on under the answer that spent it" in err
     code, _, err = run(wf, resume=first["trace"], fmt="text")
     assert code == 0 and published(tmp_path) == 1 and "approval approve: allow (claim)" in err
 
