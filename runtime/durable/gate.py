@@ -103,6 +103,7 @@ class Gate:
         # (gate task, claims folder, digest) of each allow a claim spent: its gated tasks settle it first
         self.spent: list[tuple[str, Path, str]] = []
         self._below: dict[str, set[str]] = {}
+        self._ids: dict[str, dict[str, str]] = {}
         if resume is not None:
             self._spent_before(resume)
 
@@ -225,9 +226,14 @@ class Gate:
             "message": request.get("message"),
             "mode": request.get("mode"),
             "choices": request.get("choices"),
-            "action": {"tool": "nika:prompt", "workflow": self.workflow, "gated": self.identity(tid)},
+            "action": {"tool": "nika:prompt", "workflow": self.workflow, "gated": self._identity_of(tid)},
             "effects": self.effects_after(tid),
         }
+
+    def _identity_of(self, tid: str) -> dict[str, str]:
+        if tid not in self._ids:  # one compiled workflow per run: computed once per gate task
+            self._ids[tid] = self.identity(tid)
+        return self._ids[tid]
 
     def before_action(self, tid: str) -> TaskError | None:
         """Before task ``tid`` starts: each claimed allow it is gated by is settled ``started`` for
