@@ -57,7 +57,7 @@ def run_command(
 ) -> int:
     from checker.project.admission import admit, model_option
     from checker.project.finalize import SettingsError
-    from runtime.guard.admission import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
+    from runtime.engine.inputs import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -101,7 +101,7 @@ def run_command(
     import os
 
     from nika.commands.run_sinks import UsageError, build_sinks
-    from runtime.engine.records import DEFAULT_MAX_PARALLEL, Options
+    from runtime.engine.options import DEFAULT_MAX_PARALLEL, Options
     from runtime.report import StreamLine, event_line, summary_text
 
     progress = None
@@ -168,7 +168,7 @@ def run_command(
     result = box[0]
     report = result.report()
     if output_format == "json" or report.get("cost_usd", 0) != 0:  # where the summary shows it
-        from runtime.guard.cost import static_bound
+        from runtime.providers.cost import static_bound
 
         report["cost_bound"] = static_bound(compiled, os.environ)  # the certificate's worst case, beside the actual
     if output_format == "json":
@@ -246,8 +246,9 @@ async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Pat
     ``asyncio.run`` formats ``repr()`` of its main task when it restores the SIGINT handler, and
     the repr of a finished task holds its result's, the whole run's (tens of ms for 1,000 tasks)."""
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
-    run = Run(compiled, inputs, options, workdir=workdir)
+    run = Run(compiled, inputs, options, verbs=VERBS, workdir=workdir)
     loop = asyncio.get_running_loop()
     try:
         loop.add_signal_handler(signal.SIGINT, run.cancel)

@@ -73,8 +73,8 @@ def _read_value(key: str) -> str:
 
 
 def _declared(workflow: str, out: TextIO, err: TextIO) -> int:
+    from runtime.engine.inputs import compile_file
     from runtime.errors import TaskError
-    from runtime.guard.admission import compile_file
     from runtime.guard.secrets import resolve
 
     compiled, why = compile_file(workflow)

@@ -17,7 +17,7 @@ from runtime.agent.ledger import Envelope, Ledger
 from runtime.guard import limits
 
 if TYPE_CHECKING:
-    from runtime.services import Services
+    from runtime.engine.services import Services
 
 
 def check_before(led: Ledger, env: Envelope) -> None:

@@ -215,7 +215,7 @@ def _on_this_worker(call: Any) -> Any:
 
 
 async def _model(payload: dict[str, Any]) -> tuple[Any, tuple[int | None, int | None, str | None]]:
-    from runtime.services import Services
+    from runtime.engine.services import Services
 
     call = payload["call"]
     services = Services(payload["env"], Path(payload["workdir"]))

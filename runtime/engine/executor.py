@@ -46,9 +46,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from checker.core.records import field, record
 from runtime.engine.events import EventSink
 from runtime.engine.records import now_iso
+from runtime.engine.services import Services
 from runtime.errors import TaskError
 from runtime.guard.permits import Boundary
-from runtime.services import Services
 
 if TYPE_CHECKING:
     from runtime.providers.base import Request

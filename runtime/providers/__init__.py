@@ -1,6 +1,6 @@
 """Model providers behind one interface (:mod:`runtime.providers.base`).
 
-A run reaches them through :meth:`runtime.services.Services.provider_for`, which builds each
+A run reaches them through :meth:`runtime.engine.services.Services.provider_for`, which builds each
 provider once per run on one HTTP client; :mod:`runtime.providers.registry` maps the 17 ids to
 the three wire adapters and the mock.
 """
