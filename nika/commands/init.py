@@ -1,4 +1,4 @@
-"""``nika init [DIR]`` and ``nika new TEMPLATE [NAME]``: start a project, add a workflow.
+"""``nika init [DIR]``: start a project (the templates ``nika new`` writes from are read here too).
 
 Nothing that exists is overwritten. ``init`` lists every file as created or skipped; the two
 files a project usually has already (``.gitignore``, ``.pre-commit-config.yaml``) get only the
@@ -12,11 +12,12 @@ import re
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 TEMPLATE_SUFFIX = ".nika.yaml"
 TEST_SUFFIX = ".nika-test.yaml"
 STARTER = "hello"
-_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _SUMMARY = re.compile(r"^# summary: (.+)$", re.MULTILINE)
 GITIGNORE_LINE = ".nika/traces/"
 HOOK_ID = "nika-check"
@@ -69,6 +70,26 @@ def _append_once(path: Path, marker: str, text: str, done: list[str], skipped: l
     done.append(f"{path} (appended {marker})")
 
 
+def register(sub: Any) -> None:
+    i = sub.add_parser(
+        "init",
+        help="start a project: a starter workflow and its test, .nika/ configuration, pre-commit, .gitignore",
+        description=(
+            "Create the files of a Nika project in DIR (default: the current directory), empty or not: "
+            "hello.nika.yaml and its test hello.nika-test.yaml, .nika/ engine configuration (providers.env "
+            "and mcp.json, commented), a .pre-commit-config.yaml hook, and a .gitignore line for .nika/traces/. "
+            "A file that already exists is never overwritten: it is listed as skipped (an existing "
+            ".gitignore or .pre-commit-config.yaml gets the missing entry appended instead)."
+        ),
+        epilog="exit status: 0 done (some files may have been skipped); 1 DIR cannot be created or written",
+    )
+    i.add_argument("dir", nargs="?", default=".", metavar="DIR", help="the project folder (created when missing)")
+
+
+def run(args: Any) -> int:
+    return init(args.dir)
+
+
 def init(directory: str) -> int:
     root = Path(directory)
     done: list[str] = []
@@ -95,44 +116,4 @@ def init(directory: str) -> int:
         print(f"skipped  {line}")
     where = "" if directory == "." else f"cd {directory} && "
     print(f"next: {where}nika check . && nika test && nika run {STARTER}{TEMPLATE_SUFFIX} --var name=Ada")
-    return 0
-
-
-def new(template: str | None, name: str | None, *, directory: str = ".", list_only: bool = False) -> int:
-    available = templates()
-    if list_only or template is None:
-        width = max(len(t) for t in available)
-        for t, summary in available.items():
-            print(f"{t:<{width}}  {summary}")
-        if template is None and not list_only:
-            print("nika new: give a TEMPLATE (one of the above) and optionally a NAME", file=sys.stderr)
-            return 1
-        return 0
-    if template not in available:
-        from checker.core.suggest import did_you_mean
-
-        near = did_you_mean(template, available)
-        hint = f"; did you mean `{near}`?" if near else f" (templates: {', '.join(available)})"
-        print(f"nika new: no template `{template}`{hint}", file=sys.stderr)
-        return 1
-    name = name or template
-    if not _NAME.match(name):
-        print(f"nika new: `{name}` is not kebab-case (lowercase letters, digits and `-`)", file=sys.stderr)
-        return 1
-    root = Path(directory)
-    targets = [root / f"{name}{TEMPLATE_SUFFIX}", root / f"{name}{TEST_SUFFIX}"]
-    existing = [str(p) for p in targets if p.exists()]
-    if existing:
-        print(f"nika new: {', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}", file=sys.stderr)
-        return 1
-    workflow, test = render(template, name)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        for path, text in zip(targets, (workflow, test), strict=True):
-            path.write_text(text, encoding="utf-8")
-            print(f"created  {path}")
-    except OSError as exc:
-        print(f"nika new: {directory}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
-        return 1
-    print(f"next: nika check {targets[0]} && nika test {targets[1]}")
     return 0

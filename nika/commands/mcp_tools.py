@@ -136,8 +136,8 @@ def fix(text: str | None = None, path: str | None = None, unsafe: bool = False, 
 def run_dry(text: str | None = None, path: str | None = None, model: str | None = None) -> dict[str, Any]:
     """What ``nika run --dry-run --output-format json`` prints: the plan, its effects and the permits,
     or the refusal (``nika check``'s findings) when the workflow would not run. Nothing runs."""
+    from nika.output.run_text import plan
     from runtime.engine.inputs import unsupported_run_block
-    from runtime.report import plan
 
     source, shown = _source(text, path)
     compiled = _compile(source, shown)
