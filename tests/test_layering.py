@@ -78,6 +78,7 @@ def test_no_import_circles_counting_type_checking_imports() -> None:
 PLANTS = {
     "Runtime stages": ("runtime/errors.py", "import runtime.verbs"),
     "CLI stages": ("nika/heap.py", "import nika.commands"),
+    "Language server stages": ("nika_lsp/convert.py", "import nika_lsp.server"),
 }
 
 

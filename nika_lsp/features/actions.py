@@ -24,7 +24,7 @@ from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 FIX_ALL_KIND = "source.fixAll.nika"
 QUICK_FIX_KIND = lsp.CodeActionKind.QuickFix.value
@@ -151,18 +151,18 @@ def fix_all(snap: Snapshot, encoding: str, *, versioned: bool) -> lsp.CodeAction
     )
 
 
-def _document_changes(ls: NikaLanguageServer) -> bool:
+def _document_changes(ls: Host) -> bool:
     ws = ls.client_capabilities.workspace
     return bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach the code action handler."""
 
     options = lsp.CodeActionOptions(code_action_kinds=[QUICK_FIX_KIND, FIX_ALL_KIND], resolve_provider=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)
-    async def code_action(ls: NikaLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    async def code_action(ls: Host, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         uri = params.text_document.uri
         only = params.context.only
         out: list[lsp.CodeAction] = []

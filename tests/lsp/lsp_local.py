@@ -24,7 +24,7 @@ from pytest_lsp import client_capabilities
 from nika_lsp.convert import offset_of
 from nika_lsp.documents import Documents, Snapshot
 from nika_lsp.features import actions, certificate, completion, diagnostics, graph, hover, navigation, outline
-from nika_lsp.features.context import view_of
+from nika_lsp.features.model_view import view_of
 
 _ids = itertools.count()
 
