@@ -38,7 +38,6 @@ from runtime.engine.dask_batch import Collector, Submitter
 from runtime.engine.dask_wire import effect_result, provider_env, tool_env, version_mismatch
 from runtime.engine.executor import (
     EFFECT_DEADLINE,
-    PROVIDER_TOOLS,
     EffectCall,
     EffectResult,
     ExecEffect,
@@ -306,9 +305,9 @@ class DaskExecutor:
         from checker.contracts import tables as contracts
 
         c = contracts.contract(call.tool)
-        if c is None or not c.effects or call.tool in PROVIDER_TOOLS:
-            return None  # nothing to distribute, or a media provider reached through the run's services
-        env = tool_env(call.tool, host.engine_env) if call.net else {}
+        if c is None or not c.effects or c.transport == "provider":
+            return None  # nothing to distribute, or a model provider reached through the run's services
+        env = tool_env(c.engine_env, host.engine_env) if call.net else {}
         return {**base, "kind": "tool", "env": env, "grant": self.grant()}
 
     def grant(self) -> list[Any]:

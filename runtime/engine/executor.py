@@ -203,9 +203,12 @@ class LocalExecutor:
             sink.flush()
 
     async def _builtin(self, call: ToolEffect) -> Any:
+        from checker.contracts import tables as contracts
         from runtime import builtins
 
         host, tid = self.host, call.task_id
+        c = contracts.contract(call.tool)
+        transport = c.transport if c is not None else "in_process"  # what the builtin is handed (builtins.toml)
         extra: dict[str, Any] = {}
         if call.net:  # the run's one HTTP client, the SSRF allowance, the judge for every redirect hop
             extra = {
@@ -213,9 +216,9 @@ class LocalExecutor:
                 "env": host.engine_env,
                 "judge_url": lambda url: host.boundary.check_url(tid, url, inert=call.inert),
             }
-        if call.tool == "nika:prompt" and host.gate is not None:
+        if transport == "human" and host.gate is not None:  # a person asked through the run's gate
             extra["gate"] = host.gate
-        if call.tool in PROVIDER_TOOLS:  # media providers are engine transport, like `infer:`, never permits.net
+        if transport == "provider":  # a model provider is engine transport, like `infer:`, never permits.net
             extra["services"] = host.services
         ctx = builtins.BuiltinContext(
             workdir=host.workdir,
@@ -230,7 +233,6 @@ class LocalExecutor:
 
 
 EXECUTORS: dict[str, ExecutorFactory] = {"local": LocalExecutor}
-PROVIDER_TOOLS = frozenset({"nika:image_generate", "nika:tts_generate"})  # builtins that call a model provider
 
 
 def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor:
