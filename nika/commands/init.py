@@ -20,10 +20,13 @@ STARTER = "hello"
 NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _SUMMARY = re.compile(r"^# summary: (.+)$", re.MULTILINE)
 GITIGNORE_LINE = ".nika/traces/"
+# template → (package file, where `nika new` writes it, the glob that must match nothing first): a sample
+# input, so the template's first run has something to read; never overwrites, skipped when inputs exist
+SAMPLES = {"summarise": ("summarise.sample.md", "docs/example.md", "docs/*.md")}
 HOOK_ID = "nika-check"
 
 
-def _data(name: str) -> str:
+def template_data(name: str) -> str:
     return resources.files("nika.templates").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -39,10 +42,11 @@ def templates() -> dict[str, str]:
 
 def render(template: str, name: str) -> tuple[str, str]:
     """The workflow and test texts of ``template`` with the workflow id and file set to ``name``."""
-    workflow = _data(template + TEMPLATE_SUFFIX)
+    workflow = template_data(template + TEMPLATE_SUFFIX)
     workflow = re.sub(rf"^(  id: ){re.escape(template)}$", rf"\g<1>{name}", workflow, count=1, flags=re.MULTILINE)
     workflow = _SUMMARY.sub(lambda m: f"# {m.group(1)[0].upper()}{m.group(1)[1:]}.", workflow, count=1)
-    test = _data(template + TEST_SUFFIX)
+    workflow = workflow.replace(f"{template}{TEMPLATE_SUFFIX}", f"{name}{TEMPLATE_SUFFIX}")
+    test = template_data(template + TEST_SUFFIX)
     test = test.replace(f"workflow: {template}{TEMPLATE_SUFFIX}", f"workflow: {name}{TEMPLATE_SUFFIX}", 1)
     return workflow, test
 
@@ -99,10 +103,10 @@ def init(directory: str) -> int:
         workflow, test = render(STARTER, STARTER)
         _write_new(root / f"{STARTER}{TEMPLATE_SUFFIX}", workflow, done, skipped)
         _write_new(root / f"{STARTER}{TEST_SUFFIX}", test, done, skipped)
-        _write_new(root / ".nika" / "providers.env", _data("providers.env"), done, skipped)
-        _write_new(root / ".nika" / "mcp.json", _data("mcp.json"), done, skipped)
+        _write_new(root / ".nika" / "providers.env", template_data("providers.env"), done, skipped)
+        _write_new(root / ".nika" / "mcp.json", template_data("mcp.json"), done, skipped)
         _append_once(root / ".gitignore", GITIGNORE_LINE, f"# nika run journals\n{GITIGNORE_LINE}\n", done, skipped)
-        hook = _data("pre-commit-config.yaml")
+        hook = template_data("pre-commit-config.yaml")
         precommit = root / ".pre-commit-config.yaml"
         if precommit.exists() and "repos:" in precommit.read_text(encoding="utf-8"):
             hook = hook.split("repos:\n", 1)[1]  # append the entry under the existing `repos:` list

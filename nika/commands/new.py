@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nika.commands.init import NAME, TEMPLATE_SUFFIX, TEST_SUFFIX, render, templates
+from nika.commands.init import NAME, SAMPLES, TEMPLATE_SUFFIX, TEST_SUFFIX, render, template_data, templates
 
 
 def register(sub: Any) -> None:
@@ -64,6 +64,12 @@ def new(template: str | None, name: str | None, *, directory: str = ".", list_on
         for path, text in zip(targets, (workflow, test), strict=True):
             path.write_text(text, encoding="utf-8")
             print(f"created  {path}")
+        if template in SAMPLES:
+            source, target, inputs = SAMPLES[template]
+            if not any(root.glob(inputs)):
+                (root / target).parent.mkdir(parents=True, exist_ok=True)
+                (root / target).write_text(template_data(source), encoding="utf-8")
+                print(f"created  {root / target} (a sample input)")
     except OSError as exc:
         print(f"nika new: {directory}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
         return 1

@@ -125,21 +125,6 @@ def test_explain_list_with_a_filter() -> None:
     assert nika("explain", "--list", "no-such-thing-anywhere").returncode == 1
 
 
-# -- README ----------------------------------------------------------------------------------
-
-
-def test_readme_mentions_every_command() -> None:
-    import argparse
-
-    from nika.cli import _parser
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert {"check", "explain", "graph", "lsp", "schema", "run", "doctor"} <= set(sub.choices)
-    for command in sub.choices:
-        assert f"`nika {command}" in readme, command
-
-
 def test_another_kind_of_yaml_is_one_finding() -> None:
     """A CI config saved as `.nika.yaml`: one PARSE-002 saying what the file is not, not three
     missing blocks plus an unknown field per key."""
