@@ -53,7 +53,7 @@ class _Loader:
 
 def _compile_child(path: str) -> _Child | None:
     from checker.compiler.standalone import model_of_bytes
-    from checker.parse.reader import read_referenced
+    from checker.parse.referenced import read_referenced
 
     try:
         data = read_referenced(path)

@@ -109,7 +109,7 @@ def graph(text: str | None = None, path: str | None = None) -> dict[str, Any]:
 
 def schema() -> dict[str, Any]:
     """The workflow JSON Schema ``nika schema`` prints."""
-    from checker.views.json_schema import workflow_json_schema
+    from checker.views.workflow_schema import workflow_json_schema
 
     return workflow_json_schema()
 

@@ -24,7 +24,7 @@ def run(args: Any) -> int:
     """Print the generated workflow JSON Schema on stdout."""
     import json
 
-    from checker.views.json_schema import workflow_json_schema
+    from checker.views.workflow_schema import workflow_json_schema
 
     with contextlib.suppress(BrokenPipeError):
         print(json.dumps(workflow_json_schema(), indent=2))

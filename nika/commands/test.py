@@ -86,7 +86,7 @@ def run_tests(
     verbose: bool = False,
     out: TextIO | None = None,
 ) -> int:
-    from nika.testing import report
+    from nika.testing import results as report
     from nika.testing.runner import run_file
     from nika.testing.spec import SUFFIXES, SpecError, is_test_file, load
 

@@ -20,6 +20,7 @@ from lsprotocol import types as lsp
 
 from checker.core.diagnostics import Edit
 from checker.core.source import Span
+from checker.core.vocab import Applicability
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 FIX_ALL_KIND = "source.fixAll.nika"
 QUICK_FIX_KIND = lsp.CodeActionKind.QuickFix.value
-SAFE = "safe"
 
 
 def wanted(kind: str, only: Sequence[Any] | None) -> bool:
@@ -97,7 +97,7 @@ def quick_fixes(uri: str, diagnostics: Sequence[lsp.Diagnostic]) -> list[lsp.Cod
             edits = [te for e in raw if (te := _text_edit(e)) is not None] if isinstance(raw, list) else []
             if not edits or len(edits) != len(raw or []):
                 continue  # a partial edit would be worse than none
-            preferred = len(fixes) == 1 and fix.get("applicability") == SAFE
+            preferred = len(fixes) == 1 and fix.get("applicability") == Applicability.SAFE
             out.append(
                 lsp.CodeAction(
                     title=fix["title"],
@@ -121,7 +121,7 @@ def safe_edits(snap: Snapshot) -> list[Edit]:
     out: list[Edit] = []
     for d in snap.compiled.diagnostics:
         for fix in d.fixes:
-            if fix.applicability != SAFE or not fix.edits:
+            if fix.applicability != Applicability.SAFE or not fix.edits:
                 continue
             spans = [e.span for e in fix.edits]
             inner = any(_clash(s, t) for i, s in enumerate(spans) for t in spans[i + 1 :])

@@ -1,4 +1,4 @@
-"""The turn loop: check every budget, admit the call, call the model once (through the run's
+"""The turn loop: check every budget, fit the call to them, call the model once (through the run's
 executor), act on its reply; until one named stop (:mod:`runtime.agent.stops`)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from runtime.values import materialise
 
 if TYPE_CHECKING:
     from checker.model.workflow import Agent as AgentVerb
-    from runtime.agent.budgets import Admission
+    from runtime.agent.budgets import CallBudget
     from runtime.engine.context import VerbContext
 
 
@@ -67,11 +67,11 @@ class AgentLoop(Batch):
             self.schema = returns_schema(ctx.workflow, self.tid)  # `returns:`: the same contract as a Nika type
         max_turns = verb.turn_budget if verb.turn_budget is not None else self._value(verb.max_turns, "`max_turns:`")
         max_tokens = self._value(verb.max_tokens_total, "`max_tokens_total:`")
-        self.env: Envelope = resolve_envelope(ctx, model, ctx.engine_env)
+        self.envelope: Envelope = resolve_envelope(ctx, model, ctx.engine_env)
         self.ledger = Ledger(
             int(max_turns) if isinstance(max_turns, int) else limits.DEFAULT_MAX_TURNS,
             int(max_tokens) if isinstance(max_tokens, int) else limits.DEFAULT_MAX_TOKENS_TOTAL,
-            self.env.max_cost_usd,
+            self.envelope.max_cost_usd,
         )
         skills = [str(s.value) for s in verb.skills]
         authored = system if isinstance(system, str) else None
@@ -91,7 +91,7 @@ class AgentLoop(Batch):
         tools = [("tools", [t.tool_id for t in self.tools])]
         ctx.emit("agent_tools_selected", [("task", self.tid), ("model", base.model), *tools])
         try:
-            clock = asyncio.timeout(self.env.time_left()) if self.env.own_clock else contextlib.nullcontext()
+            clock = asyncio.timeout(self.envelope.time_left()) if self.envelope.own_clock else contextlib.nullcontext()
             try:
                 async with clock:
                     await self._turns(base)
@@ -99,11 +99,11 @@ class AgentLoop(Batch):
                 if not (isinstance(clock, asyncio.Timeout) and clock.expired()):
                     raise
                 self._cut(TIMEOUT_CODE)
-                raise stops.deadline(self.env.deadline_source) from None
+                raise stops.deadline(self.envelope.deadline_source) from None
         except Stop as stop:
             return self._finish(stop)
         except asyncio.CancelledError:
-            left = self.env.time_left()
+            left = self.envelope.time_left()
             self._cut(TIMEOUT_CODE if left <= 0 else "NIKA-CANCEL-001")
             self.ledger.stop_reason = StopReason.DEADLINE if left <= 0 else StopReason.CANCELLED
             self._record(self.ledger.record())
@@ -112,9 +112,9 @@ class AgentLoop(Batch):
 
     def _cut(self, code: str) -> None:
         if self._in_flight is not None:  # a model call cut by the deadline or a cancel is journaled
-            model, t0, admitted = self._in_flight
+            model, t0, fitted = self._in_flight
             self._in_flight = None
-            self.audit.cut(model, t0, code, admitted)
+            self.audit.cut(model, t0, code, fitted)
 
     def _record(self, record: dict[str, Any]) -> None:
         task = self.ctx.task
@@ -137,7 +137,7 @@ class AgentLoop(Batch):
     async def _turns(self, base: Request) -> None:
         led = self.ledger
         while True:
-            budgets.check_before(led, self.env)
+            budgets.check_before(led, self.envelope)
             reply = await self._call(base)
             if reply.text:
                 led.last_text = reply.text
@@ -147,37 +147,37 @@ class AgentLoop(Batch):
             else:
                 self.final(reply.text)
 
-    def _request(self, base: Request) -> tuple[Request, Admission, int]:
-        """The next request: the snapshot in the system prompt, the conversation as sent, admitted."""
-        led, env, services = self.ledger, self.env, self.ctx.services
+    def _request(self, base: Request) -> tuple[Request, CallBudget, int]:
+        """The next request: the snapshot in the system prompt, the conversation as sent, its budget fitted."""
+        led, envelope, services = self.ledger, self.envelope, self.ctx.services
         priced = services.is_priced(base.model)
-        system = with_snapshot(self.system, snapshot(led, env, self.tools, priced, env.time_left()))
+        system = with_snapshot(self.system, snapshot(led, envelope, self.tools, priced, envelope.time_left()))
         messages = history.wire_messages(self.messages)
         size = history.body_bytes(system, messages, self.tools)
-        admission = budgets.admit(led, env, services, base.model, history.estimate_in(size, led.reported_in))
+        fitted = budgets.fit_call(led, envelope, services, base.model, history.estimate_in(size, led.reported_in))
         req = Request(
             base.model,
             base.prompt,
             system,
             base.temperature,
-            admission.max_tokens,
+            fitted.max_tokens,
             base.schema,
             messages=messages,
             tools=tuple(self.tools),
-            timeout_s=admission.timeout_s,
+            timeout_s=fitted.timeout_s,
         )
-        return req, admission, size
+        return req, fitted, size
 
     async def _call(self, base: Request) -> Response:
-        """One model call through the run's executor: admitted first (budgets bound it), transient
+        """One model call through the run's executor: fitted first (budgets bound it), transient
         failures retried a bounded number of times inside the same turn (an attempt, not a turn)."""
         from runtime.engine.executor import ModelEffect
 
         attempt = 0
         while True:
-            req, admission, size = self._request(base)
+            req, fitted, size = self._request(base)
             t0 = time.monotonic()
-            self._in_flight = (base.model, t0, admission.frame())
+            self._in_flight = (base.model, t0, fitted.frame())
             result = await self.ctx.perform(ModelEffect(self.tid, base.model, req, turn=True))
             self._in_flight = None
             self.ledger.provider_attempts += 1
@@ -186,41 +186,41 @@ class AgentLoop(Batch):
             except TaskError as err:
                 attempt += 1
                 if err.code == TIMEOUT_CODE:  # the call's timeout is the time left: the deadline cut it
-                    self.audit.cut(base.model, t0, err.code, admission.frame())
+                    self.audit.cut(base.model, t0, err.code, fitted.frame())
                 else:
-                    self.audit.model(base.model, t0, None, err.code, admission.frame())
+                    self.audit.model(base.model, t0, None, err.code, fitted.frame())
                 await self._after_failure(err, attempt)
                 continue
             reply = Response.from_record(output)
-            return self._account(base.model, reply, t0, admission, size)
+            return self._account(base.model, reply, t0, fitted, size)
 
     async def _after_failure(self, err: TaskError, attempt: int) -> None:
         """A failed model call: the stop it is, or the wait before the next attempt of the turn."""
         led = self.ledger
         if err.code == TIMEOUT_CODE:
             led.turns += 1
-            raise stops.deadline(self.env.deadline_source, err)
+            raise stops.deadline(self.envelope.deadline_source, err)
         if not err.transient:
             led.turns += 1
             raise Stop(StopReason.PROVIDER_ERROR, err)
         delay = retry_delay_s(err, attempt)
-        if attempt > limits.PROVIDER_RETRIES_IN_LOOP or delay >= self.env.time_left():
+        if attempt > limits.PROVIDER_RETRIES_IN_LOOP or delay >= self.envelope.time_left():
             led.turns += 1
             raise Stop(StopReason.PROVIDER_UNREACHABLE, err)
         await asyncio.sleep(delay)
-        budgets.check_before(led, self.env)
+        budgets.check_before(led, self.envelope)
 
-    def _account(self, model: str, reply: Response, t0: float, admission: Admission, size: int) -> Response:
+    def _account(self, model: str, reply: Response, t0: float, fitted: CallBudget, size: int) -> Response:
         """Count one answered call: a turn, its tokens (reported, else estimated) and its cost."""
         led, services = self.ledger, self.ctx.services
         led.turns += 1
         if not reply.usage_reported and services.is_priced(model):
-            self.audit.model(model, t0, reply, "NIKA-AGENT-005", admission.frame())
+            self.audit.model(model, t0, reply, "NIKA-AGENT-005", fitted.frame())
             raise stops.unpriced_usage(model)
         if not reply.usage_reported and not reply.tokens:
             # the token budget is never blind: an unreported turn counts its estimate
             out = json.dumps([reply.text, [[c.name, c.raw] for c in reply.tool_calls]], ensure_ascii=False)
-            led.tokens_in += admission.input_estimate
+            led.tokens_in += fitted.input_estimate
             led.tokens_out += -(-len(out.encode("utf-8")) // limits.ESTIMATE_BYTES_PER_TOKEN)
             led.estimated_turns += 1
         led.tokens_in += reply.tokens_in
@@ -229,7 +229,7 @@ class AgentLoop(Batch):
             led.tokens_out += reply.tokens
         led.reported_in = (reply.tokens_in, size) if reply.usage_reported and reply.tokens_in > 0 else None
         led.cost_usd += services.cost_of(model, reply.tokens_in, reply.tokens_out)
-        self.audit.model(model, t0, reply, None, admission.frame())
+        self.audit.model(model, t0, reply, None, fitted.frame())
         return reply
 
 

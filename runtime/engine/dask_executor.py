@@ -130,7 +130,7 @@ class DaskSession:
         session = cls(client, cluster, str(client.scheduler.address), cap_bytes=_cap(environ))
         client.subscribe_topic(dask_worker.STARTED_TOPIC, session._on_started)
         try:
-            session._admit(timeout_s)
+            session._vet_workers(timeout_s)
         except DaskUnavailable:
             session.close()
             raise
@@ -138,7 +138,7 @@ class DaskSession:
             session.dashboard = str(cluster.dashboard_link)
         return session
 
-    def _admit(self, timeout_s: float) -> None:
+    def _vet_workers(self, timeout_s: float) -> None:
         """At least one worker, every worker on this engine's versions, the failure policy known."""
         try:
             self.client.wait_for_workers(1, timeout=timeout_s)
@@ -212,8 +212,8 @@ class DaskExecutor:
             return await self.local.perform(call)
         meter = getattr(self.host.services, "meter", None) if isinstance(call, ModelEffect) else None
         if meter is not None:
-            try:  # the run's cost meter admits each model call in the driver, before it is sent
-                meter.admit(call.model, call.request)
+            try:  # the run's cost meter bounds each model call in the driver, before it is sent
+                meter.ensure_fits(call.model, call.request)
             except TaskError as err:
                 error = {"code": err.code, "message": err.message, "transient": err.transient, "details": err.details}
                 return EffectResult(None, error)

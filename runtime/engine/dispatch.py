@@ -1,4 +1,4 @@
-"""The dispatch pipeline of one admitted task (03 §DAG execution model):
+"""The dispatch pipeline of one task the gate let through (03 §DAG execution model):
 
     with: bindings  ->  when:  ->  verb (retry:, timeout:)  ->  on_error:  ->  output: bindings
 

@@ -15,7 +15,7 @@ while performing it, the timing and the tokens. ``perform`` never raises a task 
 cancellation still propagates); :meth:`EffectResult.value` turns the record back into the
 value or the :class:`~runtime.errors.TaskError` on the driver's side.
 
-What stays in the driver, whatever the executor: the admission gate, ``with:``/``when:``,
+What stays in the driver, whatever the executor: the gate (GATE-v2), ``with:``/``when:``,
 the permit decisions taken before the effect, ``retry:`` and its backoff, ``timeout:``,
 budgets, ``on_error:``, ``output:``, the trace and its witnesses. An executor only performs.
 

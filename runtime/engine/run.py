@@ -1,9 +1,9 @@
 """One run of one compiled workflow: the ready set over the precedence graph, on asyncio.
 
 There are no level barriers: a task is considered the moment its last producer settles. Its
-admission follows the gate algebra v2 of the graph the checker built (``Edge.passes``): every
+start is decided by the gate algebra v2 of the graph the checker built (``Edge.passes``): every
 incoming edge's producer must have settled inside that edge's pass-set, else the task settles
-``cancelled`` and the dead path spreads by the same rule. An admitted task runs the dispatch
+``cancelled`` and the dead path spreads by the same rule. A task the gate lets through runs the dispatch
 pipeline (:mod:`runtime.engine.dispatch`); ``on_finally:`` (:mod:`runtime.engine.on_finally`)
 runs after a started task's outcome is known and before it is published downstream. A failed
 task never stops unrelated work (in-flight tasks drain); only a user cancellation stops
@@ -191,7 +191,7 @@ class Run:
     # -- the ready set -----------------------------------------------------------------------
 
     def _pump(self) -> None:
-        """Admit every ready task: apply the gate, then start it or settle it cancelled."""
+        """Every ready task through the gate: started, or settled cancelled."""
         while self._ready:
             tid = self._ready.popleft()
             if self.records[tid].status != "pending" or tid in self._inflight or tid in self.gate.parked:
@@ -206,7 +206,7 @@ class Run:
             self._inflight[tid] = asyncio.get_running_loop().create_task(self._run_task(tid), name=f"nika:{tid}")
 
     def _gate(self, tid: str) -> TaskError | None:
-        """GATE-v2: ``None`` when every incoming edge admits, else the cancellation error."""
+        """GATE-v2: ``None`` when every incoming edge passes, else the cancellation error."""
         for e in self.graph.incoming(tid):
             rec = self.records.get(e.producer)
             if rec is None:
