@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
 
 from nika.cli_formats import add_output_format
+from nika.commands.run_console import is_tty, write
 from nika.commands.run_durable import Durable
 
 if TYPE_CHECKING:
@@ -126,10 +127,10 @@ class Say:
     fmt: str
 
     def out_text(self, text: str) -> None:
-        _write(self.out, text)
+        write(self.out, text)
 
     def note(self, line: str) -> None:
-        _write(self.err, f"nika run: note: {line}\n")
+        write(self.err, f"nika run: note: {line}\n")
 
 
 class Refused(Exception):
@@ -248,13 +249,15 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
     honoured, an executor that cannot be had), still before any effect."""
     import os
 
+    from nika.commands.run_console import progress_view
     from nika.commands.run_durable import DurableRefused, options_for, tty_prompter
+    from nika.commands.run_executor import dask_session
     from nika.commands.run_sinks import UsageError, build_sinks
     from runtime.engine.options import DEFAULT_MAX_PARALLEL, Options
 
     durable = _with_project_cap(how.durable, admitted.file)
     try:
-        sinks = build_sinks(how.events, say.fmt, _progress(say), os.environ, say.out)
+        sinks = build_sinks(how.events, say.fmt, progress_view(say.fmt, say.err), os.environ, say.out)
     except UsageError as exc:
         raise Refused(str(exc), exit_code=1) from None
     for line in sinks.notes:
@@ -268,8 +271,8 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
         say.note(line)
     trace_path = Path(how.trace_dir) if how.trace_dir else Path(".nika/traces")
     if how.gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
-        _write(say.err, line + "\n")
-    interactive = say.fmt == "text" and _is_tty(sys.stdin) and _is_tty(say.err)
+        write(say.err, line + "\n")
+    interactive = say.fmt == "text" and is_tty(sys.stdin) and is_tty(say.err)
     opts = Options(
         max_parallel=how.max_parallel or DEFAULT_MAX_PARALLEL,
         model=how.model,
@@ -281,7 +284,7 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
         **extra,
     )
     try:
-        session = _dask_session(how.executor, how.scheduler, say.err)
+        session = dask_session(how.executor, how.scheduler, say.err)
     except ValueError as exc:
         sinks.fanout.close()
         if opts.resume is not None:
@@ -301,76 +304,6 @@ def _with_project_cap(durable: Durable, file: str) -> Durable:
     from checker.project.settings import settings_for
 
     return replace(durable, max_cost_usd=settings_for(file).max_cost_usd)
-
-
-def _progress(say: Say) -> Callable[[dict[str, Any]], None] | None:
-    """The progress view of the text format: one line per task transition on stderr, and while
-    models stream, one live line rewritten in place on a terminal (``None`` for json)."""
-    if say.fmt != "text":
-        return None
-    from nika.output.run_text import StreamLine, event_line
-
-    err = say.err
-    live = StreamLine(_columns(err)) if _is_tty(err) else None
-
-    def progress(event: dict[str, Any]) -> None:
-        if event.get("type") == "infer.chunk":
-            if live is not None:
-                _write(err, live.chunk(event), controls=live.erase())
-            return
-        line = event_line(event)
-        if line is not None:
-            _write(err, line + "\n", controls=live.clear() if live is not None else "")
-        elif live is not None and str(event.get("type")).startswith("workflow."):  # before the summary
-            _write(err, "", controls=live.clear())
-
-    return progress
-
-
-def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> Any:
-    """The Dask session ``--executor dask`` asks for (``None`` for the local executor); a
-    ``ValueError`` with a one-line message when it cannot be had."""
-    import os
-
-    executor = executor or os.environ.get("NIKA_EXECUTOR") or "local"
-    if executor not in ("local", "dask"):
-        raise ValueError(f"NIKA_EXECUTOR is `{executor}`; the executors are `local` and `dask`")
-    if executor != "dask":
-        if scheduler:
-            raise ValueError("--scheduler needs --executor dask")
-        return None
-    from runtime.engine.dask_executor import DaskSession, DaskUnavailable
-
-    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
-    try:
-        session = DaskSession.start(address, env=dict(os.environ))
-    except DaskUnavailable as exc:
-        raise ValueError(f"--executor dask: {exc}") from None
-    where = f"joined {session.address}" if address else f"started a local cluster at {session.address}"
-    line = f"nika run: dask: {where} ({session.workers} workers)"
-    if session.dashboard:
-        line += f"; dashboard {session.dashboard}"
-    elif not address:
-        line += "; no dashboard (pip install bokeh for one)"
-    _write(err, line + "\n")
-    return session
-
-
-def _columns(stream: Any) -> int:
-    """The width of the terminal ``stream`` writes to (80 when it cannot be told)."""
-    import os
-
-    try:
-        return os.get_terminal_size(stream.fileno()).columns or 80
-    except (AttributeError, OSError, ValueError):
-        return 80
-
-
-def _is_tty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 def _gc_at_start(trace_dir: Path) -> str | None:
@@ -440,7 +373,7 @@ def render(admitted: Admitted, prepared: Prepared, result: RunResult, say: Say) 
     if say.fmt == "json":
         say.out_text(json.dumps(report, default=str) + "\n")
     else:
-        _write(say.err, summary_text(report, admitted.file))
+        write(say.err, summary_text(report, admitted.file))
         if not prepared.sinks.events_on_stdout:  # else stdout is the stream; its terminal event carries the outputs
             say.out_text(json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
     for line in [result.trace_error, *prepared.sinks.fanout.close()]:
@@ -464,7 +397,7 @@ def refuse(say: Say, why: Refused) -> int:
             "trace": None,
         }
         say.out_text(json.dumps(doc) + "\n")
-    _write(say.err, f"nika run: {why.message}\n")
+    write(say.err, f"nika run: {why.message}\n")
     return why.exit_code
 
 
@@ -474,8 +407,8 @@ def _refuse_findings(say: Say, verdict: Any) -> int:
 
     check = CheckRun((verdict.report,))
     if say.fmt != "json":
-        _write(say.err, render_check(check, "full", color=False))
-        _write(say.err, "nika run: refused before any effect; fix the errors above (`nika check` shows the same)\n")
+        write(say.err, render_check(check, "full", color=False))
+        write(say.err, "nika run: refused before any effect; fix the errors above (`nika check` shows the same)\n")
         return REFUSED
     findings = json.loads(render_check(check, "json"))["reports"][0]["findings"]
     failing = ("error", "warning") if verdict.report.strict else ("error",)
@@ -484,15 +417,3 @@ def _refuse_findings(say: Say, verdict: Any) -> int:
     doc = {"workflow_state": "refused", "tasks": {}, "outputs": {}, "events": [], "error": error}
     say.out_text(json.dumps({**doc, "findings": findings, "trace": None}) + "\n")
     return REFUSED
-
-
-def _write(stream: TextIO, text: str, *, controls: str = "") -> None:
-    """Everything the run command prints goes through here, escaped for a terminal (``controls``:
-    the engine's own cursor controls, written first and unescaped: the live stream line)."""
-    from checker.core.display import terminal_safe
-
-    try:
-        stream.write(controls + terminal_safe(text))
-        stream.flush()
-    except BrokenPipeError:
-        pass
