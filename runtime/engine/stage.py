@@ -11,11 +11,10 @@ from typing import Any, Protocol
 
 from checker.core.vocab import OnErrorAction, Status
 from checker.model.workflow import Exec, Invoke, Task
-from runtime.engine.executor import EFFECT_DEADLINE
 from runtime.engine.records import Outcome, timeout_error
 from runtime.engine.retry import AttemptingRun, attempts
 from runtime.errors import INTERNAL, TaskError
-from runtime.guard.limits import MAX_VALUE_DEPTH
+from runtime.guard.limits import EFFECT_DEADLINE, MAX_VALUE_DEPTH
 from runtime.values import deeper_than, materialise
 
 

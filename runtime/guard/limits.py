@@ -6,6 +6,15 @@ from traces); "seed" marks a value taken from the agent-loop design note the loo
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
+# -- the task's deadline ----------------------------------------------------------------------
+
+# The task's ``timeout:`` as (``time.monotonic()`` deadline, the timeout in ms), set by the verb
+# stage around the verb: an executor out of process sends what is left of it with the effect, and
+# a network exchange defers to it instead of the engine's own deadline.
+EFFECT_DEADLINE: ContextVar[tuple[float, int] | None] = ContextVar("nika_effect_deadline", default=None)
+
 # -- the agent loop ---------------------------------------------------------------------------
 
 # spec 02 §agent Fields: `max_turns` defaults to 10 (the checker resolves it: Agent.turn_budget).
@@ -91,6 +100,10 @@ SILENT_CONNECTION_CEILING_S = 600.0
 # (stdlib/providers-v0.1.md: without a `timeout:` a stream has no total deadline, only this guard);
 # a local server's stream gets LOCAL_CALL_TIMEOUT_S, room for a long prompt before the first token.
 STREAM_IDLE_TIMEOUT_S = 120.0
+# Ours: an engine setting (the engine's environment) that bounds every provider call without a
+# `timeout:` in total, streamed or not; unset, the class defaults above hold and a stream has only
+# its idle guard, as stdlib/providers-v0.1.md §Transport deadline says.
+PROVIDER_DEADLINE_VAR = "NIKA_PROVIDER_DEADLINE_S"
 # heuristic: the largest reply body we read; a bigger one fails as a provider error, not a hang.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 # heuristic: `max_tokens` when the workflow gives none and the wire requires one (Anthropic).
