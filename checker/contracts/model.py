@@ -30,7 +30,7 @@ TOOL_CODE = "NIKA-INVOKE-001"
 # How the engine reaches what a builtin touches (the `transport` column of builtins.toml).
 TRANSPORTS = ("in_process", "fs", "http", "provider", "human")
 # The wire protocols a provider's adapter speaks (the `wire` column of providers.toml).
-WIRES = ("openai", "anthropic", "gemini", "mock")
+WIRES = ("openai", "anthropic", "gemini", "ollama", "mock")
 
 TYPES = ("string", "integer", "number", "boolean", "object", "array", "any", "duration", "enum", "null")
 

@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {  # command -> its module under nika/commands/
     "lsp": "lsp",
     "schema": "schema",
     "run": "run",
+    "catalog": "catalog",
     "decide": "decide",
     "doctor": "doctor",
     "secrets": "secrets",

@@ -23,6 +23,7 @@ THINKING = {
     "gemini": "gemini",
     "openrouter": "openrouter",
     "openai": "effort",
+    "ollama": "ollama",
     "mock": "mock",
 }
 # The adapter that speaks each wire (the `wire` column of providers.toml names one per provider):
@@ -31,8 +32,10 @@ ADAPTERS = {
     "openai": ("runtime.providers.wire_openai", "OpenAIChat"),
     "anthropic": ("runtime.providers.wire_anthropic", "AnthropicMessages"),
     "gemini": ("runtime.providers.wire_gemini", "GeminiGenerate"),
+    "ollama": ("runtime.providers.wire_ollama", "OllamaChat"),
     "mock": ("runtime.providers.mock", "MockProvider"),
 }
+OPENAI_COMPATIBLE_SUFFIX = "/chat/completions"
 
 
 def endpoint_for(pid: str, env: dict[str, str]) -> Any:
@@ -63,7 +66,15 @@ def make_provider(prefix: str, services: Any) -> Provider:
     ep = endpoint_for(prefix, services.env)  # an unknown prefix is refused here (NIKA-PROVIDER-002)
     if ep.key:
         services.remember_secret(ep.key)
-    return adapter(wire)(ep, services)
+    return adapter(wire_of(wire, ep.url))(ep, services)
+
+
+def wire_of(wire: str, url: str) -> str:
+    """The wire spoken at ``url``: an Ollama endpoint configured as its OpenAI-compatible API
+    (``…/chat/completions``) is spoken to as one; every other provider on its table's ``wire``."""
+    if wire == "ollama" and url.split("?")[0].rstrip("/").endswith(OPENAI_COMPATIBLE_SUFFIX):
+        return "openai"
+    return wire
 
 
 def adapter(wire: str) -> Any:
