@@ -166,7 +166,7 @@ def _shown(value: Any) -> str:
 
 
 def parse_answers(pairs: list[str]) -> dict[str, Any]:
-    from runtime.guard.admission import assignment  # parsed as `--var` is
+    from runtime.engine.inputs import assignment  # parsed as `--var` is
 
     out: dict[str, Any] = {}
     for pair in pairs:

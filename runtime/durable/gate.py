@@ -37,23 +37,43 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.durable import ticket as tickets
 from runtime.durable.ticket import TICKET_TTL_S, canonical, sha256
-from runtime.engine.events import Fields
 from runtime.errors import TaskError
-from runtime.journal.write import APPROVAL_FIELDS
+from runtime.journal.write import APPROVAL_FIELDS, Fields
 
 if TYPE_CHECKING:
+    from checker.model.workflow import CompiledWorkflow, Workflow
     from runtime.durable.resume_index import ResumeIndex
     from runtime.durable.ticket import Claim
-    from runtime.engine.records import Options
-    from runtime.engine.run import Run
 
 __all__ = ["APPROVALS_PER_RUN", "SEC_010", "TICKET_TTL_S", "Gate", "GatePause", "canonical", "now", "sha256"]
 APPROVALS_PER_RUN = 5  # NEP-0013 §3: N per run; the N+1th is a HALT, never a queue
 SEC_010 = "NIKA-SEC-010"
+
+
+class GatedRun(Protocol):
+    """What a gate reads of its run (:class:`runtime.engine.run.Run`)."""
+
+    run_nonce: str
+    wf: Workflow
+    compiled: CompiledWorkflow
+
+    def emit(self, kind: str, fields: Fields) -> None: ...
+
+
+class GateOptions(Protocol):
+    """What a gate reads of the run's options (:class:`runtime.engine.options.Options`)."""
+
+    answers: dict[str, Any]
+    resume: ResumeIndex | None
+    prompter: Callable[[dict[str, Any]], Any] | None
+    interactive: bool
+    parent_gate: Any
+    model: str | None
+    claims: dict[str, Claim]
 
 
 class GatePause(Exception):
@@ -108,7 +128,7 @@ class Gate:
             self._spent_before(resume)
 
     @classmethod
-    def for_run(cls, run: Run, o: Options) -> Gate:
+    def for_run(cls, run: GatedRun, o: GateOptions) -> Gate:
         from runtime.durable.downstream_effects import action_identity, effects_after, gated_actions
         from runtime.durable.resume_index import descendants
 

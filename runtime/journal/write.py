@@ -34,6 +34,7 @@ from typing import Any
 
 from runtime.journal.scan import GENESIS_TAG, KNOWN_GENESIS, WORKFLOW_TERMINAL  # noqa: F401 - the vocabulary, here too
 
+Fields = list[tuple[str, Any]]  # one frame's fields in order: what every emitter hands the journal
 TRACE_FORMAT = 2
 
 KINDS = frozenset(

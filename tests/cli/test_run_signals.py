@@ -47,7 +47,7 @@ sys.exit(main())
 AT_COMPILE = """
 import os, signal, sys
 SIG = getattr(signal, sys.argv.pop(1))
-import runtime.guard.admission as admission
+import runtime.engine.inputs as admission
 compiled = admission.compile_file
 def compile_file(*a, **k):
     got = compiled(*a, **k)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from durable_helpers import cache_hits, run
 
-from nika.commands.run import trace_verify_command
 from nika.commands.trace import run as trace_run
+from nika.commands.trace import trace_verify
 from runtime.journal import write
 from runtime.journal.incomplete import mark_path, read_mark
 
@@ -88,7 +88,7 @@ def test_a_journal_the_disk_refused_keeps_the_verdict_and_says_where_it_stops(wf
     (row,) = ls_rows(tmp_path, capsys)
     assert row["incomplete_from"] == 12 and row["damage"] == "incomplete"
     out = io.StringIO()
-    assert trace_verify_command(str(journal), out=out, output_format="json") == 1
+    assert trace_verify(str(journal), "json", out) == 1
     verdict = json.loads(out.getvalue())
     assert verdict["verdict"] == "finding" and verdict["damage"] == "incomplete"
     before = ran(tmp_path)
@@ -120,13 +120,13 @@ def test_a_file_size_limit_tears_the_journal_and_every_reader_agrees(tmp_path):
     (journal,) = (tmp_path / "traces").glob("*.ndjson")
     assert not journal.read_bytes().endswith(b"\n")  # cut mid-frame
     out = io.StringIO()
-    code = trace_verify_command(str(journal), out=out, output_format="json")
+    code = trace_verify(str(journal), "json", out)
     verdict = json.loads(out.getvalue())
     assert code == 1 and verdict["verdict"] == "finding" and verdict["damage"] == "incomplete"
     assert mark_path(journal).exists()
     mark_path(journal).unlink()  # without the mark (the disk refused it too): torn, still never forged
     out = io.StringIO()
-    trace_verify_command(str(journal), out=out, output_format="json")
+    trace_verify(str(journal), "json", out)
     assert json.loads(out.getvalue())["damage"] == "torn"
 
 
@@ -210,7 +210,7 @@ def test_every_reader_gives_one_verdict_per_damage_class(
     journal.write_bytes(_damaged(whole.read_bytes(), damage))
     whole.unlink()
     out = io.StringIO()
-    assert trace_verify_command(str(journal), out=out, output_format="json") == code
+    assert trace_verify(str(journal), "json", out) == code
     got = json.loads(out.getvalue())
     assert (got["verdict"], got["damage"]) == (verdict, damage)
     (row,) = ls_rows(tmp_path, capsys)
