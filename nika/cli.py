@@ -1,5 +1,5 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | decide | doctor | secrets | trace |
-init | new | test | mcp.
+"""The ``nika`` command line: check | explain | graph | inspect | lsp | schema | run | decide | doctor | secrets |
+trace | init | new | test | mcp.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -97,6 +97,10 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     g.add_argument("file", metavar="FILE", help="a workflow file, or - for stdin")
     g.add_argument("--format", choices=GRAPH_FORMATS, default="mermaid", help="output format (default: mermaid)")
+
+    from nika.commands.inspect import add_parser as add_inspect  # stdlib-only at import
+
+    add_inspect(sub)
 
     lsp = sub.add_parser("lsp", help="start the language server (stdio)")
     transport = lsp.add_mutually_exclusive_group()
@@ -239,6 +243,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_explain(args.code)
     if args.command == "graph":
         return cmd_graph(args.file, args.format)
+    if args.command == "inspect":
+        from nika.commands.inspect import run as inspect_run
+
+        return inspect_run(args)
     if args.command == "lsp":
         return cmd_lsp(args)
     if args.command == "schema":
@@ -311,28 +319,37 @@ def cmd_explain_list(pattern: str) -> int:
 
 
 def cmd_graph(path: str, fmt: str) -> int:
-    """Print the plan of one workflow; 1 when it cannot be read or is not a YAML mapping."""
+    """Draw one workflow's projection (or print it, ``--format json``); 1 when it cannot be read or
+    is not a YAML mapping, 2 when ``--format json`` has no projection to print (findings)."""
     import contextlib
 
+    from checker.project.admission import configured
     from checker.project.files import compile_path
-    from checker.views.plan import plan_document
+    from checker.views.plan import dead_tasks
+    from checker.views.projection import project
     from nika.output.graph_formats import render_graph
 
     compiled, why = compile_path(path)
     if compiled is None:
         print(f"nika graph: {path}: {why}", file=sys.stderr)
         return 1
-    doc = plan_document(compiled)
-    if "reason" in doc:
+    if fmt == "json":
+        from nika.commands.inspect import print_projection
+
+        return print_projection("nika graph", path, compiled)
+    checked = configured(compiled, path)
+    p = project(checked)
+    if p.draft is None:
         why = "no workflow to draw (the text is not a YAML mapping); `nika check` says more"
         print(f"nika graph: {path}: {why}", file=sys.stderr)
         return 1
     wf = compiled.workflow
     name = (wf.id if wf is not None else None) or os.path.basename(path)
+    dead = dead_tasks(compiled, compiled.graph) if compiled.graph is not None else set()
     with contextlib.suppress(BrokenPipeError):
-        sys.stdout.write(render_graph(doc, fmt, name=name))
+        sys.stdout.write(render_graph(p, fmt, name=name, dead=dead))
         sys.stdout.flush()
-    errors = sum(1 for d in compiled.diagnostics if d.is_error)
+    errors = sum(1 for d in checked.diagnostics if d.is_error)
     if errors:
         noun = "error" if errors == 1 else "errors"
         print(f"nika graph: {path} has {errors} {noun}; `nika check {path}` shows them", file=sys.stderr)

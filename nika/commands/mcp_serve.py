@@ -1,8 +1,8 @@
 """``nika mcp serve``: the checker as an MCP server, so coding agents check workflows as they write.
 
 Tools (each takes the workflow as ``text`` or a ``path``; see :mod:`nika.commands.mcp_tools`): ``check``
-(the JSON report), ``explain`` (a code's teaching text), ``graph`` (the plan), ``schema`` (the
-workflow JSON Schema), ``fix`` (the diff; writes only with ``write: true``) and ``run_dry`` (the
+(the JSON report), ``explain`` (a code's teaching text), ``nika_inspect`` (the canonical projection,
+read-only), ``schema`` (the workflow JSON Schema), ``fix`` (the diff; writes only with ``write: true``) and ``run_dry`` (the
 plan of a run, nothing executed). Resources: ``nika://codes`` (the code registry) and
 ``nika://codes/{code}`` (one code explained). Transports: stdio (default) and streamable HTTP
 (``--http HOST:PORT``, loopback unless told otherwise). Built on the ``mcp`` SDK's ``MCPServer``.
@@ -25,6 +25,7 @@ def build() -> Any:
     """The server with its tools and resources registered (not started)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
     from nika.commands import mcp_tools as t
 
@@ -48,10 +49,23 @@ def build() -> Any:
         """Explain a NIKA code (e.g. NIKA-DAG-001 or DAG-001) or a lint rule (native-first/001)."""
         return guarded(t.explain, code)
 
-    @srv.tool()
-    def graph(text: str | None = None, path: str | None = None) -> dict[str, Any]:
-        """The workflow's plan: tasks in waves, edges by role, dead tasks, tasks on a cycle."""
-        return guarded(t.graph, text, path)
+    @srv.tool(
+        annotations=ToolAnnotations(
+            title="Inspect a workflow's projection",
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+        structured_output=False,  # the result is built here: the canonical text, and the same document as data
+    )
+    def nika_inspect(text: str | None = None, path: str | None = None) -> Any:
+        """The workflow's canonical projection (spec 16, graph_format 2): tasks in wave order with
+        the permits, cost interval and policy each declares, and the derived edges (value,
+        observation, control, recovery). The text is the canonical JSON `nika inspect --format json`
+        prints, byte for byte. Errors with `parse` or `findings` when there is no projection."""
+        doc = guarded(t.nika_inspect, text, path)
+        return CallToolResult(content=[TextContent(type="text", text=doc)], structured_content=json.loads(doc))
 
     @srv.tool()
     def schema() -> dict[str, Any]:
