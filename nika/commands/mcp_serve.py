@@ -2,8 +2,8 @@
 
 Tools (each takes the workflow as ``text`` or a ``path``; see :mod:`nika.commands.mcp_tools`): ``check``
 (the JSON report), ``explain`` (a code's teaching text), ``nika_inspect`` (the canonical projection,
-read-only), ``schema`` (the workflow JSON Schema), ``fix`` (the diff; writes only with ``write: true``) and ``run_dry`` (the
-plan of a run, nothing executed). Resources: ``nika://codes`` (the code registry) and
+read-only), ``schema`` (the workflow JSON Schema), ``fix`` (the diff; writes only with ``write: true``)
+and ``run_dry`` (the plan of a run, nothing executed). Resources: ``nika://codes`` (the code registry) and
 ``nika://codes/{code}`` (one code explained). Transports: stdio (default) and streamable HTTP
 (``--http HOST:PORT``, loopback unless told otherwise). Built on the ``mcp`` SDK's ``MCPServer``.
 """
