@@ -40,7 +40,8 @@ def main() -> int:
     from checker.engine.pipeline import compile_text
     from runtime.engine import dask_batch, dask_worker
     from runtime.engine.dask_executor import DaskSession
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
 
     sent: list[dict[str, Any]] = []
     send = dask_batch.Submitter.send

@@ -5,7 +5,8 @@ and the ``item`` of a ``for_each`` give operands a static type
 (:mod:`checker.rules.support.expr_typing`). An operation that fails for every value of those types
 — ``inputs.flag.startsWith('a')`` on a ``bool`` input, ``with.n < "5"`` on an integer binding,
 ``inputs.p.x`` on a string, ``const.hosts.startsWith('a')`` on a list — is reported here with the
-code and the words of the run's own evaluator (NIKA-VAR-006, NIKA-VAR-001). A member read outside
+code and the words of the run's own evaluator (NIKA-VAR-006, NIKA-VAR-001), as a warning: both are
+failures at evaluation (05), so the workflow stays valid. A member read outside
 the closed object a producer's ``returns:`` declares is NIKA-VAR-003 (04 §static binding
 validation: the ``returns:`` walk). Unknown types and the parts of an expression a run may skip
 (the right of ``&&``/``||``, the branches of ``?:``, the argument of ``has()``) are never judged.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.core.codes import report
+from checker.core.codes import report, run_failure
 from checker.core.diagnostics import Diagnostic, Edit, Fix
 from checker.core.suggest import did_you_mean
 from checker.expr.evaluate import UNRESOLVED
@@ -83,10 +84,10 @@ def _site_findings(typer: Typer, site: ExprSite) -> Iterator[Diagnostic]:
             yield _outside_returns(site, found, producer, start, end, island.expr_start)
             continue
         text = site.value.value[island.expr_start : island.expr_start + island.expr.end]
-        yield report(
+        yield run_failure(
             error.code,
             site.span_of(start, end),
-            f"{error.message} (by the declared types, every run fails here)",
+            f"{error.message} (by the declared types)",
             _typed(found, text) + _repair(node),
             task=site.task,
         )

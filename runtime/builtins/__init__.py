@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 
 Builtin = Callable[[dict[str, Any], "BuiltinContext"], Awaitable[Any]]
 
@@ -98,7 +98,7 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *
         raise misfit
     impl = REGISTRY.get(tool_id)
     if impl is None:
-        raise TaskError(NOT_BUILT, f"`{tool_id}` is not available in this build of nika yet")
+        raise not_built("builtin", f"`{tool_id}` is not available in this build of nika yet", tool=tool_id)
     return await impl(args, ctx)
 
 

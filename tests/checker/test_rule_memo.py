@@ -58,7 +58,10 @@ def test_a_typed_expression_follows_its_producers_returns() -> None:
     """NIKA-VAR-006/-001 by declared types (the typed-expression memo, issue 41): a reader's
     verdict follows the `returns:` of the task it reads, through a `with:` binding."""
     producer = '  a:\n    infer: { prompt: "p" }\n    returns: {object: {n: integer}}\n'
-    reader = '  b:\n    with: { x: "${{ tasks.a.output.n }}" }\n    infer: { prompt: "${{ with.x.startsWith(\'a\') }}" }\n'
+    reader = (
+        '  b:\n    with: { x: "${{ tasks.a.output.n }}" }\n'
+        '    infer: { prompt: "${{ with.x.startsWith(\'a\') }}" }\n'
+    )
     typed = HEAD + "tasks:\n" + producer + reader
     as_string = typed.replace("{n: integer}", "{n: string}")
     codes = _versions(IncrementalDocument(), as_string, typed, as_string)
@@ -66,7 +69,10 @@ def test_a_typed_expression_follows_its_producers_returns() -> None:
 
 
 def test_a_typed_expression_follows_the_envelope_types() -> None:
-    body = 'tasks:\n  a:\n    infer: { prompt: "${{ inputs.n.startsWith(\'a\') }}" }\n  b:\n    infer: { prompt: "q" }\n'
+    body = (
+        'tasks:\n  a:\n    infer: { prompt: "${{ inputs.n.startsWith(\'a\') }}" }\n'
+        '  b:\n    infer: { prompt: "q" }\n'
+    )
     as_string = HEAD + "inputs:\n  n: { type: string, default: x }\n" + body
     as_integer = as_string.replace("type: string, default: x", "type: integer, default: 1")
     codes = _versions(IncrementalDocument(), as_string, as_integer, as_string)

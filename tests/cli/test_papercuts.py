@@ -162,5 +162,8 @@ def test_a_task_field_inside_a_verb_body_says_one_level_up() -> None:
 
 def test_a_dedented_task_body_is_named_as_such() -> None:
     text = "nika: v1\nworkflow: { id: t }\ntasks:\n  a:\n  exec: { command: [echo] }\n"
-    help = _helps(text)["NIKA-PARSE-008"]
-    assert "one indentation level too shallow" in help and "flow mapping" not in help
+    helps = _helps(text)
+    assert helps["NIKA-PARSE-019"] == "Indent the body under `a:`." and "NIKA-PARSE-008" not in helps
+    # a task-field key among the task ids with no empty task before it: still named as a stray field
+    stray = "nika: v1\nworkflow: { id: t }\ntasks:\n  a: { exec: { command: [echo] } }\n  exec: { command: [echo] }\n"
+    assert "one indentation level too shallow" in _helps(stray)["NIKA-PARSE-008"]
