@@ -132,6 +132,7 @@ class ExecutorHost:
     events: EventSink
     engine_env: Mapping[str, str] = field(default_factory=dict)
     gate: Any = None  # the run's human gate (runtime.durable.gate), handed to `nika:prompt`
+    inspect: Callable[[str], dict[str, Any]] | None = None  # the run's own state by view, for `nika:inspect`
 
 
 ExecutorFactory = Callable[[ExecutorHost], Executor]
@@ -215,6 +216,8 @@ class LocalExecutor:
             }
         if call.tool == "nika:prompt" and host.gate is not None:
             extra["gate"] = host.gate
+        if call.tool == "nika:inspect" and host.inspect is not None:  # pure, so it never leaves the driver
+            extra["inspect"] = host.inspect
         if call.tool in PROVIDER_TOOLS:  # media providers are engine transport, like `infer:`, never permits.net
             extra["services"] = host.services
         ctx = builtins.BuiltinContext(

@@ -34,7 +34,7 @@ tasks:
       took: ${{ tasks.fetch.duration_ms }}
     infer:
       prompt: "Summarize ${{ with.page }} (${{ with.took }} ms)"
-      model: mock/fixed
+      model: mock/mock-deterministic
   translate:
     for_each: ["fr", "de"]
     when: ${{ inputs.go == true }}
@@ -112,7 +112,7 @@ async def test_the_semantic_document_carries_the_projection_verbatim(client: Lan
         "fan_out": None,
         "cost_interval": None,
     }
-    assert nodes["summarize"]["model"] == "mock/fixed"  # the task's own model wins
+    assert nodes["summarize"]["model"] == "mock/mock-deterministic"  # the task's own model wins
     assert nodes["translate"]["model"] == "mock/echo"  # else the envelope's
     assert nodes["translate"]["when"] == "${{ inputs.go == true }}"  # the condition as written
     assert nodes["translate"]["fan_out"] == {"kind": "list", "count": 2}
