@@ -98,7 +98,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     g.add_argument("file", metavar="FILE", help="a workflow file, or - for stdin")
     g.add_argument("--format", choices=GRAPH_FORMATS, default="mermaid", help="output format (default: mermaid)")
 
-    from nika.commands.inspect import add_parser as add_inspect  # stdlib-only at import
+    from nika.commands.inspect import register as add_inspect  # stdlib-only at import
 
     add_inspect(sub)
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 INSPECT_FORMATS = ("text", "json")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "inspect",
         help="print a workflow's canonical projection (spec 16: the graph the editor and MCP serve)",

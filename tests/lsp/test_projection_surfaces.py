@@ -33,11 +33,15 @@ from nika_lsp.features.semantic_document import document_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT.parent / "shared" / "nika-spec"
-ROUND_TRIP = ["nika/templates/summarise.nika.yaml", "examples/resilient-lookup.nika.yaml", "examples/deploy-gate.nika.yaml"]
+ROUND_TRIP = [
+    "nika/templates/summarise.nika.yaml",
+    "examples/resilient-lookup.nika.yaml",
+    "examples/deploy-gate.nika.yaml",
+]
 
 
 def _corpus() -> list[Path]:
-    ours = [*sorted((ROOT / "nika" / "templates").glob("*.nika.yaml")), *sorted((ROOT / "examples").glob("*.nika.yaml"))]
+    ours = sorted((ROOT / "nika" / "templates").glob("*.nika.yaml")) + sorted((ROOT / "examples").glob("*.nika.yaml"))
     if not SPEC.is_dir():
         return ours
     spec = sorted((SPEC / "templates").glob("*.nika.yaml")) + sorted((SPEC / "conformance").rglob("*.yaml"))
