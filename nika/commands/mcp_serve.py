@@ -16,8 +16,9 @@ from typing import Any
 
 INSTRUCTIONS = (
     "Check Nika workflow files (nika: v1) while you write them: call `check` with the file's text, fix "
-    "every error it reports (`explain` teaches a code; `fix` returns the safe fixes as a diff), and "
-    "call `run_dry` to see the plan and the effects a run would need. Nothing here runs a workflow."
+    "every error it reports (`explain` teaches a code; `fix` returns the safe fixes as a diff), "
+    "call `nika_inspect` for the task graph (each task's permits, cost and policy; the derived edges) and "
+    "`run_dry` to see the plan and the effects a run would need. Nothing here runs a workflow."
 )
 
 

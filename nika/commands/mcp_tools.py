@@ -100,11 +100,10 @@ def nika_inspect(text: str | None = None, path: str | None = None) -> str:
     """The canonical projection (spec 16): the bytes ``nika inspect --format json`` prints and the
     language server's ``nika/semanticDocument`` carries under ``graph``. Without one, the tool
     error names the one-word reason (``parse`` or ``findings``)."""
-    from checker.project.admission import configured
-    from checker.views.projection import project
+    from nika.commands.inspect import projection_of
 
     source, shown = _source(text, path)
-    p = project(configured(_compile(source, shown), shown if os.path.exists(shown) else None))
+    p = projection_of(_compile(source, shown), shown if os.path.exists(shown) else None)
     doc = p.canonical()
     if doc is None:
         why = "the text is not a workflow" if p.reason == "parse" else "the workflow has check errors"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from checker.core.display import clip
+from checker.views.plan import TEXT_LIMIT
 from checker.views.projection import Projection, waves_of
 from nika.output import GRAPH_FORMATS
 
@@ -56,7 +57,7 @@ def drawing(p: Projection, dead: set[str]) -> dict[str, Any] | None:
         if n.tool is not None:
             node["tool"] = n.tool
         if n.model is not None:
-            node["model"] = clip(n.model, 200)
+            node["model"] = clip(n.model, TEXT_LIMIT)
         if n.id in dead:
             node["dead"] = True
         nodes.append(node)
