@@ -29,7 +29,9 @@ def _annotations() -> dict[str, Any]:
     from mcp.types import ToolAnnotations
 
     def ro(title: str) -> Any:
-        return ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
+        return ToolAnnotations(
+            title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        )
 
     return {
         "check": ro("Check a workflow"),

@@ -56,9 +56,12 @@ def _cli(path: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def _mcp(path: str) -> tuple[str | None, str | None]:
+def _mcp(path: str, text: str) -> tuple[str | None, str | None]:
+    """The tool as an agent calls it: the file's text, named by its path (which chooses the configuration).
+    The conformance inputs are not named *.nika.yaml, so the server would not read them by path; the
+    spec's files sit beside the project, so the server is given both trees as its roots."""
     try:
-        return mcp_tools.nika_inspect(path=path), None
+        return mcp_tools.nika_inspect(text=text, path=path, roots=(str(ROOT.resolve()), str(SPEC.resolve()))), None
     except mcp_tools.ToolError as exc:
         return None, str(exc)
 
@@ -74,7 +77,7 @@ def test_the_three_surfaces_serve_one_projection(monkeypatch: pytest.MonkeyPatch
         status, out, err = _cli(shown)
         text = path.read_text(encoding="utf-8", errors="replace")
         doc = document_for(analyze(path.as_uri(), text, 1, (str(ROOT),)), "utf-16")
-        mcp_text, mcp_error = _mcp(shown)
+        mcp_text, mcp_error = _mcp(shown, text)
         if doc["graph"] is None:
             reason = doc["reason"]
             assert (status, out) == (2, "") and f"no projection ({reason})" in err, shown
