@@ -25,9 +25,10 @@ The graph document (``graph_format: 2``)::
   line or a computed program). ``when`` is the condition as written (``"true"``/``"false"`` for a
   boolean). ``fan_out`` is ``{"kind": "list", "count": n}`` for a literal list, ``{"kind":
   "expression"}`` otherwise. ``cost_interval`` is priced model tasks only (the price table is an
-  argument; none is read from the environment, so the bytes depend on the source alone): the
-  worst case is the certificate's ceiling (every attempt of every item at the token cap), the
-  minimum path one attempt per item; no price or no cap, no interval (never a fabricated 0).
+  argument, by default the model catalog's list prices; ``NIKA_PRICES`` is never read, so the
+  bytes depend on the source and the shipped catalog alone): the worst case is the certificate's
+  ceiling (every attempt of every item at the token cap), the minimum path one attempt per item;
+  no price or no cap, no interval (never a fabricated 0).
   ``model`` is the effective model as written (the task's, else the workflow's); ``timeout_ms``
   the parsed ``timeout:``; ``outputs`` the ``output:`` binding names in source order.
 * **Edges** are the derived edges of :mod:`checker.model.graph`: one per ``with:`` binding and
@@ -74,6 +75,8 @@ SEMANTIC_DOCUMENT_FORMAT = 1
 REASONS = ("parse", "findings")
 #: edge kinds whose extra field is the ``with:`` binding that created them
 DATA_KINDS = frozenset({EdgeRole.VALUE, EdgeRole.TERMINAL_OBSERVATION, EdgeRole.FAILURE_OBSERVATION})
+#: the default prices: the model catalog's list prices alone (``checker/contracts/models.toml``)
+CATALOG_PRICES = PriceTable(catalog=True, source="the model catalog")
 #: permit families, the ``permits:`` plane each names
 FAMILIES = {"exec": "exec", "fs.read": "fs.read", "fs.write": "fs.write", "net": "net.http", "tools": "tool"}
 
@@ -200,13 +203,14 @@ def canonical(doc: Any) -> str:
 
 
 def project(compiled: CompiledWorkflow, prices: PriceTable | None = None) -> Projection:
-    """The projection of ``compiled``; ``prices`` prices ``cost_interval`` (none by default: only
-    the ``mock`` provider, which calls no model, has a price then)."""
+    """The projection of ``compiled``; ``prices`` prices ``cost_interval`` (by default the model
+    catalog's list prices, shipped data: never ``NIKA_PRICES``, so every surface and every
+    environment serves the same bytes)."""
     wf, graph = compiled.workflow, compiled.graph
     if wf is None or graph is None:
         return Projection(None, "parse", {})
     spans = {tid: task.key.span for tid, task in wf.tasks.items()}
-    draft = _graph(compiled, wf, graph, prices if prices is not None else PriceTable())
+    draft = _graph(compiled, wf, graph, prices if prices is not None else CATALOG_PRICES)
     if not compiled.clean:
         return Projection(None, "findings", spans, draft)
     return Projection(draft, None, spans, draft)

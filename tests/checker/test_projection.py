@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from checker import compile_text
 from checker.views.certificate import parse_prices
 from checker.views.projection import REASONS, canonical, project, semantic_document, waves_of
@@ -119,11 +121,20 @@ def test_edges_one_per_binding_producer_and_kind_in_source_order() -> None:
     ]
 
 
-def test_cost_interval_only_for_priced_capped_model_tasks() -> None:
-    assert _nodes()["think"]["cost_interval"] is None  # no price table: unpriced, never a made-up 0
-    priced = _nodes(prices='{"openai/gpt-4o-mini": {"input": 0.15, "output": 0.6}}')
-    # worst case: 1,000 tokens × $0.60/M × 2 attempts × 3 items; the minimum path one attempt per item
-    assert priced["think"]["cost_interval"] == [0.0018, 0.0036]
+def test_cost_interval_only_for_priced_capped_model_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.contracts.catalog import lookup
+
+    # by default the model catalog prices it (shipped data), never NIKA_PRICES from the environment
+    monkeypatch.setenv("NIKA_PRICES", '{"openai/gpt-4o-mini": {"input": 100, "output": 100}}')
+    row = lookup("openai/gpt-4o-mini")
+    assert row is not None and row.output is not None
+    worst = round(1000 * row.output / 1e6 * 2 * 3, 10)
+    assert _nodes()["think"]["cost_interval"] == [round(worst / 2, 10), worst]
+    unlisted = FLOW.replace("openai/gpt-4o-mini", "openai/not-a-catalogued-model")
+    assert _nodes(unlisted)["think"]["cost_interval"] is None  # no price: unpriced, never a made-up 0
+    priced = _nodes(prices='{"openai/gpt-4o-mini": {"input": 0.15, "output": 0.5}}')
+    # worst case: 1,000 tokens × $0.50/M × 2 attempts × 3 items; the minimum path one attempt per item
+    assert priced["think"]["cost_interval"] == [0.0015, 0.003]
     uncapped = FLOW.replace(", max_tokens: 1000", "")
     assert _nodes(uncapped, '{"openai/gpt-4o-mini": {"input": 0.15, "output": 0.6}}')["think"]["cost_interval"] is None
     mock = FLOW.replace('model: "openai/gpt-4o-mini", ', "")
