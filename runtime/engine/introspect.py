@@ -1,7 +1,7 @@
 """What ``nika:inspect`` reads of its own run (stdlib §nika:inspect): one view at a time.
 
 * ``cost`` — ``{total_usd, by_task, by_provider}``: the run's cost meter so far
-  (:class:`runtime.guard.cost.CostMeter`, the one price table); ``null`` where a call could not be
+  (:class:`runtime.providers.cost.CostMeter`, the one price table); ``null`` where a call could not be
   priced (unknown, never 0).
 * ``records`` — ``{tasks: [{id, status, started_at, ended_at, duration_ms, attempts, cost_usd,
   error_code}]}``: every task in declaration order, ``running`` while it is in flight. Statuses
@@ -17,13 +17,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from runtime.engine.run import Run
+    from checker.model.workflow import CompiledWorkflow, Workflow
+    from runtime.engine.records import TaskRecord
+    from runtime.providers.cost import CostMeter
 
 
-def view(run: Run, name: str) -> dict[str, Any]:
+class InspectedRun(Protocol):
+    """What the views read of the run (:class:`runtime.engine.run.Run`)."""
+
+    wf: Workflow
+    compiled: CompiledWorkflow
+    records: dict[str, TaskRecord]
+    meter: CostMeter
+    _dag_info: dict[str, Any] | None
+
+    @property
+    def in_flight(self) -> frozenset[str]: ...
+
+
+def view(run: InspectedRun, name: str) -> dict[str, Any]:
     """The ``name`` view of ``run`` (one of the stdlib's four; ``nika:inspect`` validated it)."""
     if name == "cost":
         return _cost(run)
@@ -34,7 +49,7 @@ def view(run: Run, name: str) -> dict[str, Any]:
     return _threads(run)
 
 
-def _cost(run: Run) -> dict[str, Any]:
+def _cost(run: InspectedRun) -> dict[str, Any]:
     m = run.meter
     by_task: dict[str, float | None] = {t: round(usd, 9) for t, usd in m.by_task.items()}
     by_task.update(dict.fromkeys(m.unknown))
@@ -43,7 +58,7 @@ def _cost(run: Run) -> dict[str, Any]:
     return {"total_usd": m.total(), "by_task": by_task, "by_provider": by_provider}
 
 
-def _record(run: Run, tid: str) -> dict[str, Any]:
+def _record(run: InspectedRun, tid: str) -> dict[str, Any]:
     rec = run.records[tid]
     status = "running" if rec.status == "pending" and tid in run.in_flight else rec.status
     cost, known = run.meter.task_cost(tid)
@@ -59,7 +74,7 @@ def _record(run: Run, tid: str) -> dict[str, Any]:
     }
 
 
-def dag_info(run: Run) -> dict[str, Any]:
+def dag_info(run: InspectedRun) -> dict[str, Any]:
     """The projection's nodes and edges and the waves they make (computed once per run)."""
     cached = getattr(run, "_dag_info", None)
     if cached is None:
@@ -84,7 +99,7 @@ def _copy(v: Any) -> Any:
     return v
 
 
-def _threads(run: Run) -> dict[str, Any]:
+def _threads(run: InspectedRun) -> dict[str, Any]:
     active = len(run.in_flight)
     completed = sum(1 for r in run.records.values() if r.status != "pending")
     return {"active": active, "queued": len(run.records) - active - completed, "completed": completed}

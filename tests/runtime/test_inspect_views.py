@@ -37,12 +37,13 @@ tasks:
 
 
 def _run(tmp_path: Path) -> dict[str, object]:
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     compiled = compile_text(WORKFLOW, str(tmp_path / "insp.nika.yaml"), str(tmp_path))
     assert compiled.clean and compiled.workflow is not None
-    run = Run(compiled, {}, Options(trace_dir=None, engine_env={}), workdir=tmp_path)
+    run = Run(compiled, {}, Options(trace_dir=None, engine_env={}), verbs=VERBS, workdir=tmp_path)
     result = asyncio.run(run.execute())
     assert result.workflow_state == "success", {t: r.error for t, r in result.tasks.items()}
     return {tid: rec.output for tid, rec in result.tasks.items()}

@@ -61,12 +61,14 @@ def test_no_value_reaches_any_surface(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_inspect_records_carry_no_output(tmp_path: Path) -> None:
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     compiled = compile_text(WORKFLOW, str(tmp_path / "quiet.nika.yaml"), str(tmp_path))
     env = {"SECRET_SENTINEL_KEY": "s3cr3t-value", "PATH": "/usr/bin:/bin"}
-    run = Run(compiled, {"who": "INPUT-SENTINEL"}, Options(trace_dir=None, engine_env=env), workdir=tmp_path)
+    opts = Options(trace_dir=None, engine_env=env)
+    run = Run(compiled, {"who": "INPUT-SENTINEL"}, opts, verbs=VERBS, workdir=tmp_path)
     result = asyncio.run(run.execute())
     assert result.workflow_state == "success", {t: r.error for t, r in result.tasks.items()}
     assert "OUTPUT-SENTINEL" in str(result.tasks["say"].output)  # the output exists, and stays out of the view
