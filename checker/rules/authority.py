@@ -642,6 +642,35 @@ def _absent(ctx: RuleContext, needs: list[NeedSite]) -> Diagnostic:
     )
 
 
+def grant_of(n: NeedSite) -> tuple[str | bool | None, str | None]:
+    """The ``permits:`` entry one need calls for under its plane, and a note for the author:
+    ``True`` is ``exec: true`` (a shell line, a computed program); ``None`` grants nothing (a
+    target only the run knows that has no safe widest form, a floor host, an agent's pick).
+
+    The one effect walk: :func:`inferred_block` folds these into the workflow's boundary, the
+    projection (:mod:`checker.views.projection`) lists them per task."""
+    if n.plane == "tools":
+        return n.tool or None, None
+    if n.plane == "exec" and n.kind in ("shell", ""):
+        return True, None
+    if n.value is None:
+        return None, None
+    if isinstance(n.value, TemplateValue):
+        wide = _widest(n)
+        note = f"`{n.task.id}` {n.arg} is computed at run time: narrow the {n.plane} grant to what it may be"
+        return (True if n.plane == "exec" else wide), note
+    raw = n.value.value
+    target = _target(n, raw)
+    if n.plane == "net" and target is None:
+        return None, None
+    if n.plane == "net" and target is not None and effects.floor_reason(target) is not None:
+        return None, f"net: `{target}` is blocked by the SSRF floor and is not granted here"
+    item = target if target is not None else raw
+    if n.kind == "dir":
+        item = item.rstrip("/") + "/**"
+    return item, None
+
+
 def inferred_block(ctx: RuleContext, needs: list[NeedSite], *, one_line: bool = False) -> str:
     """The ``permits:`` block the needs call for, as YAML text (never a loopback or floor host;
     targets the check cannot know are left as comments)."""
@@ -649,36 +678,13 @@ def inferred_block(ctx: RuleContext, needs: list[NeedSite], *, one_line: bool = 
     notes: list[str] = []
     exec_any = False
     for n in needs:
-        vals = planes[n.plane]
-        if n.plane == "tools":
-            if n.tool and n.tool not in vals:
-                vals.append(n.tool)
-            continue
-        if n.plane == "exec" and n.kind in ("shell", ""):
+        item, note = grant_of(n)
+        if note is not None:
+            notes.append(note)
+        if item is True:
             exec_any = True
-            continue
-        if n.value is None:
-            continue
-        if isinstance(n.value, TemplateValue):
-            wide = _widest(n)
-            if wide is not None and wide not in vals:
-                vals.append(wide)
-            if n.plane == "exec":
-                exec_any = True
-            notes.append(f"`{n.task.id}` {n.arg} is computed at run time: narrow the {n.plane} grant to what it may be")
-            continue
-        raw = n.value.value
-        target = _target(n, raw)
-        if n.plane == "net" and target is None:
-            continue
-        if n.plane == "net" and target is not None and effects.floor_reason(target) is not None:
-            notes.append(f"net: `{target}` is blocked by the SSRF floor and is not granted here")
-            continue
-        item = target if target is not None else raw
-        if n.kind == "dir":
-            item = item.rstrip("/") + "/**"
-        if item not in vals:
-            vals.append(item)
+        elif isinstance(item, str) and item not in planes[n.plane]:
+            planes[n.plane].append(item)
 
     def flow(xs: list[str]) -> str:
         return "[" + ", ".join(_q(x) for x in xs) + "]"

@@ -135,6 +135,7 @@ class ExecutorHost:
     events: EventSink
     engine_env: Mapping[str, str] = field(default_factory=dict)
     gate: Any = None  # the run's human gate (runtime.durable.gate), handed to `nika:prompt`
+    inspect: Callable[[str], dict[str, Any]] | None = None  # the run's own state by view, for `nika:inspect`
 
 
 ExecutorFactory = Callable[[ExecutorHost], Executor]
@@ -229,6 +230,8 @@ class LocalExecutor:
             }
         if transport == "human" and host.gate is not None:  # a person asked through the run's gate
             extra["gate"] = host.gate
+        if transport == "run" and host.inspect is not None:  # the run's own state: it never leaves the driver
+            extra["inspect"] = host.inspect
         if transport == "provider":  # a model provider is engine transport, like `infer:`, never permits.net
             extra["services"] = host.services
         ctx = builtins.BuiltinContext(

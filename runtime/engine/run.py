@@ -111,7 +111,9 @@ class Run:
         self.sink.annotate = self.meter.annotate
         self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for
         self.gate = Gate.for_run(self, o)
-        host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env, self.gate)
+        host = ExecutorHost(
+            self.workdir, self.boundary, self.services, self.sink, self.engine_env, self.gate, self.inspect
+        )
         self.executor = make_executor(o.executor, host)
         self.settings = RunSettings(
             o.model, o.interactive, o.max_parallel, o.trace_dir, o.depth, o.max_depth, o.call_stack, o.executor
@@ -122,6 +124,18 @@ class Run:
         self._ready: deque[str] = deque()
         self._left = len(self.wf.tasks)
         self._done = asyncio.Event()
+        self._dag_info: dict[str, Any] | None = None  # nika:inspect `view: dag_info`, computed once
+
+    @property
+    def in_flight(self) -> frozenset[str]:
+        """The tasks running now."""
+        return frozenset(self._inflight)
+
+    def inspect(self, view: str) -> dict[str, Any]:
+        """One view of this run's own state, for ``nika:inspect`` (:mod:`runtime.engine.introspect`)."""
+        from runtime.engine.introspect import view as run_view
+
+        return run_view(self, view)
 
     @property
     def journal(self) -> Journal:

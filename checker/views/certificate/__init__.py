@@ -6,7 +6,7 @@ Five parts, each computed from :class:`~checker.model.workflow.CompiledWorkflow`
 no subprocess, no file read; the price table is an argument):
 
 * **plan** — the waves of :attr:`Graph.waves <checker.model.graph.Graph.waves>` (the same ones
-  ``nika graph`` and ``nika/graph`` draw), the width (most tasks in one wave) and a critical path
+  ``nika graph`` and the editor's graph view draw), the width (most tasks in one wave) and a critical path
   (a longest chain of scheduling edges, counted in tasks).
 * **cost** — the worst-case spend: for each ``infer:`` task, ``max_tokens`` × the model's output
   price; for each ``agent:`` task, ``max_tokens_total`` × the higher of its input and output
