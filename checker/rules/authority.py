@@ -12,9 +12,10 @@
 * NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door;
 * NIKA-AUTH-008 too for an untrusted argv word in a re-entry class (:mod:`checker.contracts.argv`)
   and an untrusted value in a locator environment name (:func:`effects.judge_env_value`);
-* ``authority/001`` (info) — an untrusted argv word or env value the check cannot resolve:
-  the run re-gates it (spec 10: the file stays valid; the report lists the deferred re-gates; a
-  computed path or URL is listed in the certificate's ``effects.dynamic``);
+* no finding for an untrusted argv word or env value the check cannot resolve: the run re-gates
+  it (spec 10: the file stays valid); the deferred re-gate is recorded on the context
+  (:class:`~checker.model.workflow.Regate`) and the certificate lists it in ``effects.dynamic``,
+  beside the computed paths and URLs the permits judge at run time;
 * ``authority/002`` (warning) — a write grant covering a configuration file a granted
   program reads (the workflow could write the command the program runs).
 
@@ -34,7 +35,7 @@ from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.core.globs import glob_base, match_path
 from checker.core.records import record
 from checker.core.source import Span
-from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
+from checker.model.workflow import Agent, Exec, Infer, Invoke, Regate, Task
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
 from checker.rules.support.flow import (
@@ -433,7 +434,9 @@ def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Dia
 
 def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
     """The argv judge (under a program list) and the env judge on every ``exec:`` task: an
-    untrusted value the check resolves is refused (AUTH-008); one it cannot is deferred."""
+    untrusted value the check resolves is refused (AUTH-008); one it cannot is deferred to the
+    run, which judges it again before the effect: no finding, a :class:`Regate` on the context
+    (the certificate's ``effects.dynamic``)."""
     from checker.contracts.argv import judge_argv
 
     for task in ctx.workflow.tasks.values():
@@ -448,7 +451,8 @@ def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
                     el = verb.command[f.index]
                     arg = f"command[{f.index}]"
                     if f.deferred:
-                        yield deferred(task.id, el.span, arg, "the argv judge (options, subcommands)")
+                        source = integrity(ctx, task, el).source
+                        ctx.regates.append(Regate(task.id, "exec", "argv", arg, source))
                         continue
                     n = NeedSite(task, "exec", el.span, el, kind="argv", arg=arg)
                     d = Denial("exec", f.text, f.text, f.reason)
@@ -465,7 +469,7 @@ def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
                     continue
                 raw = resolve_str(ctx, task, v)
                 if raw is None:
-                    yield deferred(task.id, v.span, f"env.{name}", "the env judge")
+                    ctx.regates.append(Regate(task.id, "env", "env", f"env.{name}", trust.source))
                     continue
                 n = NeedSite(task, "env", v.span, v, kind="env", arg=f"env.{name}")
                 yield _untrusted(n, Denial("env", raw, None, why), raw, trust.witness)
@@ -477,20 +481,6 @@ def _known_text(ctx: RuleContext, task: Task, el: Value) -> str | None:
     if isinstance(el, ScalarValue) and el.value is not None and not isinstance(el.value, bool):
         return str(el.value)
     return None
-
-
-def deferred(task: str, span: Span, arg: str, judge: str) -> Diagnostic:
-    """``authority/001``: an untrusted value only the run knows; the run judges it before
-    the effect (spec 10 §permit parameterization: the file stays valid, the re-gate is listed)."""
-    return lint(
-        "authority/001",
-        span,
-        f"task `{task}`: `{arg}` takes an untrusted value known only at run time; `nika run` judges it "
-        f"against {judge} before the effect",
-        "Nothing to fix: this lists the attack surface. Give the input a default to judge it here, or "
-        "`declassify:` it when its source is reviewed.",
-        task=task,
-    )
 
 
 def check_config_writes(ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -155,6 +155,16 @@ def build() -> Any:
         permits, or the refusal with `nika check`'s findings."""
         return await guarded(ctx, t.run_dry, text, path, model)  # type: ignore[no-any-return]
 
+    _resources(srv)
+    return srv
+
+
+def _resources(srv: Any) -> None:
+    """The read-only resources: the code registry and one code explained."""
+    from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+
+    from nika.commands import mcp_tools as t
+
     @srv.resource("nika://codes", mime_type="application/json", description="Every NIKA code and lint rule.")
     def codes() -> str:
         return json.dumps(t.codes())
@@ -165,8 +175,6 @@ def build() -> Any:
             return t.explain(code)
         except t.ToolError as exc:
             raise McpToolError(str(exc)) from None
-
-    return srv
 
 
 def _version() -> str:

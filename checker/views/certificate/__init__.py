@@ -44,11 +44,11 @@ from __future__ import annotations
 
 from checker.views.certificate.certify import CERTIFICATE_VERSION, Certificate, certify
 from checker.views.certificate.cost import Cost, Spend
-from checker.views.certificate.needs import Effects
+from checker.views.certificate.needs import Dynamic, Effects
 from checker.views.certificate.prices import PRICES_ENV, Price, PriceTable, parse_prices, prices_from_env
 from checker.views.certificate.resources import Resources
 from checker.views.certificate.risk import GRADES, Risk
-from checker.views.certificate.sentences import effects_text, plan_text, spend_text, task_summary
+from checker.views.certificate.sentences import dynamic_text, effects_text, plan_text, spend_text, task_summary
 from checker.views.certificate.termination import Loop, Termination
 from checker.views.certificate.waves import Plan
 from checker.views.certificate.words import format_usd
@@ -59,6 +59,7 @@ __all__ = [
     "PRICES_ENV",
     "Certificate",
     "Cost",
+    "Dynamic",
     "Effects",
     "Loop",
     "Plan",
@@ -69,6 +70,7 @@ __all__ = [
     "Spend",
     "Termination",
     "certify",
+    "dynamic_text",
     "effects_text",
     "format_usd",
     "parse_prices",
