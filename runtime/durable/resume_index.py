@@ -234,29 +234,9 @@ def read_history(
     index.history = hist.history_id(me)
     index.seen = [m.path for m in hist.history(me)]
     index.nonces = {m.nonce for m in [*chain, me, *others] if m.nonce}
-    if me.parent_name and hist.parent(me) is None:
-        index.notes.append(
-            f"the journal this one resumed, {me.parent_name}, is not in {path.parent}: "
-            "what only it completed runs again"
-        )
-    elif chain and chain[0].parent_name and hist.parent(chain[0]) is None:
-        index.notes.append(
-            f"an earlier journal of this run history, {chain[0].parent_name}, is gone: "
-            "what only it completed runs again"
-        )
+    index.notes += _gone(hist, me, chain, path.parent)
     order = sorted([*chain, *others], key=lambda m: (m.started or 0, m.path.name))
-    scans = {path: s}
-    for m in order:
-        got = _read_member(m.path)
-        if got is None:
-            if any(m is a for a in chain):
-                raise ResumeRefused(
-                    f"--resume {trace}: {m.path.name}, a journal this one descends from, fails verification; "
-                    "a tampered history is never resumed"
-                )
-            index.notes.append(f"{m.path.name}, a journal of this run history, fails verification: it is not read")
-            continue
-        scans[m.path] = got
+    scans = _read_members(trace, index, order, chain, {path: s})
     for m in [*order, me]:
         got = scans.get(m.path)
         if got is None:
@@ -268,6 +248,40 @@ def read_history(
     index.root = (chain[0] if chain else me).path
     index.prologue = parent_fields(index.history, me, len(frames), s.head)
     return index
+
+
+def _gone(hist: Any, me: Any, chain: list[Any], folder: Path) -> list[str]:
+    """A note when a journal the history links to is not there: what only it completed runs again."""
+    if me.parent_name and hist.parent(me) is None:
+        return [
+            f"the journal this one resumed, {me.parent_name}, is not in {folder}: "
+            "what only it completed runs again"
+        ]
+    if chain and chain[0].parent_name and hist.parent(chain[0]) is None:
+        return [
+            f"an earlier journal of this run history, {chain[0].parent_name}, is gone: "
+            "what only it completed runs again"
+        ]
+    return []
+
+
+def _read_members(
+    trace: str, index: ResumeIndex, order: list[Any], chain: list[Any], scans: dict[Path, Any]
+) -> dict[Path, Any]:
+    """Every other journal of the history, read by the one reader: a forged ancestor refuses the
+    resume; a forged sibling is said and not read."""
+    for m in order:
+        got = _read_member(m.path)
+        if got is None:
+            if any(m is a for a in chain):
+                raise ResumeRefused(
+                    f"--resume {trace}: {m.path.name}, a journal this one descends from, fails verification; "
+                    "a tampered history is never resumed"
+                )
+            index.notes.append(f"{m.path.name}, a journal of this run history, fails verification: it is not read")
+            continue
+        scans[m.path] = got
+    return scans
 
 
 def _read(trace: str, path: Path) -> Any:
