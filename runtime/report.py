@@ -223,11 +223,28 @@ def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
             f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({p.get('mode')}); answer with "
             f"nika run {file} --resume {report.get('trace') or 'TRACE'} --answer {p['task']}=VALUE"
         )
+    line += determinism_text(report.get("determinism"))
     if report.get("error"):
         line += f"\n  error: {report['error']['code']} {report['error']['message']}"
     if report.get("trace"):
         line += f"\n  trace: {report['trace']}"
     return line + "\n"
+
+
+def determinism_text(d: dict[str, Any] | None) -> str:
+    """The summary's lines on ``run:`` (NEP-0010): the declaration, and what could not be fixed."""
+    if not d:
+        return ""
+    entropy = f"seeded {d.get('seed')}" if d.get("entropy") == "seeded" else f"{d.get('entropy')} entropy"
+    line = f"\n  determinism: {entropy} · {d.get('clock')} clock"
+    unfixed = d.get("not_deterministic") or []
+    if d.get("deterministic"):
+        line += " (its journal repeats byte for byte outside the nonce fields" + (
+            ", where what these reach answers the same)" if unfixed else ")"
+        )
+    for item in unfixed:
+        line += f"\n  not deterministic: `{item['task']}` reaches {item['why']}"
+    return line
 
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -55,7 +55,7 @@ def ls_text(rows: list[dict[str, Any]]) -> str:
                 r["run"],
                 (r["workflow"] or "?") + (" (child)" if r.get("depth") else ""),
                 state,
-                when(r["started_ns"]),
+                when(r["started_ns"]) + (" (virtual)" if r.get("virtual_clock") else ""),
                 took(r["duration_ms"]),
                 str(r["tasks"]),
                 usd(r["cost_usd"]),
@@ -102,7 +102,8 @@ def _tool_line(call: dict[str, Any]) -> str:
 def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
     lines = [
         f"run {v.run_id} · workflow {v.workflow or '?'} · {v.state}",
-        f"  started {when(v.started)} · took {took(v.duration_ms)} · {len(v.tasks)} tasks · cost {usd(v.cost_usd)}",
+        f"  started {when(v.started)}{' (virtual clock)' if v.virtual_clock else ''} · took {took(v.duration_ms)}"
+        f" · {len(v.tasks)} tasks · cost {usd(v.cost_usd)}",
         f"  journal {v.path} · {v.frames} frames"
         + (f" · verify: {verdict['verdict']}" if verdict else "")
         + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else "")

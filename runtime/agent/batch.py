@@ -11,7 +11,6 @@ nothing leaving the run) concurrently, and their outcomes are settled in the rep
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -102,9 +101,10 @@ class Batch(Outcomes):
         else:
             self.ledger.malformed_in_a_row = 0
         i = 0
+        serial = self.ctx.settings.serial  # a deterministic run: one call at a time, in order (NEP-0010)
         while i < len(items):
             n = 1  # consecutive read-only calls run at once; any other call runs alone
-            while items[i].read_only and i + n < len(items) and items[i + n].read_only:
+            while not serial and items[i].read_only and i + n < len(items) and items[i + n].read_only:
                 n += 1
             await self._run_group(items[i : i + n])
             i += n
@@ -125,7 +125,7 @@ class Batch(Outcomes):
 
     async def perform(self, it: Item) -> tuple[Any, TaskError | None, float]:
         self.ledger.tool_calls += 1
-        t0 = time.monotonic()
+        t0 = self.ctx.events.clock.monotonic()
         args = it.call.arguments or {}
         try:
             result = self.compose(args) if it.tool_id == COMPOSE else await self.ctx.tool_call(it.tool_id, args)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
 from checker.expr import render_string
@@ -176,7 +175,7 @@ class AgentLoop(Batch):
         attempt = 0
         while True:
             req, admission, size = self._request(base)
-            t0 = time.monotonic()
+            t0 = self.ctx.events.clock.monotonic()  # the run's clock: what the audit's durations read
             self._in_flight = (base.model, t0, admission.frame())
             result = await self.ctx.perform(ModelEffect(self.tid, base.model, req, turn=True))
             self._in_flight = None

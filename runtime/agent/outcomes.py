@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from runtime.agent import stops
@@ -48,12 +47,12 @@ class Outcomes(Answers):
 
     def failed(self, call: ToolCall, tool_id: str, err: TaskError, t0: float | None = None) -> None:
         if err.category == "security_error":
-            self.audit.tool(call, tool_id, "refused", err.code, t0 or time.monotonic())
+            self.audit.tool(call, tool_id, "refused", err.code, t0 or self.ctx.events.clock.monotonic())
             raise Stop(StopReason.SECURITY, err)
         led = self.ledger
         led.failed_tool_calls += 1
         led.failures_in_a_row += 1
-        self.audit.tool(call, tool_id, "error", err.code, t0 or time.monotonic())
+        self.audit.tool(call, tool_id, "error", err.code, t0 or self.ctx.events.clock.monotonic())
         if led.failures_in_a_row >= limits.FAILURE_BUDGET:
             raise stops.failure_budget(led.failures_in_a_row, tool_id, err)
         self.answer(call, {"error": {"code": err.code, "message": err.message}})

@@ -65,7 +65,8 @@ class FanOut:
         self.failures: list[tuple[int, TaskError]] = []
         self.late = [b for b in task.with_ if reads_locals(b.value)]
         self.when_each = task.when is not None and reads_locals(task.when)
-        self.limit = asyncio.Semaphore(task.max_parallel) if task.max_parallel else None
+        width = 1 if run.serial else task.max_parallel  # a deterministic run: one iteration at a time, in order
+        self.limit = asyncio.Semaphore(width) if width else None
         self.stop = asyncio.Event()
         self.pause: BaseException | None = None
 

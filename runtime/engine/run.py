@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import random
 import time
 from collections import deque
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from checker.core.vocab import Status
 from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
+from runtime.determinism import Determinism, elapsed_ms, iso, uuid7
 from runtime.durable.gate import GatePause
 from runtime.durable.resume_match import cache_hit, hash_task
 from runtime.engine.context import RunSettings, VerbContext
@@ -79,7 +79,6 @@ class Run:
         from runtime.durable.gate import Gate
         from runtime.guard.cost import CostMeter
         from runtime.guard.redact import Redactor
-        from runtime.journal.write import uuid7
         from runtime.net.ssrf import with_project_allowance
 
         self.compiled = compiled
@@ -91,7 +90,15 @@ class Run:
         self.records = {tid: TaskRecord(tid) for tid in self.wf.tasks}
         self.secret_values: set[str] = set()
         self.redactor = Redactor(self.secret_values)
-        self.sink = EventSink(Journal(o.trace_dir, run_id=None, redact=self.redactor), o.on_event)
+        # NEP-0010: the declared clock and entropy (a deterministic caller's bind its children)
+        self.det = det = Determinism.of(self.wf.run, o.determinism, o.seed)
+        self.clock = det.clock
+        self.serial = det.deterministic  # one task, one iteration, one tool call at a time: a fixed order
+        self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for (random, always)
+        journal = Journal(o.trace_dir, run_id=None, redact=self.redactor, clock=det.clock, name_id=self.run_nonce)
+        if det.entropy.seeded:
+            journal.ids = det.entropy.stream("frame")
+        self.sink = EventSink(journal, o.on_event)
         self.boundary = Boundary(self.wf.permits, self.workdir, self.sink.witness, parent_boundary)
         self.sem = asyncio.Semaphore(max(1, o.max_parallel))
         self.cancelled = False
@@ -101,16 +108,22 @@ class Run:
         self.engine_env = with_project_allowance(self.engine_env, compiled.source.path, self.boundary)
         secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
         self.base = base_scope(self.wf, inputs, secrets, self.task_views)
-        self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = self.make_services()
         self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
         self.sink.annotate = self.meter.annotate
-        self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for
         self.gate = Gate.for_run(self, o)
-        host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env, self.gate)
+        host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env, self.gate, det)
         self.executor = make_executor(o.executor, host)
         self.settings = RunSettings(
-            o.model, o.interactive, o.max_parallel, o.trace_dir, o.depth, o.max_depth, o.call_stack, o.executor
+            o.model,
+            o.interactive,
+            o.max_parallel,
+            o.trace_dir,
+            o.depth,
+            o.max_depth,
+            o.call_stack,
+            o.executor,
+            det,
         )
         self.agent_records: dict[str, dict[str, Any]] = {}
         self._inflight: dict[str, asyncio.Task[None]] = {}
@@ -118,6 +131,10 @@ class Run:
         self._ready: deque[str] = deque()
         self._left = len(self.wf.tasks)
         self._done = asyncio.Event()
+
+    def now_iso(self) -> str:
+        """Now on the run's clock, as a task record's ``started_at``/``ended_at`` carries it."""
+        return iso(self.clock.now_ns()) if self.clock.virtual else now_iso()
 
     @property
     def journal(self) -> Journal:
@@ -159,7 +176,26 @@ class Run:
         path = str(j.path) if j.path else None
         result = RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
         result.paused, result.cost_usd = list(self.gate.paused), total
+        result.determinism = self._determinism_report()
         return result
+
+    def _determinism_report(self) -> dict[str, Any] | None:
+        """What the report says of ``run:`` (NEP-0010): the declaration, and in a deterministic run
+        what could not be made deterministic (the prologue says the same)."""
+        det = self.det
+        if not det.declared:
+            return None
+        out: dict[str, Any] = {
+            "entropy": det.entropy_mode,
+            "seed": det.seed,
+            "clock": det.clock_mode,
+            "deterministic": det.deterministic,
+        }
+        if det.deterministic:
+            from runtime.engine.reproducible import unreproducible
+
+            out["not_deterministic"] = unreproducible(self.compiled, self.options.model)
+        return out
 
     def _announce(self) -> None:
         announce(self)
@@ -190,7 +226,7 @@ class Run:
 
     def _pump(self) -> None:
         """Admit every ready task: apply the gate, then start it or settle it cancelled."""
-        while self._ready:
+        while self._ready and not (self.serial and self._inflight):
             tid = self._ready.popleft()
             if self.records[tid].status != "pending" or tid in self._inflight or tid in self.gate.parked:
                 continue
@@ -229,9 +265,9 @@ class Run:
         if outcome.recovered_from is not None:
             rec.recovered_from = outcome.recovered_from.record(tid, rec.attempts or None)
         rec.agent = self.agent_records.pop(tid, None)
-        rec.ended_at = now_iso()
+        rec.ended_at = self.now_iso()
         if rec.started_at is not None:
-            rec.duration_ms = round((time.monotonic() - rec.started_monotonic) * 1000, 3)
+            rec.duration_ms = elapsed_ms(self.clock, rec.started_clock)
         rec.cost_usd, rec.cost_known = self.meter.task_cost(tid)
         self.task_views[tid] = rec.view()
         self.emit(kind or _SETTLED_KIND[Status(rec.status)], [*self._settled_fields(rec), *extra])
@@ -268,11 +304,17 @@ class Run:
         return Services(self.engine_env, self.workdir, self.secret_values, self.options.mcp_config)
 
     def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
-        """The run of a child workflow: in this run's working directory, under its permits too."""
+        """The run of a child workflow: in this run's working directory, under its permits too, and
+        on this run's clock with a seed of this run's when this run is deterministic (NEP-0010 §5)."""
+        if self.det.deterministic:
+            options.determinism, options.seed = self.det, self.det.entropy.child_seed(CURRENT_TASK.get() or "")
         return Run(compiled, inputs, options, workdir=self.workdir, parent_boundary=self.boundary)
 
     async def backoff_wait(self, seconds: float) -> None:
-        """The pause between two attempts of a retried task."""
+        """The pause between two attempts of a retried task: waited for really (whatever is retried
+        may be a remote that asked for it), and on a virtual clock counted there too."""
+        if self.clock.virtual:
+            await self.clock.sleep(seconds)
         await asyncio.sleep(seconds)
 
     async def run_verb(self, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:
@@ -299,8 +341,9 @@ class Run:
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()
             return
-        rec.started_at = now_iso()
-        rec.started_monotonic = time.monotonic()
+        rec.started_at = self.now_iso()
+        rec.started_clock = self.clock.monotonic()
+        rec.started_monotonic = time.monotonic()  # the real clock: what deadlines count from
         self.emit("task_started", [("task", tid), ("note", note(task, self.options.model))])
         outcome: Outcome
         try:

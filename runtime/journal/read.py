@@ -139,6 +139,11 @@ class RunView:
     run_cost: Any = UNRECORDED  # the terminal frame's `cost_usd` (runtime.guard.cost): null = unknown
 
     @property
+    def virtual_clock(self) -> bool:
+        """The run declared ``clock: virtual`` (NEP-0010): its timestamps say nothing of when it ran."""
+        return self.prologue.get("clock") == "virtual"
+
+    @property
     def duration_ms(self) -> float | None:
         if self.started is None or self.ended is None:
             return None
@@ -173,6 +178,7 @@ class RunView:
             "cost_usd": self.cost_usd,
             "size": self.size,
             "paused_task": self.paused_task,
+            "virtual_clock": self.virtual_clock,
             "depth": self.prologue.get("depth") if isinstance(self.prologue.get("depth"), int) else None,
         }
 
