@@ -148,7 +148,7 @@ def run_command(
         **extra,
     )
     try:
-        session = _dask_session(executor, scheduler, err)
+        session = _dask_session(executor, scheduler, err, deterministic=_deterministic(wf))
     except ValueError as exc:
         return _refuse(out, err, output_format, str(exc), [], exit_code=1)
     if session is not None:
@@ -183,7 +183,13 @@ def run_command(
     return EXIT[result.workflow_state]
 
 
-def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> Any:
+def _deterministic(wf: Any) -> bool:
+    from runtime.determinism import Determinism
+
+    return Determinism.of(wf.run).deterministic
+
+
+def _dask_session(executor: str | None, scheduler: str | None, err: TextIO, *, deterministic: bool = False) -> Any:
     """The Dask session ``--executor dask`` asks for (``None`` for the local executor); a
     ``ValueError`` with a one-line message when it cannot be had."""
     import os
@@ -195,6 +201,11 @@ def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> A
         if scheduler:
             raise ValueError("--scheduler needs --executor dask")
         return None
+    if deterministic:
+        raise ValueError(
+            "--executor dask: a deterministic run (`run: { entropy: …, clock: virtual }`, NEP-0010) performs its "
+            "effects in this process, in order, on its virtual clock; run it with the local executor"
+        )
     from runtime.engine.dask_executor import DaskSession, DaskUnavailable
 
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
