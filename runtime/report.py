@@ -134,6 +134,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         )
     if t == "agent.budget_checkpoint":
         return f"  … {task} stopped: {event.get('stop_reason')} after {event.get('turns')} turns"
+    if t == "checkpoint.written" and isinstance(event.get("index"), int) and event.get("status"):
+        return iteration_line(event)
     if t == "task.cache_hit":  # ADR-099 §2: a skip is never silent
         src = event.get("cached_from") if isinstance(event.get("cached_from"), dict) else {}
         at = f"[{event['index']}]" if isinstance(event.get("index"), int) else ""
@@ -145,6 +147,19 @@ def event_line(event: dict[str, Any]) -> str | None:
     if t == "task.retrying":
         return f"  retrying {task} (attempt {event.get('attempt')} failed: {event.get('error_code')})"
     return None
+
+
+ITERATION_MARK = {**MARK, "cancelled": "cancelled"}
+
+
+def iteration_line(event: dict[str, Any]) -> str:
+    """One settled ``for_each`` iteration: ``       ok fan[2] "c" (4 ms)`` (its error on a failure)."""
+    status = str(event.get("status"))
+    dur = event.get("duration_ms")
+    took = f" ({dur:.0f} ms)" if isinstance(dur, int | float) else ""
+    item = f" {event['item']}" if isinstance(event.get("item"), str) and event["item"] else ""
+    err = f": {event.get('error_code')} {event.get('message')}" if event.get("error_code") else ""
+    return f"  {ITERATION_MARK.get(status, status):>9} {event.get('task')}[{event.get('index')}]{item}{took}{err}"
 
 
 class StreamLine:
