@@ -158,6 +158,17 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
     )
+    r.add_argument(
+        "--watch",
+        action="store_true",
+        help="run, then re-run on each save what it changed, reusing the rest (pip install 'nika-tools[watch]')",
+    )
+    r.add_argument(
+        "--debounce",
+        type=int,
+        metavar="MS",
+        help="with --watch: wait for MS milliseconds without a change before re-running (default 200)",
+    )
     from nika.commands.run_durable import add_arguments as add_durable_arguments  # stdlib-only at import
 
     add_durable_arguments(r)
@@ -244,6 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         return cmd_schema()
     if args.command == "run":
+        if args.watch or args.debounce is not None:
+            from nika.commands.run_watch import watch_command
+
+            return watch_command(args)
         from nika.commands.run import run_command
         from nika.commands.run_durable import Durable
 

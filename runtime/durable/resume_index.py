@@ -50,6 +50,8 @@ class ResumeIndex:
     approvals_used: int = 0
     depth: int = 0  # the prologue's: > 0 for a child workflow's run (resumed by its caller's resume)
     forced: frozenset[str] = frozenset()
+    # a watch session's re-run (nika/commands/run_watch.py): a task that runs again forces what depends on it
+    cascade: bool = False
     notes: list[str] = field(default_factory=list)
     _lock: Any = None
 

@@ -338,11 +338,16 @@ class Run:
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        if self.options.resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
+        resume = self.options.resume
+        if resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()
             return
+        if resume is not None and resume.cascade:  # it runs again: so does everything downstream of it
+            from runtime.durable.resume_index import descendants
+
+            resume.forced = resume.forced | descendants(self.compiled, tid)
         rec.started_at = self.now_iso()
         rec.started_clock = self.clock.monotonic()
         rec.started_monotonic = time.monotonic()  # the real clock: what deadlines count from
