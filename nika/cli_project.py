@@ -75,6 +75,12 @@ def _test(sub: Any) -> None:
     t.add_argument("-v", "--verbose", action="store_true", help="one line per case")
     t.add_argument("--update", action="store_true", help="rewrite each case's expect: from what the run did")
     t.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report to FILE (for CI)")
+    t.add_argument(
+        "--watch",
+        action="store_true",
+        help="run, then re-run the test files a save touches (pip install 'nika-tools[watch]')",
+    )
+    t.add_argument("--debounce", type=int, default=200, metavar="MS", help="with --watch: quiet time before a re-run")
 
 
 def _mcp(sub: Any) -> None:
@@ -104,6 +110,13 @@ def dispatch(args: argparse.Namespace) -> int | None:
 
         return new(args.template, args.name, directory=args.dir, list_only=args.list)
     if args.command == "test":
+        if args.watch:
+            if args.update or args.junit_xml:
+                print("nika test: --watch does not combine with --update or --junit-xml", file=sys.stderr)
+                return 4
+            from nika.commands.test_watch import watch_tests
+
+            return watch_tests(args.paths, keyword=args.keyword, verbose=args.verbose, debounce_ms=args.debounce)
         from nika.commands.test import run
 
         return run(args.paths, keyword=args.keyword, update=args.update, junit=args.junit_xml, verbose=args.verbose)

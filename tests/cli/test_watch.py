@@ -199,3 +199,54 @@ def test_watch_refuses_flags_it_owns_and_says_so(project, capsys):
     assert "--watch does not combine with --resume" in capsys.readouterr().err
     assert main(["run", "wf.nika.yaml", "--debounce", "10"]) == 1
     assert "--debounce needs --watch" in capsys.readouterr().err
+
+
+TEST_WF = """\
+nika: v1
+workflow: { id: greet }
+model: mock/echo
+tasks:
+  hello:
+    infer: { prompt: "Hi" }
+outputs:
+  said: ${{ tasks.hello.output }}
+"""
+
+TEST_FILE = """\
+workflow: greet.nika.yaml
+cases:
+  echo:
+    replies: { hello: ["Hi Ada"] }
+    expect: { outputs: { said: "Hi Ada" } }
+"""
+
+
+def test_nika_test_watch_re_runs_the_test_files_a_save_touches(tmp_path, monkeypatch):
+    from nika.commands.test_watch import watch_tests
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "greet.nika.yaml").write_text(TEST_WF)
+    (tmp_path / "greet.nika-test.yaml").write_text(TEST_FILE)
+    err, out, stop = Lines(), Lines(), threading.Event()
+    steps = [
+        lambda: (tmp_path / "greet.nika-test.yaml").write_text(TEST_FILE.replace('said: "Hi Ada"', 'said: "Hi Bob"')),
+        lambda: (tmp_path / "greet.nika-test.yaml").write_text(TEST_FILE),
+    ]
+
+    def driver() -> None:
+        try:
+            assert err.wait_for(lambda t: "watching 2 files" in t)
+            for n, step in enumerate(steps, 1):
+                step()
+                assert err.wait_for(lambda t, n=n: t.count("re-run finished") >= n)
+        finally:
+            stop.set()
+
+    thread = threading.Thread(target=driver)
+    thread.start()
+    code = watch_tests(["."], debounce_ms=50, stop=stop, out=out, err=err)
+    thread.join(DEADLINE)
+    assert code == 2, err.text
+    assert "re-run finished: greet.nika-test.yaml · exit 1" in err.text  # the planted wrong expectation
+    assert "re-run finished: greet.nika-test.yaml · exit 0" in err.text
+    assert out.text.count("1 passed") == 2 and out.text.count("1 failed") == 1
