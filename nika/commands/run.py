@@ -126,8 +126,9 @@ def run_command(
     for note in sinks.notes:
         _write(err, f"nika run: note: {note}\n")
     on_event = sinks.fanout
+    interactive = output_format == "text" and _is_tty(sys.stdin) and _is_tty(err)
     try:  # --resume is verified, matched and locked before any effect
-        extra = options_for(durable, compiled, model)
+        extra = options_for(durable, compiled, model, interactive=interactive)
     except DurableRefused as exc:
         sinks.fanout.close()
         return _refuse(out, err, output_format, str(exc), [])
@@ -136,7 +137,6 @@ def run_command(
     trace_path = Path(trace_dir) if trace_dir else Path(".nika/traces")
     if gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
         _write(err, line + "\n")
-    interactive = output_format == "text" and _is_tty(sys.stdin) and _is_tty(err)
     options = Options(
         max_parallel=max_parallel or DEFAULT_MAX_PARALLEL,
         model=model,

@@ -376,6 +376,7 @@ EXCLUSIVE = (
     ("resume", "--resume"),
     ("from_task", "--from"),
     ("answer", "--answer"),
+    ("tasks", "--task"),
     ("events", "--events"),
     ("executor", "--executor"),
 )

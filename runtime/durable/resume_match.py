@@ -64,12 +64,12 @@ def iteration_key(run: Run, task: Task, index: int, item: Any) -> str | None:
     return iteration_hash(rec.input_hash, index, item)
 
 
-def cached_iteration(run: Run, task: Task, key: str | None) -> Hit | None:
+def cached_iteration(run: Run, task: Task, key: str | None, index: int | None = None) -> Hit | None:
     resume = run.options.resume
     rec = run.records.get(task.id)
     if resume is None or key is None or rec is None or rec.definition_hash is None:
         return None
-    return resume.lookup_iteration(task.id, rec.definition_hash, key)
+    return resume.lookup_iteration(task.id, rec.definition_hash, key, index)
 
 
 def journal_iteration(

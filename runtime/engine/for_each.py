@@ -133,7 +133,7 @@ class FanOut:
         from runtime.engine.stage import bind
 
         key = iteration_key(self.run, self.task, i, item)
-        hit = cached_iteration(self.run, self.task, key)
+        hit = cached_iteration(self.run, self.task, key, i)
         if hit is not None:
             out = Outcome(Status.SUCCESS, hit.output, await bind(self.task, hit.output), started=True)
         else:

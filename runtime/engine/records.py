@@ -56,6 +56,10 @@ class Options:
     engine_env: Mapping[str, str] | None = None
     executor: str | ExecutorFactory = "local"
     resume: ResumeIndex | None = None  # `--resume TRACE` (runtime.durable.resume_index): matched tasks cache-hit
+    # `--task ID` (runtime.durable.selection): the tasks this run may run or reuse (the rest are not scheduled),
+    # and the named ones, whose outputs are the run's
+    select: frozenset[str] | None = None
+    named: tuple[str, ...] = ()
     answers: dict[str, Any] = field(default_factory=dict)  # `--answer TASK=VALUE` for paused prompts
     prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.durable.gate
     max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.guard.cost)

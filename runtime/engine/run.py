@@ -132,6 +132,7 @@ class Run:
         self._waiting: dict[str, set[str]] = {}
         self._ready: deque[str] = deque()
         self._left = len(self.wf.tasks)
+        self._unselected: set[str] = set()
         self._done = asyncio.Event()
 
     def now_iso(self) -> str:
@@ -149,11 +150,16 @@ class Run:
 
     async def execute(self) -> RunResult:
         self._announce()
+        select = self.options.select
         for tid in self.wf.tasks:
             self.settled[tid] = asyncio.Event()
             self._waiting[tid] = {e.producer for e in self.graph.incoming(tid) if e.producer in self.wf.tasks}
+            if select is not None and tid not in select:  # `--task`: outside the selection, never scheduled
+                self._unselected.add(tid)
+                self._left -= 1
+                continue
             self.emit("task_scheduled", [("task", tid)])
-        self._ready.extend(tid for tid in self.wf.tasks if not self._waiting[tid])
+        self._ready.extend(tid for tid in self.wf.tasks if not self._waiting[tid] and tid not in self._unselected)
         try:
             self._pump()
             if self._left:
@@ -164,7 +170,10 @@ class Run:
             await self._cancel_all()
         await self.services.aclose()
         failed = any(r.status == Status.FAILURE for r in self.records.values())
-        outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled, failed)
+        if select is not None:  # a task run's outputs are its named tasks' (the workflow's may read others)
+            outputs, error = {t: self.records[t].output for t in self.options.named}, None
+        else:
+            outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled, failed)
         failed = failed or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
         end: Fields = [("workflow", self.wf.id), ("state", state), ("outputs", compact(outputs))]
@@ -176,7 +185,8 @@ class Run:
         j = self.journal
         j.close()
         path = str(j.path) if j.path else None
-        result = RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
+        records = {t: r for t, r in self.records.items() if t not in self._unselected}  # a task run's own
+        result = RunResult(state, records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
         result.paused, result.cost_usd = list(self.gate.paused), total
         result.determinism = self._determinism_report()
         return result
@@ -211,7 +221,8 @@ class Run:
         for t in list(self._inflight.values()):
             t.cancel()
         for tid, rec in self.records.items():
-            if rec.status == "pending" and tid not in self._inflight and tid not in self.gate.parked:
+            idle = tid not in self._inflight and tid not in self.gate.parked and tid not in self._unselected
+            if rec.status == "pending" and idle:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
         self._pump()
 
@@ -221,7 +232,7 @@ class Run:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
         if self._left:
             for tid, rec in self.records.items():
-                if rec.status == "pending" and tid not in self.gate.parked:
+                if rec.status == "pending" and tid not in self.gate.parked and tid not in self._unselected:
                     self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
 
     # -- the ready set -----------------------------------------------------------------------
@@ -231,6 +242,8 @@ class Run:
         while self._ready and not (self.serial and self._inflight):
             tid = self._ready.popleft()
             if self.records[tid].status != "pending" or tid in self._inflight or tid in self.gate.parked:
+                continue
+            if tid in self._unselected:
                 continue
             if self.cancelled:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
@@ -292,7 +305,8 @@ class Run:
         from runtime.durable.resume_index import descendants
 
         for t in sorted(descendants(self.compiled, tid)):
-            if self.records[t].status == "pending" and t not in self._inflight and t not in self.gate.parked:
+            idle = t not in self._inflight and t not in self.gate.parked and t not in self._unselected
+            if self.records[t].status == "pending" and idle:
                 self.gate.parked.add(t)
                 self._waiting[t] = set()  # never woken by a producer settling
                 self._left -= 1
