@@ -37,7 +37,6 @@ from typing import Any, TextIO
 CANCELLED = 3
 DEFAULT_DEBOUNCE_MS = 200
 READY_MS = 100  # how long the watcher waits for an event before it yields an empty set (and is seen ready)
-GATE_TOOLS = frozenset({"nika:prompt"})
 
 
 def load_watchfiles() -> Any:
@@ -99,16 +98,9 @@ def envelope_digest(compiled: Any) -> str:
 
 def gate_tasks(compiled: Any) -> set[str]:
     """The tasks that ask a person (``nika:prompt``, directly or in an agent's tool list)."""
-    from checker.model.workflow import Agent, Invoke
+    from runtime.durable.selection import asks_a_person
 
-    out = set()
-    for tid, task in compiled.workflow.tasks.items():
-        verb = task.verb
-        asks = isinstance(verb, Invoke) and verb.tool in GATE_TOOLS
-        asks = asks or (isinstance(verb, Agent) and any(t.value in GATE_TOOLS for t in verb.tools))
-        if asks:
-            out.add(tid)
-    return out
+    return {tid for tid, task in compiled.workflow.tasks.items() if asks_a_person(task)}
 
 
 def forced_by_save(before: Snapshot, after: Snapshot, saved: set[str]) -> tuple[set[str], set[str]]:
@@ -122,10 +114,10 @@ def forced_by_save(before: Snapshot, after: Snapshot, saved: set[str]) -> tuple[
         changed |= after.paths.get(path, set()) & set(after.hashes)
     forced: set[str] = set()
     for t in changed:
-        forced |= descendants(after.compiled, t)
+        forced |= descendants(after.admitted.compiled, t)
     envelope = before.envelope != after.envelope
-    for g in gate_tasks(after.compiled):
-        below = descendants(after.compiled, g)
+    for g in gate_tasks(after.admitted.compiled):
+        below = descendants(after.admitted.compiled, g)
         if envelope or below & forced:
             forced.add(g)
     return changed, forced
@@ -135,8 +127,7 @@ def forced_by_save(before: Snapshot, after: Snapshot, saved: set[str]) -> tuple[
 class Snapshot:
     """One admitted version of the workflow: its model, hashes, watched paths and envelope."""
 
-    compiled: Any
-    inputs: dict[str, Any]
+    admitted: Any  # nika.commands.run.Admitted: the compiled file and its bound inputs
     hashes: dict[str, str]
     paths: dict[str, set[str]]
     envelope: str
@@ -147,9 +138,13 @@ class Snapshot:
 
 @dataclass
 class Session:
-    """One watch session of one workflow file (the CLI's ``--watch``; a test drives one too)."""
+    """One watch session of one workflow file (the CLI's ``--watch``; a test drives one too).
+
+    ``steps`` is :mod:`nika.commands.run`, whose steps each cycle takes (``admit``, ``refuse``,
+    ``_run``, ``EXIT``): handed in by it, so this module never imports the command that imports it."""
 
     file: str
+    steps: Any
     var_pairs: list[str] = field(default_factory=list)
     model: str | None = None
     trace_dir: Path = Path(".nika/traces")
@@ -166,7 +161,7 @@ class Session:
 
     def run(self, watchfiles: Any) -> int:
         """Run, then watch until Ctrl-C (or ``stop``); the exit status (3 when stopped)."""
-        from nika.commands.run import _write
+        from nika.commands.run_console import write as _write
 
         status = self.cycle(set())
         if status == CANCELLED:
@@ -216,37 +211,15 @@ class Session:
 
     def admit(self) -> Snapshot | None:
         """The workflow compiled and admitted as ``nika run`` admits it; ``None`` (said) when refused."""
-        from checker.project.admission import admit, model_option
-        from checker.project.finalize import SettingsError
-        from nika.commands.run import _refuse_findings, _write
-        from runtime.guard.admission import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
-
-        compiled, why = compile_file(self.file)
-        if compiled is None:
-            _write(self.err, f"nika run: {self.file}: {why}\n")
-            return None
+        steps = self.steps
         try:
-            verdict = admit(compiled, self.file)
-        except SettingsError as exc:
-            _write(self.err, f"nika run: configuration error in {exc}\n")
+            admitted = steps.admit(self.file, self.var_pairs, self.model)
+        except steps.Refused as why:
+            steps.refuse(steps.Say(self.out, self.err, "text"), why)
             return None
-        if verdict.refused or compiled.workflow is None or compiled.graph is None:
-            _refuse_findings(self.out, self.err, "text", verdict)
-            return None
-        wf = compiled.workflow
-        problem = unsupported_run_block(wf, self.model)
-        if problem is None and self.model is not None and (bad := model_option(self.model)) is not None:
-            problem = f"--model `{self.model}`: {bad.full_message()}"
-        try:
-            inputs = bind_inputs(wf, parse_vars(self.var_pairs))
-        except InputError as exc:
-            problem = problem or str(exc)
-        if problem is not None:
-            _write(self.err, f"nika run: {problem}\n")
-            return None
+        compiled = admitted.compiled
         return Snapshot(
-            compiled,
-            inputs,
+            admitted,
             definition_hashes(compiled, self.model),
             watched_paths(compiled, self.file),
             envelope_digest(compiled),
@@ -254,7 +227,7 @@ class Session:
 
     def cycle(self, saved: set[str]) -> int:
         """One run of the session (the first, or after a save); its exit status."""
-        from nika.commands.run import EXIT, _write
+        from nika.commands.run_console import write as _write
 
         self.cycles += 1
         first = self.last is None
@@ -288,16 +261,16 @@ class Session:
         for note in [result.trace_error]:
             if note:
                 _write(self.err, f"nika run: note: {note}\n")
-        return EXIT[result.workflow_state]
+        return self.steps.EXIT[result.workflow_state]
 
     def _resume(self, snap: Snapshot, forced: set[str]) -> Any:
         """The session's last journal opened for this run (``None``, said, when it cannot be)."""
-        from nika.commands.run import _write
+        from nika.commands.run_console import write as _write
         from runtime.durable.resume_index import ResumeRefused, open_resume
 
         assert self.trace is not None
         try:
-            index = open_resume(self.trace, snap.compiled, None, {}, self.model)
+            index = open_resume(self.trace, snap.admitted.compiled, None, {}, self.model)
         except ResumeRefused as exc:
             _write(self.err, f"nika run: note: every task runs again: {exc}\n")
             return None
@@ -309,8 +282,7 @@ class Session:
     def _execute(self, snap: Snapshot, resume: Any) -> Any:
         import asyncio
 
-        from nika.commands.run import _run
-        from runtime.engine.records import DEFAULT_MAX_PARALLEL, Options
+        from runtime.engine.options import DEFAULT_MAX_PARALLEL, Options
 
         options = Options(
             max_parallel=self.max_parallel or DEFAULT_MAX_PARALLEL,
@@ -326,7 +298,7 @@ class Session:
             options.prompter = tty_prompter(self.err)
         box: list[Any] = []
         try:
-            asyncio.run(_run(snap.compiled, snap.inputs, options, Path.cwd(), box))
+            asyncio.run(self.steps._run(snap.admitted, options, Path.cwd(), box))
         finally:
             if resume is not None:
                 resume.release()
@@ -335,8 +307,8 @@ class Session:
 
 def compact_view(err: TextIO) -> Callable[[dict[str, Any]], None]:
     """The watch session's live view: a line per task or iteration that ran; cache hits not listed."""
-    from nika.commands.run import _write
-    from runtime.report import event_line
+    from nika.commands.run_console import write as _write
+    from nika.output.run_text import event_line
 
     shown = {"task.completed", "task.failed", "task.skipped", "task.cancelled", "workflow.paused", "task.retrying"}
 
@@ -351,9 +323,10 @@ def compact_view(err: TextIO) -> Callable[[dict[str, Any]], None]:
     return view
 
 
-def watch_run(file: str, *, debounce_ms: int | None, stop: Any = None, **session: Any) -> int:
+def watch_run(file: str, steps: Any, *, debounce_ms: int | None, stop: Any = None, **session: Any) -> int:
     """``nika run FILE --watch``: the session, or 1 with a line when watchfiles is missing."""
-    from nika.commands.run import _is_tty, _write
+    from nika.commands.run_console import is_tty as _is_tty
+    from nika.commands.run_console import write as _write
 
     watchfiles = load_watchfiles()
     err = session.get("err") or sys.stderr
@@ -364,7 +337,9 @@ def watch_run(file: str, *, debounce_ms: int | None, stop: Any = None, **session
         _write(err, f"nika run: --debounce must be a number of milliseconds ≥ 0, not {debounce_ms}\n")
         return 1
     interactive = _is_tty(sys.stdin) and _is_tty(err)
-    s = Session(file, debounce_ms=DEFAULT_DEBOUNCE_MS if debounce_ms is None else debounce_ms, stop=stop, **session)
+    s = Session(
+        file, steps, debounce_ms=DEFAULT_DEBOUNCE_MS if debounce_ms is None else debounce_ms, stop=stop, **session
+    )
     s.interactive = interactive and s.err is sys.stderr
     return s.run(watchfiles)
 
@@ -382,9 +357,9 @@ EXCLUSIVE = (
 )
 
 
-def watch_command(args: Any) -> int:
-    """``nika run FILE --watch [--debounce MS]`` from the parsed command line."""
-    from nika.commands.run import _write
+def watch_command(args: Any, steps: Any) -> int:
+    """``nika run FILE --watch [--debounce MS]`` from the parsed command line (``steps``: :mod:`nika.commands.run`)."""
+    from nika.commands.run_console import write as _write
 
     if not args.watch:
         _write(sys.stderr, "nika run: --debounce needs --watch\n")
@@ -397,6 +372,7 @@ def watch_command(args: Any) -> int:
         return 1
     return watch_run(
         args.file,
+        steps,
         debounce_ms=args.debounce,
         var_pairs=list(args.var or []),
         model=args.model,

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 INTERRUPTED = 2
 
 
-def watched(paths: list[str]) -> dict[str, set[str]]:
-    """``{absolute path: {test files it re-runs}}`` for the test files under ``paths``."""
-    from nika.commands.test import discover
+def watched(paths: list[str], discover: Callable[[list[str]], tuple[list[Path], list[str]]]) -> dict[str, set[str]]:
+    """``{absolute path: {test files it re-runs}}`` for the test files ``discover`` finds under ``paths``."""
     from nika.testing.runner import _workflow_path
     from nika.testing.spec import SpecError, is_test_file, load
 
@@ -40,6 +40,7 @@ def watched(paths: list[str]) -> dict[str, set[str]]:
 
 def watch_tests(
     paths: list[str],
+    command: Any,
     *,
     keyword: str | None = None,
     verbose: bool = False,
@@ -48,9 +49,12 @@ def watch_tests(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """The session: one full run, then a re-run of the touched test files per save."""
+    """The session: one full run, then a re-run of the touched test files per save (``command``:
+    :mod:`nika.commands.test`, whose ``run_tests`` and ``discover`` it uses: handed in by it, so this
+    module never imports the command that imports it)."""
     from nika.commands.run_watch import MISSING, READY_MS, load_watchfiles
-    from nika.commands.test import run
+
+    run, discover = command.run_tests, command.discover
 
     out, err = out or sys.stdout, err or sys.stderr
     watchfiles = load_watchfiles()
@@ -63,7 +67,7 @@ def watch_tests(
     run(paths, keyword=keyword, verbose=verbose, out=out)
     try:
         while not (stop is not None and stop.is_set()):
-            table = watched(paths)
+            table = watched(paths, discover)
             keep = set(table)
             folders = sorted({os.path.dirname(p) for p in keep if os.path.isdir(os.path.dirname(p))})
             if not folders:
@@ -90,7 +94,7 @@ def watch_tests(
                 print(f"\n{', '.join(_shown(s) for s in sorted(saved))} changed", file=err, flush=True)
                 status = run(tests, keyword=keyword, verbose=verbose, out=out) if tests else 5
                 print(f"re-run finished: {', '.join(tests) or 'no test file'} · exit {status}", file=err, flush=True)
-                if set(watched(paths)) != keep:  # a test file now names another workflow: watch anew
+                if set(watched(paths, discover)) != keep:  # a test file now names another workflow: watch anew
                     break
             else:
                 break

@@ -97,9 +97,10 @@ def _run_again(source: str, rec: Any, trace_dir: Path) -> Any:
     """The recorded run, run again here: admitted as ``nika run`` admits it."""
     from checker.project.admission import admit
     from checker.project.finalize import SettingsError
-    from runtime.engine.records import Options
+    from runtime.engine.inputs import InputError, bind_inputs, compile_file, unsupported_run_block
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
-    from runtime.guard.admission import InputError, bind_inputs, compile_file, unsupported_run_block
+    from runtime.verbs import VERBS
 
     compiled, why = compile_file(source)
     if compiled is None:
@@ -117,7 +118,7 @@ def _run_again(source: str, rec: Any, trace_dir: Path) -> Any:
     except InputError as exc:
         raise _Refused(f"the recorded inputs: {exc}") from None
     options = Options(model=rec.model, trace_dir=trace_dir, engine_env=dict(os.environ))
-    return asyncio.run(Run(compiled, inputs, options, workdir=Path.cwd()).execute())
+    return asyncio.run(Run(compiled, inputs, options, verbs=VERBS, workdir=Path.cwd()).execute())
 
 
 def _text(doc: dict[str, Any]) -> str:
@@ -139,7 +140,7 @@ def _text(doc: dict[str, Any]) -> str:
 
 
 def _write(out: TextIO, text: str) -> None:
-    from runtime.report import terminal_safe
+    from checker.core.display import terminal_safe
 
     try:
         out.write(terminal_safe(text))

@@ -15,7 +15,7 @@ while performing it, the timing and the tokens. ``perform`` never raises a task 
 cancellation still propagates); :meth:`EffectResult.value` turns the record back into the
 value or the :class:`~runtime.errors.TaskError` on the driver's side.
 
-What stays in the driver, whatever the executor: the admission gate, ``with:``/``when:``,
+What stays in the driver, whatever the executor: the gate (GATE-v2), ``with:``/``when:``,
 the permit decisions taken before the effect, ``retry:`` and its backoff, ``timeout:``,
 budgets, ``on_error:``, ``output:``, the trace and its witnesses. An executor only performs.
 
@@ -38,7 +38,6 @@ secrets it was given included), a model call its request.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,10 +46,10 @@ from checker.core.records import field, record
 from runtime.determinism import elapsed_ms, iso
 from runtime.engine.events import EventSink
 from runtime.engine.records import now_iso
+from runtime.engine.services import Services
 from runtime.errors import TaskError
 from runtime.guard.permits import Boundary
 from runtime.net import egress
-from runtime.services import Services
 
 if TYPE_CHECKING:
     from runtime.providers.base import Request
@@ -88,6 +87,7 @@ class McpEffect:
     task_id: str
     tool: str  # `mcp:server/name`
     args: Mapping[str, Any]
+    timeout_s: float | None = None  # what is left of the task's time (None: the MCP default)
 
 
 EffectCall = ExecEffect | ToolEffect | ModelEffect | McpEffect
@@ -141,11 +141,6 @@ class ExecutorHost:
 ExecutorFactory = Callable[[ExecutorHost], Executor]
 
 
-# The task's ``timeout:`` as (``time.monotonic()`` deadline, the timeout in ms), set by the dispatch
-# around the verb: an executor out of process sends what is left of it with the effect.
-EFFECT_DEADLINE: ContextVar[tuple[float, int] | None] = ContextVar("nika_effect_deadline", default=None)
-
-
 def journal_witness(events: EventSink, result: EffectResult) -> None:
     """Journal the witnesses and builtin events an out-of-process executor returned (the local
     one journals them as they happen and returns none)."""
@@ -192,7 +187,7 @@ class LocalExecutor:
         if isinstance(call, McpEffect):
             from runtime.tools.mcp_client import call_mcp_tool
 
-            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
+            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args), call.timeout_s), none
         raise TypeError(f"not an effect: {type(call).__name__}")
 
     async def _perform_carried(self, call: ModelEffect | ToolEffect) -> tuple[Any, Usage]:
@@ -220,9 +215,12 @@ class LocalExecutor:
             sink.flush()
 
     async def _builtin(self, call: ToolEffect) -> Any:
+        from checker.contracts import tables as contracts
         from runtime import builtins
 
         host, tid = self.host, call.task_id
+        c = contracts.contract(call.tool)
+        transport = c.transport if c is not None else "in_process"  # what the builtin is handed (builtins.toml)
         extra: dict[str, Any] = {}
         if call.net:  # the run's one HTTP client, the SSRF allowance, the judge for every redirect hop
             extra = {
@@ -231,9 +229,9 @@ class LocalExecutor:
                 "judge_url": lambda url: host.boundary.check_url(tid, url, inert=call.inert),
                 "trusted": call.trusted,
             }
-        if call.tool == "nika:prompt" and host.gate is not None:
+        if transport == "human" and host.gate is not None:  # a person asked through the run's gate
             extra["gate"] = host.gate
-        if call.tool in PROVIDER_TOOLS:  # media providers are engine transport, like `infer:`, never permits.net
+        if transport == "provider":  # a model provider is engine transport, like `infer:`, never permits.net
             extra["services"] = host.services
         det = host.determinism
         if det is not None:  # NEP-0010: the declared clock and entropy reach the builtins that read them
@@ -262,7 +260,6 @@ def effect_sink(call: ModelEffect | ToolEffect) -> str:
 
 
 EXECUTORS: dict[str, ExecutorFactory] = {"local": LocalExecutor}
-PROVIDER_TOOLS = frozenset({"nika:image_generate", "nika:tts_generate"})  # builtins that call a model provider
 
 
 def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor:

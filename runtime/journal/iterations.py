@@ -1,7 +1,7 @@
 """The iterations of a ``for_each`` task, as plain data over its events: one place for every reader.
 
 A run journals each settled iteration of a ``for_each`` as one frame (``checkpoint_written``, or
-``task_cache_hit`` when a resume rehydrated it; :func:`runtime.durable.resume_match.journal_iteration`
+``task_cache_hit`` when a resume rehydrated it; :func:`runtime.engine.resume_match.journal_iteration`
 writes them) whose fields carry ``task``, ``index``, ``items`` (how many the fan-out has), ``item`` (a
 short preview of the item: :func:`preview`), ``status``, ``duration_ms``, and on a failure
 ``error_code`` and ``message``; a retry of one iteration is a ``task_retrying`` frame with the same

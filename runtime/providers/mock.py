@@ -35,6 +35,10 @@ SCRIPTED = "scripted"
 SCRIPT_VAR = configured.SCRIPT_VAR
 
 
+# Ours: the largest mock fixture or script file read (engine configuration, never a blob).
+MOCK_FILE_BYTES = 16 * 1024 * 1024
+
+
 def zero_value(schema: Any, depth: int = 0) -> Any:
     """The deterministic zero value a schema describes."""
     if not isinstance(schema, dict) or depth > 32:
@@ -127,9 +131,14 @@ class MockProvider(Provider):
             )
         text = raw
         if not raw.lstrip().startswith(("[", "{")):
-            try:
-                with open(os.path.expanduser(raw), encoding="utf-8") as fh:
-                    text = fh.read()
+            from checker.core.reader import FileReadError, read_file
+
+            try:  # the one bounded reader: a regular file, capped, never blocking
+                text = read_file(os.path.expanduser(raw), MOCK_FILE_BYTES).decode("utf-8", errors="replace")
+            except FileReadError as exc:
+                raise TaskError(
+                    "NIKA-PROVIDER-001", f"{SCRIPT_VAR} names `{raw}`, which cannot be read: {exc.reason}"
+                ) from None
             except OSError as exc:
                 raise TaskError(
                     "NIKA-PROVIDER-001", f"{SCRIPT_VAR} names `{raw}`, which cannot be read: {exc.strerror}"
@@ -143,6 +152,21 @@ class MockProvider(Provider):
         if not isinstance(steps, list):
             raise TaskError("NIKA-PROVIDER-001", f"the {SCRIPT_VAR} script must be a list of steps")
         return steps
+
+    def _tool_call(self, i: int, c: dict[str, Any]) -> ToolCall:
+        """One scripted tool call: its arguments as given (a JSON string is decoded, kept raw too)."""
+        args = c.get("arguments", {})
+        if isinstance(args, str):
+            try:
+                decoded = json.loads(args)
+            except ValueError:
+                decoded = None
+            return ToolCall(
+                c.get("id", f"s{self._cursor}_{i}"), c["name"], decoded if isinstance(decoded, dict) else None, args
+            )
+        return ToolCall(
+            c.get("id", f"s{self._cursor}_{i}"), c["name"], args if isinstance(args, dict) else None, json.dumps(args)
+        )
 
     def _scripted(self, request: Request) -> Response:
         if self._script is None:
@@ -167,31 +191,7 @@ class MockProvider(Provider):
                 bool(e.get("transient", False)),
                 details,
             )
-        calls = []
-        for i, c in enumerate(step.get("tool_calls") or []):
-            args = c.get("arguments", {})
-            if isinstance(args, str):
-                try:
-                    decoded = json.loads(args)
-                except ValueError:
-                    decoded = None
-                calls.append(
-                    ToolCall(
-                        c.get("id", f"s{self._cursor}_{i}"),
-                        c["name"],
-                        decoded if isinstance(decoded, dict) else None,
-                        args,
-                    )
-                )
-            else:
-                calls.append(
-                    ToolCall(
-                        c.get("id", f"s{self._cursor}_{i}"),
-                        c["name"],
-                        args if isinstance(args, dict) else None,
-                        json.dumps(args),
-                    )
-                )
+        calls = [self._tool_call(i, c) for i, c in enumerate(step.get("tool_calls") or [])]
         text = step.get("text", "")
         if not isinstance(text, str):
             text = json.dumps(text)

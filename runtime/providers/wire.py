@@ -173,8 +173,6 @@ class WireProvider(Provider):
 
         import httpx
 
-        from runtime.providers.stream import sse_events
-
         client = self.services.http()
         idle = self._idle_s()
         host = httpx.URL(url).host or url
@@ -198,40 +196,9 @@ class WireProvider(Provider):
                 if resp.status_code >= 300 or "text/event-stream" not in kind:
                     data = await self._read_capped(resp)
                     return self._classify(resp.status_code, data, resp.headers.get("retry-after"))
-                async for name, data in sse_events(self._lines(resp, got)):
-                    try:
-                        fold.event(name, data)
-                    except SHAPE_ERRORS as exc:
-                        # a member of the wrong type (an index that is not a number, content that is
-                        # not an object): the provider's malformed stream, not an engine bug
-                        raise self.stream_error(
-                            f"a stream event of an unexpected shape ({type(exc).__name__})"
-                        ) from None
-                    if fold.done:
-                        break
+                await self._fold_events(resp, fold, got)
         except (TimeoutError, httpx.TimeoutException) as exc:
-            took = time.monotonic() - started
-            if request.timeout_s is not None and isinstance(exc, TimeoutError):
-                raise TaskError(
-                    TIMEOUT_CODE,
-                    f"`{self.id}` did not finish streaming within the task's remaining time ({took:.1f}s, "
-                    f"{got[0]} bytes received)",
-                    details={"provider": self.id, "received_bytes": got[0]},
-                ) from None
-            if total is not None and isinstance(exc, TimeoutError):
-                raise TaskError(
-                    TRANSIENT,
-                    f"`{self.id}` did not finish streaming within the engine's provider deadline of {total:g}s "
-                    f"({limits.PROVIDER_DEADLINE_VAR}; {got[0]} bytes received)",
-                    True,
-                    {"provider": self.id, "deadline_s": total, "received_bytes": got[0]},
-                ) from None
-            what = (
-                f"the stream from `{self.id}` stalled: nothing arrived for {idle:g}s after {got[0]} bytes"
-                if got[0]
-                else f"`{self.id}` did not start its stream within {idle:g}s"
-            )
-            raise TaskError(TRANSIENT, what, True, {"provider": self.id, "stream": "stalled"}) from None
+            raise self._stream_timeout(exc, request, time.monotonic() - started, got[0], idle, total) from None
         except httpx.TransportError as exc:
             if got[0]:
                 raise self._cut(got[0], type(exc).__name__) from None
@@ -239,6 +206,47 @@ class WireProvider(Provider):
         if not (fold.done or fold.whole_at_end()):
             raise self._cut(got[0], "no end marker")
         return fold.document()
+
+    async def _fold_events(self, resp: Any, fold: Fold, got: list[int]) -> None:
+        """Fold the stream's events until the provider's end marker (or the stream's end)."""
+        from runtime.providers.stream import sse_events
+
+        async for name, data in sse_events(self._lines(resp, got)):
+            try:
+                fold.event(name, data)
+            except SHAPE_ERRORS as exc:
+                # a member of the wrong type (an index that is not a number, content that is
+                # not an object): the provider's malformed stream, not an engine bug
+                raise self.stream_error(f"a stream event of an unexpected shape ({type(exc).__name__})") from None
+            if fold.done:
+                break
+
+    def _stream_timeout(
+        self, exc: Exception, request: Request, took: float, got: int, idle: float, total: float | None
+    ) -> TaskError:
+        """The task's ``timeout:`` ran out mid-stream (a timeout error), the engine's provider
+        deadline did (transient), or the idle guard fired (transient)."""
+        if request.timeout_s is not None and isinstance(exc, TimeoutError):
+            return TaskError(
+                TIMEOUT_CODE,
+                f"`{self.id}` did not finish streaming within the task's remaining time ({took:.1f}s, "
+                f"{got} bytes received)",
+                details={"provider": self.id, "received_bytes": got},
+            )
+        if total is not None and isinstance(exc, TimeoutError):
+            return TaskError(
+                TRANSIENT,
+                f"`{self.id}` did not finish streaming within the engine's provider deadline of {total:g}s "
+                f"({limits.PROVIDER_DEADLINE_VAR}; {got} bytes received)",
+                True,
+                {"provider": self.id, "deadline_s": total, "received_bytes": got},
+            )
+        what = (
+            f"the stream from `{self.id}` stalled: nothing arrived for {idle:g}s after {got} bytes"
+            if got
+            else f"`{self.id}` did not start its stream within {idle:g}s"
+        )
+        return TaskError(TRANSIENT, what, True, {"provider": self.id, "stream": "stalled"})
 
     def _unreachable(self, host: str, exc: Exception) -> TaskError:
         return TaskError(
@@ -346,6 +354,10 @@ class WireProvider(Provider):
 
     def _classify(self, status: int, data: bytes, retry_after: str | None) -> Any:
         details: dict[str, Any] = {"provider": self.id, "status": status}
+        if status >= 400:
+            refusal = self._read_refusal(status, data)  # what the body says beats what the status suggests
+            if refusal is not None:
+                raise refusal
         if status in (401, 403):
             what = "rejected the API key" if self.endpoint.key else "requires an API key and none was sent"
             raise TaskError(
@@ -374,6 +386,34 @@ class WireProvider(Provider):
                 True,
                 details,
             ) from None
+
+    def _read_refusal(self, status: int, data: bytes) -> TaskError | None:
+        """A refusal the provider's error body names (none of them passes by retrying): the account's
+        quota or credit exhausted, the caller's country or region not served, a key that is valid
+        but not allowed this request. Each says so, with the repair; ``None``: nothing recognised."""
+        kind = _refusal_kind(status, data)
+        if kind is None:
+            return None
+        said = self._error_text(data)
+        details = {"provider": self.id, "status": status, "reason": kind}
+        if kind == "quota":
+            why = (
+                f"`{self.id}` refused the call: the account's quota or credit is used up (HTTP {status}: {said}). "
+                "Retrying will not help: add credit or raise the limit in the provider's billing settings, "
+                f"or use another key ({self._key_help()})"
+            )
+        elif kind == "region":
+            why = (
+                f"`{self.id}` does not serve requests from this country or region (HTTP {status}: {said}): run "
+                "from a region it serves, or use another provider"
+            )
+        else:
+            why = (
+                f"`{self.id}` accepted the API key but does not allow it this request (HTTP {status}: {said}): "
+                f"grant the key access to this model or project in the provider's console, or set {self._key_help()} "
+                "to a key that has it"
+            )
+        return TaskError(REFUSED, why, False, details)
 
     def _error_text(self, data: bytes) -> str:
         try:
@@ -439,6 +479,35 @@ def unfence(text: str) -> str:
         if t.endswith("```"):
             t = t[:-3]
     return t
+
+
+# What the providers' error bodies say (OpenAI `error.code`/`error.type`, Anthropic `error.type`,
+# Gemini `error.status`), by the refusal they mean.
+_QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+_REGION_CODES = frozenset({"unsupported_country_region_territory", "unsupported_country", "unsupported_region"})
+_PERMISSION_CODES = frozenset({"permission_error", "permission_denied", "PERMISSION_DENIED", "forbidden"})
+_QUOTA_WORDS = ("credit balance is too low", "exceeded your current quota", "insufficient balance")
+_KEY_WORDS = ("api key", "api-key", "apikey", "authentication", "unauthorized")
+_REGION_WORDS = ("location is not supported", "country, region, or territory not supported", "region not supported")
+
+
+def _refusal_kind(status: int, data: bytes) -> str | None:
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    err = doc.get("error") if isinstance(doc, dict) else None
+    if not isinstance(err, dict):
+        return None
+    marks = {str(err.get(k)) for k in ("code", "type", "status") if err.get(k) is not None}
+    text = str(err.get("message") or "").lower()
+    if marks & _QUOTA_CODES or any(w in text for w in _QUOTA_WORDS):
+        return "quota"
+    if marks & _REGION_CODES or any(w in text for w in _REGION_WORDS):
+        return "region"
+    if status == 403 and (marks & _PERMISSION_CODES or not any(w in text for w in _KEY_WORDS)):
+        return "permission"
+    return None
 
 
 def _retry_after_ms(value: str | None) -> int | None:

@@ -15,6 +15,8 @@ import pytest
 
 pytest.importorskip("watchfiles")
 
+import nika.commands.run as run_steps
+import nika.commands.test as test_command
 from nika.commands.run_watch import Session, forced_by_save
 from runtime.journal.write import verify
 
@@ -29,7 +31,7 @@ tasks:
     exec: { command: ["sh", "-c", "echo a >> ran.log; echo A1"] }
   b:
     with: { x: "${{ tasks.a.output }}" }
-    exec: { command: ["sh", "-c", "echo b >> ran.log; echo B-${{ with.x }}"] }
+    exec: { command: ["sh", "-c", "echo b >> ran.log; echo B-$0", "${{ with.x }}"] }
   c:
     exec: { command: ["sh", "-c", "echo c >> ran.log; echo C1"] }
   d:
@@ -103,7 +105,7 @@ def drive(root: Path, steps: list[Callable[[], None]]) -> tuple[int, Lines, list
     thread = threading.Thread(target=driver)
     thread.start()
     session = Session(
-        str(root / "wf.nika.yaml"), trace_dir=root / "traces", debounce_ms=50, out=out, err=err, stop=stop
+        str(root / "wf.nika.yaml"), run_steps, trace_dir=root / "traces", debounce_ms=50, out=out, err=err, stop=stop
     )
     try:
         code = session.run(watchfiles)
@@ -157,7 +159,7 @@ def compiled_snapshot(root: Path, text: str):
     from nika.commands.run_watch import Session
 
     (root / "wf.nika.yaml").write_text(text)
-    snap = Session(str(root / "wf.nika.yaml"), err=io.StringIO()).admit()
+    snap = Session(str(root / "wf.nika.yaml"), run_steps, err=io.StringIO()).admit()
     assert snap is not None
     return snap
 
@@ -174,7 +176,7 @@ tasks:
     invoke: { tool: "nika:prompt", args: { message: "Ship?", mode: confirm } }
   ship:
     with: { ok: "${{ tasks.ok.output }}" }
-    exec: { command: ["sh", "-c", "echo S1-${{ with.ok }}"] }
+    exec: { command: ["sh", "-c", "echo S1-$0", "${{ with.ok }}"] }
   side:
     exec: { command: ["sh", "-c", "echo X1"] }
 """
@@ -244,7 +246,7 @@ def test_nika_test_watch_re_runs_the_test_files_a_save_touches(tmp_path, monkeyp
 
     thread = threading.Thread(target=driver)
     thread.start()
-    code = watch_tests(["."], debounce_ms=50, stop=stop, out=out, err=err)
+    code = watch_tests(["."], test_command, debounce_ms=50, stop=stop, out=out, err=err)
     thread.join(DEADLINE)
     assert code == 2, err.text
     assert "re-run finished: greet.nika-test.yaml · exit 1" in err.text  # the planted wrong expectation

@@ -24,10 +24,10 @@ tasks:
     exec: { command: ["sh", "-c", "echo a >> ran.log; echo A"] }
   b:
     with: { x: "${{ tasks.a.output }}" }
-    exec: { command: ["sh", "-c", "echo b >> ran.log; echo B-${{ with.x }}"] }
+    exec: { command: ["sh", "-c", "echo b >> ran.log; echo B-$0", "${{ with.x }}"] }
   c:
     with: { y: "${{ tasks.b.output }}" }
-    exec: { command: ["sh", "-c", "echo c >> ran.log; echo C-${{ with.y }}"] }
+    exec: { command: ["sh", "-c", "echo c >> ran.log; echo C-$0", "${{ with.y }}"] }
   side:
     exec: { command: ["sh", "-c", "echo side >> ran.log; echo S"] }
 outputs:
@@ -139,7 +139,7 @@ tasks:
     exec: { command: ["sh", "-c", "echo ${{ item }} >> ran.log; echo got-${{ item }}"] }
   joined:
     with: { all: "${{ tasks.each.output }}" }
-    exec: { command: ["sh", "-c", "echo joined >> ran.log; echo ${{ size(with.all) }}"] }
+    exec: { command: ["sh", "-c", "echo joined >> ran.log; echo $0", "${{ size(with.all) }}"] }
 """
 
 

@@ -79,15 +79,16 @@ def test_the_rows_are_the_same_from_the_live_events_and_the_journal(tmp_path: Pa
     import asyncio
 
     from checker.engine.pipeline import compile_text
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     monkeypatch.chdir(tmp_path)
     Path("fan.nika.yaml").write_text(FAN)
     live: list[dict] = []
     compiled = compile_text(FAN, str(tmp_path / "fan.nika.yaml"), str(tmp_path))
     options = Options(trace_dir=tmp_path / "traces", on_event=live.append)
-    result = asyncio.run(Run(compiled, {}, options, workdir=tmp_path).execute())
+    result = asyncio.run(Run(compiled, {}, options, verbs=VERBS, workdir=tmp_path).execute())
     assert iteration_rows(live) == iteration_rows(read_run(Path(result.trace)).events)
     assert len(iteration_rows(live)["fan"]) == 5
 
