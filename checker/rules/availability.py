@@ -165,7 +165,6 @@ def _contract_modes() -> frozenset[str]:
 
 def _declared(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
     """The entries of ``runtime/unbuilt.toml`` that no registry shows."""
-    wf = ctx.workflow
     registry = have.lacks("registry-workflow")
     xai_edit = have.lacks("image-edit-xai")
     for tid, verb in ctx.verbs():
@@ -180,18 +179,3 @@ def _declared(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
                 at = verb.args.get("mode")
                 assert at is not None
                 yield _note(at.span, xai_edit.what, "every run of this task fails", "Edit with another provider.", tid)
-    run = wf.run
-    if run is None:
-        return
-    for field, value, feature in (("entropy", run.entropy, "seeded-entropy"), ("clock", run.clock, "virtual-clock")):
-        lacking = have.lacks(feature)
-        wanted = {"seeded-entropy": "seeded", "virtual-clock": "virtual"}[feature]
-        if lacking is None or value != wanted:
-            continue
-        at = run.value.get(field)
-        yield _note(
-            at.span if at is not None else run.value.span,
-            lacking.what,
-            "every run of this workflow is refused before any effect",
-            f"Remove `run.{field}` to run with the ambient {field} in this build.",
-        )

@@ -80,6 +80,10 @@ class ResumeIndex:
     approvals_used: int = 0
     depth: int = 0  # the prologue's: > 0 for a child workflow's run (resumed by its caller's resume)
     forced: frozenset[str] = frozenset()
+    # `--task ID --item N` (runtime.durable.selection): these iterations run again, the task's others are reused
+    forced_items: dict[str, frozenset[int]] = field(default_factory=dict)
+    # a watch session's re-run (nika/commands/run_watch.py): a task that runs again forces what depends on it
+    cascade: bool = False
     notes: list[str] = field(default_factory=list)
     root: Path | None = None  # the journal whose lock holds the history
     dirs: list[Path] = field(default_factory=list)  # the trace folders the history was read from
@@ -88,13 +92,13 @@ class ResumeIndex:
     _lock: Any = None
 
     def lookup(self, tid: str, definition: str, inputs: str) -> Hit | None:
-        if tid in self.forced:
+        if tid in self.forced or tid in self.forced_items:
             return None
         rec = self.completed.get((tid, definition, inputs))
         return Hit(rec["output"], rec["ref"]) if rec is not None else None
 
-    def lookup_iteration(self, tid: str, definition: str, iteration: str) -> Hit | None:
-        if tid in self.forced:
+    def lookup_iteration(self, tid: str, definition: str, iteration: str, index: int | None = None) -> Hit | None:
+        if tid in self.forced or index in self.forced_items.get(tid, ()):
             return None
         rec = self.iterations.get((tid, iteration, definition))
         return Hit(rec["output"], rec["ref"]) if rec is not None else None
@@ -254,8 +258,7 @@ def _gone(hist: Any, me: Any, chain: list[Any], folder: Path) -> list[str]:
     """A note when a journal the history links to is not there: what only it completed runs again."""
     if me.parent_name and hist.parent(me) is None:
         return [
-            f"the journal this one resumed, {me.parent_name}, is not in {folder}: "
-            "what only it completed runs again"
+            f"the journal this one resumed, {me.parent_name}, is not in {folder}: what only it completed runs again"
         ]
     if chain and chain[0].parent_name and hist.parent(chain[0]) is None:
         return [

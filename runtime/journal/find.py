@@ -64,13 +64,15 @@ def journals(trace_dir: Path) -> list[Path]:
 
 
 def _opened(path: Path) -> tuple[int, str]:
+    """When the run started: its first frame's timestamp, else (no readable first frame, or a
+    virtual clock's, which says nothing of when it ran) the file's modification time."""
     try:
         with path.open("rb") as fh:
-            head = _frame(fh.readline())
-        ts = head.get("timestamp") if head is not None else None
+            head = _frame(fh.readline()) or {}
     except OSError:
-        ts = None
-    if not isinstance(ts, int):
+        head = {}
+    ts = head.get("timestamp")
+    if not isinstance(ts, int) or event_of(head).get("clock") == "virtual":
         try:
             ts = path.stat().st_mtime_ns
         except OSError:

@@ -161,8 +161,9 @@ def _histories_of(runs: list[RunView], exempt: set[int]) -> set[int]:
 
 
 def _started(r: RunView) -> float:
-    """When the run started (seconds): its first frame, else the file's modification time."""
-    if r.started is not None:
+    """When the run started (seconds): its first frame, else (or under a virtual clock, whose
+    timestamps say nothing of when it ran) the file's modification time."""
+    if r.started is not None and not r.virtual_clock:
         return r.started / 1e9
     try:
         return r.path.stat().st_mtime

@@ -33,10 +33,6 @@ SAMPLES = {
     "thinking": HEAD + 'tasks:\n  t:\n    infer: { model: groq/llama, prompt: "p", thinking: { budget_tokens: 99 } }\n',
     "mock-model": HEAD + 'tasks:\n  t:\n    infer: { model: mock/nope, prompt: "p" }\n',
     "registry-workflow": HEAD + 'tasks:\n  t:\n    invoke: { workflow: "registry:acme/audit@1.2.0" }\n',
-    "seeded-entropy": HEAD + 'run: { entropy: { seeded: 7 } }\npermits: { tools: ["nika:log"] }\n'
-    'tasks:\n  t:\n    invoke: { tool: "nika:log", args: { message: hi } }\n',
-    "virtual-clock": HEAD + 'run: { entropy: none, clock: virtual }\npermits: { tools: ["nika:log"] }\n'
-    'tasks:\n  t:\n    invoke: { tool: "nika:log", args: { message: hi } }\n',
     "image-edit-xai": HEAD + 'permits: { tools: ["nika:image_generate"], '
     'fs: { read: ["./in.png"], write: ["./out"] } }\n'
     "tasks:\n  t:\n    invoke:\n      tool: nika:image_generate\n"
@@ -77,9 +73,8 @@ def test_every_impl_002_site_names_a_feature_of_the_one_list() -> None:
     assert unnamed == [], "raise NIKA-IMPL-002 through runtime.errors.not_built(feature, …)"
     named = {feat for _, _, feat in sites} - {"<run block>"}
     assert named <= FAMILIES | DECLARED, named - FAMILIES - DECLARED
-    # every declared feature but the run block's is raised at a site of its own; those two are
-    # refused before any effect by the admission (runtime/engine/inputs.py: unsupported_features)
-    assert DECLARED - named == {"seeded-entropy", "virtual-clock"}
+    # every declared feature is raised at a site of its own
+    assert DECLARED - named == set()
     assert FAMILIES - named == set()
 
 
@@ -123,7 +118,7 @@ def test_check_dry_run_and_explain_tell_the_same_truth(feature: str, tmp_path: P
         main(["run", "u.nika.yaml", "--dry-run"])
     monkeypatch.setattr("sys.stderr", io.StringIO())
     said = out.getvalue()
-    if feature in ("seeded-entropy", "virtual-clock", "thinking"):  # refused before the plan, naming it
+    if feature == "thinking":  # refused before the plan, naming it
         err = io.StringIO()
         monkeypatch.setattr("sys.stderr", err)
         assert main(["run", "u.nika.yaml", "--dry-run"]) != 0
@@ -155,7 +150,7 @@ def test_the_run_fails_with_impl_002_naming_the_feature(feature: str, tmp_path: 
     assert err is not None and err["code"] == "NIKA-IMPL-002" and err["details"]["feature"] == feature
 
 
-@pytest.mark.parametrize("feature", ["seeded-entropy", "virtual-clock", "thinking"])
+@pytest.mark.parametrize("feature", ["thinking"])
 def test_the_admission_refuses_naming_the_feature(feature: str) -> None:
     from runtime.engine.inputs import unsupported_features, unsupported_run_block
 
