@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 PAUSED_EXIT = 4
@@ -26,8 +26,8 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
         default=[],
         dest="tasks",
         metavar="ID",
-        help="with --resume: run only this task (repeatable), reusing its ancestors' records and running those "
-        "without one",
+        help="run only this task (repeatable), reusing its ancestors' records and running those without one; "
+        "the records come from --resume TRACE, else from the workflow's latest run history",
     )
     r.add_argument("--with-dependents", action="store_true", help="with --task: also run what depends on it")
     r.add_argument(
@@ -89,27 +89,18 @@ def options_for(
     answers = parse_answers(d.answers)
     if (d.with_dependents or d.item is not None) and not d.tasks:
         raise DurableRefused(f"{'--with-dependents' if d.with_dependents else '--item'} needs --task ID")
+    if d.resume is None and d.tasks:  # the records come from the workflow's latest run history, when it has one
+        if _history_of(compiled, trace_dir) is not None:
+            d = replace(d, resume="latest")
+        else:  # no run yet: the named tasks and their ancestors all run
+            return {"max_cost_usd": d.max_cost_usd, **_selected(d, compiled, interactive)}
     if d.resume is None:
-        if d.tasks:  # the default record source is the workflow's run history: one chain of runs, not built yet
-            raise DurableRefused(
-                "--task needs --resume TRACE (the journal whose records it reuses); taking them from the latest "
-                "run history of the workflow by default is not built yet"
-            )
         if d.from_task is not None or answers:
             raise DurableRefused("--from and --answer need --resume TRACE (the run they continue)")
         return {"max_cost_usd": d.max_cost_usd}
     if d.tasks and d.from_task is not None:
         raise DurableRefused("--task and --from do not combine: --task ID --with-dependents is --from ID for one task")
-    selection = None
-    if d.tasks:  # refused before the journal is opened (and locked)
-        from runtime.durable.selection import SelectionRefused, select
-
-        try:
-            selection = select(
-                compiled, d.tasks, with_dependents=d.with_dependents, interactive=interactive, item=d.item
-            )
-        except SelectionRefused as exc:
-            raise DurableRefused(str(exc)) from None
+    selection = _selection(d, compiled, interactive) if d.tasks else None  # refused before the journal is opened
     from pathlib import Path
 
     from runtime.durable.resume_index import ResumeLocked, ResumeRefused, open_resume  # only for a resume
@@ -144,6 +135,33 @@ def options_for(
         index.forced_items = selection.items
         extra |= {"select": selection.tasks, "named": selection.named}
     return extra
+
+
+def _selection(d: Durable, compiled: Any, interactive: bool) -> Any:
+    """``--task``'s selection (:mod:`runtime.durable.selection`), or the refusal."""
+    from runtime.durable.selection import SelectionRefused, select
+
+    try:
+        return select(compiled, d.tasks, with_dependents=d.with_dependents, interactive=interactive, item=d.item)
+    except SelectionRefused as exc:
+        raise DurableRefused(str(exc)) from None
+
+
+def _selected(d: Durable, compiled: Any, interactive: bool) -> dict[str, Any]:
+    """The ``Options`` fields of a ``--task`` run with no records to reuse (the workflow never ran here)."""
+    selection = _selection(d, compiled, interactive)
+    return {"select": selection.tasks, "named": selection.named}
+
+
+def _history_of(compiled: Any, trace_dir: Any) -> Any:
+    """The newest journal of this workflow's latest run history in ``trace_dir``, or ``None``."""
+    from pathlib import Path
+
+    from runtime.journal.history import latest_history
+
+    where = Path(trace_dir) if trace_dir is not None else Path(".nika/traces")
+    chain = latest_history(where, compiled.workflow.id) if where.is_dir() else []
+    return chain[-1] if chain else None
 
 
 def _latest(compiled: Any, trace_dir: Any) -> str:

@@ -1,5 +1,6 @@
-"""`nika run FILE --resume TRACE --task ID [--with-dependents]` (runtime/durable/selection.py): the named
-tasks run, their ancestors are reused from the journal's matching records or run when they have none,
+"""`nika run FILE [--resume TRACE] --task ID [--with-dependents]` (runtime/durable/selection.py): the named
+tasks run, their ancestors are reused from the journal's matching records (without `--resume`, from the
+workflow's latest run history) or run when they have none,
 everything else is not scheduled, and a gate is asked again, never reused."""
 
 from __future__ import annotations
@@ -117,10 +118,19 @@ def test_a_gate_is_never_reused_and_a_task_run_nobody_can_answer_is_refused_befo
     assert code == 0 and ran(tmp_path) == ["side"]
 
 
+def test_without_resume_the_records_come_from_the_latest_run_history(wf, tmp_path):
+    code, rep, _ = run(wf, tasks=["b"])  # the workflow never ran here: b and its ancestor run
+    assert code == 0 and ran(tmp_path) == ["a", "b"] and rep["outputs"] == {"b": "B-A"}
+    code, _, _ = run(wf)
+    assert code == 0 and sorted(ran(tmp_path)) == ["a", "b", "c", "side"]
+    code, rep, _ = run(wf, tasks=["c"])  # a and b are reused from the history
+    assert code == 0 and ran(tmp_path) == ["c"], rep
+    assert rep["tasks"]["a"]["cache_hit"] is True and rep["tasks"]["b"]["cache_hit"] is True
+    assert rep["outputs"] == {"c": "C-B-A"}
+
+
 def test_task_refusals_say_why(wf, tmp_path):
     _, first, _ = run(wf)
-    code, _, err = run(wf, tasks=["b"])
-    assert code == 2 and "--task needs --resume TRACE" in err and "not built yet" in err
     code, _, err = run(wf, resume=first["trace"], tasks=["nope"])
     assert code == 2 and "--task `nope`: the workflow has no such task" in err
     code, _, err = run(wf, resume=first["trace"], tasks=["b"], from_task="a")
