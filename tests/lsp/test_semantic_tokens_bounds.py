@@ -4,10 +4,9 @@ refused (issue 28). The project rule (bad input is a finding, never a hang) and 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from raw_client import RawClient
+from raw_client import TIMEOUT, RawClient
 
 from checker.parse.nodes import MAX_DOCUMENT_BYTES, MAX_SCALAR_BYTES
 from nika_lsp.documents import Documents
@@ -41,8 +40,8 @@ def test_an_oversized_scalar_gets_no_tokens() -> None:
 
 
 def test_tokens_of_a_one_megabyte_line_do_not_block_other_documents(tmp_path: Path) -> None:
-    """While a 1 MB `${{ a.a.… }}` line is being coloured, another document's request still
-    answers within about a second."""
+    """While a 1 MB `${{ a.a.… }}` line is being checked and coloured, another document's request,
+    sent after it, is answered before it (the latency: benchmarks/bounds.py)."""
     big = (tmp_path / "big.nika.yaml").as_uri()
     other = (tmp_path / "other.nika.yaml").as_uri()
     text = _huge(MAX_DOCUMENT_BYTES - 1024)
@@ -54,15 +53,16 @@ def test_tokens_of_a_one_megabyte_line_do_not_block_other_documents(tmp_path: Pa
         assert "result" in client.call("textDocument/semanticTokens/full", {"textDocument": {"uri": other}})
         _open(client, big, text)
         slow = client.request("textDocument/semanticTokens/full", {"textDocument": {"uri": big}})
-        start = time.monotonic()
-        reply = client.call("textDocument/semanticTokens/full", {"textDocument": {"uri": other}})
-        assert "result" in reply and time.monotonic() - start < 1.5
+        quick = client.request("textDocument/semanticTokens/full", {"textDocument": {"uri": other}})
         got = client.collect_until(slow)
+        # asked second, answered first: the big document's check and colouring did not hold the loop
+        early = [m for m in got if m.get("id") == quick]
+        assert early and "result" in early[0], [m.get("id") for m in got]
         answer = next(m for m in got if m.get("id") == slow)
         assert answer["result"]["data"] == []
         assert "result" in client.call("shutdown", None)
         client.notify("exit", None)
-        assert client.proc.wait(timeout=5.0) == 0
+        assert client.proc.wait(timeout=TIMEOUT) == 0
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
