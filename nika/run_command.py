@@ -91,12 +91,19 @@ def run_command(
 
         durable = replace(durable, max_cost_usd=settings_for(file).max_cost_usd)
     if dry_run:
+        from nika.extras_report import plan_extras, plan_extras_text
         from runtime.report import plan, plan_text
 
         p = plan(compiled, model)
         p["inputs"] = inputs
-        _write(out, json.dumps(p, indent=2, default=str) + "\n" if output_format == "json" else plan_text(p))
+        p["extras"] = plan_extras(wf, executor)
+        text = plan_text(p) + plan_extras_text(p["extras"]) if output_format != "json" else ""
+        _write(out, json.dumps(p, indent=2, default=str) + "\n" if output_format == "json" else text)
         return 0
+    from nika.extras_report import refusal
+
+    if (lacking := refusal(wf, executor)) is not None:  # an extra a task needs, before the first effect
+        return _refuse(out, err, output_format, f"{file}: {lacking} [NIKA-IMPL-002]", [], code="NIKA-IMPL-002")
 
     import os
 
