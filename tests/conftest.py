@@ -98,3 +98,24 @@ def without_modules(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped
         blockers.append(blocker)
 
     return block
+
+
+# -- progress while the workers come up ----------------------------------------------------------
+# `bringing up nodes...` is all pytest-xdist says until every worker has imported the suite and
+# collected it (seconds each, more on a loaded machine); these lines say what is happening.
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodeready(node) -> None:  # type: ignore[no-untyped-def]
+    _say(node.config, f"{node.gateway.id}: started, collecting the suite")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids) -> None:  # type: ignore[no-untyped-def]
+    _say(node.config, f"{node.gateway.id}: {len(ids)} tests collected")
