@@ -122,7 +122,8 @@ def deep_page(rounds: int) -> tuple[float, float]:
 
 def _run(text: str, env: dict[str, str] | None = None) -> float:
     from checker.engine.pipeline import compile_text
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
 
     with tempfile.TemporaryDirectory() as d:
         compiled = compile_text(text, str(Path(d) / "w.nika.yaml"), d)
@@ -171,7 +172,7 @@ def otel(rounds: int) -> tuple[float, float]:
     import os
     import socket
 
-    from nika.run_command import run_command
+    from nika.commands.run import run_command
 
     def once(endpoint: str | None) -> float:
         with tempfile.TemporaryDirectory() as d:

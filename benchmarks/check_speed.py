@@ -10,7 +10,7 @@ Cold start is a whole `nika check examples/<one file>` process, timed alternatel
 (a process loading the same file with ruamel's C safe loader: :mod:`floors`), in wall and CPU
 time; the batch row is one ``nika check`` of 256 files (copies of the examples) against a floor
 process loading the same files, in CPU and wall time, with both processes' peak RSS (the pool of
-:mod:`nika.check_pool` takes the idle cores only: on a busy machine the batch runs serially; set
+:mod:`nika.commands.check_pool` takes the idle cores only: on a busy machine the batch runs serially; set
 ``NIKA_JOBS`` to choose); throughput compiles every *.yaml file of the corpus in one process and
 reports files/s and MB/s. ``benchmarks/speed_guard.py`` compares every issue-26 row against a base
 commit.

@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from checker.engine.pipeline import compile_text  # noqa: E402
 from runtime.engine.dask_executor import DaskSession  # noqa: E402
-from runtime.scheduler import Options, Run  # noqa: E402
+from runtime.engine.records import Options  # noqa: E402
+from runtime.engine.run import Run  # noqa: E402
 
 
 def echo_workflow(n: int) -> str:

@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checker.engine.pipeline import compile_text  # noqa: E402
-from runtime.scheduler import Options, Run  # noqa: E402
+from runtime.engine.records import Options  # noqa: E402
+from runtime.engine.run import Run  # noqa: E402
 
 
 def fanout_workflow(n: int) -> str:

@@ -158,7 +158,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
     )
-    from nika.run_durable import add_arguments as add_durable_arguments  # stdlib-only at import
+    from nika.commands.run_durable import add_arguments as add_durable_arguments  # stdlib-only at import
 
     add_durable_arguments(r)
 
@@ -196,7 +196,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
     tv.add_argument("file", metavar="FILE", help="a journal (.nika/traces/*.ndjson)")
     add_output_format(tv)
-    from nika.trace_command import add_parsers  # stdlib-only at import: the check path stays light
+    from nika.commands.trace import add_parsers  # stdlib-only at import: the check path stays light
 
     add_parsers(tsub)
 
@@ -244,8 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         return cmd_schema()
     if args.command == "run":
-        from nika.run_command import run_command
-        from nika.run_durable import Durable
+        from nika.commands.run import run_command
+        from nika.commands.run_durable import Durable
 
         return run_command(
             args.file,
@@ -262,23 +262,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             durable=Durable.of(args),
         )
     if args.command == "decide":
-        from nika.decide_command import run as decide_run
+        from nika.commands.decide import run as decide_run
 
         return decide_run(args.bundle, args.snapshot)
     if args.command == "doctor":
-        from nika.doctor import run as doctor
+        from nika.commands.doctor import run as doctor
 
         return doctor(args.output_format)
     if args.command == "secrets":
-        from nika.secrets_command import run as secrets_run
+        from nika.commands.secrets import run as secrets_run
 
         return secrets_run(args.secrets_action, args.key, args.workflow)
     if args.command == "trace":
         if args.trace_command != "verify":
-            from nika.trace_command import run as trace_run
+            from nika.commands.trace import run as trace_run
 
             return trace_run(args)
-        from nika.run_command import trace_verify_command
+        from nika.commands.run import trace_verify_command
 
         return trace_verify_command(args.file, output_format=args.output_format)
     _parser().print_help()
@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from nika.check_command import run
+    from nika.commands.check import run
 
     return run(args)
 
@@ -299,13 +299,13 @@ def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.Ar
 
 
 def cmd_explain(code: str) -> int:
-    from nika.explain import explain
+    from nika.commands.explain import explain
 
     return explain(code)
 
 
 def cmd_explain_list(pattern: str) -> int:
-    from nika.explain import explain_list
+    from nika.commands.explain import explain_list
 
     return explain_list(pattern)
 

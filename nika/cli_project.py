@@ -96,22 +96,22 @@ def _mcp(sub: Any) -> None:
 def dispatch(args: argparse.Namespace) -> int | None:
     """The exit status of a project command, or ``None`` when ``args`` names another command."""
     if args.command == "init":
-        from nika.init_command import init
+        from nika.commands.init import init
 
         return init(args.dir)
     if args.command == "new":
-        from nika.init_command import new
+        from nika.commands.init import new
 
         return new(args.template, args.name, directory=args.dir, list_only=args.list)
     if args.command == "test":
-        from nika.test_command import run
+        from nika.commands.test import run
 
         return run(args.paths, keyword=args.keyword, update=args.update, junit=args.junit_xml, verbose=args.verbose)
     if args.command == "mcp":
         if args.mcp_command != "serve":
             print("nika mcp: give a subcommand: serve [--http HOST:PORT]", file=sys.stderr)
             return 1
-        from nika.mcp_serve import serve
+        from nika.commands.mcp_serve import serve
 
         return serve(args.http)
     return None

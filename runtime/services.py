@@ -6,7 +6,7 @@ workflow: ``NIKA_<ID>_BASE_URL`` / ``NIKA_<ID>_API_KEY`` and each provider's doc
 variable; ``NIKA_PRICES`` (JSON: ``{"provider/model": {"input": usd, "output": usd}}`` per million
 tokens; an agent's cost ceiling, ``NIKA_AGENT_MAX_COST_USD``, is read by :mod:`runtime.agent.ledger`);
 ``NIKA_MOCK_SCRIPT`` for the scripted mock, ``NIKA_MOCK_ERROR`` / ``NIKA_MOCK_JSON`` /
-``NIKA_MOCK_STREAMING`` for the configured ones. The MCP server table (:mod:`runtime.mcp_config`)
+``NIKA_MOCK_STREAMING`` for the configured ones. The MCP server table (:mod:`runtime.tools.mcp_config`)
 is read once, here, before the first task; everything else is created on first use and closed
 when the run ends.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import TaskError
-from runtime.mcp_config import McpConfig, snapshot
 from runtime.providers.base import Provider
+from runtime.tools.mcp_config import McpConfig, snapshot
 
 
 class Services:
@@ -38,7 +38,7 @@ class Services:
         self.mcp_config = mcp_config if mcp_config is not None else snapshot(workdir, self.env)
         self.mcp: Any = None
         self._prices: Any = None
-        self.meter: Any = None  # the run's runtime.cost.CostMeter: every model call is admitted and priced
+        self.meter: Any = None  # the run's runtime.guard.cost.CostMeter: every model call is admitted and priced
 
     # -- providers ------------------------------------------------------------------------------
 
@@ -60,7 +60,7 @@ class Services:
         if self._http is None:
             import httpx
 
-            from runtime import limits
+            from runtime.guard import limits
 
             self._http = httpx.AsyncClient(
                 timeout=httpx.Timeout(limits.CLOUD_CALL_TIMEOUT_S, connect=limits.CONNECT_TIMEOUT_S),

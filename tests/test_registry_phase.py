@@ -65,8 +65,9 @@ def _phase(code: str) -> str | None:
 
 def _run_one(data: bytes, workdir: Path, tally: Tally) -> None:
     from checker import compile_bytes
-    from runtime.admission import InputError, bind_inputs
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
+    from runtime.guard.admission import InputError, bind_inputs
 
     path = workdir / "wf.nika.yaml"
     tally.checked += 1

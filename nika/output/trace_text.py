@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from runtime.trace_read import UNRECORDED, ModelCall, RunView, TaskView
+from runtime.journal.read import UNRECORDED, ModelCall, RunView, TaskView
 
 MARK = {
     "success": "ok",

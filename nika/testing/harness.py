@@ -1,4 +1,4 @@
-"""The run a test case drives: :class:`runtime.scheduler.Run` with its verbs mockable, its model
+"""The run a test case drives: :class:`runtime.engine.run.Run` with its verbs mockable, its model
 calls scripted per task, an agent's tool calls answerable by tool id, and no back-off waits.
 
 Only ``nika test`` imports this module, so the runtime loads only when a test runs.
@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from nika.testing.spec import Case
+from runtime.engine.run import Run
 from runtime.errors import TaskError
 from runtime.providers.mock import SCRIPT_VAR, MockProvider
-from runtime.scheduler import Run
 from runtime.services import Services
 
 _TASK: contextvars.ContextVar[str | None] = contextvars.ContextVar("nika_test_task", default=None)

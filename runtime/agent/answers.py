@@ -10,20 +10,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runtime import limits
 from runtime.agent import stops
 from runtime.agent.audit import Audit
 from runtime.agent.catalogue import DONE
 from runtime.agent.ledger import Ledger
 from runtime.agent.stops import SCHEMA_CODE, Stop, StopReason
 from runtime.errors import TaskError
+from runtime.guard import limits
 from runtime.providers.base import Message, ToolCall
 from runtime.providers.wire import unfence
 
 
 def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
     """Why an answer does not fit the task's ``schema:`` (``None`` when it fits)."""
-    from runtime.json_schema import problem_at
+    from runtime.tools.schema_validator import problem_at
 
     return problem_at(schema, value, subject="`schema:`", top="the top level")
 

@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from runtime import limits
 from runtime.agent.ledger import Ledger
+from runtime.guard import limits
 from runtime.providers.base import Response, ToolCall
 from runtime.values import plain
 

@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from runtime import limits
 from runtime.agent import stops
 from runtime.agent.answers import schema_problem
 from runtime.agent.audit import fingerprint
 from runtime.agent.catalogue import COMPOSE, DONE
 from runtime.agent.outcomes import Outcomes
 from runtime.errors import TaskError
+from runtime.guard import limits
 from runtime.providers.base import ToolCall, ToolSpec
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from runtime import limits
 from runtime.agent import stops
 from runtime.agent.ledger import Envelope, Ledger
+from runtime.guard import limits
 
 if TYPE_CHECKING:
     from runtime.services import Services

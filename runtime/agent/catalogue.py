@@ -58,7 +58,7 @@ async def catalogue(
     for c in contracts.contracts():
         known[c.id] = (c.summary, {})
     if any(r.lstrip("!").startswith("mcp:") for r in rules):
-        from runtime.mcp_client import list_mcp_tools
+        from runtime.tools.mcp_client import list_mcp_tools
 
         for tool_id, description, schema in await list_mcp_tools(ctx, tid, rules):
             known[tool_id] = (description, schema)

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from runtime import limits
+from runtime.guard import limits
 from runtime.providers.base import Message, ToolCall, ToolSpec
 
 

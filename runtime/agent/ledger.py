@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from runtime import limits
 from runtime.agent.stops import StopReason
 from runtime.errors import TaskError
+from runtime.guard import limits
 
 if TYPE_CHECKING:
     from runtime.engine.context import VerbContext

@@ -10,7 +10,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from checker.expr import render_string
-from runtime import limits
 from runtime.agent import budgets, history, stops
 from runtime.agent.answers import extract
 from runtime.agent.audit import Audit
@@ -20,7 +19,8 @@ from runtime.agent.ledger import Envelope, Ledger, resolve_envelope
 from runtime.agent.snapshot import snapshot, with_snapshot
 from runtime.agent.stops import SUCCESS_REASONS, TIMEOUT_CODE, Stop, StopReason
 from runtime.errors import TaskError
-from runtime.policy import judge_provider
+from runtime.guard import limits
+from runtime.guard.policy import judge_provider
 from runtime.providers.base import Message, Request, Response, ToolSpec
 from runtime.values import materialise
 
@@ -62,7 +62,7 @@ class AgentLoop(Batch):
         schema = self._value(verb.schema, "`schema:`")
         self.schema = schema if isinstance(schema, dict) else None
         if verb.schema is None:
-            from runtime.returns import returns_schema
+            from runtime.tools.returns_schema import returns_schema
 
             self.schema = returns_schema(ctx.workflow, self.tid)  # `returns:`: the same contract as a Nika type
         max_turns = verb.turn_budget if verb.turn_budget is not None else self._value(verb.max_turns, "`max_turns:`")

@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from runtime import limits
 from runtime.agent import stops
 from runtime.agent.answers import Answers, render
 from runtime.agent.stops import Stop, StopReason
 from runtime.errors import TaskError
+from runtime.guard import limits
 from runtime.providers.base import ToolCall
 from runtime.values import plain
 

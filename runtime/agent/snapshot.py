@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from runtime import limits
 from runtime.agent.ledger import Envelope, Ledger
+from runtime.guard import limits
 from runtime.providers.base import ToolSpec
 
 HEADING = "## Your budget this turn"

@@ -1,7 +1,7 @@
 """Why an agent loop ends: the named :class:`StopReason`, and the :class:`Stop` that ends it.
 
 Each reason has one constructor here, so the code and the message a stop fails with are said once
-(the README's stop_reason table lists them, with thresholds from :mod:`runtime.limits`).
+(the README's stop_reason table lists them, with thresholds from :mod:`runtime.guard.limits`).
 """
 
 from __future__ import annotations

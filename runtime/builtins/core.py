@@ -134,7 +134,7 @@ async def prompt(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     if has_default:
         _check_answer(mode, args["default"], choices, "default:", PROMPT_002 if mode == "choice" else ARG_CODE)
     gate = ctx.extra.get("gate")
-    if gate is not None:  # the run's human gate (runtime.gate): a TTY, an --answer, or a durable pause
+    if gate is not None:  # the run's human gate (runtime.durable.gate): a TTY, an --answer, or a durable pause
         request = {"mode": mode, "message": message, "choices": choices, "default": args.get("default")}
         answered, answer = await gate.resolve(
             ctx.task_id, request, lambda v: _check_answer(mode, v, choices, "the answer", ARG_CODE)

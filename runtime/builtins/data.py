@@ -3,7 +3,7 @@
 
 ``nika:jq`` runs libjq (the ``jq`` package), the same jq the language uses for ``output:``
 bindings; each distinct program is compiled once per process and cached, and evaluated in a
-killable worker with a deadline (:mod:`runtime.jq_worker`; a task ``timeout:`` stops it too).
+killable worker with a deadline (:mod:`runtime.tools.jq_processes`; a task ``timeout:`` stops it too).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from runtime import limits
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._formats import (
     FormatError,
@@ -24,9 +23,10 @@ from runtime.builtins._formats import (
 )
 from runtime.builtins._support import ARG_CODE, arg, describe, json_equal, need, non_json_at, pointer_escape
 from runtime.errors import TaskError
-from runtime.jq import compile_program, wrapped
-from runtime.jq_worker import JqTimeLimit
-from runtime.jq_worker import evaluate as in_worker
+from runtime.guard import limits
+from runtime.tools.jq import compile_program, wrapped
+from runtime.tools.jq_processes import JqTimeLimit
+from runtime.tools.jq_processes import evaluate as in_worker
 
 JQ, DIFF, MERGE, VALIDATE, CONVERT = (
     "nika:jq",
@@ -177,7 +177,7 @@ async def validate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     """
     from jsonschema.exceptions import SchemaError
 
-    from runtime.json_schema import SchemaEvalError, iter_errors
+    from runtime.tools.schema_validator import SchemaEvalError, iter_errors
 
     schema = args.get("schema")
     if not isinstance(schema, (dict, bool)):

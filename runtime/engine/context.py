@@ -5,7 +5,7 @@ run: never the run object, never its private state. It holds
 
 * the call: ``task_id``, the model ``task`` (``None`` for an ``on_finally`` step), the evaluation
   ``scope`` and, in it, the evaluated ``with:`` values;
-* the judge: ``boundary``, the permit adapter (:class:`runtime.permits.Boundary`) every effect
+* the judge: ``boundary``, the permit adapter (:class:`runtime.guard.permits.Boundary`) every effect
   is judged by at the moment it happens;
 * the resources: ``services`` (providers, the HTTP client, the MCP servers, prices), the
   ``engine_env``, the ``workdir`` relative paths resolve from;
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker.model.workflow import Task, Workflow
 from runtime.engine.events import EventSink, Fields
-from runtime.permits import Boundary
+from runtime.guard.permits import Boundary
 from runtime.services import Services
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class VerbContext:
     run_child: ChildRunner  # a child workflow, run in the caller's working directory under its permits too
     tool_call: Callable[[str, dict[str, Any]], Awaitable[Any]]  # one tool call of an agent's turn (the run's seam)
     started_monotonic: float | None = None  # when the task started (``time.monotonic``), for deadlines
-    gate: Any = None  # the run's human gate (runtime.gate.Gate): a child workflow's pause becomes the caller's
+    gate: Any = None  # the run's human gate (runtime.durable.gate.Gate): a child workflow's pause becomes the caller's
 
     @property
     def with_(self) -> Mapping[str, Any]:

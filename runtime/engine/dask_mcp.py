@@ -4,7 +4,7 @@ A run holds each MCP server open for its whole length (a stdio server keeps its 
 calls), so an MCP call cannot be a one-shot effect the way an ``exec:`` is. On a worker, a
 :class:`~runtime.engine.dask_worker.Hub` (one per worker process, started by the first MCP
 effect) runs one long-lived event loop on a thread of its own and holds the sessions, keyed by
-run id and server name (:class:`runtime.mcp_client.Sessions`, the local executor's own). Each
+run id and server name (:class:`runtime.tools.mcp_client.Sessions`, the local executor's own). Each
 effect (a tool call, or the tool listing that argument checks and an agent's tool definitions
 read) is one Dask task that hands its work to that loop and waits for it, so it is still stopped
 by the task's ``timeout:`` and by the driver cancelling its future (the request to the server is
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.engine.dask_worker import CLOSE_WAIT_S, IDLE_S, LOST_CODE, close_run, touch_run
 from runtime.engine.executor import EffectResult, McpEffect, journal_witness
 from runtime.errors import TaskError
-from runtime.mcp_client import Listing, MCPPool, split_tool
+from runtime.tools.mcp_client import Listing, MCPPool, split_tool
 
 if TYPE_CHECKING:
     from runtime.engine.dask_executor import DaskExecutor

@@ -5,7 +5,7 @@ under, the engine configuration it needs and no more) and answers a plain record
 the permit witnesses decided here, the events a builtin reported, timing, tokens, the worker).
 
 On the worker, paths are canonicalised and programs resolved on the worker's own file system, and
-the same checker judge (:class:`runtime.permits.Boundary`) decides with the grant that was sent.
+the same checker judge (:class:`runtime.guard.permits.Boundary`) decides with the grant that was sent.
 The effect runs on an event loop of its own under the task's remaining ``timeout:`` (a process
 group is killed on expiry), and it stops when the driver cancels its Dask future.
 
@@ -31,12 +31,12 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runtime import limits
 from runtime.engine.records import ENGINE_VERSION, now_iso, timeout_error
 from runtime.errors import TaskError
+from runtime.guard import limits
 
 if TYPE_CHECKING:
-    from runtime.mcp_client import Sessions
+    from runtime.tools.mcp_client import Sessions
 
 LOST_CODE = "NIKA-IMPL-003"
 STARTED_TOPIC = "nika-effect-started"  # the worker's word to the driver that it began an effect
@@ -51,7 +51,7 @@ def dask_setup(worker: Any = None) -> None:
     """Preloaded on each worker of a local cluster (``preload=``): the process inherited the
     driver's environment, and keeps only the runner floor and its own Python and Dask settings, so
     no secret waits in a worker for an effect that is not its own (an effect brings what it needs)."""
-    from runtime.permits import ENV_FLOOR
+    from runtime.guard.permits import ENV_FLOOR
 
     for name in list(os.environ):
         if name not in ENV_FLOOR and not name.startswith(KEEP_ENV_PREFIXES):
@@ -186,7 +186,7 @@ async def _effect(
     kind = payload["kind"]
     none: tuple[int | None, int | None, str | None] = (None, None, None)
     if kind == "exec":
-        from runtime.process import run_process
+        from runtime.tools.process_runner import run_process
 
         return await run_process(_on_this_worker(payload["call"].call)), none
     if kind == "model":
@@ -252,7 +252,7 @@ async def _builtin(payload: dict[str, Any], witness: list[dict[str, Any]], event
 
 def grant_boundary(grant: list[Any], workdir: Path, witness: list[dict[str, Any]]) -> Any:
     """The judge adapter for the grant a task was sent (its workflow's permits, then each caller's)."""
-    from runtime.permits import Boundary
+    from runtime.guard.permits import Boundary
 
     def say(task: str, plane: str, gate: str, ok: bool, why: str) -> None:
         witness.append({"task": task, "plane": plane, "gate": gate, "ok": ok, "why": why})
@@ -333,7 +333,7 @@ class Hub:
         self.used[run] = time.monotonic()
         found = self.runs.get(run)
         if found is None:
-            from runtime.mcp_client import Sessions
+            from runtime.tools.mcp_client import Sessions
 
             found = self.runs[run] = Sessions(workdir)
         return found
@@ -412,7 +412,7 @@ async def _on_hub(
     events: list[dict[str, Any]],
     stream: Callable[[], None],
 ) -> Any:
-    from runtime.mcp_client import call_on, judge_spawn, listing_of
+    from runtime.tools.mcp_client import call_on, judge_spawn, listing_of
 
     call = payload["call"]
     tid, cfg, run = call.task_id, payload["server"], str(payload["run"])

@@ -12,7 +12,7 @@ from typing import Any
 
 from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
 from checker.parse.values import ScalarValue
-from runtime.trace import Journal
+from runtime.journal.write import Journal
 
 Fields = list[tuple[str, Any]]
 
@@ -26,7 +26,7 @@ class EventSink:
         self.events: list[dict[str, Any]] = []
         self.on_event = on_event
         self.answered_by: dict[str, str] = {}
-        # adds what the run knows and the emitter does not (runtime.cost prices each model-call frame)
+        # adds what the run knows and the emitter does not (runtime.guard.cost prices each model-call frame)
         self.annotate: Callable[[str, Fields], Fields] | None = None
 
     def emit(self, kind: str, fields: Fields) -> None:
@@ -43,7 +43,7 @@ class EventSink:
             self.on_event(event)
 
     def witness(self, task: str, plane: str, gate: str, ok: bool, why: str) -> None:
-        """The permit judge's decision on one effect (``runtime.permits.Boundary`` calls this)."""
+        """The permit judge's decision on one effect (``runtime.guard.permits.Boundary`` calls this)."""
         decision = "allow" if ok else "deny"
         self.emit(
             "permit_checked",

@@ -47,12 +47,12 @@ from checker.core.records import field, record
 from runtime.engine.events import EventSink
 from runtime.engine.records import now_iso
 from runtime.errors import TaskError
-from runtime.permits import Boundary
+from runtime.guard.permits import Boundary
 from runtime.services import Services
 
 if TYPE_CHECKING:
-    from runtime.process import ExecCall
     from runtime.providers.base import Request
+    from runtime.tools.process_runner import ExecCall
 
 
 @record
@@ -131,7 +131,7 @@ class ExecutorHost:
     services: Services
     events: EventSink
     engine_env: Mapping[str, str] = field(default_factory=dict)
-    gate: Any = None  # the run's human gate (runtime.gate), handed to `nika:prompt`
+    gate: Any = None  # the run's human gate (runtime.durable.gate), handed to `nika:prompt`
 
 
 ExecutorFactory = Callable[[ExecutorHost], Executor]
@@ -172,7 +172,7 @@ class LocalExecutor:
     async def _perform(self, call: EffectCall) -> tuple[Any, Usage]:
         none: Usage = (None, None, None, None)
         if isinstance(call, ExecEffect):
-            from runtime.process import run_process
+            from runtime.tools.process_runner import run_process
 
             return await run_process(call.call), none
         if isinstance(call, ModelEffect):
@@ -182,7 +182,7 @@ class LocalExecutor:
             usage = (response.tokens_in, response.tokens_out, response.finish_reason, response.thinking_tokens)
             return output, usage
         if isinstance(call, McpEffect):
-            from runtime.mcp_client import call_mcp_tool
+            from runtime.tools.mcp_client import call_mcp_tool
 
             return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
         return await self._builtin(call), none

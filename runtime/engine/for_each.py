@@ -112,9 +112,9 @@ class FanOut:
 
     async def _iteration(self, i: int, item: Any, s: dict[str, Any]) -> Outcome:
         """One iteration: rehydrated when a resumed trace holds it (ADR-099 §1), else run live."""
+        from runtime.durable.gate import GatePause
+        from runtime.durable.resume_match import cached_iteration, iteration_key, journal_iteration
         from runtime.engine.stage import bind
-        from runtime.gate import GatePause
-        from runtime.resume_hooks import cached_iteration, iteration_key, journal_iteration
 
         key = iteration_key(self.run, self.task, i, item)
         hit = cached_iteration(self.run, self.task, key)

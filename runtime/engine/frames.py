@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from checker.core.vocab import Status
 from runtime.engine.events import Fields, note
 from runtime.engine.records import ENGINE_VERSION, TaskRecord, compact
-from runtime.trace import TRACE_FORMAT, source_digests
+from runtime.journal.write import TRACE_FORMAT, source_digests
 
 if TYPE_CHECKING:
     from runtime.engine.run import Run
@@ -56,7 +56,7 @@ def _platform() -> str:
 
 def settled_fields(self: Run, rec: TaskRecord) -> Fields:
     """What a task's terminal frame carries (ADR-099 hashes where the task can be resumed)."""
-    from runtime.resume_hooks import resumable
+    from runtime.durable.resume_match import resumable
 
     fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
     if rec.duration_ms is not None:

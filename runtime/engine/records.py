@@ -14,8 +14,8 @@ from runtime.errors import TaskError
 from runtime.values import plain
 
 if TYPE_CHECKING:
+    from runtime.durable.resume_index import ResumeIndex
     from runtime.engine.executor import ExecutorFactory
-    from runtime.resume import ResumeIndex
 
 CANCEL_CODE = "NIKA-CANCEL-001"
 TIMEOUT_CODE = "NIKA-TIMEOUT-001"
@@ -55,13 +55,14 @@ class Options:
     on_event: Callable[[dict[str, Any]], None] | None = None
     engine_env: Mapping[str, str] | None = None
     executor: str | ExecutorFactory = "local"
-    resume: ResumeIndex | None = None  # `--resume TRACE` (runtime.resume): matched tasks cache-hit
+    resume: ResumeIndex | None = None  # `--resume TRACE` (runtime.durable.resume_index): matched tasks cache-hit
     answers: dict[str, Any] = field(default_factory=dict)  # `--answer TASK=VALUE` for paused prompts
-    prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.gate
-    max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.cost)
-    parent_meter: Any = None  # a child workflow's caller's runtime.cost.CostMeter (its cap binds the child)
-    parent_gate: Any = None  # a child workflow's caller's runtime.gate.Gate (its approvals count against the caller)
-    mcp_config: Any = None  # the root run's MCP table (runtime.mcp_config.McpConfig), shared with child runs
+    prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.durable.gate
+    max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.guard.cost)
+    parent_meter: Any = None  # a child workflow's caller's runtime.guard.cost.CostMeter (its cap binds the child)
+    # a child workflow's caller's runtime.durable.gate.Gate (its approvals count against the caller)
+    parent_gate: Any = None
+    mcp_config: Any = None  # the root run's MCP table (runtime.tools.mcp_config.McpConfig), shared with child runs
 
 
 @dataclass

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from checker.model.workflow import Retry, Task
 from runtime.engine.records import TIMEOUT_CODE
 from runtime.errors import TaskError
-from runtime.policy import judge_human_gate
+from runtime.guard.policy import judge_human_gate
 
 if TYPE_CHECKING:
     from runtime.engine.run import Run
 
-MAX_RETRY_AFTER_MS = 60_000  # runtime.limits.MAX_RETRY_AFTER_S, the cap on a provider's Retry-After
+MAX_RETRY_AFTER_MS = 60_000  # runtime.guard.limits.MAX_RETRY_AFTER_S, the cap on a provider's Retry-After
 
 
 def retryable(err: TaskError, on_codes: tuple[str, ...]) -> bool:

@@ -23,7 +23,8 @@ from typing import Any
 
 from checker.core.vocab import Status
 from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
-from runtime.cost import CURRENT_TASK
+from runtime.durable.gate import GatePause
+from runtime.durable.resume_match import cache_hit, hash_task
 from runtime.engine.context import RunSettings, VerbContext
 from runtime.engine.dispatch import pipeline
 from runtime.engine.events import EventSink, Fields, note
@@ -43,11 +44,10 @@ from runtime.engine.records import (
 from runtime.engine.scope import Secrets, base_scope, workflow_outputs
 from runtime.engine.stage import bind
 from runtime.errors import INTERNAL, TaskError
-from runtime.gate import GatePause
-from runtime.permits import Boundary
-from runtime.resume_hooks import cache_hit, hash_task
+from runtime.guard.cost import CURRENT_TASK
+from runtime.guard.permits import Boundary
+from runtime.journal.write import Journal
 from runtime.services import Services
-from runtime.trace import Journal
 
 _SETTLED_KIND = {
     Status.SUCCESS: "task_completed",
@@ -76,11 +76,11 @@ class Run:
         parent_boundary: Boundary | None = None,
     ) -> None:
         assert compiled.workflow is not None and compiled.graph is not None
-        from runtime.cost import CostMeter
-        from runtime.gate import Gate
+        from runtime.durable.gate import Gate
+        from runtime.guard.cost import CostMeter
+        from runtime.guard.redact import Redactor
+        from runtime.journal.write import uuid7
         from runtime.net.ssrf import with_project_allowance
-        from runtime.redact import Redactor
-        from runtime.trace import uuid7
 
         self.compiled = compiled
         self.wf: Workflow = compiled.workflow
@@ -251,7 +251,7 @@ class Run:
 
     def _park(self, tid: str) -> None:
         """A paused gate: ``tid`` and its transitive dependents leave the ready set unsettled."""
-        from runtime.resume import descendants
+        from runtime.durable.resume_index import descendants
 
         for t in sorted(descendants(self.compiled, tid)):
             if self.records[t].status == "pending" and t not in self._inflight and t not in self.gate.parked:

@@ -17,7 +17,7 @@ SECRET_SOURCES = frozenset({"env", "file", "vault"})
 
 
 class Secrets(Mapping[str, Any]):
-    """``secrets.X``: resolved when read (:mod:`runtime.secrets`), remembered for redaction."""
+    """``secrets.X``: resolved when read (:mod:`runtime.guard.secrets`), remembered for redaction."""
 
     def __init__(self, wf: Workflow, engine_env: Mapping[str, str], remembered: set[str], workdir: Path) -> None:
         self._decl = {s.name: s for s in wf.secrets}
@@ -32,7 +32,7 @@ class Secrets(Mapping[str, Any]):
         s = self._decl[key]
         if s.source not in SECRET_SOURCES:
             raise TaskError(NOT_BUILT, f"secret source `{s.source}` is not available in this build of nika")
-        from runtime.secrets import resolve
+        from runtime.guard.secrets import resolve
 
         value = resolve(s, self._env, self._workdir)
         self._remembered.add(value)

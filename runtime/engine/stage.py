@@ -15,7 +15,7 @@ from runtime.engine.executor import EFFECT_DEADLINE
 from runtime.engine.records import Outcome, timeout_error
 from runtime.engine.retry import attempts
 from runtime.errors import INTERNAL, TaskError
-from runtime.limits import MAX_VALUE_DEPTH
+from runtime.guard.limits import MAX_VALUE_DEPTH
 from runtime.values import deeper_than, materialise
 
 if TYPE_CHECKING:
@@ -96,6 +96,6 @@ async def bind(task: Task, raw: Any) -> dict[str, Any]:
     """The ``output:`` bindings (jq over the raw output)."""
     if not task.output:
         return {}
-    from runtime.jq import run_binding
+    from runtime.tools.jq import run_binding
 
     return {b.name: await run_binding(b.name, str(b.value.value), raw) for b in task.output}

@@ -1,5 +1,5 @@
 """``raw`` (the body as UTF-8 text, refused when it is not) and ``jq`` (the body as JSON through
-the runtime's one jq, :mod:`runtime.jq`; the exactly-one-output law of 04 §bindings)."""
+the runtime's one jq, :mod:`runtime.tools.jq`; the exactly-one-output law of 04 §bindings)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ def raw(page: Page, args: dict[str, Any]) -> str:
 
 async def jq_mode(page: Page, args: dict[str, Any]) -> Any:
     """Through the runtime's one jq (no view of the environment, a deadline, a killable worker)."""
-    from runtime.jq import evaluate
-    from runtime.jq_worker import JqTimeLimit
+    from runtime.tools.jq import evaluate
+    from runtime.tools.jq_processes import JqTimeLimit
 
     program = str(args.get("jq") or ".")
     try:

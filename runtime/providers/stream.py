@@ -14,7 +14,7 @@ finish reason) is the same.
 Pieces are coalesced (:data:`FLUSH_CHARS`, :data:`FLUSH_S`) so a fast model writes a few frames a
 second, not one per token. A secret the model echoes is masked in every frame even when the
 provider splits it across pieces: the tail that could be the start of a secret is held back until
-the next piece settles it (:meth:`runtime.redact.Redactor.settle`).
+the next piece settles it (:meth:`runtime.guard.redact.Redactor.settle`).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from runtime import limits
 from runtime.errors import TaskError
+from runtime.guard import limits
 from runtime.providers.base import Provider, Request, Response, ToolCall
 
 TRANSIENT = "NIKA-PROVIDER-001"

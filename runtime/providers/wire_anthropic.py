@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runtime import limits
 from runtime.errors import TaskError
+from runtime.guard import limits
 from runtime.providers import stream, wire_parts
 from runtime.providers.base import Message, Request, Response, ToolCall
 from runtime.providers.wire import (

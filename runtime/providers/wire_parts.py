@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import limits
 from runtime.errors import TaskError
+from runtime.guard import limits
 from runtime.providers.base import Message, Request
 
 # OpenAI's reasoning models take an effort level, not a budget: the budget picks the level.

@@ -7,8 +7,8 @@
   the engine user's rights.
 * The child environment is composed, never inherited (NEP-0005): the runner floor, the names
   ``permits.env`` passes through, then ``exec.env``; dangerous names are stripped last.
-* The resolved call (:class:`~runtime.process.ExecCall`, plain data) is performed by the run's
-  executor; in process by :func:`runtime.process.run_process` (process group, kill on timeout
+* The resolved call (:class:`~runtime.tools.process_runner.ExecCall`, plain data) is performed by the run's
+  executor; in process by :func:`runtime.tools.process_runner.run_process` (process group, kill on timeout
   or cancellation, capped capture, decoding).
 """
 
@@ -21,8 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from checker.contracts.blocklist import judge_shell, judge_words
 from runtime.errors import TaskError
-from runtime.permits import compose_env
-from runtime.process import EXIT_CODE, KILL_GRACE_S, OUTPUT_CAP_BYTES, SPAWN_CODE, ExecCall, decode, run_process
+from runtime.guard.permits import compose_env
+from runtime.tools.process_runner import (
+    EXIT_CODE,
+    KILL_GRACE_S,
+    OUTPUT_CAP_BYTES,
+    SPAWN_CODE,
+    ExecCall,
+    decode,
+    run_process,
+)
 
 __all__ = [
     "EXIT_CODE",

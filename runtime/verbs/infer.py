@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker.expr import render_string
 from runtime.errors import TaskError
-from runtime.policy import judge_provider
+from runtime.guard.policy import judge_provider
 from runtime.providers import Request
 from runtime.values import materialise
 
@@ -37,7 +37,7 @@ async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
     if verb.schema is not None:
         schema = materialise(verb.schema, scope, "`schema:`")
     else:
-        from runtime.returns import returns_schema
+        from runtime.tools.returns_schema import returns_schema
 
         schema = returns_schema(ctx.workflow, tid)  # `returns:` is the same contract, written as a Nika type
     temperature = materialise(verb.temperature, scope, "`temperature:`") if verb.temperature is not None else None
@@ -85,7 +85,7 @@ async def run_infer(ctx: VerbContext, verb: Infer) -> Any:
 def validate_output(value: Any, schema: dict[str, Any]) -> None:
     """INFER-002 when a structured reply does not satisfy its ``schema:`` (or the schema itself is
     broken: the checker validates schemas, but a template may still render one)."""
-    from runtime.json_schema import problem
+    from runtime.tools.schema_validator import problem
 
     found = problem(schema, value, subject="`schema:`", top="the reply")
     if found is None:

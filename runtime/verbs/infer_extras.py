@@ -1,7 +1,7 @@
 """``infer.vision`` and ``infer.thinking`` resolved for one call (02 §infer, stdlib/providers).
 
 Images are loaded by the engine before the model call, under the run's authority: a ``file``
-image is judged by ``permits.fs.read`` (the one judge, through :class:`runtime.permits.Boundary`,
+image is judged by ``permits.fs.read`` (the one judge, through :class:`runtime.guard.permits.Boundary`,
 on the canonical path), a ``url`` image by ``permits.net.http`` and then fetched through the
 SSRF floor (:mod:`runtime.net.client`: one DNS lookup, the judged address connected to, every
 redirect hop re-judged). Only PNG, JPEG, GIF and WebP bytes are sent, recognised by their
@@ -18,8 +18,8 @@ import asyncio
 import base64
 from typing import TYPE_CHECKING, Any
 
-from runtime import limits
 from runtime.errors import NOT_BUILT, TaskError
+from runtime.guard import limits
 from runtime.providers.base import Image, Thinking
 from runtime.values import materialise
 

@@ -13,7 +13,7 @@ under its own permits *and* its caller's (a child never gains authority). Nestin
 A child that pauses on a prompt pauses its caller's task: the caller's run ends ``paused`` with the
 child's prompts addressed ``TASK/CHILD_TASK`` (recursively, ``a/b/c`` two levels down), each naming
 the child's journal. Resumed with ``--answer TASK/CHILD_TASK=VALUE``, the task resumes the child from
-that journal with the answer, which the child's own gate judges (:mod:`runtime.gate`).
+that journal with the answer, which the child's own gate judges (:mod:`runtime.durable.gate`).
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, comput
 
 async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
     """Compile, admit and run the child workflow; its outputs, or its first failure."""
-    from runtime.admission import InputError, bind_inputs
     from runtime.engine.records import Options
+    from runtime.guard.admission import InputError, bind_inputs
 
     s = ctx.settings
     target, path, stack = _child_target(ctx, verb)
@@ -149,7 +149,7 @@ def _admit_child(target: str, path: str) -> Any:
     configuration apply), or the task failure naming its first error."""
     from checker.project.admission import admit
     from checker.project.finalize import SettingsError
-    from runtime.admission import compile_file, unsupported_run_block
+    from runtime.guard.admission import compile_file, unsupported_run_block
 
     compiled, why = compile_file(path)
     if compiled is None:
@@ -185,7 +185,7 @@ def _mirror_approvals(ctx: VerbContext, result: RunResult) -> None:
     """The child's approval decisions, journaled here too at their paths (``TASK/CHILD_TASK``): this
     run's receipt lists their tickets and a resume of this run counts them against its budget. The
     child's journal (named by ``journal``) holds the decisions themselves."""
-    from runtime.trace import APPROVAL_FIELDS
+    from runtime.journal.write import APPROVAL_FIELDS
 
     for e in result.events:
         if e.get("type") == "approval.decided":
@@ -195,7 +195,7 @@ def _mirror_approvals(ctx: VerbContext, result: RunResult) -> None:
 
 def _child_journal(target: str, journal: str, compiled: Any, answers: dict[str, Any], model: str | None) -> Any:
     """The paused child's journal opened for its resume (verified, matched, locked), or the task failure."""
-    from runtime.resume import ResumeRefused, open_resume
+    from runtime.durable.resume_index import ResumeRefused, open_resume
 
     try:
         return open_resume(journal, compiled, None, answers, model, child=True)

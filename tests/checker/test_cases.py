@@ -100,8 +100,9 @@ def _seed(root: Path) -> None:
 def test_corpus_workflow_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from runtime.admission import bind_inputs
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
+    from runtime.guard.admission import bind_inputs
 
     text = path.read_text(encoding="utf-8")
     first = text.splitlines()[0]

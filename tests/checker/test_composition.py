@@ -131,7 +131,7 @@ def test_the_missing_child_code_is_registered_for_both_phases() -> None:
     from contextlib import redirect_stdout
 
     from checker.core.codes import lookup
-    from nika.explain import explain
+    from nika.commands.explain import explain
 
     assert lookup("NIKA-COMP-001").phase == "both"
     out = io.StringIO()

@@ -10,7 +10,7 @@ import pytest
 
 from checker.engine.pipeline import compile_text
 from checker.rules.support.fixes import fixable
-from nika.check_command import fix_text
+from nika.commands.check import fix_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT.parent / "shared" / "nika-spec"

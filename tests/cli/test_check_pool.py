@@ -1,5 +1,5 @@
 """`nika check` over many files on several processes prints exactly what a serial run prints
-(nika/check_pool.py)."""
+(nika/commands/check_pool.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nika import check_pool
+from nika.commands import check_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -42,7 +42,7 @@ def test_the_collector_runs_again_after_the_first_file() -> None:
 def test_objects_the_caller_froze_stay_frozen(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """A server that froze its heap before forking (the copy-on-write pattern) and then checks or
     runs a workflow in process keeps its heap frozen, and gets no more frozen than it had."""
-    from nika.run_command import run_command
+    from nika.commands.run import run_command
 
     was = gc.isenabled()
     gc.freeze()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nika import doctor
 from nika.cli import main
+from nika.commands import doctor
 
 SECRET = "sk-very-secret-value-1234"
 
@@ -153,7 +153,7 @@ def test_the_module_imports_nothing_heavy() -> None:
     import subprocess
 
     code = (
-        "import sys, nika.doctor; heavy = [m for m in ('runtime.mcp_client', 'mcp', 'httpx', "
+        "import sys, nika.commands.doctor; heavy = [m for m in ('runtime.tools.mcp_client', 'mcp', 'httpx', "
         "'checker.contracts.tables', "
         "'pygls', 'ruamel.yaml') if m in sys.modules]; print(heavy)"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nika.cli import main
-from nika.init_command import render, templates
+from nika.commands.init import render, templates
 
 TEMPLATES = ("summarise", "fanout", "agent", "fetch-notify", "exec-retry", "approval")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from nika import mcp_tools
+from nika.commands import mcp_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = (

@@ -224,3 +224,34 @@ def test_the_check_verdict_does_not_depend_on_the_extras(
                 assert "the check itself does not depend on it" in err or not blocked
     for fmt in ("json", "sarif", "concise"):
         assert outputs[True, fmt] == outputs[False, fmt]
+
+
+def test_vault_secrets_without_keyring_are_one_line_and_a_vault_file_needs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], without_modules: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NIKA_VAULT_FILE", raising=False)
+    flow = tmp_path / "s.nika.yaml"
+    flow.write_text(
+        "nika: v1\nworkflow: { id: s }\npermits: { exec: [echo] }\n"
+        'secrets:\n  tok: { source: vault, key: api/token, egress: [{ to: "exec" }] }\n'
+        'tasks:\n  a: { exec: { command: ["echo", "${{ secrets.tok }}"] } }\n'
+    )
+    without_modules("keyring")
+    code, _, err = _cli(capsys, "run", str(flow), "--trace-dir", "traces")
+    assert code == 2 and not (tmp_path / "traces").exists()
+    assert err.splitlines() == [
+        f"nika run: {flow}: a `source: vault` secret (the nika-vault in the OS keyring) needs the `vault` extra "
+        "(keyring not installed): pip install 'nika-tools[vault]' [NIKA-IMPL-002]"
+    ]
+    code, _, err = _cli(capsys, "secrets", "list")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "needs the `vault` extra (keyring not installed): pip install 'nika-tools[vault]'" in err
+    assert "NIKA_VAULT_FILE" in err  # the other way out
+    monkeypatch.setenv("NIKA_VAULT_FILE", str(tmp_path / "vault.json"))
+    (tmp_path / "vault.json").write_text('{"api/token": "t0k"}')
+    code, out, err = _cli(capsys, "secrets", "list")
+    assert (code, out.split()) == (0, ["api/token"]), err
+    code, out, err = _cli(capsys, "run", str(flow), "--trace-dir", "traces", "--output-format", "json")
+    assert code == 0, err
+    assert json.loads(out)["workflow_state"] == "success"

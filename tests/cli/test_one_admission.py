@@ -16,7 +16,7 @@ import pytest
 from checker.project.admission import admit
 from checker.project.files import compile_path
 from nika.cli import main
-from nika.run_command import run_command
+from nika.commands.run import run_command
 
 # An error that does not touch the run (a suffix wildcard in `net.http`: NIKA-AUTH-010) and a
 # warning (`exec:` of `touch`: native-first/002), beside an exec that leaves a marker file.

@@ -16,7 +16,7 @@ from typing import Any
 from test_cli import nika_here
 
 from checker import compile_text
-from nika.explain import judged_statically
+from nika.commands.explain import judged_statically
 
 ROOT = Path(__file__).resolve().parents[2]
 

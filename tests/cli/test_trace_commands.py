@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from nika.cli import main
-from nika.run_command import run_command
-from runtime.trace_find import resolve_run
-from runtime.trace_read import read_run
+from nika.commands.run import run_command
+from runtime.journal.find import resolve_run
+from runtime.journal.read import read_run
 
 FLAKY = """\
 nika: v1
@@ -191,7 +191,7 @@ def test_receipt_refuses_to_certify_a_changed_workflow_and_flags_a_forged_trace(
 
 
 def _paused_journal(directory: Path) -> Path:
-    from runtime.trace import Journal
+    from runtime.journal.write import Journal
 
     j = Journal(directory)
     j.append("workflow_started", [("workflow", "gate"), ("trace_format", 2)])

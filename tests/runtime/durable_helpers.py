@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nika.run_command import run_command
-from nika.run_durable import Durable
+from nika.commands.run import run_command
+from nika.commands.run_durable import Durable
 
 
 def run(

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from checker.engine.pipeline import compile_text
-from runtime.admission import bind_inputs
-from runtime.scheduler import Options, Run, RunResult
+from runtime.engine.records import Options, RunResult
 
 # In the driver's environment while the shared Dask cluster's workers start (conftest.py): they
+from runtime.engine.run import Run
+from runtime.guard.admission import bind_inputs
+
 # must not keep it.
 DASK_SECRET_VAR = "NIKA_TEST_DRIVER_ONLY_TOKEN"
 

@@ -14,8 +14,8 @@ import pytest
 from fake_llm import Reply, openai, serve
 from test_agent_loop import compose, env, rec, wf
 
-from runtime import limits
 from runtime.engine.executor import EffectCall, EffectResult, ExecutorHost, LocalExecutor, ModelEffect
+from runtime.guard import limits
 
 
 def systems(fake) -> list[str]:

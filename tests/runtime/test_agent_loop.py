@@ -409,7 +409,7 @@ def test_no_novelty_stops_identical_observations(run):
 
 def test_streak_exhausted_same_tool_over_and_over(run):
     """The same tool succeeding STREAK_LIMIT times in a row stops the loop (seed streak-exhausted)."""
-    from runtime import limits
+    from runtime.guard import limits
 
     drafts = [("nika_compose", {"workflow_yaml": f"nika: v1\nworkflow: {{ id: d{i} }}\n"}) for i in range(12)]
     # alternate between two verdicts so no observation repeats back to back
@@ -426,7 +426,7 @@ def test_streak_exhausted_same_tool_over_and_over(run):
 def test_tool_frames_carry_fingerprint_summary_duration_and_cost(run):
     """Audit (seed "tool.call events carry cost + result summary"): the canonical fingerprint,
     a bounded result summary, the duration and the cost are in every executed tool frame."""
-    from runtime import limits
+    from runtime.guard import limits
 
     with serve([openai(calls=[compose(1)]), openai("done")]) as fake:
         result = run(wf('      prompt: "go"\n      tools: ["nika:compose"]'), engine_env=env(fake.url))

@@ -2,7 +2,7 @@
 
 Hypothesis draws a small ``permits:`` block and one effectful task whose target is a literal
 (a path for ``nika:read``/``nika:write``, an argv ``command:``, a ``shell:`` line, a tool id),
-compiles it, and then asks the run-time adapter (:class:`runtime.permits.Boundary` plus the exec
+compiles it, and then asks the run-time adapter (:class:`runtime.guard.permits.Boundary` plus the exec
 blocklist the exec verb calls) about the same literal. Asserted, per case:
 
 (a) a static refusal (NIKA-SEC-004 / NIKA-SEC-001 on the task) is a run refusal with the same code;
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from checker.contracts.blocklist import judge_shell, judge_words
 from checker.engine.pipeline import compile_text
 from runtime.errors import TaskError
-from runtime.permits import Boundary
+from runtime.guard.permits import Boundary
 
 SETTINGS = settings(
     max_examples=100,  # a compile per case dominates: 100 per plane

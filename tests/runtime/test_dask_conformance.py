@@ -33,10 +33,10 @@ from hypothesis import strategies as st
 from test_check_run_differential import STATIC, _agree, _compile, literal_path, path_text
 
 from checker.project.files import compile_path
-from nika.run_command import run_command
+from nika.commands.run import run_command
 from runtime.engine.dask_executor import DaskSession
 from runtime.errors import TaskError
-from runtime.process import EXIT_CODE
+from runtime.tools.process_runner import EXIT_CODE
 
 pytestmark = pytest.mark.xdist_group("dask")  # the cluster of test_dask_executor.py, on one worker
 
@@ -166,7 +166,7 @@ def judge_on_worker(cases: list[tuple[list[Any], str, str, str]]) -> tuple[str, 
 
 
 def test_every_fs_literal_is_judged_on_a_worker_as_check_judges_it(session: DaskSession, fs_cases: list[Any]) -> None:
-    from runtime.permits import Boundary
+    from runtime.guard.permits import Boundary
 
     cases = fs_cases
     assert len(cases) > 100
@@ -189,7 +189,8 @@ def test_the_fs_cases_run_end_to_end_alike_on_dask(session: DaskSession, fs_case
     does, with the local executor's record."""
     import asyncio
 
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
 
     cases = fs_cases[:40]
     refused = 0

@@ -167,7 +167,8 @@ tasks:
 
 def test_cancelling_the_run_cancels_the_future_and_kills_the_child(session: DaskSession, tmp_path: Path) -> None:
     from checker.engine.pipeline import compile_text
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
 
     pidfile = tmp_path / "pid"
     script = tmp_path / "slow.sh"
@@ -322,7 +323,7 @@ def test_workers_on_another_version_are_refused_clearly() -> None:
 def test_the_executor_options_are_judged_before_any_effect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from nika.run_command import run_command
+    from nika.commands.run import run_command
 
     wf = tmp_path / "w.nika.yaml"
     wf.write_text('nika: v1\nworkflow: { id: w }\ntasks:\n  a: { infer: { model: mock/echo, prompt: "x" } }\n')
@@ -404,7 +405,7 @@ def test_the_worker_judge_built_from_the_sent_grant_decides_as_the_driver(tmp_pa
     from checker.engine.pipeline import compile_text
     from runtime.engine.dask_worker import grant_boundary
     from runtime.errors import TaskError
-    from runtime.permits import Boundary
+    from runtime.guard.permits import Boundary
 
     def verdict(fn: Any) -> Any:
         try:

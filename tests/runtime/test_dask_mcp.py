@@ -162,7 +162,8 @@ def test_an_agent_under_dask_lists_and_calls_mcp_tools(session: DaskSession, tmp
 
 def test_cancelling_the_run_cancels_the_call_and_stops_the_server(session: DaskSession, tmp_path: Path) -> None:
     from checker.engine.pipeline import compile_text
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
 
     declare(tmp_path, {"demo": stdio(tmp_path)})
     marker = tmp_path / "napping"

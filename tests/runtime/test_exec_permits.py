@@ -12,7 +12,7 @@ import pytest
 
 from checker.engine.pipeline import compile_text
 from runtime.errors import TaskError
-from runtime.permits import Boundary
+from runtime.guard.permits import Boundary
 from runtime.verbs import exec as ex
 
 

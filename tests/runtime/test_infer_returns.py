@@ -63,7 +63,8 @@ def test_an_agent_returns_is_its_done_contract(tmp_path: Path) -> None:
 
 
 def test_a_reply_that_misses_schema_names_where_and_a_broken_schema_says_so() -> None:
-    """`infer.schema`'s verdict is the runtime's one JSON Schema problem reading (runtime.json_schema.problem)."""
+    """`infer.schema`'s verdict is the runtime's one JSON Schema problem reading
+    (runtime.tools.schema_validator.problem)."""
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     validate_output({"n": 1}, schema)
     with pytest.raises(TaskError) as miss:

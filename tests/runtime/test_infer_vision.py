@@ -163,8 +163,9 @@ def test_the_literal_the_check_refuses_the_run_refuses_with_the_same_code(pictur
     gate bypassed), refuses it with the same code, before any model call."""
     import asyncio
 
-    from runtime.admission import bind_inputs
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
+    from runtime.guard.admission import bind_inputs
 
     src = vision_wf("mock/echo", "[{ source: file, path: ./secret.png }]")
     compiled = compile_text(src, str(pictures / "wf.nika.yaml"), str(pictures))
@@ -182,7 +183,7 @@ def test_a_symlink_out_of_the_grant_is_refused(run, pictures):
 
 
 def test_an_image_over_the_cap_is_never_sent(run, pictures, monkeypatch):
-    from runtime import limits
+    from runtime.guard import limits
 
     monkeypatch.setattr(limits, "MAX_IMAGE_BYTES", 32)
     with serve([openai("never")]) as fake:

@@ -3,7 +3,7 @@
 Each test states the spec sentence it enforces. The fs/exec/net/tools comparisons below are a
 small differential: the same grant and the same literal go to the static judge
 (:meth:`checker.contracts.effects.Boundary.check`, via :func:`checker.contracts.effects.boundary_of`) and to
-the run-time adapter (:class:`runtime.permits.Boundary`), and must get the same verdict.
+the run-time adapter (:class:`runtime.guard.permits.Boundary`), and must get the same verdict.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from checker.contracts.blocklist import judge_shell, judge_words
 from checker.contracts.effects import boundary_of, dangerous_env
 from checker.engine.pipeline import compile_text
 from runtime.errors import TaskError
-from runtime.permits import Boundary
+from runtime.guard.permits import Boundary
 from runtime.verbs import exec as ex
 
 

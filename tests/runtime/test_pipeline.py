@@ -364,7 +364,8 @@ def test_cancellation_cancels_in_flight_work_runs_on_finally_and_settles_the_res
     import asyncio
 
     from checker.engine.pipeline import compile_text
-    from runtime.scheduler import Options, Run
+    from runtime.engine.records import Options
+    from runtime.engine.run import Run
 
     src = """\
 nika: v1

@@ -15,7 +15,7 @@ import pytest
 import sse_llm
 from sse_llm import Script, serve
 
-from runtime import limits
+from runtime.guard import limits
 from runtime.providers import stream
 from runtime.providers.base import Request, ToolSpec
 from runtime.providers.registry import endpoint_for
@@ -297,7 +297,7 @@ def test_gemini_stream_url():
 
 
 def test_a_secret_split_across_pieces_is_masked():
-    from runtime.redact import MASK, Redactor
+    from runtime.guard.redact import MASK, Redactor
 
     secret = "tok-ABCDEFGH-123"
     frames: list[list[tuple[str, Any]]] = []
@@ -339,7 +339,7 @@ class _Tty(io.StringIO):
 
 @pytest.mark.parametrize("tty", [True, False])
 def test_the_progress_view_shows_tokens_arriving_on_a_terminal(tmp_path, monkeypatch, tty):
-    from nika.run_command import run_command
+    from nika.commands.run import run_command
 
     words = "a streamed reply \x1b[2J that is long enough to make several chunk frames, one after another"
     monkeypatch.setenv(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rt_helpers import serving
 
-from nika.run_command import run_command
+from nika.commands.run import run_command
 from tests.runtime.extract_pages import ARTICLE
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "research-digest.nika.yaml"

@@ -12,8 +12,8 @@ import pytest
 
 from checker.core.codes import lookup
 from checker.project.files import compile_path
-from nika.run_command import run_command, trace_verify_command
-from runtime.trace import verify
+from nika.commands.run import run_command, trace_verify_command
+from runtime.journal.write import verify
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "nika-spec"
 needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"conformance suite not found at {SUITE}")

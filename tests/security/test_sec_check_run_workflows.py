@@ -39,10 +39,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.project.admission import admit
-from nika.run_command import run_command
-from runtime.admission import compile_file
+from nika.commands.run import run_command
 from runtime.engine import executor as executor_mod
 from runtime.engine.executor import EffectCall, EffectResult, LocalExecutor
+from runtime.guard.admission import compile_file
 
 SPEC = Path(__file__).resolve().parents[2] / ".." / "shared" / "nika-spec"
 STATIC = {"NIKA-SEC-004", "NIKA-SEC-001"}

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runtime.trace import GENESIS_TAG, verify
+from runtime.journal.write import GENESIS_TAG, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nika.run_command import run_command
+from nika.commands.run import run_command
 
 
 @pytest.mark.parametrize("block", ["{ entropy: { seeded: 7 } }", "{ clock: virtual }"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from builtins_harness import fails, make_ctx
 
-from runtime import json_schema
+from runtime.tools import schema_validator as json_schema
 
 BOMB = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join(["*" + chr(97 + i)] * 10) + "]\n" for i in range(8)

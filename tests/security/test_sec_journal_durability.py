@@ -1,5 +1,5 @@
 """The journal is a flight recorder: a SIGKILLed engine never loses the record of an effect it
-was about to perform (issue 18 durability; NEP-0007 witnesses; runtime/trace.py's policy).
+was about to perform (issue 18 durability; NEP-0007 witnesses; runtime/journal/write.py's policy).
 
 The workflow's one task kills the engine itself (`kill -9 $PPID`) — the harshest crash there is.
 The journal must still hold the prologue, the task's start and the `permit_checked` allow frame
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.trace import verify
+from runtime.journal.write import verify
 
 ROOT = Path(__file__).resolve().parents[2]
 

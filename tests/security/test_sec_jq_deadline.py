@@ -3,7 +3,7 @@
 
 libjq holds the interpreter lock while it evaluates, so an in-process hang would take the test
 runner with it: each run here is a real `nika run` process with a wall-clock bound, and the
-engine's own jq time limit is lowered for the run (`runtime.limits.JQ_TIME_LIMIT_S`).
+engine's own jq time limit is lowered for the run (`runtime.guard.limits.JQ_TIME_LIMIT_S`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = (
-    "import sys; import runtime.limits as L; L.JQ_TIME_LIMIT_S = float(sys.argv.pop(1)); "
+    "import sys; import runtime.guard.limits as L; L.JQ_TIME_LIMIT_S = float(sys.argv.pop(1)); "
     "from nika.cli import main; sys.exit(main())"
 )
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from runtime.jq import compile_program
+from runtime.tools.jq import compile_program
 
 HOSTILE = [
     "$ENV",

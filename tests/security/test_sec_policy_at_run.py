@@ -11,7 +11,7 @@ from pathlib import Path
 from fake_llm import openai, serve
 
 from checker.engine.pipeline import compile_text
-from nika.run_command import run_command
+from nika.commands.run import run_command
 
 KEY = "sk-test-0123456789abcdef"
 ALLOW_OLLAMA = "policy:\n  allow: { providers: [ollama] }\n"
@@ -103,7 +103,7 @@ def test_defaulted_answer_is_not_consent_at_run(run, tmp_path: Path) -> None:
 
 def test_human_answer_is_consent(tmp_path: Path) -> None:
     """The positive side of the same judge: a gate a human answered admits the gated task."""
-    from runtime.policy import judge_human_gate
+    from runtime.guard.policy import judge_human_gate
 
     src = GATED.format(default="false", marker=tmp_path / "m")
     compiled = compile_text(src, str(tmp_path / "w.nika.yaml"), str(tmp_path))

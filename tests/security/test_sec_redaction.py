@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from nika.run_command import run_command
-from runtime.redact import MASK, Redactor
+from nika.commands.run import run_command
+from runtime.guard.redact import MASK, Redactor
 
 SECRET = "sk-test-0123456789abcdef"
 

@@ -16,7 +16,7 @@ import pytest
 
 from runtime.agent import schema_problem
 from runtime.errors import TaskError
-from runtime.mcp_client import _arg_problem
+from runtime.tools.mcp_client import _arg_problem
 from runtime.verbs.infer import validate_output
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nika.run_command import run_command
+from nika.commands.run import run_command
 from runtime.report import terminal_safe
 
 

@@ -1,0 +1,150 @@
+"""What ``nika mcp serve`` answers, as plain functions over plain data (the server only wires them).
+
+Every tool takes a workflow either as ``text`` (what an agent is writing; ``path`` then only names
+it, for messages and for the project configuration that applies) or as a ``path`` to read.
+Relative paths resolve from the server's working directory, as for ``nika check``. Nothing is
+written unless ``fix`` is called with ``write=True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from typing import Any
+
+DEFAULT_NAME = "workflow.nika.yaml"
+
+
+class ToolError(Exception):
+    """A request the tool cannot answer (one line, sent back as the tool's error)."""
+
+
+def _source(text: str | None, path: str | None) -> tuple[str, str]:
+    """``(text, shown name)``: the given text, or the file at ``path``."""
+    if text is not None:
+        return text, path or DEFAULT_NAME
+    if not path:
+        raise ToolError("give the workflow as `text`, or a `path` to read")
+    from checker.project.files import read_bounded
+
+    try:
+        data = read_bounded(path)
+    except OSError as exc:
+        raise ToolError(f"{path}: {(exc.strerror or str(exc)).lower()}") from None
+    try:
+        return data.decode("utf-8"), path
+    except UnicodeDecodeError:
+        raise ToolError(f"{path}: not UTF-8 text") from None
+
+
+def _compile(text: str, shown: str) -> Any:
+    from checker.engine.pipeline import compile_text
+
+    return compile_text(text, shown, os.getcwd())
+
+
+def _settings(shown: str) -> Any:
+    from checker.project.settings import settings_for
+
+    return settings_for(shown if os.path.exists(shown) else "-")
+
+
+def _report(compiled: Any, shown: str) -> Any:
+    from checker.project.admission import admit
+
+    return admit(compiled, shown, settings=_settings(shown))
+
+
+def check(text: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """The report ``nika check --output-format json`` prints for this one workflow."""
+    from checker.project.finalize import SettingsError
+    from checker.project.report import CheckRun
+    from nika.output import render
+
+    source, shown = _source(text, path)
+    try:
+        verdict = _report(_compile(source, shown), shown)
+    except SettingsError as exc:
+        raise ToolError(f"configuration error in {exc}") from None
+    return json.loads(render(CheckRun((verdict.report,)), "json", certificate=True, prices=None))
+
+
+def explain(code: str) -> str:
+    """The text of ``nika explain CODE`` (a NIKA code or a lint rule)."""
+    from nika.commands.explain import explain as explain_code
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = explain_code(code)
+    if status != 0:
+        raise ToolError(err.getvalue().strip().removeprefix("nika explain: "))
+    return out.getvalue()
+
+
+def codes() -> list[dict[str, str]]:
+    """Every registered code and lint rule with its title (the registry as a list)."""
+    from checker.core.codes import lints, registry
+
+    out = [
+        {"code": c.code, "title": c.title, "phase": c.phase, "severity": c.severity.value} for c in registry().values()
+    ]
+    out += [
+        {"code": r.rule, "title": r.title, "phase": r.phase, "severity": r.severity.value} for r in lints().values()
+    ]
+    return out
+
+
+def graph(text: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """The plan ``nika graph --format json`` prints: waves, nodes, edges by role."""
+    from checker.views.plan import plan_document
+
+    source, shown = _source(text, path)
+    doc = plan_document(_compile(source, shown))
+    if "reason" in doc:
+        raise ToolError(f"{shown}: no workflow to draw (the text is not a YAML mapping); `check` says more")
+    return doc
+
+
+def schema() -> dict[str, Any]:
+    """The workflow JSON Schema ``nika schema`` prints."""
+    from checker.views.json_schema import workflow_json_schema
+
+    return workflow_json_schema()
+
+
+def fix(text: str | None = None, path: str | None = None, unsafe: bool = False, write: bool = False) -> dict[str, Any]:
+    """The safe fixes (``unsafe``: all of them) as a unified diff and the fixed text; the file at
+    ``path`` is rewritten only when ``write`` is true."""
+    import difflib
+
+    from nika.commands.check import _replace_file, fix_text
+
+    source, shown = _source(text, path)
+    new, count, refusal = fix_text(source, shown, os.getcwd(), unsafe=unsafe)
+    diff = "".join(difflib.unified_diff(source.splitlines(True), new.splitlines(True), shown, shown))
+    written = False
+    if write and new != source:
+        if text is not None or not path:
+            raise ToolError("`write` rewrites the file at `path`; it cannot be combined with `text`")
+        _replace_file(path, new)
+        written = True
+    return {"fixed": count, "diff": diff, "text": new, "written": written, "refused": refusal}
+
+
+def run_dry(text: str | None = None, path: str | None = None, model: str | None = None) -> dict[str, Any]:
+    """What ``nika run --dry-run --output-format json`` prints: the plan, its effects and the permits,
+    or the refusal (``nika check``'s findings) when the workflow would not run. Nothing runs."""
+    from runtime.guard.admission import unsupported_run_block
+    from runtime.report import plan
+
+    source, shown = _source(text, path)
+    compiled = _compile(source, shown)
+    verdict = _report(compiled, shown)
+    if verdict.refused or compiled.workflow is None or compiled.graph is None:
+        return {"workflow_state": "refused", "findings": check(source, shown)["reports"][0]["findings"]}
+    unsupported = unsupported_run_block(compiled.workflow)
+    if unsupported is not None:
+        return {"workflow_state": "refused", "error": {"code": "NIKA-IMPL-002", "message": unsupported}}
+    return plan(compiled, model)

@@ -1,0 +1,91 @@
+"""Where a run meets ``--resume`` (ADR-099): every task is hashed before it starts; under a resume a
+task whose hashes match a completed record is rehydrated instead of run, and says so loudly
+(``task_cache_hit``, in the console and in the new trace, which carries the record forward so the
+new trace can itself be resumed). ``for_each`` iterations are checkpointed and matched one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from checker.core.vocab import Status
+from checker.model.workflow import Task
+from runtime.engine.events import Fields, note
+from runtime.engine.records import Outcome, TaskRecord, compact
+from runtime.errors import TaskError
+from runtime.journal.task_hash import definition_hash, input_hash, iteration_hash
+
+if TYPE_CHECKING:
+    from runtime.durable.resume_index import Hit
+    from runtime.engine.run import Run
+
+
+def hash_task(run: Run, task: Task, rec: TaskRecord) -> None:
+    """The task's definition and resolved-input hashes, now that its producers have settled."""
+    rec.definition_hash = definition_hash(task, run.options.model)
+    rec.input_hash = input_hash(run.compiled, task.id, run.base, run.task_views)
+
+
+def resumable(run: Run, rec: TaskRecord, out: str | None = None) -> bool:
+    """Whether the journaled output is the output: one the redactor masked (it carries a secret) is
+    not, so it is journaled without hashes and a resume runs the task again rather than rehydrate a mask.
+    ``out`` is ``compact(rec.output)`` when the caller has it already."""
+    if rec.status != Status.SUCCESS:
+        return True
+    if out is None:
+        out = compact(rec.output)
+    return run.redactor(out) == out
+
+
+async def cache_hit(
+    run: Run, task: Task, rec: TaskRecord, bind: Callable[[Task, Any], Awaitable[dict[str, Any]]]
+) -> tuple[Outcome, Fields] | None:
+    """The rehydrated outcome and the ``task_cache_hit`` fields, when the resumed trace matches
+    (``bind`` computes the ``output:`` bindings: the dispatch's own)."""
+    index = run.options.resume
+    if index is None or rec.definition_hash is None or rec.input_hash is None:
+        return None
+    hit = index.lookup(task.id, rec.definition_hash, rec.input_hash)
+    if hit is None:
+        return None
+    try:
+        bindings = await bind(task, hit.output)
+    except TaskError:  # the recorded output no longer binds: run it live rather than guess
+        return None
+    rec.cache_hit = True
+    return Outcome(Status.SUCCESS, hit.output, bindings), [("cached_from", hit.ref)]
+
+
+def iteration_key(run: Run, task: Task, index: int, item: Any) -> str | None:
+    rec = run.records.get(task.id)
+    if rec is None or rec.input_hash is None:
+        return None
+    return iteration_hash(rec.input_hash, index, item)
+
+
+def cached_iteration(run: Run, task: Task, key: str | None) -> Hit | None:
+    resume = run.options.resume
+    rec = run.records.get(task.id)
+    if resume is None or key is None or rec is None or rec.definition_hash is None:
+        return None
+    return resume.lookup_iteration(task.id, rec.definition_hash, key)
+
+
+def journal_iteration(run: Run, task: Task, index: int, key: str | None, output: Any, hit: Hit | None) -> None:
+    """One finished iteration, journaled so a resume can skip it (a cache hit says where it came from)."""
+    rec = run.records.get(task.id)
+    out = compact(output)
+    if key is None or rec is None or run.redactor(out) != out:  # a masked output is never rehydrated
+        return
+    fields: Fields = [
+        ("task", task.id),
+        ("index", index),
+        ("iteration_hash", key),
+        ("definition_hash", rec.definition_hash),
+        ("output", out),
+    ]
+    if hit is not None:
+        run.emit("task_cache_hit", [*fields, ("note", note(task, run.options.model)), ("cached_from", hit.ref)])
+    else:
+        run.emit("checkpoint_written", fields)

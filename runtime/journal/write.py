@@ -1,0 +1,344 @@
+"""The run journal (spec 17, NEP-0007): one NDJSON file per run, every line chained to the last.
+
+A frame is ``{"chain", "correlation", "fields", "id", "kind", "run", "timestamp"}`` written as
+compact JSON with sorted keys. ``chain`` is the sha256 of the previous line's exact bytes (the
+first line's is the sha256 of the genesis tag). The file opens lazily, at the first frame; a
+journal I/O failure never changes the run's outcome (it is reported afterwards).
+
+Durability (a flight recorder must not under-report): every frame is handed to the operating
+system as it is appended (no user-space buffer), so a crashed or SIGKILLed engine never loses a
+frame it wrote. Frames that announce an effect — a ``permit_checked`` *allow* (every effect is
+judged, and so witnessed, just before it happens) and the ``workflow_started`` prologue — are also
+``fsync``-ed before ``append`` returns, as is the journal at ``close``: after a power loss the
+record that an effect was about to happen survives whenever the effect could have. Other frames
+(progress, results) are fsync-ed with the next barrier.
+
+:func:`verify` walks a journal: ``forged`` when the chain breaks (any edit, insertion, deletion or
+reorder), ``finding`` when it walks but a requirement is unmet (no prologue manifest, no terminal
+workflow frame, effects without any ``permit_checked`` witness), ``clean`` otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TRACE_FORMAT = 2
+GENESIS_TAG = b"nika-trace/genesis/v2"
+# Genesis digests this verifier recognises: ours, and the one the reference engine's journals open with.
+KNOWN_GENESIS = frozenset(
+    {
+        hashlib.sha256(GENESIS_TAG).hexdigest(),
+        "7466341540fd02fca9ec21937862176b7821a52495b86d81bb5f30d16c8462dc",
+    }
+)
+
+KINDS = frozenset(
+    [
+        "workflow_started",
+        "workflow_completed",
+        "workflow_failed",
+        "workflow_cancelled",
+        "workflow_paused",
+        "task_scheduled",
+        "task_started",
+        "task_completed",
+        "task_failed",
+        "task_skipped",
+        "task_retrying",
+        "task_recovered",
+        "task_cancelled",
+        "task_cache_hit",
+        "verb_invoked",
+        "tool_invoked",
+        "checkpoint_written",
+        "cost_incurred",
+        "infer_chunk",
+        "permit_checked",
+        "declassify",
+        "run_sealed",
+        "agent_tools_selected",
+        "agent_nudge",
+        "agent_stalled",
+        "agent_compose_checked",
+        "agent_budget_checkpoint",
+        "approval_decided",  # NEP-0013 §4 (additive: the kind-vs-field choice is deferred there)
+    ]
+)
+WORKFLOW_TERMINAL = frozenset({"workflow_completed", "workflow_failed", "workflow_cancelled", "workflow_paused"})
+PROLOGUE_FIELDS = ("workflow", "permits", "permits_json", "trace_format")
+EFFECT_VERBS = ("exec", "agent")
+# What an ``approval_decided`` frame says of a decision, after its ``task`` (the gate writes them;
+# a caller that journals its child's decisions again, ``runtime.verbs.invoke``, copies exactly these).
+APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remaining_s", "scope")
+
+
+def uuid7() -> str:
+    """A time-ordered UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version, 12 random
+    bits, the variant, 62 random bits."""
+    b = bytearray((time.time_ns() // 1_000_000 & 0xFFFF_FFFF_FFFF).to_bytes(6, "big") + os.urandom(10))
+    b[6] = 0x70 | (b[6] & 0x0F)
+    b[8] = 0x80 | (b[8] & 0x3F)
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+# One encoder for every frame (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def encode(frame: dict[str, Any]) -> bytes:
+    return _ENCODER.encode(frame).encode("utf-8")
+
+
+_quote = json.encoder.encode_basestring  # what ``_ENCODER`` writes for a ``str`` (``ensure_ascii=False``)
+_SCALAR = {str: _quote, int: int.__repr__, bool: lambda v: "true" if v else "false", type(None): lambda v: "null"}
+
+
+def _value_json(v: Any) -> str:
+    """``_ENCODER.encode(v)``, without the encoder for the scalars most fields hold."""
+    enc = _SCALAR.get(v.__class__)
+    return enc(v) if enc is not None else _ENCODER.encode(v)
+
+
+def _field_head(k: Any) -> str:
+    """``{"key":<k>,"value":`` — the same few keys open every frame's fields, so kept once each."""
+    head = _FIELD_HEADS.get(k) if k.__class__ is str else None
+    if head is None:
+        head = f'{{"key":{_value_json(k)},"value":'
+        if k.__class__ is str and len(_FIELD_HEADS) < 1024:  # bounded: a builtin's events name their own keys
+            _FIELD_HEADS[k] = head
+    return head
+
+
+_FIELD_HEADS: dict[str, str] = {}
+
+
+def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str, run: str | None, ts: int) -> bytes:
+    """:func:`encode` of the frame these make, byte for byte (the keys in sorted order, compact),
+    written out directly: one frame per event, thousands per run."""
+    quote, parts = _quote, []
+    for k, v in fields:
+        value = quote(v) if v.__class__ is str else _value_json(v)  # most fields hold a string
+        parts.append(f"{_field_head(k)}{value}}}")
+    return (
+        f'{{"chain":{quote(chain)},"correlation":null,"fields":[{",".join(parts)}],"id":{{"uuid":{quote(uuid)}}},'
+        f'"kind":{_value_json(kind)},"run":{_value_json(run)},"timestamp":{_value_json(ts)}}}'
+    ).encode()
+
+
+@dataclass
+class Journal:
+    """An append-only, hash-chained journal, opened at its first frame."""
+
+    directory: Path | None
+    run_id: str | None = None
+    redact: Callable[[Any], Any] | None = None
+    path: Path | None = None
+    head: str = field(default_factory=lambda: hashlib.sha256(GENESIS_TAG).hexdigest())
+    error: str | None = None
+    _fh: Any = None
+
+    def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
+        """Write one frame and return it (even when the journal cannot be written)."""
+        chain = self.head
+        recorded, uuid, ts = self.record(kind, fields)
+        return {
+            "chain": chain,
+            "correlation": None,
+            "fields": [{"key": k, "value": v} for k, v in recorded],
+            "id": {"uuid": uuid},
+            "kind": kind,
+            "run": self.run_id,
+            "timestamp": ts,
+        }
+
+    def record(self, kind: str, fields: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], str, int]:
+        """Write one frame (even when the journal cannot be written, the chain moves on): its
+        fields as recorded (bounded, redacted), its id and its timestamp."""
+        fields = [(k, v if v.__class__ in _FLAT else _recordable(v)) for k, v in fields]
+        redact = self.redact
+        if redact is not None and not getattr(redact, "idle", False):
+            fields = [(k, redact(v)) for k, v in fields]
+        uuid, ts = uuid7(), time.time_ns()
+        line = encode_frame(self.head, fields, uuid, kind, self.run_id, ts)
+        self.head = hashlib.sha256(line).hexdigest()
+        if self.directory is not None and self.error is None:
+            try:
+                if self._fh is None:
+                    self.directory.mkdir(parents=True, exist_ok=True)
+                    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+                    self.path = self.directory / f"{stamp}-{(self.run_id or uuid7())[-12:]}.ndjson"
+                    self._fh = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
+                _write_all(self._fh, line + b"\n")
+                if _is_barrier(kind, fields):
+                    os.fsync(self._fh.fileno())
+            except OSError as exc:
+                self.error = f"the trace could not be written: {exc.strerror or exc}"
+        return fields, uuid, ts
+
+    def close(self) -> None:
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+
+
+_FLAT = frozenset({str, int, float, bool, type(None)})  # nothing nests inside: :func:`_recordable` is not asked
+
+
+def _recordable(value: Any) -> Any:
+    """``value``, or a note in its place when it nests past ``MAX_VALUE_DEPTH`` (the journal, its
+    redaction and every reader of it then stay inside the stack; the frame itself is never lost)."""
+    from runtime.guard.limits import MAX_VALUE_DEPTH
+    from runtime.values import deeper_than
+
+    if isinstance(value, dict | list | tuple) and deeper_than(value, MAX_VALUE_DEPTH):
+        return f"<a value nested deeper than {MAX_VALUE_DEPTH} levels: not recorded>"
+    return value
+
+
+def _write_all(fh: Any, data: bytes) -> None:
+    """An unbuffered write may be partial: write until every byte is with the OS."""
+    view = memoryview(data)
+    while view:
+        n = fh.write(view)
+        if not n:
+            raise OSError("the trace file accepted no bytes")
+        view = view[n:]
+
+
+def _is_barrier(kind: str, fields: list[tuple[str, Any]]) -> bool:
+    """A frame after which the effect it announces may happen (see the module's durability policy)."""
+    if kind == "workflow_started":
+        return True
+    return kind == "permit_checked" and ("decision", "allow") in fields
+
+
+# -- verification --------------------------------------------------------------------------
+
+
+def _fields(frame: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    fields = frame.get("fields")
+    for f in fields if isinstance(fields, list) else []:
+        if isinstance(f, dict) and isinstance(f.get("key"), str):
+            out.setdefault(f["key"], f.get("value"))
+    return out
+
+
+def verify(data: bytes) -> dict[str, Any]:
+    """Judge a journal's bytes: ``{"verdict", "frames", "head", "problems": [...]}``."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    problems: list[dict[str, Any]] = []
+    forged: list[dict[str, Any]] = []
+    frames: list[dict[str, Any]] = []
+    prev: bytes | None = None
+    for n, line in enumerate(lines, 1):
+        try:
+            frame = json.loads(line)
+            if not isinstance(frame, dict):
+                raise ValueError("not an object")
+        except RecursionError:
+            frame = _too_deep(line)
+            problems.append({"line": n, "problem": "the frame nests too deeply to be read; its chain was checked"})
+        except (ValueError, UnicodeDecodeError) as exc:
+            forged.append({"line": n, "problem": f"the line is not a JSON frame ({exc})"})
+            prev = line
+            continue
+        chain = frame.get("chain")
+        if prev is None:
+            if not isinstance(chain, str) or chain not in KNOWN_GENESIS:
+                if frame.get("kind") != "workflow_started":
+                    forged.append({"line": n, "problem": "the journal does not open with its prologue"})
+                else:
+                    problems.append({"line": n, "problem": "the genesis digest is not one this verifier knows"})
+        elif chain != hashlib.sha256(prev).hexdigest():
+            forged.append({"line": n, "problem": "`chain` does not match the previous line's bytes"})
+        frames.append(frame)
+        prev = line
+    head = hashlib.sha256(prev).hexdigest() if prev is not None else None
+    if not lines:
+        forged.append({"line": 0, "problem": "the journal is empty"})
+    if forged:
+        return {"verdict": "forged", "frames": len(lines), "head": head, "problems": forged + problems}
+
+    first = frames[0]
+    if first.get("kind") != "workflow_started":
+        problems.append({"line": 1, "problem": "the first frame is not `workflow_started`"})
+    else:
+        pro = _fields(first)
+        missing = [k for k in PROLOGUE_FIELDS if k not in pro]
+        if missing:
+            problems.append({"line": 1, "problem": f"the prologue lacks {', '.join(missing)}"})
+        elif pro.get("trace_format") != TRACE_FORMAT:
+            problems.append({"line": 1, "problem": f"trace_format {pro.get('trace_format')!r} is not {TRACE_FORMAT}"})
+    if not any(isinstance(f.get("kind"), str) and f["kind"] in WORKFLOW_TERMINAL for f in frames):
+        problems.append({"line": len(lines), "problem": "no terminal workflow frame: the run did not finish"})
+    effectful = [f for f in frames if f.get("kind") == "task_started" and _is_effect(_fields(f).get("note"))]
+    witnessed = any(f.get("kind") == "permit_checked" for f in frames)
+    if effectful and not witnessed:
+        problems.append(
+            {
+                "line": None,
+                "problem": f"{len(effectful)} effectful task(s) ran but the journal holds no `permit_checked` "
+                "frame (the NEP-0007 witness is absent)",
+            }
+        )
+    verdict = "finding" if any(p["problem"] for p in problems if "genesis" not in p["problem"]) else "clean"
+    return {"verdict": verdict, "frames": len(lines), "head": head, "problems": problems}
+
+
+_CHAIN_FIELD = re.compile(rb'^\{"chain":"([0-9a-f]{64})"')
+_KIND_FIELD = re.compile(rb'"kind":"([a-z_]+)","run":')
+
+
+def _too_deep(line: bytes) -> dict[str, Any]:
+    """What a frame too deeply nested for the JSON reader still tells: its ``chain`` (the first
+    key of the sorted encoding) and its ``kind`` (found after the last nested value), from bytes."""
+    chain = _CHAIN_FIELD.match(line)
+    kinds = _KIND_FIELD.findall(line)
+    return {"chain": chain.group(1).decode() if chain else None, "kind": kinds[-1].decode() if kinds else None}
+
+
+def source_digests(text: str) -> list[tuple[str, Any]]:
+    """The prologue's source identity (17 §prologue): the digest of the source as read and of its
+    LF-normalised form. ``semantic_hash`` (15 §semantic hash) needs the Semantic IR, which this
+    build does not lower to: the field is kept, ``null``, with a note saying so — never a digest
+    of something else under that name."""
+    raw = text.encode("utf-8")
+    lf = text.replace("\r\n", "\n").replace("\r", "\n").encode("utf-8")
+    return [
+        ("workflow_sha256", hashlib.sha256(raw).hexdigest()),
+        ("workflow_sha256_lf", hashlib.sha256(lf).hexdigest()),
+        ("semantic_hash", None),
+        ("semantic_hash_note", "not available in this build: no Semantic IR lowering (spec 15)"),
+    ]
+
+
+def _is_effect(note: Any) -> bool:
+    if not isinstance(note, str):
+        return False
+    verb = note.split("·", 1)[0].strip()
+    if verb in EFFECT_VERBS:
+        return True
+    if verb == "invoke":
+        tool = note.split("·", 1)[1].strip() if "·" in note else ""
+        if tool.startswith("mcp:") or tool.startswith("workflow"):
+            return True
+        from checker.contracts import tables as contracts
+
+        c = contracts.contract(tool)
+        return bool(c and c.effects)
+    return False
