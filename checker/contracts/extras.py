@@ -286,11 +286,15 @@ def _invoke_uses(tid: str, tool: str, args: Any) -> list[Use]:
     return _chosen_at_run(tid, tool, [n for n in rows if not n.present])
 
 
+def workflow_needs_unmet() -> bool:
+    """Whether some need a workflow itself can have (a builtin, a mode, a secret source: not the
+    engine's configuration) lacks a library here; when not, no workflow needs to be walked."""
+    return any(n.missing() for n in needs() if n.tool or n.secret_source)
+
+
 def lacking(wf: Any) -> tuple[tuple[str, str], ...]:
     """``(task, extra)`` for each need of the workflow itself (tasks and secrets, not the engine's
-    configuration) that this installation cannot meet; ``()`` at once when every extra is here."""
-    if not any(n.missing() for n in needs() if n.tool or n.secret_source):
-        return ()
+    configuration) that this installation cannot meet."""
     return tuple(dict.fromkeys((u.task or "", u.need.extra) for u, _ in unmet(uses(wf, engine=False))))
 
 

@@ -66,7 +66,7 @@ def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileR
     strict = bool(getattr(args, "strict", False))  # --strict: warnings fail too, whatever the settings say
     out = [admit_report(r, native_strict=args.native_strict, strict=strict).report for r in reports]
     if args.output_format in NOTED:
-        out = [_with_extras(r) for r in out]
+        out = [_with_extras(r, args) for r in out]
     return out
 
 
@@ -75,12 +75,18 @@ def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileR
 NOTED = ("full", "concise")
 
 
-def _with_extras(report: FileReport) -> FileReport:
-    """The report with what a run of its workflow would need that is not installed here."""
+def _with_extras(report: FileReport, args: argparse.Namespace) -> FileReport:
+    """The report with what a run of its workflow would need that is not installed here (the
+    installation is asked once per invocation: with every extra here, no workflow is walked)."""
     compiled = report.compiled
     if compiled is None or compiled.workflow is None:
         return report
-    from checker.contracts.extras import lacking
+    from checker.contracts.extras import lacking, workflow_needs_unmet
+
+    if getattr(args, "_extras_unmet", None) is None:
+        args._extras_unmet = workflow_needs_unmet()
+    if not args._extras_unmet:
+        return report
     from checker.core.records import replace
 
     found = lacking(compiled.workflow)

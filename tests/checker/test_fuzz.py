@@ -233,20 +233,20 @@ def test_seed_files_are_present() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_fuzz_project_files(seed: int) -> None:
-    _run(own_seeds(), 300, seed)  # the long campaign is scripts/fuzz_check.py (500k mutants, issue 29)
+    _run(own_seeds(), 150, seed)  # a fixed slice: the campaign is scripts/fuzz_check.py (`.ci/run campaigns`)
 
 
 def test_fuzz_templates() -> None:
     seeds = template_seeds()
     if not seeds:
         pytest.skip(f"templates not found at {TEMPLATES} (clone nika-spec next to the project)")
-    _run(seeds, 400, 3)
+    _run(seeds, 200, 3)
 
 
 def test_fuzz_lone_surrogates_in_text() -> None:
     rng = random.Random(4)
     failures = []
-    for data in mutants(own_seeds(), 200, 5):
+    for data in mutants(own_seeds(), 100, 5):
         text = data.decode("utf-8", "replace")
         at = rng.randrange(len(text) + 1)
         text = text[:at] + chr(rng.randrange(0xD800, 0xE000)) + text[at:]

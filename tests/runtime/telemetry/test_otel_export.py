@@ -172,7 +172,7 @@ def _cli_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, endpoint: str, timeout: str
 ) -> tuple[int, str, list[float]]:
     """The exit code, standard error, and the bound each closing sink waited within (seconds)."""
-    from runtime import otel_sink
+    from runtime.telemetry import otel_sink
 
     monkeypatch.setenv("NIKA_TEST_API_KEY", SECRET)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
