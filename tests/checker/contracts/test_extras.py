@@ -99,7 +99,8 @@ def _optional_modules() -> dict[str, str]:
 def test_optional_libraries_are_imported_lazily_and_only_where_the_table_says() -> None:
     optional = _optional_modules()
     named = {m.split(".")[0] for n in x.needs() for m in n.imports}
-    mentions = re.compile(r"\b(?:%s)\b" % "|".join(re.escape(m.split(".")[0]) for m in optional))
+    alternatives = "|".join(re.escape(m.split(".")[0]) for m in optional)
+    mentions = re.compile(rf"\b(?:{alternatives})\b")
     eager, unnamed = [], []
     for package in ("checker", "nika", "nika_lsp", "runtime"):
         for path in sorted((ROOT / package).rglob("*.py")):
