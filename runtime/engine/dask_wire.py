@@ -69,7 +69,8 @@ def lost_error(status: str, exc: Any) -> dict[str, Any]:
     """A Dask failure as the task's error: a lost worker is transient (``retry:`` may run it again)."""
     name = type(exc).__name__
     text = str(exc).splitlines()[0] if exc is not None and str(exc) else name
-    if name in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError") or status == "lost":
+    lost = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError", "NoValidWorkerError")
+    if name in lost or status == "lost":
         return {
             "code": LOST_CODE,
             "message": f"the Dask worker performing the effect was lost ({name}); "

@@ -483,3 +483,25 @@ def test_the_worker_list_is_the_schedulers_fresh_answer(session: DaskSession, mo
     session could find "no workers": the list is asked of the scheduler each time."""
     monkeypatch.setattr(session.client, "scheduler_info", lambda *a, **k: {"workers": {}})
     assert len(session.worker_addresses()) == 2
+
+
+def test_a_task_no_worker_can_run_errs_as_lost_instead_of_waiting_forever(session: DaskSession) -> None:
+    """A cluster whose workers all died (or a session's pinned worker gone): the scheduler gives
+    the task up after its no-workers timeout, and the driver reads that as a lost effect."""
+    from distributed.scheduler import NoValidWorkerError
+
+    from runtime.engine.dask_wire import lost_error
+
+    def timeout(dask_scheduler: Any = None) -> float | None:
+        return dask_scheduler.no_workers_timeout
+
+    assert session.client.run_on_scheduler(timeout) == 120.0
+    err = lost_error(
+        "error",
+        NoValidWorkerError(
+            task="k", host_restrictions=set(), worker_restrictions=set(), resource_restrictions={}, timeout=120.0
+        ),
+    )
+    assert (
+        err["code"] == "NIKA-IMPL-003" and err["transient"] is True and err["details"] == {"dask": "NoValidWorkerError"}
+    )
