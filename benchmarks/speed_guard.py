@@ -1,28 +1,47 @@
-"""Speed regression guard: the issue-26 rows, this tree against a base commit, side by side.
+"""Speed regression guard: every speed row, this tree against a base commit, each row a ratio to
+its floor measured side by side in the same run.
 
-    python benchmarks/speed_guard.py                 # against HEAD~1
+    python benchmarks/speed_guard.py                          # against HEAD~1, every row
     python benchmarks/speed_guard.py --base main --runs 9
+    python benchmarks/speed_guard.py --rows check,lsp         # some rows only (see --help)
 
 The base commit is exported (``git archive``) to a temporary folder; both trees get their
-``.pyc`` files compiled first (an installed package has them). Every row runs the base's and this
-tree's command alternately, ``--runs`` times each (after one warm-up), from a temporary working
-folder (never the tree's root: ``python -m nika`` puts the working folder first on ``sys.path``),
-and reports median CPU time (user + system): steadier than wall time on a shared machine.
+``.pyc`` files compiled first (an installed package has them). In every row the base's command,
+this tree's and the floor run in turn, ``--runs`` times (at least 7, after one warm-up round),
+from a temporary working folder (never the tree's root: ``python -m nika`` puts the working
+folder first on ``sys.path``); each round gives a ratio for each tree and the row is the median
+of those ratios. Each row names its clock (wall time for every process row: the batch row uses
+the machine's cores).
 
-Rows: cold ``nika check`` of one file and of 256 files in one call, each against its floor (a
-process loading the same files with ruamel's C safe loader); ``nika run`` of a one-task workflow
-and of 1,000 ``mock/echo`` tasks, each against ``nika check`` of the same file; the language
-server's per-edit analysis of a 500-task document (the document store's change, analysis and
-diagnostics, in process) against a libyaml event scan of the same text; peak RSS of the 256-file
-check and of its floor.
+Rows (goal in brackets; the floors are :mod:`floors`):
 
-Exits 1, loudly, when any row of this tree is more than 15 % slower than the base's. A benchmark
-to run by hand before merging a change that could cost speed, not a timed test.
+- ``check``: cold ``nika check`` of one file [≤ 1.3x] and of 256 files in one call [≤ 1.8x],
+  against a process loading the same files with ruamel's C safe loader. Every round checks
+  fresh copies (a comment names the round), so no cache of results has seen them.
+- ``run``: ``nika run`` of 1,000 ``mock/echo`` tasks against the run floor, a process that
+  imports asyncio and writes the same hash-chained journal frames [≤ 1.5x]; ``nika run`` of a
+  one-task workflow against ``nika check`` of it [≤ check + 40 ms].
+- ``dask``: ``--executor dask`` per-task wall time against ``dask.delayed`` of the same function
+  on the same 2-worker cluster [≤ 1.3x] (:mod:`dask_overhead`; needs the ``dask`` extra).
+- ``lsp``: a pull ``textDocument/diagnostic`` right after a ``didChange`` of a 500-task document,
+  whole-document and incremental, timed by an independent client against a libyaml event scan
+  of the same text in the same round [≤ 1.5x].
+- ``tokens``: ``semanticTokens/full/delta`` after a one-line edit of 0.8 MB of long legal
+  expressions (40-term ``&&`` chains; 120-member chains), once the edit is analysed, against the
+  scan [≤ 10x]; the cold ``semanticTokens/full`` of the same documents, and of half of each
+  (linear in size: the 0.8 MB one takes about twice the 0.4 MB one), are printed beside it.
+- ``memory``: the server's RSS over 10,000 whole-document edits of the 500-task document, each
+  analysed (a pull after each), growth after the 100th edit [≤ +10 %].
+
+Exits 1, loudly, when any row of this tree is more than 15 % worse than the base's (its ratio;
+for the memory row its final RSS). A benchmark to run by hand before merging a change that could
+cost speed, not a timed test.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -30,50 +49,42 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from floors import batch, cpu_of, echo_workflow, floor_argv
+from floors import (
+    batch,
+    chain_workflow,
+    echo_workflow,
+    expression_workflow,
+    floor_argv,
+    journal_plan,
+    run_floor_argv,
+    scan_events,
+    wall_of,
+)
+from lsp_client import Client
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 1.15
+ROW_GROUPS = ("check", "run", "dask", "lsp", "tokens", "memory")
 
-# The language server's per-edit work, in a child process of the tree under test: prints the
-# median CPU ms of the analysis after an edit in the first task and of a libyaml event scan.
-LSP_PROBE = r"""
-import statistics, sys, time
-from _ruamel_yaml import CParser
-from lsprotocol import types as lsp
-from nika_lsp.documents import Documents
-from nika_lsp.features import diagnostics
-lines = ["nika: v1", "workflow:", "  id: bench", "model: mock/echo", "tasks:"]
-for i in range(500):
-    lines.append(f"  t{i}:")
-    if i:
-        lines += ["    with:", f"      prev: ${{{{ tasks.t{i - 1}.output }}}}"]
-        lines.append(f'    infer: {{ prompt: "step {i} after ${{{{ with.prev }}}}" }}')
-    else:
-        lines.append('    infer: { prompt: "start" }')
-text = "\n".join(lines) + "\n"
-uri = "file:///tmp/nika-bench/bench.nika.yaml"
-docs = Documents()
-docs.set(uri, text, 1)
-docs.snapshot(uri)
-work, scan = [], []
-for r in range(int(sys.argv[1])):
-    edited = text.replace('prompt: "start"', f'prompt: "start {r}{"x" * (r % 2)}"')
-    t0 = time.process_time()
-    p = CParser(edited)
-    while p.get_event() is not None:
-        pass
-    scan.append(time.process_time() - t0)
-    t0 = time.process_time()
-    docs.change(uri, r + 2, [lsp.TextDocumentContentChangeWholeDocument(text=edited)])
-    diagnostics.diagnostics_for(docs.snapshot(uri), "utf-16", related_support=True)
-    work.append(time.process_time() - t0)
-print(statistics.median(work) * 1000, statistics.median(scan) * 1000)
-"""
+
+@dataclass
+class Row:
+    name: str
+    clock: str
+    goal: float
+    unit: str  # "x": a ratio to the floor; "ms": milliseconds over the reference; "%": growth
+    against: str
+    values: dict[str, list[float]] = field(default_factory=dict)  # tree -> one figure per round
+    note: str = ""
+    measured_only: bool = False
+
+    def median(self, tree: str) -> float:
+        return statistics.median(self.values[tree])
 
 
 def export(rev: str, into: Path) -> Path:
@@ -86,7 +97,7 @@ def export(rev: str, into: Path) -> Path:
 
 def compile_pyc(tree: Path) -> None:
     dirs = [d for d in ("checker", "nika", "nika_lsp", "runtime") if (tree / d).is_dir()]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *dirs], cwd=tree, check=False)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *dirs], cwd=tree, check=False, capture_output=True)
 
 
 class Bench:
@@ -94,43 +105,331 @@ class Bench:
         self.trees, self.work, self.runs = trees, work, runs
         self.env = {name: dict(os.environ, PYTHONPATH=str(tree)) for name, tree in trees.items()}
 
-    def nika(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "nika", *args]
+    def nika(self, tree: str, *args: str) -> Callable[[], float]:
+        argv = [sys.executable, "-m", "nika", *args]
+        return lambda: wall_of(argv, env=self.env[tree], cwd=str(self.work))
 
-    def measure(self, make: dict[str, Callable[[], tuple[float, int]]]) -> dict[str, tuple[float, int]]:
-        """Median CPU seconds and peak RSS of each labelled command, run alternately."""
-        got: dict[str, list[tuple[float, int]]] = {k: [] for k in make}
-        for i in range(self.runs + 1):
-            for label, fn in make.items():
-                shutil.rmtree(self.work / ".nika", ignore_errors=True)  # the runs' traces
-                sample = fn()
-                if i:  # the first round warms the page cache
-                    got[label].append(sample)
-        return {k: (statistics.median(c for c, _ in v), max(r for _, r in v)) for k, v in got.items()}
+    def order(self, r: int) -> list[str]:
+        """The trees in the order round ``r`` runs them: alternating, so neither always goes first."""
+        names = list(self.trees)
+        return names if r % 2 == 0 else names[::-1]
 
-    def proc(self, tree: str, argv: list[str]) -> Callable[[], tuple[float, int]]:
-        return lambda: cpu_of(argv, env=self.env[tree], cwd=str(self.work))
+    def rounds(self, one: Callable[[int], dict[str, float]]) -> dict[str, list[float]]:
+        """``one(round)`` for a warm-up round and then ``runs`` rounds: each tree's figure per round."""
+        got: dict[str, list[float]] = {}
+        for r in range(self.runs + 1):
+            shutil.rmtree(self.work / ".nika", ignore_errors=True)  # the runs' traces
+            sample = one(r)
+            if r:  # the first round warms the page cache and the servers
+                for k, v in sample.items():
+                    got.setdefault(k, []).append(v)
+        return got
 
-    def floor(self, files: list[str]) -> Callable[[], tuple[float, int]]:
-        return lambda: cpu_of(floor_argv(files), cwd=str(self.work))
+    # -- check ---------------------------------------------------------------------------------
+    def check_rows(self) -> list[Row]:
+        one = ROOT / "examples" / "summarize-article.nika.yaml"
+        examples = sorted((ROOT / "examples").glob("*.nika.yaml"))
+        single = Row("check one file, cold", "wall", 1.3, "x", "ruamel C-loader floor")
+        many = Row("check 256 files, one call", "wall", 1.8, "x", "ruamel C-loader floor")
 
-    def lsp(self, tree: str) -> tuple[float, float]:
-        out = subprocess.run(
-            [sys.executable, "-c", LSP_PROBE, str(max(self.runs * 4, 30))],
-            env=self.env[tree],
-            cwd=str(self.work),
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-        return float(out[0]), float(out[1])
+        def single_round(r: int) -> dict[str, float]:
+            out = {}
+            floor_files = batch(self.work / f"one-floor-{r}", [one], 1, nonce=f"floor {r}")
+            floor = wall_of(floor_argv(floor_files))
+            for tree in self.order(r):
+                files = batch(self.work / f"one-{tree}-{r}", [one], 1, nonce=f"{tree} {r}")
+                out[tree] = self.nika(tree, "check", "--output-format", "concise", files[0])() / floor
+            return out
+
+        def many_round(r: int) -> dict[str, float]:
+            out = {}
+            floor_files = batch(self.work / f"many-floor-{r}", examples, 256, nonce=f"floor {r}")
+            floor = wall_of(floor_argv(floor_files))
+            for tree in self.order(r):
+                folder = self.work / f"many-{tree}-{r}"
+                batch(folder, examples, 256, nonce=f"{tree} {r}")
+                out[tree] = self.nika(tree, "check", "--output-format", "concise", str(folder))() / floor
+            return out
+
+        single.values = self.rounds(single_round)
+        many.values = self.rounds(many_round)
+        return [single, many]
+
+    # -- run -----------------------------------------------------------------------------------
+    def run_rows(self) -> list[Row]:
+        (self.work / "one.nika.yaml").write_text(echo_workflow(1))
+        (self.work / "many.nika.yaml").write_text(echo_workflow(1000))
+        # The floor's frames: those of a run of this tree (the base writes the same kinds).
+        shutil.rmtree(self.work / ".nika", ignore_errors=True)
+        self.nika("this", "run", "many.nika.yaml")()
+        (journal,) = (self.work / ".nika").rglob("*.ndjson")
+        plan = self.work / "many.plan"
+        frames = journal_plan(journal, plan)
+        many = Row(
+            "run 1,000 mock tasks",
+            "wall",
+            1.5,
+            "x",
+            f"run floor ({frames} journal frames)",
+            measured_only=True,
+        )
+        single = Row("run one task", "wall", 40.0, "ms", "over `nika check` of it", measured_only=True)
+
+        def many_round(r: int) -> dict[str, float]:
+            floor = wall_of(run_floor_argv(plan, self.work / "floor-traces" / str(r)))
+            return {tree: self.nika(tree, "run", "many.nika.yaml")() / floor for tree in self.order(r)}
+
+        def single_round(r: int) -> dict[str, float]:
+            out = {}
+            for tree in self.order(r):
+                check = self.nika(tree, "check", "one.nika.yaml")()
+                out[tree] = (self.nika(tree, "run", "one.nika.yaml")() - check) * 1000
+            return out
+
+        many.values = self.rounds(many_round)
+        single.values = self.rounds(single_round)
+        return [many, single]
+
+    # -- dask ----------------------------------------------------------------------------------
+    def dask_rows(self) -> list[Row]:
+        row = Row("dask per-task overhead", "wall", 1.3, "x", "dask.delayed, same function", measured_only=True)
+        notes = []
+        for tree in self.trees:
+            out = subprocess.run(
+                [sys.executable, str(ROOT / "benchmarks" / "dask_overhead.py"), "--runs", str(self.runs)],
+                env=self.env[tree],
+                cwd=str(self.work),
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if out.returncode:
+                raise SystemExit(f"dask_overhead.py failed on {tree}: {out.stderr[-600:]}")
+            got = json.loads(out.stdout.strip().splitlines()[-1])
+            row.values[tree] = [got["ratio"]]
+            notes.append(f"{tree} {got['nika_ms']:.2f} vs {got['delayed_ms']:.2f} ms/task")
+        row.note = "; ".join(notes) + " (each tree's rounds alternate inside its own probe)"
+        return [row]
+
+    # -- language server ------------------------------------------------------------------------
+    def clients(self) -> dict[str, Client]:
+        return {tree: Client(self.trees[tree], cwd=str(self.work)) for tree in self.trees}
+
+    def lsp_rows(self) -> list[Row]:
+        text = chain_workflow(500)
+        uri = (self.work / "bench.nika.yaml").as_uri()
+        whole = Row("lsp pull, whole-document change", "wall", 1.5, "x", "libyaml event scan")
+        incr = Row("lsp pull, incremental change", "wall", 1.5, "x", "libyaml event scan")
+        clients = self.clients()
+        version = {t: 1 for t in clients}
+        try:
+            for c in clients.values():
+                c.open(uri, text)
+                c.pull(uri)
+            line = text.split("\n").index('    infer: { prompt: "start" }')
+
+            def edit(r: int) -> str:
+                return f'    infer: {{ prompt: "start {r}{"x" * (r % 2)}" }}'
+
+            def whole_round(r: int) -> dict[str, float]:
+                edited = text.replace('    infer: { prompt: "start" }', edit(r))
+                out = {}
+                for tree in self.order(r):
+                    c = clients[tree]
+                    scan = scan_events(edited)
+                    version[tree] += 1
+                    t = timed_pull(c, uri, version[tree], [{"text": edited}])
+                    out[tree] = t / scan
+                return out
+
+            def incr_round(r: int) -> dict[str, float]:
+                new_line = edit(r + 1000)
+                edited = text.split("\n")
+                edited[line] = new_line
+                full = "\n".join(edited)
+                rng = {"start": {"line": line, "character": 0}, "end": {"line": line + 1, "character": 0}}
+                out = {}
+                for tree in self.order(r):
+                    c = clients[tree]
+                    scan = scan_events(full)
+                    version[tree] += 1
+                    t = timed_pull(c, uri, version[tree], [{"range": rng, "text": new_line + "\n"}])
+                    out[tree] = t / scan
+                return out
+
+            whole.values = self.rounds(whole_round)
+            # the incremental edits start from the document's original text
+            for tree, c in clients.items():
+                version[tree] += 1
+                c.change(uri, version[tree], [{"text": text}])
+                c.pull(uri)
+            incr.values = self.rounds(incr_round)
+        finally:
+            for c in clients.values():
+                c.close()
+        return [whole, incr]
+
+    def token_rows(self) -> list[Row]:
+        return [self.token_row("and", "40-term && chains"), self.token_row("member", "120-member chains")]
+
+    def token_row(self, shape: str, label: str) -> Row:
+        row = Row(f"lsp semantic tokens, {label}", "wall", 10.0, "x", "libyaml event scan")
+        text = expression_workflow(800_000, shape)
+        half = expression_workflow(400_000, shape)
+        clients = self.clients()
+        cold: dict[str, list[float]] = {t: [] for t in clients}
+        uri = (self.work / f"tokens-{shape}.nika.yaml").as_uri()
+        try:
+            for tree, c in clients.items():
+                for size, t in (("half", half), ("full", text)):
+                    u = uri.replace(".nika.yaml", f"-{size}.nika.yaml")
+                    c.open(u, t)
+                    c.pull(u)
+                    cold[tree].append(c.timed("textDocument/semanticTokens/full", {"textDocument": {"uri": u}})[0])
+                c.open(uri, text)
+                c.pull(uri)
+                c.request("textDocument/semanticTokens/full", {"textDocument": {"uri": uri}})
+            lines = text.split("\n")
+            target = len(lines) // 2
+            while "prompt" not in lines[target]:
+                target += 1
+            state: dict[str, dict[str, object]] = {t: {"version": 1, "result": None} for t in clients}
+
+            def one_round(r: int) -> dict[str, float]:
+                new_line = lines[target].replace("> 0", f"> {r + 1}").replace("field0", f"field0x{r}")
+                edited = list(lines)
+                edited[target] = new_line
+                full = "\n".join(edited)
+                rng = {"start": {"line": target, "character": 0}, "end": {"line": target + 1, "character": 0}}
+                out = {}
+                for tree in self.order(r):
+                    c, s = clients[tree], state[tree]
+                    s["version"] = int(s["version"]) + 1  # type: ignore[call-overload]
+                    c.change(uri, int(s["version"]), [{"range": rng, "text": new_line + "\n"}])  # type: ignore[call-overload]
+                    c.pull(uri)
+                    scan = scan_events(full)
+                    out[tree] = tokens_after_edit(c, uri, s) / scan
+                return out
+
+            row.values = self.rounds(one_round)
+            scan_full, scan_half = scan_events(text), scan_events(half)
+            row.note = "cold full: " + "; ".join(
+                f"{tree} {cold[tree][1] * 1000:.0f} ms = {cold[tree][1] / scan_full:.0f}x scan, "
+                f"0.4 MB {cold[tree][0] * 1000:.0f} ms (0.8/0.4 MB = {cold[tree][1] / cold[tree][0]:.2f}; "
+                f"scans {scan_full / scan_half:.2f})"
+                for tree in clients
+            )
+        finally:
+            for c in clients.values():
+                c.close()
+        return row
+
+    def memory_rows(self, edits: int) -> list[Row]:
+        row = Row(f"lsp RSS, {edits:,} whole-document edits", "RSS", 10.0, "%", "RSS after the 100th edit")
+        text = chain_workflow(500)
+        notes = []
+        for tree in self.trees:
+            c = Client(self.trees[tree], cwd=str(self.work))
+            uri = (self.work / "storm.nika.yaml").as_uri()
+            try:
+                c.open(uri, text)
+                c.pull(uri)
+                base = 0
+                for v in range(2, edits + 2):
+                    edited = text.replace('prompt: "start"', f'prompt: "start {v}"')
+                    c.change(uri, v, [{"text": edited}])
+                    c.pull(uri)
+                    if v == 101:
+                        base = c.rss_kib()
+                end = c.rss_kib()
+            finally:
+                c.close()
+            row.values[tree] = [(end - base) / base * 100]
+            notes.append(f"{tree} {base / 1024:.1f} -> {end / 1024:.1f} MiB")
+        row.note = "; ".join(notes)
+        return [row]
+
+
+def timed_pull(c: Client, uri: str, version: int, changes: list[dict[str, object]]) -> float:
+    """Seconds from sending ``didChange`` to the pulled report (the client's clock)."""
+    import time
+
+    t0 = time.perf_counter()
+    c.change(uri, version, changes)
+    rep = c.pull(uri)
+    wall = time.perf_counter() - t0
+    if rep.get("kind") != "full":
+        raise SystemExit(f"expected a full report, got {rep}")
+    return wall
+
+
+def tokens_after_edit(c: Client, uri: str, state: dict[str, object]) -> float:
+    """Seconds of the tokens request a client sends after an edit: ``full/delta`` against the
+    last result where the server offers it, else ``full``."""
+    caps = state.setdefault("delta", None)
+    prev = state.get("result")
+    if prev is not None and caps is not False:
+        wall, rep = c.timed(
+            "textDocument/semanticTokens/full/delta", {"textDocument": {"uri": uri}, "previousResultId": prev}
+        )
+        if "error" in rep:  # a server without delta support
+            state["delta"] = False
+        else:
+            state["result"] = rep["result"].get("resultId")
+            return wall
+    wall, rep = c.timed("textDocument/semanticTokens/full", {"textDocument": {"uri": uri}})
+    state["result"] = (rep.get("result") or {}).get("resultId")
+    return wall
+
+
+def report(rows: list[Row], trees: tuple[str, ...]) -> int:
+    worse = []
+    print(f"{'row':<44} {'clock':<5} {'base':>8} {'this':>8} {'goal':>8}  {'change':>7}  against")
+    for row in rows:
+        b, t = row.median("base"), row.median("this")
+        if row.unit == "%":
+            fmt = lambda v: f"{v:+.1f}%"  # noqa: E731
+            goal = f"≤{row.goal:+.0f}%"
+            regressed = t > b + 15 and t > row.goal
+        elif row.unit == "ms":
+            fmt = lambda v: f"{v:.1f}ms"  # noqa: E731
+            goal = f"≤{row.goal:.0f}ms"
+            regressed = t > b * LIMIT + 2
+        else:
+            fmt = lambda v: f"{v:.2f}x"  # noqa: E731
+            goal = f"≤{row.goal:g}x"
+            regressed = t > b * LIMIT
+        met = "met" if t <= row.goal else "NOT met"
+        tag = " (measured only)" if row.measured_only else ""
+        change = f"{t / b - 1:+.0%}" if b else "n/a"
+        figures = f"{fmt(b):>8} {fmt(t):>8} {goal:>8}  {change:>7}"
+        print(f"{row.name:<44} {row.clock:<5} {figures}  {row.against}; {met}{tag}")
+        if row.note:
+            print(f"{'':<4}{row.note}")
+        if regressed:
+            worse.append(row.name)
+    runs = {len(v) for r in rows for v in r.values.values()}
+    print(f"\n(medians of {', '.join(str(n) for n in sorted(runs))} rounds; trees: {', '.join(trees)})")
+    if worse:
+        print(f"\nREGRESSION: more than {LIMIT - 1:.0%} worse than the base: {', '.join(worse)}", file=sys.stderr)
+        return 1
+    print(f"no row is more than {LIMIT - 1:.0%} worse than the base")
+    return 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", default="HEAD~1", help="the commit to compare against (default HEAD~1)")
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=7, help="rounds per row (at least 7)")
+    ap.add_argument("--rows", default=",".join(ROW_GROUPS), help=f"which rows: {', '.join(ROW_GROUPS)}")
+    ap.add_argument("--edits", type=int, default=10_000, help="edits in the memory row")
     a = ap.parse_args()
+    if a.runs < 7:
+        ap.error("--runs: at least 7 rounds (the medians of fewer say little on a shared machine)")
+    groups = [g.strip() for g in a.rows.split(",") if g.strip()]
+    unknown = [g for g in groups if g not in ROW_GROUPS]
+    if unknown:
+        ap.error(f"--rows: unknown {', '.join(unknown)} (choose from {', '.join(ROW_GROUPS)})")
     with tempfile.TemporaryDirectory(prefix="nika-speed-") as tmp:
         t = Path(tmp)
         trees = {"base": export(a.base, t / "base"), "this": ROOT}
@@ -138,59 +437,15 @@ def main() -> int:
             compile_pyc(tree)
         work = t / "work"
         work.mkdir()
-        one = ROOT / "examples" / "summarize-article.nika.yaml"
-        files = batch(work / "batch", sorted((ROOT / "examples").glob("*.nika.yaml")), 256)
-        (work / "one.nika.yaml").write_text(echo_workflow(1))
-        (work / "many.nika.yaml").write_text(echo_workflow(1000))
         b = Bench(trees, work, a.runs)
-        rows: list[tuple[str, dict[str, tuple[float, int]], str]] = []
-        plans = [
-            ("check one file, cold", ["check", str(one)], b.floor([str(one)]), "floor"),
-            ("check 256 files", ["check", "--output-format", "concise", str(work / "batch")], b.floor(files), "floor"),
-            ("run one task", ["run", "one.nika.yaml"], None, "check one.nika.yaml"),
-            ("run 1,000 mock tasks", ["run", "many.nika.yaml"], None, "check many.nika.yaml"),
-        ]
-        for label, args, floor, against in plans:
-            make = {k: b.proc(k, b.nika(*args)) for k in trees}
-            if floor is not None:
-                make["floor"] = floor
+        rows: list[Row] = []
+        for g in groups:
+            if g == "memory":
+                rows += b.memory_rows(a.edits)
             else:
-                for k in trees:
-                    make[f"{k} {against}"] = b.proc(k, b.nika(*against.split()))
-            rows.append((label, b.measure(make), against))
-        lsp = {k: b.lsp(k) for k in trees}
-    return report(rows, lsp)
-
-
-def report(rows: list[tuple[str, dict[str, tuple[float, int]], str]], lsp: dict[str, tuple[float, float]]) -> int:
-    worse = []
-    print(f"{'row':<24} {'base ms':>9} {'this ms':>9} {'change':>8}   ratio base -> this (against)")
-    for label, m, against in rows:
-        base, this = m["base"][0], m["this"][0]
-        keys = ("base", "this")
-        ref = {k: m["floor"][0] for k in keys} if "floor" in m else {k: m[f"{k} {against}"][0] for k in keys}
-        change = this / base - 1
-        print(
-            f"{label:<24} {base * 1000:9.1f} {this * 1000:9.1f} {change:+8.1%}   "
-            f"{base / ref['base']:.2f}x -> {this / ref['this']:.2f}x ({against}: {ref['this'] * 1000:.1f} ms)"
-        )
-        if label == "check 256 files":
-            print(f"{'  peak RSS (kB)':<24} {m['base'][1]:9d} {m['this'][1]:9d}   floor {m['floor'][1]} kB")
-        if this > base * LIMIT:
-            worse.append(label)
-    (bw, bs), (tw, ts) = lsp["base"], lsp["this"]
-    change = tw / bw - 1
-    print(
-        f"{'lsp edit, 500 tasks':<24} {bw:9.2f} {tw:9.2f} {change:+8.1%}   "
-        f"{bw / bs:.2f}x -> {tw / ts:.2f}x (scan: {ts:.2f} ms)"
-    )
-    if tw > bw * LIMIT:
-        worse.append("lsp edit, 500 tasks")
-    if worse:
-        print(f"\nREGRESSION: more than {LIMIT - 1:.0%} slower than the base: {', '.join(worse)}", file=sys.stderr)
-        return 1
-    print(f"\nno row is more than {LIMIT - 1:.0%} slower than the base")
-    return 0
+                rows += getattr(b, f"{g}_rows" if g != "tokens" else "token_rows")()
+            print(f"… {g} measured", file=sys.stderr)
+    return report(rows, tuple(trees))
 
 
 if __name__ == "__main__":

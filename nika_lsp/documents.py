@@ -12,6 +12,8 @@ all of it.
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from functools import cached_property
@@ -45,6 +47,32 @@ class DocumentText:
         self.uri = uri
         self.version = version
         self.source = SourceText(text, uri_to_path(uri) or uri)
+        self._disk: tuple[tuple[int, int] | None, bool] | None = None  # (the file's stat, text == file)
+
+    def unsaved(self) -> bool:
+        """Whether this text differs from the file on disk (a file that cannot be read counts as
+        different). Compared once per version and state of the file."""
+        path = uri_to_path(self.uri)
+        if path is None:
+            return True
+        try:
+            st = os.stat(path)
+            key: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = None
+        memo = self._disk
+        if memo is not None and memo[0] == key:
+            return not memo[1]
+        same = False
+        if key is not None:
+            from checker.parse.reader import read_referenced
+
+            try:
+                same = read_referenced(path) == self.text.encode("utf-8", "surrogatepass")
+            except (OSError, UnicodeError):
+                same = False
+        self._disk = (key, same)
+        return not same
 
     @property
     def text(self) -> str:
@@ -63,7 +91,18 @@ class Snapshot:
     with the snapshot, so nothing derived outlives the document or a newer version.
     """
 
-    __slots__ = ("__weakref__", "_derived", "_lock", "compiled", "roots", "uri", "version", "work_dir")
+    __slots__ = (
+        "__weakref__",
+        "_derived",
+        "_lock",
+        "compiled",
+        "reads",
+        "roots",
+        "serial",
+        "uri",
+        "version",
+        "work_dir",
+    )
 
     def __init__(
         self,
@@ -72,8 +111,11 @@ class Snapshot:
         compiled: CompiledWorkflow,
         work_dir: str | None = None,
         roots: tuple[str, ...] | None = None,
+        reads: frozenset[str] = frozenset(),
     ) -> None:
         self.uri = uri
+        self.serial = next(_SERIALS)  # tells two analyses of one version apart (a child changed between)
+        self.reads = reads  # the other files (absolute paths) the analysis read: its child workflows
         self.work_dir = work_dir  # where the document's relative paths resolve from (nika_lsp.workdir)
         self.roots = roots  # the only folders files it names may be read from (nika_lsp.workdir)
         self.version = version
@@ -103,6 +145,26 @@ class Snapshot:
             return self._derived.setdefault(key, value)  # type: ignore[no-any-return]
 
 
+_SERIALS = itertools.count(1)
+
+
+class OpenBuffers:
+    """The checker's view of the other open documents for one analysis (:mod:`checker.core.buffers`):
+    the text of each one that differs from its file on disk. Records every path it is asked
+    about: the files the analysis depends on, so an edit of one re-analyses this document."""
+
+    def __init__(self, docs: Documents, own: str) -> None:
+        self.docs, self.own = docs, own
+        self.asked: set[str] = set()
+
+    def text(self, path: str) -> str | None:
+        self.asked.add(path)
+        doc = self.docs.open_at(path)
+        if doc is None or doc.uri == self.own or not doc.unsaved():
+            return None
+        return doc.text
+
+
 ContentChange = lsp.TextDocumentContentChangePartial | lsp.TextDocumentContentChangeWholeDocument
 
 
@@ -125,10 +187,11 @@ def apply_changes(text: str, changes: Sequence[Any], encoding: str = UTF16) -> s
 class _Job:
     """One analysis in progress: the text it reads and, once done, its snapshot."""
 
-    __slots__ = ("done", "entry", "result")
+    __slots__ = ("done", "entry", "gen", "result")
 
-    def __init__(self, entry: DocumentText) -> None:
+    def __init__(self, entry: DocumentText, gen: int) -> None:
         self.entry = entry
+        self.gen = gen  # the document's generation when it started (see Documents.invalidate)
         self.done = threading.Event()
         self.result: Snapshot | None = None
 
@@ -138,6 +201,7 @@ class Documents:
 
     def __init__(self, folders: Callable[[], Sequence[str]] = tuple) -> None:
         self.folders = folders  # the workspace folders' paths, asked at each analysis
+        self.analysed: Callable[[], None] | None = None  # called after each analysis (the server's collector)
         self._lock = threading.Lock()
         self._text: dict[str, DocumentText] = {}
         self._cache: dict[str, Snapshot] = {}
@@ -145,12 +209,57 @@ class Documents:
         self._published: dict[str, int | None] = {}
         self._jobs: dict[str, _Job] = {}
         self._incremental: dict[str, IncrementalDocument] = {}
+        self._paths: dict[str, str] = {}  # the real path of each open document -> its uri
+        self._state: dict[str, dict[str, Any]] = {}  # what a feature keeps across versions, per document
+        # Bumped when a file an analysis read changes: an analysis of an older generation is
+        # computed again, for the same version (_fresh: the generation each cached one was made at).
+        self._gen: dict[str, int] = {}
+        self._fresh: dict[str, int] = {}
 
     # -- text ------------------------------------------------------------------------------
     def set(self, uri: str, text: str, version: int | None) -> None:
         doc = DocumentText(uri, text, version)
         with self._lock:
+            if uri not in self._text and (path := uri_to_path(uri)) is not None:
+                self._paths[os.path.realpath(path)] = uri
             self._text[uri] = doc
+
+    def open_at(self, path: str) -> DocumentText | None:
+        """The open document whose file is ``path`` (a real path), if any."""
+        with self._lock:
+            uri = self._paths.get(path)
+            return self._text.get(uri) if uri is not None else None
+
+    def state(self, uri: str, key: str, make: Callable[[], T]) -> T:
+        """What a feature keeps about an open document across its versions (dropped with it)."""
+        with self._lock:
+            kept = self._state.setdefault(uri, {})
+            if key not in kept:
+                kept[key] = make()
+            return kept[key]  # type: ignore[no-any-return]
+
+    def dependents(self, uri: str) -> list[str]:
+        """The open documents whose last analysis read ``uri``'s file, directly or through
+        another open document (a parent of a parent): those an edit of it changes."""
+        path = uri_to_path(uri)
+        if path is None:
+            return []
+        todo, found = [os.path.realpath(path)], []
+        with self._lock:
+            while todo:
+                p = todo.pop()
+                for other, snap in self._cache.items():
+                    if other != uri and other not in found and p in snap.reads:
+                        found.append(other)
+                        if (q := uri_to_path(other)) is not None:
+                            todo.append(os.path.realpath(q))
+        return found
+
+    def invalidate(self, uri: str) -> None:
+        """Forget the analysis of ``uri`` (a file it read changed): the next one is computed
+        again, for the same version."""
+        with self._lock:
+            self._gen[uri] = self._gen.get(uri, 0) + 1
 
     def change(self, uri: str, version: int | None, changes: Sequence[Any], encoding: str = UTF16) -> bool:
         """Apply one ``didChange``; ``False`` (nothing changed) for a document that was never
@@ -180,6 +289,11 @@ class Documents:
 
     def close(self, uri: str) -> None:
         with self._lock:
+            if (path := uri_to_path(uri)) is not None and self._paths.get(os.path.realpath(path)) == uri:
+                del self._paths[os.path.realpath(path)]
+            self._gen.pop(uri, None)
+            self._fresh.pop(uri, None)
+            self._state.pop(uri, None)
             self._text.pop(uri, None)
             self._cache.pop(uri, None)
             self._good.pop(uri, None)
@@ -189,12 +303,19 @@ class Documents:
     def holds(self, uri: str) -> bool:
         """Whether anything at all is kept about ``uri``."""
         with self._lock:
-            return any(uri in d for d in (self._text, self._cache, self._good, self._published))
+            kept = (self._text, self._cache, self._good, self._published, self._state, self._incremental)
+            return any(uri in d for d in kept)
 
     def version(self, uri: str) -> int | None:
         with self._lock:
             entry = self._text.get(uri)
             return entry.version if entry else None
+
+    def analysis_key(self, uri: str) -> object:
+        """What the analysis of ``uri`` now would read: its text and its generation (two equal
+        keys: one analysis serves both)."""
+        with self._lock:
+            return (id(self._text.get(uri)), self._gen.get(uri, 0))
 
     def known(self, uri: str) -> bool:
         with self._lock:
@@ -227,12 +348,18 @@ class Documents:
             if entry is None:
                 return None
             cached = self._cache.get(uri)
-            if cached is not None and cached.version == entry.version and cached.source.text == entry.text:
+            if (
+                cached is not None
+                and cached.version == entry.version
+                and cached.source.text == entry.text
+                and self._fresh.get(uri, 0) == self._gen.get(uri, 0)
+            ):
                 return cached
             job = self._jobs.get(uri)
-            owner = job is None or job.entry is not entry
+            gen = self._gen.get(uri, 0)
+            owner = job is None or job.entry is not entry or job.gen != gen
             if owner:
-                job = self._jobs[uri] = _Job(entry)
+                job = self._jobs[uri] = _Job(entry, gen)
             incremental = self._incremental.setdefault(uri, IncrementalDocument())
         assert job is not None
         if not owner:
@@ -240,13 +367,15 @@ class Documents:
             if job.result is not None:
                 return job.result
         try:
-            snap = analyze_source(uri, entry.source, entry.version, incremental, self.folders())
+            snap = analyze_source(uri, entry.source, entry.version, incremental, self.folders(), self)
             job.result = snap
         finally:
             job.done.set()
             with self._lock:
                 if self._jobs.get(uri) is job:
                     del self._jobs[uri]
+        if self.analysed is not None:
+            self.analysed()
         with self._lock:
             # Kept when it is the newest analysis of the open document, even if the text has
             # moved on meanwhile: the incremental analysis shares tasks between versions, and
@@ -255,6 +384,7 @@ class Documents:
                 current = self._text[uri] is entry
                 if current or _newer(snap, self._cache.get(uri)):
                     self._cache[uri] = snap
+                    self._fresh[uri] = job.gen
                 if snap.compiled.workflow is not None and (current or _newer(snap, self._good.get(uri))):
                     self._good[uri] = snap
         return snap
@@ -294,16 +424,21 @@ def analyze_source(
     version: int | None,
     incremental: IncrementalDocument | None = None,
     folders: Sequence[str] = (),
+    docs: Documents | None = None,
 ) -> Snapshot:
+    """The analysis of ``src``; with ``docs``, the child workflows open there are read from
+    their unsaved buffers (:class:`OpenBuffers`), and the snapshot records the files it read."""
     path = uri_to_path(uri)
     base = working_directory(path, folders)
     roots = reading_roots(path, folders)
+    buffers = OpenBuffers(docs, uri) if docs is not None else None
     compiled = (
-        incremental.compile(src, base, version, roots)
+        incremental.compile(src, base, version, roots, buffers)
         if incremental is not None
-        else compile_source(src, base, roots=roots)
+        else compile_source(src, base, roots=roots, buffers=buffers)
     )
-    return Snapshot(uri, version, _as_configured(compiled, path), base, roots)
+    reads = frozenset(buffers.asked) if buffers is not None else frozenset()
+    return Snapshot(uri, version, _as_configured(compiled, path), base, roots, reads)
 
 
 def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWorkflow:

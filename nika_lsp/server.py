@@ -16,7 +16,9 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
@@ -33,6 +35,7 @@ log = logging.getLogger("nika_lsp")
 T = TypeVar("T")
 
 DEBOUNCE_SECONDS = 0.15
+COLLECT_EVERY = 200
 
 
 def _version() -> str:
@@ -58,9 +61,25 @@ class NikaLanguageServer(LanguageServer):
             converter_factory=strict_converter,
         )
         self.docs = Documents(self.workspace_paths)
+        self.docs.analysed = self._collect_now_and_then
+        self._analyses_done = 0
         self._pending: dict[str, asyncio.Task[None]] = {}
+        self._due: dict[str, float] = {}  # when each pending check is to run (the loop's clock)
+        self._waiting: set[str] = set()  # the documents whose pending check is still waiting
         self._background: set[asyncio.Future[Any]] = set()
+        self._analyses: dict[str, tuple[object, asyncio.Future[Snapshot | None]]] = {}
+        self._token_pool: ThreadPoolExecutor | None = None
         self.settings = Settings()
+
+    def _collect_now_and_then(self) -> None:
+        """A full collection every :data:`COLLECT_EVERY` analyses. The server's first generation
+        is large (:data:`GC_THRESHOLDS`), and CPython runs a full pass only once the objects
+        waiting for one reach a quarter of all long-lived ones: the small reference cycles the
+        protocol layers leave per message (futures, frames) piled up for thousands of edits, and
+        the memory with them. One pass per few hundred analyses keeps it flat (issue 41)."""
+        self._analyses_done += 1
+        if self._analyses_done % COLLECT_EVERY == 0:
+            gc.collect()
 
     def shutdown(self) -> None:
         """As pygls, but never wait for a worker: pygls joins its thread pool here, and the pool
@@ -68,8 +87,9 @@ class NikaLanguageServer(LanguageServer):
         running, so `exit` took a second or more, and forever behind a stuck read."""
         if self._stop_event is not None:
             self._stop_event.set()
-        if self._thread_pool:
-            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._thread_pool, self._token_pool):
+            if pool:
+                pool.shutdown(wait=False, cancel_futures=True)
         if self._server:
             self._server.close()
 
@@ -155,11 +175,62 @@ class NikaLanguageServer(LanguageServer):
         return self.docs.snapshot(uri)
 
     async def snapshot_async(self, uri: str) -> Snapshot | None:
-        """:meth:`snapshot` computed in the worker pool, so the request loop never blocks on analysis."""
+        """:meth:`snapshot` computed in the worker pool, so the request loop never blocks on analysis.
+
+        Requests that wait for the same analysis share one worker: they await one future on the
+        loop, instead of each holding a pool thread blocked until it is done (a burst of requests
+        on a slow document would otherwise take every thread, and a hover on another document
+        would queue behind them). A waiter that is cancelled leaves the analysis running for the others."""
         if not self.docs.known(uri):
             return None
+        key = self.docs.analysis_key(uri)
+        running = self._analyses.get(uri)
+        if running is None or running[0] != key:
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
+            self._analyses[uri] = (key, future)
+
+            def done(f: asyncio.Future[Snapshot | None], uri: str = uri) -> None:
+                if self._analyses.get(uri, (None, None))[1] is f:
+                    del self._analyses[uri]
+                if not f.cancelled():
+                    f.exception()  # retrieved: the waiters see it
+
+            future.add_done_callback(done)
+            running = self._analyses[uri]
+        return await asyncio.shield(running[1])
+
+    @property
+    def token_pool(self) -> ThreadPoolExecutor:
+        """The one thread semantic tokens are computed on: a slow document's tokens never take a
+        thread analyses and other requests need."""
+        if self._token_pool is None:
+            self._token_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nika-tokens")
+        return self._token_pool
+
+    async def off_loop(self, what: str, work: Callable[[threading.Event], T], default: T) -> T:
+        """``work(cancel)`` on the token thread; when the client cancels the request, ``cancel``
+        is set and the work stops at its next check (``Cancelled``)."""
+        from nika_lsp.features.tokens import Cancelled
+
+        cancel = threading.Event()
+
+        def guarded() -> T:
+            try:
+                return work(cancel)
+            except Cancelled:
+                return default
+
+        def run() -> T:
+            return self.safely(what, guarded, default)
+
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
+        future = loop.run_in_executor(self.token_pool, run)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancel.set()  # the request was cancelled: stop the work, not only the wait
+            raise
 
     def safely(self, what: str, fn: Callable[[], T], default: T) -> T:
         """Run a feature; an exception is logged to the client and answered with ``default``."""
@@ -175,15 +246,34 @@ class NikaLanguageServer(LanguageServer):
 
     # -- scheduling --------------------------------------------------------------------------
     def schedule_check(self, uri: str, *, delay: float = DEBOUNCE_SECONDS) -> None:
-        old = self._pending.pop(uri, None)
-        if old is not None and not old.done():
-            old.cancel()
-        self._pending[uri] = asyncio.ensure_future(self._check_later(uri, delay))
+        """Check ``uri`` once no edit has come for ``delay`` seconds.
 
-    async def _check_later(self, uri: str, delay: float) -> None:
+        A check still waiting out its delay is not cancelled by the next edit: it waits on until
+        the new time (a cancelled task per keystroke left a reference cycle of its frames and
+        exception behind, garbage only a full collection frees: the server's memory grew with every
+        edit). An earlier time (``delay`` 0: an open, a save) or a check already analysing gets a
+        new task; the one analysing finishes, and its answer is dropped when the text moved on."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + delay
+        old = self._pending.get(uri)
+        if old is not None and not old.done() and uri in self._waiting:
+            if due >= self._due.get(uri, 0.0):
+                self._due[uri] = due
+                return
+            old.cancel()  # wanted sooner (rare: an open, a save)
+        # (a check already analysing runs on: its answer is dropped if the text moved on)
+        self._due[uri] = due
+        self._pending[uri] = asyncio.ensure_future(self._check_later(uri))
+
+    async def _check_later(self, uri: str) -> None:
         try:
-            if delay:
-                await asyncio.sleep(delay)
+            loop = asyncio.get_running_loop()
+            self._waiting.add(uri)
+            try:
+                while (wait := self._due.get(uri, 0.0) - loop.time()) > 0:
+                    await asyncio.sleep(wait)
+            finally:
+                self._waiting.discard(uri)
             version = self.docs.version(uri)
             loop = asyncio.get_running_loop()
             snap = await loop.run_in_executor(self.thread_pool, self.docs.snapshot, uri)
@@ -199,6 +289,13 @@ class NikaLanguageServer(LanguageServer):
             self._refresh_diagnostics()  # a client that pulls asks again on its own after an edit
             return
         self.publish(snap)
+
+    def recheck_dependents(self, uri: str, *, delay: float = DEBOUNCE_SECONDS) -> None:
+        """Analyse again every open document that read ``uri``'s file (a parent that invokes it,
+        and their parents): open documents are the source of truth for child workflows."""
+        for parent in self.docs.dependents(uri):
+            self.docs.invalidate(parent)
+            self.schedule_check(parent, delay=delay)
 
     def _refresh_diagnostics(self) -> None:
         """Ask the client to pull diagnostics again, only when it declared ``refreshSupport``."""
@@ -276,6 +373,7 @@ def did_open(ls: NikaLanguageServer, params: lsp.DidOpenTextDocumentParams) -> N
     doc = params.text_document
     ls.docs.set(doc.uri, doc.text, doc.version)
     ls.schedule_check(doc.uri, delay=0)
+    ls.recheck_dependents(doc.uri, delay=0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -299,28 +397,43 @@ def did_change(ls: NikaLanguageServer, params: lsp.DidChangeTextDocumentParams) 
             )
         )
     ls.schedule_check(uri)
+    ls.recheck_dependents(uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: NikaLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
     if ls.docs.known(params.text_document.uri):
         ls.schedule_check(params.text_document.uri, delay=0)
+    ls.recheck_dependents(params.text_document.uri, delay=0)  # its parents no longer read a buffer
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: NikaLanguageServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    # A child workflow changed on disk (another editor, git): its open parents read it again.
+    for change in params.changes:
+        ls.recheck_dependents(change.uri, delay=0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: NikaLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     task = ls._pending.pop(uri, None)
+    ls._due.pop(uri, None)
     if task is not None:
         task.cancel()
+    parents = ls.docs.dependents(uri)
     ls.docs.close(uri)
+    for parent in parents:  # they read its buffer, now gone: the file on disk again
+        ls.docs.invalidate(parent)
+        ls.schedule_check(parent, delay=0)
     if not ls.pull_diagnostics:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
 @server.feature(
     lsp.TEXT_DOCUMENT_DIAGNOSTIC,
-    lsp.DiagnosticOptions(identifier="nika", inter_file_dependencies=False, workspace_diagnostics=False),
+    # inter-file: a parent's findings depend on the child workflows it invokes (open buffers first)
+    lsp.DiagnosticOptions(identifier="nika", inter_file_dependencies=True, workspace_diagnostics=False),
 )
 async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
     uri = params.text_document.uri
@@ -328,7 +441,7 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
     snap = await loop.run_in_executor(ls.thread_pool, ls.snapshot, uri)
     if snap is None:
         return lsp.RelatedFullDocumentDiagnosticReport(items=[], result_id=None)
-    result_id = f"{snap.version}"
+    result_id = f"{snap.version}.{snap.serial}"  # a new analysis of one version (a child changed) is new
     if params.previous_result_id == result_id:
         return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     items = ls.safely(
@@ -340,9 +453,9 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
 
 
 def _register_features() -> None:
-    from nika_lsp.features import actions, certificate, completion, graph, hover, navigation, outline
+    from nika_lsp.features import actions, certificate, completion, graph, hover, navigation, outline, tokens
 
-    for module in (hover, completion, navigation, outline, actions, graph, certificate):
+    for module in (hover, completion, navigation, outline, tokens, actions, graph, certificate):
         module.register(server)
 
 

@@ -56,3 +56,26 @@ def category_of(code: str) -> str:
         return lookup(code).category
     except KeyError:
         return "internal_error"
+
+
+def not_built(feature: str, message: str, **details: Any) -> TaskError:
+    """NIKA-IMPL-002 for a feature of the one list of what this build lacks (``runtime/unbuilt.toml``
+    and the families read from the runtime's registries: ``builtin``, ``secret-source``,
+    ``thinking``, ``mock-model``, ``extract-mode``), naming it in ``details.feature`` so check,
+    ``--dry-run``, ``nika explain`` and the run say one thing (tests/runtime/test_unbuilt.py)."""
+    return TaskError(NOT_BUILT, message, details={"feature": feature, **details})
+
+
+@lru_cache(maxsize=1)
+def unbuilt() -> dict[str, dict[str, Any]]:
+    """The declared entries of ``runtime/unbuilt.toml``, by feature id."""
+    import tomllib
+    from pathlib import Path
+
+    text = (Path(__file__).with_name("unbuilt.toml")).read_text(encoding="utf-8")
+    return dict(tomllib.loads(text).get("features", {}))
+
+
+def unbuilt_what(feature: str) -> str:
+    """How messages name a declared feature (its ``what``)."""
+    return str(unbuilt()[feature]["what"])

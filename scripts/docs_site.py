@@ -1,14 +1,17 @@
 """The docs site's generated pages (mkdocs, see mkdocs.yml): nothing here is copied by hand.
 
-* the guide pages are README sections, cut by their headings (:data:`GUIDE`), links rewritten for
-  the site;
-* one page per code and an index, from the registry (``checker/core/codes.toml``);
-* the builtins page, from the argument contracts (``checker/contracts/builtins.toml``);
-* the CLI reference, from the argument parser (``nika.cli``).
+The guide is written as pages under ``docs/`` (their own source; the README links to them). What
+is generated, at every build, is the reference that has a single source elsewhere:
 
-``scripts/mkdocs_hooks.py`` adds these pages to every ``mkdocs build``/``serve``; ``python
-scripts/docs_site.py OUT`` writes them to a folder (to read them without mkdocs). Pure functions:
-``tests/test_docs_site.py`` checks them without mkdocs installed.
+* one page per code and an index, from the code registry (``checker/core/codes.toml``, read by
+  ``checker.core.codes`` exactly as ``nika explain`` reads it);
+* the builtins page, from the argument contracts (``checker/contracts/builtins.toml``);
+* the CLI reference, from the argument parser (``nika.cli``);
+* the repository files the site publishes as they are (:data:`PUBLISHED`: ``SECURITY.md``).
+
+``scripts/mkdocs_hooks.py`` adds these pages to every ``mkdocs build``/``serve`` and passes each
+page through :func:`rewrite_links`; ``python scripts/docs_site.py OUT`` writes them to a folder (to
+read them without mkdocs). Pure functions: ``tests/test_docs_site.py`` checks them without mkdocs.
 """
 
 from __future__ import annotations
@@ -21,87 +24,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-# page → (title, README headings it is made of, in order). A `## ` heading takes its whole section
-# but the `### ` subsections another page claims; a `### ` heading takes that subsection alone.
-# Headings match by their start, so a heading may grow a suffix without breaking the site.
-GUIDE: dict[str, tuple[str, tuple[str, ...]]] = {
-    "index.md": ("nika-tools", ("",)),
-    "getting-started.md": ("Getting started", ("## Set-up", "## Starting a project and testing workflows")),
-    "checking.md": ("Checking", ("## Checking a workflow", "## What is checked today", "## Drawing the task graph")),
-    "configuration.md": ("Configuration", ("### Configuration", "## Checking your set-up")),
-    "running.md": (
-        "Running",
-        (
-            "## Running a workflow",
-            "## Models, agents and MCP servers",
-            "## Builtins built in this release",
-            "## The network",
-        ),
-    ),
-    "trace.md": ("The trace", ("## The trace as a tool",)),
-    "editors.md": ("Editors", ("## Editors",)),
-    "agents.md": ("For coding agents", ("## For coding agents",)),
-    "development.md": ("Development", ("## Layout", "## The docs site", "## Benchmarks")),
-}
+# Repository files the site publishes unchanged, at this address; a page's link to the file goes there.
+PUBLISHED = {"SECURITY.md": "security-policy.md"}
 
-# Files of the docs folder a README link may point at (`docs/events.md` → `events.md`).
 _LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-class DocsError(Exception):
-    """A page cannot be made (a README heading it names is gone)."""
-
-
-def sections(readme: str) -> list[tuple[str, str]]:
-    """The README as (heading line, body) pairs at `##` and `###` level; fenced code is not split.
-    The text before the first `## ` is the pair ("", intro)."""
-    out: list[tuple[str, list[str]]] = [("", [])]
-    fenced = False
-    for line in readme.splitlines():
-        if _FENCE.match(line):
-            fenced = not fenced
-        if not fenced and re.match(r"^#{2,3} ", line):
-            out.append((line.strip(), []))
-        else:
-            out[-1][1].append(line)
-    return [(h, "\n".join(body).strip("\n")) for h, body in out]
-
-
-def _claimed(page_keys: tuple[str, ...]) -> set[str]:
-    others = {k for _, keys in GUIDE.values() if keys != page_keys for k in keys if k.startswith("### ")}
-    return others
-
-
-def guide_page(readme: str, page: str) -> str:
-    title, keys = GUIDE[page]
-    secs = sections(readme)
-    claimed = _claimed(keys)
-    parts = [f"# {title}\n"]
-    for key in keys:
-        if key == "":
-            intro = secs[0][1]
-            parts.append(re.sub(r"^# .*\n+", "", intro))
-            continue
-        start = next((i for i, (h, _) in enumerate(secs) if h.startswith(key)), None)
-        if start is None:
-            raise DocsError(f"{page}: README.md has no heading starting with {key!r}")
-        level = key.split(" ")[0]
-        i = start
-        while i < len(secs):
-            h, body = secs[i]
-            if i > start and (h.startswith("## ") or level == "###"):
-                break
-            if not any(h.startswith(c) for c in claimed) or i == start:
-                parts.append(f"{h}\n\n{body}" if h else body)
-            i += 1
-    return rewrite_links("\n\n".join(p for p in parts if p.strip()) + "\n")
-
-
-def rewrite_links(text: str, base: str = "") -> str:
-    """Links made for the repository (relative to the folder `base`) → the site: `docs/X` → `X`; a
-    link to another repository file keeps its text with the path in code; web and in-page links stay."""
+def rewrite_links(text: str, page: str) -> str:
+    """A page's links, for the site. ``page`` is its path under ``docs/``. A link inside ``docs/``
+    stays; a link to a file :data:`PUBLISHED` goes to its page; a link to any other repository
+    file keeps its text with the path in code (the site has no copy of it); web links stay."""
+    base = os.path.dirname(os.path.join("docs", page))
 
     def sub(m: re.Match[str]) -> str:
         bang, label, target = m.groups()
@@ -109,8 +44,11 @@ def rewrite_links(text: str, base: str = "") -> str:
             return m.group(0)
         path, _, anchor = target.partition("#")
         path = os.path.normpath(os.path.join(base, path)).replace(os.sep, "/")
-        if path.startswith("docs/") and (ROOT / path).exists():
-            return f"{bang}[{label}]({path[len('docs/') :]}{'#' + anchor if anchor else ''})"
+        if path.startswith("docs/"):
+            return m.group(0)
+        if path in PUBLISHED:
+            rel = os.path.relpath(os.path.join("docs", PUBLISHED[path]), base).replace(os.sep, "/")
+            return f"{bang}[{label}]({rel}{'#' + anchor if anchor else ''})"
         if bang:
             return f"*(image: {label})*"
         return f"{label} (`{path}` in the repository)" if label.strip("`") != path else f"`{path}`"
@@ -130,29 +68,29 @@ def _escape_prose(text: str) -> str:
     return "\n".join(out)
 
 
-def _registry() -> dict:  # type: ignore[type-arg]
-    with open(ROOT / "checker" / "core" / "codes.toml", "rb") as fh:
-        return tomllib.load(fh)
-
-
 def code_pages() -> dict[str, str]:
-    """`errors/NIKA-X-NNN.md` for every code (the address findings link to), and `errors/index.md`."""
-    table = _registry()
+    """`errors/NIKA-X-NNN.md` for every code (the address findings link to), and `errors/index.md`;
+    the text is the registry's, read by the loader `nika explain` uses."""
+    from checker.core.codes import lints, registry
+
     pages: dict[str, str] = {}
-    by_ns: dict[str, list[tuple[str, dict]]] = {}  # type: ignore[type-arg]
-    for code, row in table.get("codes", {}).items():
-        by_ns.setdefault("-".join(code.split("-")[:2]), []).append((code, row))
-        meta = f"**{row['category']}** · {row.get('severity', 'error')} · found at {_phase(row['phase'])}"
-        body = _escape_prose(row["teaching"].strip())
-        pages[f"errors/{code}.md"] = f"# {code}: {_escape_prose(row['title'])}\n\n{meta}\n\n{body}\n"
-    idx = ["# Codes\n", "Every code `nika` can report, from the registry. `nika explain CODE` prints the same text.\n"]
+    by_ns: dict[str, list[tuple[str, str, str]]] = {}
+    for code, info in registry().items():
+        by_ns.setdefault(info.namespace, []).append((code, info.title, info.category))
+        meta = f"**{info.category}** · {info.severity.value} · found at {_phase(info.phase)}"
+        body = _escape_prose(info.teaching)
+        pages[f"errors/{code}.md"] = f"# {code}: {_escape_prose(info.title)}\n\n{meta}\n\n{body}\n"
+    idx = [
+        "# Codes\n",
+        "Every code `nika` can report, from the registry. `nika explain CODE` prints the same text.\n",
+    ]
     for ns in sorted(by_ns):
         idx.append(f"## {ns}\n\n| code | title | category |\n| --- | --- | --- |")
-        idx.extend(f"| [{c}]({c}.md) | {_escape_prose(r['title'])} | {r['category']} |" for c, r in sorted(by_ns[ns]))
+        idx.extend(f"| [{c}]({c}.md) | {_escape_prose(t)} | {cat} |" for c, t, cat in sorted(by_ns[ns]))
         idx.append("")
     idx.append("## Lint rules\n\nWarnings with a rule id and no code (`nika explain RULE`).\n")
-    for rule, row in table.get("lints", {}).items():
-        idx.append(f"### `{rule}`: {_escape_prose(row['title'])}\n\n{_escape_prose(row['teaching'].strip())}\n")
+    for rule, linfo in lints().items():
+        idx.append(f"### `{rule}`: {_escape_prose(linfo.title)}\n\n{_escape_prose(linfo.teaching)}\n")
     pages["errors/index.md"] = "\n".join(idx) + "\n"
     return pages
 
@@ -195,7 +133,6 @@ def cli_page() -> str:
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"
     try:
-        sys.path.insert(0, str(ROOT))
         from nika.cli import _parser
 
         out = ["# Command line\n", "Generated from the argument parser: what `nika COMMAND --help` prints.\n"]
@@ -219,58 +156,28 @@ def _walk(parser, prog: str) -> Iterator[tuple[str, object]]:  # type: ignore[no
                 yield from _walk(sub, f"{prog} {name}")
 
 
-def github_slug(heading: str) -> str:
-    """The anchor GitHub gives a README heading (what the README's `(#…)` links use)."""
-    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
-    return text.replace(" ", "-")
+def published_pages() -> dict[str, str]:
+    """The repository files of :data:`PUBLISHED`, their links made for the site."""
+    out = {}
+    for source, page in PUBLISHED.items():
+        text = (ROOT / source).read_text(encoding="utf-8")
+        out[page] = _LINK.sub(lambda m, page=page: _repo_link(m, page), text)
+    return out
 
 
-def site_slug(heading: str) -> str:
-    """The anchor Python-Markdown's `toc` gives the same heading on the site."""
-    text = re.sub(r"[^\w\s-]", "", heading.replace("`", "")).strip().lower()
-    return re.sub(r"[-\s]+", "-", text)
+def _repo_link(m: re.Match[str], page: str) -> str:
+    """A link written for the repository root, in a page published at docs/``page``."""
+    bang, label, target = m.groups()
+    if re.match(r"^[a-z]+:|^#", target) or target.startswith("/"):
+        return m.group(0)
+    return rewrite_links(f"{bang}[{label}]({os.path.relpath(target, 'docs')})", page)
 
 
-def relink_anchors(pages: dict[str, str]) -> dict[str, str]:
-    """README in-page links (`#checking-a-workflow`) → the page that now holds that heading."""
-    where: dict[str, tuple[str, str]] = {}
-    for page in GUIDE:
-        for heading, _ in sections(pages[page])[1:]:
-            title = heading.lstrip("#").strip()
-            where.setdefault(github_slug(title), (page, site_slug(title)))
-
-    def fix(page: str) -> str:
-        def sub(m: re.Match[str]) -> str:
-            target = where.get(m.group(2))
-            if target is None:
-                return m.group(0)
-            return f"]({'' if target[0] == page else target[0]}#{target[1]})"
-
-        return re.sub(r"\]\((#)([^)\s]+)\)", sub, pages[page])
-
-    return {page: fix(page) if page in GUIDE else text for page, text in pages.items()}
-
-
-def vscode_section() -> str:
-    """The VS Code extension's own README, as a section of the editors page (headings one level down)."""
-    text = (ROOT / "vscode-extension" / "README.md").read_text(encoding="utf-8")
-    body = re.sub(r"^# .*\n+", "", text)
-    out, fenced = [], False
-    for line in body.splitlines():
-        if _FENCE.match(line):
-            fenced = not fenced
-        out.append("#" + line if not fenced and re.match(r"^#{2,5} ", line) else line)
-    return "## The VS Code extension in detail\n\n" + rewrite_links("\n".join(out), "vscode-extension") + "\n"
-
-
-def all_pages(readme: str | None = None) -> dict[str, str]:
-    text = readme if readme is not None else (ROOT / "README.md").read_text(encoding="utf-8")
-    pages = {page: guide_page(text, page) for page in GUIDE}
-    pages["editors.md"] += "\n" + vscode_section()
-    pages = relink_anchors(pages)
-    pages.update(code_pages())
+def all_pages() -> dict[str, str]:
+    pages = code_pages()
     pages["builtins.md"] = builtins_page()
     pages["cli.md"] = cli_page()
+    pages.update(published_pages())
     return pages
 
 

@@ -30,9 +30,10 @@ def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str,
     b.task_keys.update(id(e.key) for e in m.entries)
     if b.task_memo is not None:
         b.task_memo.for_envelope(envelope_model)
+    dedented = _dedented_bodies(b, m)
     for e in m.entries:
         tid = e.key_text
-        if tid is None:
+        if tid is None or id(e) in dedented:
             continue
         if tid in seen:
             b.err(
@@ -50,6 +51,60 @@ def tasks(b: Builder, root: MapValue, envelope_model: Value | None) -> dict[str,
         if t is not None:
             out[tid] = t
     return out
+
+
+def _dedented_bodies(b: Builder, m: MapValue) -> set[int]:
+    """A task whose body was written at the level of the task ids (``build:`` with nothing under
+    it, then ``exec: …`` beside it): one finding on the task, with the indentation as its fix, and
+    the ids of the entries that make it (the task and its body: none is compiled as a task, so the
+    one mistake gets one finding)."""
+    out: set[int] = set()
+    entries = m.entries
+    i = 0
+    while i < len(entries):
+        e = entries[i]
+        body = []
+        j = i + 1
+        while j < len(entries) and entries[j].key_text in G.TASK:
+            body.append(entries[j])
+            j += 1
+        empty = isinstance(e.value, ScalarValue) and e.value.value is None
+        if not (empty and e.key_text is not None and e.key_text not in G.TASK and body):
+            i += 1
+            continue
+        names = ", ".join(f"`{x.key_text}:`" for x in body)
+        b.err(
+            "NIKA-PARSE-019",
+            e.key.span,
+            f"task `{e.key_text}` has no body, and {names} beside it {'is' if len(body) == 1 else 'are'} written"
+            " at the level of the task ids",
+            f"Indent the body under `{e.key_text}:`.",
+            task=e.key_text,
+            fixes=_indent_fix(b, e, body),
+        )
+        out.update(id(x) for x in (e, *body))
+        i = j
+    return out
+
+
+def _indent_fix(b: Builder, task: Entry, body: list[Entry]) -> tuple[Fix, ...]:
+    """Two spaces more on every line of the body (the lines from its first key to its last value)."""
+    text = b.src.text
+    key_col = task.key.span.start - (text.rfind("\n", 0, task.key.span.start) + 1)
+    first = body[0].key.span.start
+    first_col = first - (text.rfind("\n", 0, first) + 1)
+    if first_col != key_col or text[first - first_col : first].strip():
+        return ()  # not a block-style body at the task's own column: no safe edit to propose
+    edits = []
+    pos = first - first_col
+    end = body[-1].value.span.end
+    while pos <= end:
+        edits.append(Edit(Span(pos, pos), "  "))
+        nl = text.find("\n", pos)
+        if nl < 0:
+            break
+        pos = nl + 1
+    return (Fix(f"Indent the body under `{task.key_text}:`", tuple(edits)),)
 
 
 def _tasks_map(b: Builder, root: MapValue) -> Value | None:

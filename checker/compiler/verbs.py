@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from checker.compiler.builder import Builder
+from checker.core.argv import plain_words
 from checker.core.diagnostics import Edit, Fix
 from checker.core.vocab import Where
 from checker.grammar import table as G
@@ -130,15 +133,30 @@ def _exec_command(b: Builder, node: MapValue, value: MapValue, tid: str) -> tupl
         ce = node.entry("command")
         assert ce is not None
         runnable = isinstance(cmd.value, str) and cmd.value.strip() and shell is None
+        words = plain_words(cmd.value) if runnable else None
+        fixes: tuple[Fix, ...] = ()
+        if words:
+            argv = "[" + ", ".join(json.dumps(w) for w in words) + "]"
+            fixes = (Fix(f"Split it into the argument list `{argv}`", (Edit(cmd.span, argv),)),)
+        elif runnable:
+            # a shell line: `shell:` runs it, and needs `permits.exec: true` (a program list allows argv only)
+            fixes = (
+                Fix(
+                    "Run the string through the shell (`shell:`, which needs `permits.exec: true`)",
+                    (Edit(ce.key.span, "shell"),),
+                    "unsafe",
+                ),
+            )
         b.err(
             "NIKA-PARSE-019",
             cmd.span,
             "`command:` is a string; it must be an argument list",
-            'Split it into a list (`command: ["echo", "hello"]`), or use `shell:` for a shell line.',
+            f"Split it into a list (`command: {argv}`)."
+            if words
+            else 'Split it into a list (`command: ["echo", "hello"]`), or use `shell:` for a shell line '
+            "(it needs `permits.exec: true`).",
             task=tid,
-            fixes=(Fix("Run the string through the shell (`shell:`)", (Edit(ce.key.span, "shell"),), "unsafe"),)
-            if runnable
-            else (),
+            fixes=fixes,
         )
         return None
     if isinstance(cmd, ListValue):
@@ -151,18 +169,19 @@ def _exec_command(b: Builder, node: MapValue, value: MapValue, tid: str) -> tupl
                 task=tid,
             )
         for item in cmd.items:
-            # Numbers are tolerated (they stringify); null, booleans and collections are not.
-            if not (
-                isinstance(item, ScalarValue)
-                and isinstance(item.value, (int, float, str))
-                and not isinstance(item.value, bool)
-            ):
+            # Every item is a string (the schema's `items: {type: string}`; 02: "semantics never fork
+            # on a YAML type"): a number is quoted by its fix, never stringified behind the author's back.
+            if not (isinstance(item, ScalarValue) and isinstance(item.value, str)):
+                quotable = isinstance(item, ScalarValue) and item.value is not None and not isinstance(item.value, bool)
                 b.err(
                     "NIKA-PARSE-019",
                     item.span,
                     f"`command:` items must be strings, not {describe(item)}",
                     "Quote the item.",
                     task=tid,
+                    fixes=(Fix(f"Quote it: `{json.dumps(item.raw)}`", (Edit(item.span, json.dumps(item.raw)),)),)
+                    if quotable and isinstance(item, ScalarValue)
+                    else (),
                 )
         cv = value.get("command")
         assert isinstance(cv, ListValue)

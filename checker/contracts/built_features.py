@@ -8,8 +8,10 @@ source files with :mod:`ast`, never executed: every ``@builtin(X)`` decorator un
 agent loop answers itself (``LOOP_TOOLS`` in ``runtime/agent/catalogue.py``), the secret sources the
 engine resolves (``SECRET_SOURCES`` in ``runtime/engine/scope.py``) and the providers whose
 adapter sends ``infer.thinking:`` (the keys of ``THINKING`` in ``runtime/providers/registry.py``).
-When a builtin is built, its decorator appears and the warning goes away by itself; tests/runtime/test_built_features.py
-keeps this reading equal to the live registry.
+When a builtin is built, its decorator appears and the note goes away by itself; tests/runtime/test_built_features.py
+keeps this reading equal to the live registry. What no registry shows (registry workflows, declared
+determinism, `nika:inspect`'s run state…) is the declared list ``runtime/unbuilt.toml``, read here as
+data too: with the registries it is the one list of what the build lacks.
 
 Without the runtime's sources (a checker-only install) nothing is known to be missing, and
 nothing is reported. The reading is kept in :mod:`checker.core.static_cache`, keyed by the size and
@@ -33,17 +35,34 @@ RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 
 
 @record
+class Unbuilt:
+    """One entry of ``runtime/unbuilt.toml``: a feature this build does not implement yet."""
+
+    id: str
+    what: str
+    until: str | None = None
+
+
+@record
 class Built:
-    """The builtins (``nika:…`` ids) and secret sources this build's runtime implements, and the
-    providers that take ``thinking:`` (``None``: not known, nothing is warned)."""
+    """The builtins (``nika:…`` ids) and secret sources this build's runtime implements, the
+    providers that take ``thinking:`` (``None``: not known, nothing is warned), the ``mock/``
+    models and ``nika:fetch`` extract modes it answers, and the declared list of what it lacks."""
 
     tools: frozenset[str]
     secret_sources: frozenset[str]
     thinking_providers: frozenset[str] | None = None
+    mock_models: frozenset[str] | None = None
+    extract_modes: frozenset[str] | None = None
+    unbuilt: tuple[Unbuilt, ...] = ()
+
+    def lacks(self, feature: str) -> Unbuilt | None:
+        """The declared entry of ``feature`` when this build lacks it."""
+        return next((u for u in self.unbuilt if u.id == feature), None)
 
 
 # compiled on a cache miss only (re's own cache keeps them): a warm start never needs them
-_PIECE = r"^(?:@builtin\(.*|[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*=[^=].*)$"
+_PIECE = r"^(?:@builtin\(.*|[A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_][A-Z0-9_]*)*\s*(?::[^=\n]*)?=[^=].*)$"
 _CLOSER = r"^[)\]}].*$"
 
 
@@ -128,7 +147,8 @@ def _literal_set(tree: ast.Module, name: str) -> set[str]:
 
     consts = _constants(tree)
     for node in tree.body:
-        if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets) or node.value is None:
             continue
         value = node.value
         if isinstance(value, ast.Call) and value.args:
@@ -140,6 +160,18 @@ def _literal_set(tree: ast.Module, name: str) -> set[str]:
     return set()
 
 
+# the runtime files read besides the builtins (their constants), and the declared list
+_READ = (
+    "agent/catalogue.py",
+    "engine/scope.py",
+    "providers/registry.py",
+    "providers/mock.py",
+    "providers/mock_configured.py",
+    "extract/__init__.py",
+    "unbuilt.toml",
+)
+
+
 @cache
 def built(root: Path = RUNTIME) -> Built | None:
     """What the runtime under ``root`` implements, or ``None`` when its sources are not there."""
@@ -147,7 +179,7 @@ def built(root: Path = RUNTIME) -> Built | None:
     if not builtins_dir.is_dir():
         return None
     files = sorted(builtins_dir.glob("*.py"))
-    read = [*files, root / "agent" / "catalogue.py", root / "engine" / "scope.py", root / "providers" / "registry.py"]
+    read = [*files, *(root / f for f in _READ)]
     key = static_cache.stamp([__file__, *map(str, read)])
     name = static_cache.named("built-features", str(root))
     return static_cache.cached(name, key, lambda: _read(root, files), dump=_dump, undump=_undump)
@@ -156,13 +188,25 @@ def built(root: Path = RUNTIME) -> Built | None:
 def _dump(b: Built | None) -> Any:
     if b is None:
         return None
-    thinking = None if b.thinking_providers is None else sorted(b.thinking_providers)
-    return (sorted(b.tools), sorted(b.secret_sources), thinking)
+
+    def opt(x: frozenset[str] | None) -> list[str] | None:
+        return None if x is None else sorted(x)
+
+    unbuilt = [[u.id, u.what, u.until] for u in b.unbuilt]
+    return (sorted(b.tools), sorted(b.secret_sources), opt(b.thinking_providers), opt(b.mock_models),
+            opt(b.extract_modes), unbuilt)  # fmt: skip
 
 
 def _undump(data: Any) -> Built:
-    tools, sources, thinking = data
-    return Built(frozenset(tools), frozenset(sources), None if thinking is None else frozenset(thinking))
+    tools, sources, thinking, mock, modes, unbuilt = data
+
+    def opt(x: list[str] | None) -> frozenset[str] | None:
+        return None if x is None else frozenset(x)
+
+    return Built(
+        frozenset(tools), frozenset(sources), opt(thinking), opt(mock), opt(modes),
+        tuple(Unbuilt(i, w, u) for i, w, u in unbuilt),
+    )  # fmt: skip
 
 
 def _read(root: Path, files: list[Path]) -> Built | None:
@@ -178,4 +222,29 @@ def _read(root: Path, files: list[Path]) -> Built | None:
     sources = _literal_set(scope, "SECRET_SOURCES") if scope is not None else set()
     registry = _module(root / "providers" / "registry.py")
     thinking = frozenset(_literal_set(registry, "THINKING")) if registry is not None else None
-    return Built(frozenset(tools), frozenset(sources), thinking or None)
+    mock, configured = _module(root / "providers" / "mock.py"), _module(root / "providers" / "mock_configured.py")
+    mock_models = None
+    if mock is not None and configured is not None:
+        scripted = _constants(mock).get("SCRIPTED")
+        mock_models = frozenset(
+            _literal_set(mock, "ECHO_MODELS") | _literal_set(configured, "CONFIGURED") | ({scripted} - {None})
+        )
+    extract = _module(root / "extract" / "__init__.py")
+    modes = frozenset(_literal_set(extract, "MODES")) if extract is not None else None
+    return Built(frozenset(tools), frozenset(sources), thinking or None, mock_models or None, modes or None,
+                 _declared(root / "unbuilt.toml"))  # fmt: skip
+
+
+def _declared(path: Path) -> tuple[Unbuilt, ...]:
+    """The entries of ``runtime/unbuilt.toml`` (none when the file is not there)."""
+    import tomllib
+
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    return tuple(
+        Unbuilt(fid, str(row.get("what", fid)), row.get("until"))
+        for fid, row in table.get("features", {}).items()
+        if isinstance(row, dict)
+    )

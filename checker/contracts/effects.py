@@ -43,6 +43,7 @@ __all__ = [
     "is_exact_loopback",
     "is_reentry",
     "requirements",
+    "runs_any_code",
     "tool_effects",
     "url_host",
     "url_path",
@@ -196,7 +197,10 @@ def requirements(tool_id: str, args: Mapping[str, Any] | None) -> list[Need]:
 
 
 def url_host(url: str) -> str | None:
-    """The host of an absolute ``scheme://`` URL (lower-cased, unbracketed), else ``None``."""
+    """The host of an absolute ``scheme://`` URL (lower-cased, unbracketed), else ``None``: also
+    ``None`` when the authority's port is not a port (``host:abc``, ``host:99999``), so no reader
+    ever meets a URL this one accepted and a stricter parser refuses. The one reading of a URL's
+    authority, for the check and for the run's permits."""
     scheme, sep, rest = url.partition("://")
     if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
         return None
@@ -204,7 +208,16 @@ def url_host(url: str) -> str | None:
     for stop in "/?#":
         authority = authority.split(stop, 1)[0]
     authority = authority.rsplit("@", 1)[-1]
-    host = authority[1:].split("]", 1)[0] if authority.startswith("[") else authority.split(":", 1)[0]
+    if authority.startswith("["):
+        host, _, after = authority[1:].partition("]")
+        port = after[1:] if after.startswith(":") else None
+        if after and port is None:
+            return None  # text after the bracket that is not a port
+    else:
+        host, colon, port_text = authority.partition(":")
+        port = port_text if colon else None
+    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
+        return None
     return canonical_host(host) if host else None
 
 
@@ -328,6 +341,18 @@ def dangerous_env(name: str) -> bool:
     env = _table()["env"]
     upper = name.upper()
     return upper in env["dangerous"] or any(upper.startswith(p) for p in env["dangerous_prefixes"])
+
+
+def runs_any_code(program: str) -> str | None:
+    """What a grant of ``program`` lets through when the program runs code it is handed
+    (``"any shell line"`` for a shell, ``"any program text"`` for an interpreter), else None."""
+    name = program.replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
+    table = _table()["exec"]
+    if name in table.get("shells", ()):
+        return "any shell line"
+    if name in table.get("interpreters", ()) or name.rstrip("0123456789.") in table.get("interpreters", ()):
+        return "any program text"
+    return None
 
 
 def is_reentry(token: str) -> bool:

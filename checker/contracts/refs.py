@@ -4,6 +4,8 @@ loop-only builtin invoked on its own, and a literal ``model: <provider>/<name>``
 
 from __future__ import annotations
 
+import json
+
 from checker.contracts.arg_scope import is_dynamic
 from checker.contracts.load import contract, provider_table, retired_tools, tool_ids
 from checker.contracts.model import MODEL_CODE, TOOL_CODE, Provider
@@ -81,9 +83,20 @@ def check_model_ref(value: ScalarValue, *, task: str | None) -> list[Diagnostic]
     provs = provider_table()
     prefix, sep, name = v.partition("/")
 
-    def finding(span: Span, message: str, help: str) -> list[Diagnostic]:
-        return [report(MODEL_CODE, span, message, help, task=task)]
+    def finding(span: Span, message: str, help: str, fixes: tuple[Fix, ...] = ()) -> list[Diagnostic]:
+        return [report(MODEL_CODE, span, message, help, task=task, fixes=fixes)]
 
+    colon_prefix, colon, colon_name = v.partition(":")
+    if not sep and colon and colon_prefix in provs and colon_name:
+        fixed = f"{colon_prefix}/{colon_name}"
+        plain = value.span.end - value.span.start == len(value.raw)  # else written quoted: keep it so
+        new_text = fixed if plain else json.dumps(fixed)
+        return finding(
+            value.span,
+            f"`model: {v}` separates the provider with `:`; Nika writes `<provider>/<name>`",
+            f"Write `{fixed}`.",
+            (Fix(f"Change to `{fixed}`", (Edit(value.span, new_text),)),),
+        )
     if not sep or not prefix:
         bare = name if not prefix else v
         if v in provs:

@@ -1,7 +1,7 @@
 """The registry of every code the project can emit, read from ``codes.toml``.
 
-One row per code: title, category (one of the twelve of spec 05), phase (``check``, ``run`` or
-``both``), default severity and a teaching paragraph in our own words. The registry drives the
+One row per code: title, category (one of the twelve of spec 05), phase (``check``, ``run``,
+``both`` or ``editor``), default severity and a teaching paragraph in our own words. The registry drives the
 category and namespace of every finding, ``nika explain``, hover text and the SARIF rule table.
 
 A second table, ``[lints."<rule-id>"]``, holds the lint rules that carry no NIKA code
@@ -16,7 +16,7 @@ from functools import cache
 
 from checker.core.diagnostics import Diagnostic, Fix, Label, Severity
 from checker.core.display import clip
-from checker.core.records import record
+from checker.core.records import record, replace
 from checker.core.source import Span
 
 CATEGORIES = (
@@ -178,6 +178,49 @@ def report(
         task=task,
         tags=tags,
     )
+
+
+# What a check-time finding of a run failure starts with (spec 05: a failure the spec places at
+# evaluation is raised by the run; a workflow that carries it is valid, e.g. it recovers with `on_error:`).
+RUN_FAILS = "every run fails here: "
+
+
+def run_failure(
+    code: str,
+    span: Span,
+    message: str,
+    help: str | None = None,
+    *,
+    related: tuple[Label, ...] | list[Label] = (),
+    fixes: tuple[Fix, ...] | list[Fix] = (),
+    task: str | None = None,
+) -> Diagnostic:
+    """A failure the spec places at evaluation (a code of phase ``run``, or the run half of a ``both``
+    code) that the check sees happen on every run: a warning, never a refusal.
+
+    Spec 05 gives such codes to the run (NIKA-VAR-006 "expression type error at evaluation"); a
+    workflow that carries one is valid (it may recover with ``on_error:``, or fail by design), so
+    ``nika check`` says what every run will do and where, with the repair, and accepts the file.
+    """
+    return report(
+        code,
+        span,
+        RUN_FAILS + message,
+        help,
+        related=related,
+        fixes=fixes,
+        task=task,
+        severity=Severity.WARNING,
+    )
+
+
+def at_check(d: Diagnostic) -> Diagnostic:
+    """A finding of a judge the check shares with the run (the builtin argument contract), as the
+    check states it: a code of phase ``run`` becomes its :func:`run_failure` warning; the run,
+    judging the same call, keeps the error and fails the task with it."""
+    if d.code is None or not d.is_error or lookup(d.code).phase != "run":
+        return d
+    return replace(d, severity=Severity.WARNING, message=clip(RUN_FAILS + d.message, MAX_MESSAGE))
 
 
 def lint(

@@ -291,7 +291,9 @@ def match_path(pattern: str, path: str) -> bool:
     """Whether the canonical ``path`` lies inside the canonical path glob ``pattern``.
 
     Absolute and relative never match each other, and the two must climb out of the base by
-    the same number of ``..`` segments (a wildcard never stands for ``..``).
+    the same number of ``..`` segments (a wildcard never stands for ``..``). A pattern without a
+    wildcard also covers everything beneath it (gitignore-style: a pattern naming a directory
+    covers its contents).
     """
     p, t = canonical_path(pattern), canonical_path(path)
     if p.startswith("/") != t.startswith("/"):
@@ -302,4 +304,9 @@ def match_path(pattern: str, path: str) -> bool:
         return True  # the whole tree, the working directory itself included (as `dir/**` covers `dir`)
     if p.endswith("/**") and t == p[:-3]:
         return True  # `dir/**` covers `dir` itself (a grep or glob over the folder, 01 §permits fs)
+    if not _has_magic(p) and (t.startswith(p + "/") or (p == "." and not t.startswith(("/", "..")))):
+        # a wildcard-free entry names a directory and everything beneath it: 01 §permits reads fs
+        # globs "gitignore-style", where a pattern matching a directory matches its contents
+        # (`write: ["./assets/og"]` covers the files `nika:image_generate` lands in it)
+        return True
     return glob_match(p, t, seps="/")

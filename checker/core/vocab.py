@@ -85,8 +85,10 @@ _EXPRESSIONS: Final = frozenset(Where) - {Where.OUTPUT}  # an `output:` binding 
 TASKS_ALLOWED: Final = frozenset({Where.WITH, Where.RECOVER, Where.OUTPUTS, Where.FINALLY})
 # The loop locals `item`/`index` exist inside a for_each task's own body and bindings.
 LOOP_ALLOWED: Final = frozenset({Where.WITH, Where.BODY, Where.RECOVER})
-# `with.*` reads the current task's bindings.
-WITH_ALLOWED: Final = frozenset({Where.WHEN, Where.BODY, Where.RECOVER, Where.WITH, Where.FOR_EACH})
+# `with.*` reads the current task's bindings once they are materialized (04 §Resolution order:
+# "1. Boundary first · the with: bindings materialize", then `when:` and the body), so never from
+# inside a binding: a sibling is not there yet (the run raises NIKA-VAR-001).
+WITH_ALLOWED: Final = frozenset({Where.WHEN, Where.BODY, Where.RECOVER, Where.FOR_EACH})
 SCOPE: Final[dict[str, frozenset[Where]]] = {
     "inputs": _EXPRESSIONS,
     "config": _EXPRESSIONS,

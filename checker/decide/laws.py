@@ -18,6 +18,9 @@ from checker.decide.errors import bundle_error
 from checker.decide.groups import validate_cap
 
 REGIONS = ("manifest", "evidence_schema", "transforms", "rules", "governance", "fixtures")
+# What spec 11's bundle table says the manifest carries; the `digest` is optional (the reference
+# receipt reads `"digest": null` when there is none) and checked when given.
+MANIFEST_FIELDS = ("id", "version", "owner", "license", "valid_until")
 OUTCOMES = ("recommend", "defer", "human_required", "opted_out", "overridden")
 INTEGRITY = ("untrusted", "observed", "verified", "authoritative")
 CONFIDENTIALITY = ("public", "internal", "confidential", "secret")
@@ -72,7 +75,7 @@ def _kind(value: Any) -> str:
 
 def _manifest(bundle: dict[str, Any]) -> None:
     m = object_at(bundle["manifest"], "/manifest")
-    for key in ("id", "version"):
+    for key in MANIFEST_FIELDS:
         if not isinstance(m.get(key), str) or not m[key]:
             raise bundle_error(f"`manifest.{key}` must be a non-empty string", f"/manifest/{key}")
     digest = m.get("digest")

@@ -1,13 +1,40 @@
 """The kernel: a checked snapshot under a valid bundle → the Decision Receipt (spec 11 §Outcomes, §Receipt).
 
 Evidence is checked against the schema (NIKA-DECIDE-002), then each dimension is the sum of its
-terms, each term ``transform(value) × weight_bp // 10000``. A key with no usable value (absent,
-expired, or in conflict) is Unknown: its term contributes the interval of the transform's whole
-output range, never an invented zero. The outcome, in order of precedence: a Conflict between two
-authoritative sources on a required key → ``human_required``; a missing required key → ``defer``;
-a threshold whose dimension's lower bound reaches it (robust, ``inf ≥ threshold``) → ``recommend``,
-turned into ``human_required`` when governance never lets ``recommend`` be automatic; otherwise
-``defer``. ``determination_provenance`` records which of those decided.
+terms, each term ``transform(value) × weight_bp // 10000``. A key with no usable item (absent, or
+expired) is Unknown: its term contributes the interval of the transform's whole output range, never
+an invented zero. When a key has several items, the last one in the snapshot's order is scored (a
+later observation supersedes an earlier one); two ``authoritative`` items that disagree are a
+Conflict, listed with its witness whatever is scored.
+
+The receipt is byte-equal to the reference evaluator's on the same input (spec 11 §The second
+evaluator, G18), so its lists are in a canonical order and its provenance strings are fixed:
+
+* ``snapshot.digests``: every item's digest, sorted; ``snapshot.missing``: the required keys with no
+  usable item, sorted.
+* ``conflicts``: one entry per key in conflict, by key: ``{key, class, required, witness}``, where
+  ``class`` is ``unresolved`` (v1 bundles declare no rule that resolves a contradiction, and a
+  contradiction nothing resolves is unresolved: §Four-valued logic) and ``witness`` holds each
+  disagreeing authoritative item as ``{source, value, digest}``, by source (then value and digest).
+* ``determination_provenance``: the commitments that decided, in the order they applied. The
+  outcome is decided in this order, each with its string:
+
+  1. a Conflict on a required key: ``human_required``, "conflict on a required key forces
+     human_required (Belnap · spec 11)" (§Four-valued logic: it "forces the human_required outcome");
+  2. required evidence missing: ``defer``, "missing required evidence ['k', …] — abstention is a
+     safety property" (the sorted keys as a Python list; §Outcomes: defer is "not enough evidence
+     yet");
+  3. a declared dominance rule that fires (this kernel's ``rules.dominance``): its own outcome;
+  4. the thresholds in declared order: the first whose dimension's lower bound reaches it decides
+     ``recommend``, "dimension D dominates the threshold (inf LO >= BAR bp) — robust, not
+     point-estimated"; one whose interval straddles it (LO < BAR <= HI) decides ``defer``,
+     "dimension D straddles the threshold ([LO, HI] vs BAR bp) — incomparable with the available
+     evidence, never a false order" (§Interval propagation: incomparable, "never a false total
+     order"); a threshold the upper bound misses is passed over;
+  5. none of them: ``defer``, "no threshold admitted — defer".
+
+  Then governance: an outcome ``governance.never_automatic`` lists becomes ``human_required``,
+  "governance.never_automatic lists O — human_required" (§Outcomes: it "can never ride" automatically).
 """
 
 from __future__ import annotations
@@ -50,6 +77,8 @@ def check_snapshot(bundle: dict[str, Any], snapshot: Any) -> list[dict[str, Any]
         if not isinstance(item, dict):
             raise snapshot_error("an evidence item is an object", where)
         key = item.get("key")
+        if not isinstance(key, str):
+            raise snapshot_error(f"an item's `key` is the name of a declared key, not {_kind(key)}", f"{where}/key")
         if key not in schema:
             raise snapshot_error(f"`{key}` is not a key the bundle's evidence schema declares", f"{where}/key")
         decl = schema[key]
@@ -82,6 +111,12 @@ def check_snapshot(bundle: dict[str, Any], snapshot: Any) -> list[dict[str, Any]
     return items
 
 
+def _kind(value: Any) -> str:
+    return {list: "a list", dict: "a map", bool: "a boolean", int: "a number", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
 def _fits(kind: str, value: Any) -> bool:
     if kind == "integer":
         return type(value) is int
@@ -94,9 +129,7 @@ def decide(bundle: dict[str, Any], snapshot: dict[str, Any], items: list[dict[st
     """The receipt for the checked ``items`` of ``snapshot`` under the valid ``bundle``."""
     schema = bundle["evidence_schema"]
     known, groups, conflicts = _resolve(schema, items, snapshot["t"])
-    missing = [
-        k for k, d in schema.items() if d.get("required") and k not in known and k not in {c["key"] for c in conflicts}
-    ]
+    missing = sorted(k for k, d in schema.items() if d.get("required") and k not in known)
     dimensions: dict[str, Any] = {}
     for dim, body in bundle["rules"]["dimensions"].items():
         contributions, lo_sum, hi_sum = [], 0, 0
@@ -133,7 +166,7 @@ def decide(bundle: dict[str, Any], snapshot: dict[str, Any], items: list[dict[st
     outcome, provenance = _outcome(bundle, dimensions, dominance, conflicts, missing)
     snap: dict[str, Any] = {
         "t": snapshot["t"],
-        "digests": [item["digest"] for item in items if "digest" in item],
+        "digests": sorted(item["digest"] for item in items if item.get("digest")),
         "missing": missing,
     }
     if "cursors" in snapshot:
@@ -175,8 +208,8 @@ def _instant(text: Any, what: str) -> datetime:
 def _resolve(
     schema: dict[str, Any], items: list[dict[str, Any]], t: str
 ) -> tuple[dict[str, Any], dict[str, str], list[dict[str, Any]]]:
-    """One value per key (with its independence group): the most trusted item wins; authoritative
-    disagreement is a Conflict."""
+    """One scored value per key (the last usable item, with its independence group), and the
+    Conflicts: authoritative items of one key that disagree."""
     by_key: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         if _expired(schema[item["key"]], item, t):
@@ -185,23 +218,22 @@ def _resolve(
     known: dict[str, Any] = {}
     groups: dict[str, str] = {}
     conflicts: list[dict[str, Any]] = []
-    for key, group in by_key.items():
-        top = max(INTEGRITY.index(i.get("integrity", "untrusted")) for i in group)
-        best = [i for i in group if INTEGRITY.index(i.get("integrity", "untrusted")) == top]
-        values = {canonical_json(i["value"]) for i in best}
-        if len(values) > 1 and INTEGRITY[top] == "authoritative":
+    for key in sorted(by_key):
+        group = by_key[key]
+        known[key], groups[key] = group[-1]["value"], group_of(group[-1])
+        sure = [i for i in group if i.get("integrity") == "authoritative"]
+        if len({canonical_json(i["value"]) for i in sure}) > 1:
             conflicts.append(
                 {
                     "key": key,
-                    "class": "source",
+                    "class": "unresolved",
                     "required": bool(schema[key].get("required")),
-                    "witnesses": [
-                        {"value": i["value"], "source": i["source"], "digest": i.get("digest")} for i in best
-                    ],
+                    "witness": sorted(
+                        ({"source": i["source"], "value": i["value"], "digest": i.get("digest")} for i in sure),
+                        key=lambda w: (w["source"], canonical_json(w["value"]), str(w["digest"])),
+                    ),
                 }
             )
-            continue
-        known[key], groups[key] = best[0]["value"], group_of(best[0])
     return known, groups, conflicts
 
 
@@ -212,35 +244,41 @@ def _outcome(
     conflicts: list[dict[str, Any]],
     missing: list[str],
 ) -> tuple[str, list[str]]:
-    never = bundle["governance"].get("never_automatic", [])
-    required_conflicts = [c["key"] for c in conflicts if c["required"]]
-    if required_conflicts:
-        return "human_required", [
-            f"authoritative sources disagree on required evidence {required_conflicts}: a person decides"
-        ]
+    """The outcome and the commitments that decided it, in the order of the module docstring."""
+    outcome, why = _decided(bundle, dimensions, dominance, conflicts, missing)
+    if outcome in bundle["governance"].get("never_automatic", []):
+        why.append(f"governance.never_automatic lists {outcome} — human_required")
+        outcome = "human_required"
+    return outcome, why
+
+
+def _decided(
+    bundle: dict[str, Any],
+    dimensions: dict[str, Any],
+    dominance: list[dict[str, Any]],
+    conflicts: list[dict[str, Any]],
+    missing: list[str],
+) -> tuple[str, list[str]]:
+    if any(c["required"] for c in conflicts):
+        return "human_required", ["conflict on a required key forces human_required (Belnap · spec 11)"]
     if missing:
-        return "defer", [f"required evidence {missing} is missing, so the kernel abstains until it arrives"]
+        return "defer", [f"missing required evidence {missing!r} — abstention is a safety property"]
     fired = first_dominant(dominance, dimensions)
     if fired is not None:
-        outcome, why = fired
-        if outcome == "recommend" and "recommend" in never:
-            return "human_required", [why, "governance never lets `recommend` be automatic: a person decides"]
-        return outcome, [why]
+        return fired[0], [fired[1]]
     for t in bundle["rules"].get("thresholds", []):
-        interval, bar = dimensions[t["dimension"]]["interval"], t["recommend_gte_bp"]
-        if interval["lo"] >= bar:
-            why = [f"`{t['dimension']}` clears its threshold on its lower bound ({interval['lo']} >= {bar} bp)"]
-            if "recommend" in never:
-                return "human_required", [*why, "governance never lets `recommend` be automatic: a person decides"]
-            return "recommend", why
-    straddles = [
-        t["dimension"]
-        for t in bundle["rules"].get("thresholds", [])
-        if dimensions[t["dimension"]]["interval"]["hi"] >= t["recommend_gte_bp"]
-    ]
+        dim, bar = t["dimension"], t["recommend_gte_bp"]
+        lo, hi = dimensions[dim]["interval"]["lo"], dimensions[dim]["interval"]["hi"]
+        if lo >= bar:
+            return "recommend", [
+                f"dimension {dim} dominates the threshold (inf {lo} >= {bar} bp) — robust, not point-estimated"
+            ]
+        if hi >= bar:
+            return "defer", [
+                f"dimension {dim} straddles the threshold ([{lo}, {hi}] vs {bar} bp) — incomparable with the "
+                "available evidence, never a false order"
+            ]
     unsure = incomparable(dominance)
-    if straddles:
-        return "defer", [f"`{straddles[0]}` is incomparable with its threshold on the available evidence: defer"]
     if unsure:
         return "defer", [f"{unsure[0]} is incomparable with the available evidence, so no dominance rule fires: defer"]
-    return "defer", ["no threshold is reached: defer"]
+    return "defer", ["no threshold admitted — defer"]

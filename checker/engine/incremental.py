@@ -32,6 +32,7 @@ import unicodedata
 from functools import lru_cache
 
 from checker.compiler import TaskMemo, compile_tree
+from checker.core.buffers import Buffers
 from checker.core.memo import RuleMemo
 from checker.core.records import record, replace
 from checker.core.source import Anchor, AnchoredSpan, SourceText, Span
@@ -152,6 +153,7 @@ class IncrementalDocument:
         base_dir: str | None = None,
         version: int | None = None,
         roots: tuple[str, ...] | None = None,
+        buffers: Buffers | None = None,
     ) -> CompiledWorkflow:
         """What :func:`checker.engine.pipeline.compile_source` gives for ``src`` (never raises).
 
@@ -161,9 +163,9 @@ class IncrementalDocument:
         """
         with self._lock:
             if version is not None and self._version is not None and version < self._version:
-                return compile_source(src, base_dir, roots=roots)
+                return compile_source(src, base_dir, roots=roots, buffers=buffers)
             try:
-                done = self._compile(src, base_dir, roots)
+                done = self._compile(src, base_dir, roots, buffers)
                 if done is not None and version is not None:
                     self._version = version
             except Exception:  # a bug here must not cost the user the analysis: do it whole
@@ -172,7 +174,7 @@ class IncrementalDocument:
                 self._rules = RuleMemo()
                 self._model = None
                 done = None
-            return done if done is not None else compile_source(src, base_dir, roots=roots)
+            return done if done is not None else compile_source(src, base_dir, roots=roots, buffers=buffers)
 
     def _kept_model(self, text: str, entry: Entry | None) -> tuple[ScalarValue | None, int]:
         """The envelope's default ``model:`` value as one object for as long as its text stays
@@ -218,7 +220,11 @@ class IncrementalDocument:
         return pieces, placed
 
     def _compile(
-        self, src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None = None
+        self,
+        src: SourceText,
+        base_dir: str | None,
+        roots: tuple[str, ...] | None = None,
+        buffers: Buffers | None = None,
     ) -> CompiledWorkflow | None:
         text = src.text
         if len(text) * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
@@ -265,7 +271,7 @@ class IncrementalDocument:
         # (No duplicate keys anywhere: the YAML layer reports them, so the text fell back.)
         compiled = compile_tree(src, whole, (), self._memo)
         self._memo.prune()
-        return judge(src, whole, compiled, [], base_dir, roots, self._rules)
+        return judge(src, whole, compiled, [], base_dir, roots, self._rules, buffers)
 
 
 def _skeleton(text: str, shape: Layout) -> tuple[MapValue, Entry] | None:

@@ -15,27 +15,36 @@ from checker.parse.nodes import decode_source, parse_yaml
 from checker.parse.values import Value
 
 if TYPE_CHECKING:
+    from checker.core.buffers import Buffers
     from checker.core.memo import RuleMemo
 
 
 def compile_source(
-    src: SourceText, base_dir: str | None = None, *, roots: tuple[str, ...] | None = None
+    src: SourceText,
+    base_dir: str | None = None,
+    *,
+    roots: tuple[str, ...] | None = None,
+    buffers: Buffers | None = None,
 ) -> CompiledWorkflow:
     """Parse, compile and judge one document. Pure: reads nothing but ``src``.
 
     (Rules that follow the workflow to files it names — skills, child workflows — resolve
     them against ``base_dir``; with ``roots``, only files inside those folders are read:
-    :func:`checker.core.paths.resolve_inside`, the language server's workspace rule.) Never
+    :func:`checker.core.paths.resolve_inside`, the language server's workspace rule; with
+    ``buffers``, a child open in the editor is read from its unsaved text:
+    :mod:`checker.core.buffers`.) Never
     raises: an exception inside a rule, or in the parse and compile steps, becomes a
     NIKA-IMPL-001 error finding beside whatever was found.
     """
     try:
-        return _compile(src, base_dir, roots)
+        return _compile(src, base_dir, roots, buffers)
     except Exception as exc:  # a bug before the rules ran: nothing else can be reported
         return CompiledWorkflow(src, None, None, (), (_internal("the parse and compile steps", exc),))
 
 
-def _compile(src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None) -> CompiledWorkflow:
+def _compile(
+    src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None, buffers: Buffers | None
+) -> CompiledWorkflow:
     parsed = parse_yaml(src)
     diags: list[Diagnostic] = list(parsed.diagnostics)
     if parsed.root is None:
@@ -49,7 +58,8 @@ def _compile(src: SourceText, base_dir: str | None, roots: tuple[str, ...] | Non
                 )
             )
         return CompiledWorkflow(src, None, None, (), _finish(diags))
-    return judge(src, parsed.root, compile_tree(src, parsed.root, parsed.duplicates), diags, base_dir, roots)
+    compiled = compile_tree(src, parsed.root, parsed.duplicates)
+    return judge(src, parsed.root, compiled, diags, base_dir, roots, buffers=buffers)
 
 
 def judge(
@@ -60,6 +70,7 @@ def judge(
     base_dir: str | None,
     roots: tuple[str, ...] | None = None,
     memo: RuleMemo | None = None,
+    buffers: Buffers | None = None,
 ) -> CompiledWorkflow:
     """The graph and every rule over a compiled tree; ``diags`` holds the findings so far.
 
@@ -75,7 +86,7 @@ def judge(
         if memo is not None:
             memo.start()
         graph = build_graph(wf, sites, memo)
-        ctx = RuleContext(src, wf, sites, graph, base_dir, roots, memo)
+        ctx = RuleContext(src, wf, sites, graph, base_dir, roots, memo, buffers)
         for rule in RULES:
             try:
                 diags.extend(rule(ctx))

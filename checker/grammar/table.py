@@ -529,8 +529,10 @@ def choices(f: Field) -> tuple[str, ...]:
 
 def misplaced(name: str, block: Block, siblings: tuple[str, ...]) -> str | None:
     """Where a field written in the wrong block belongs, when the grammar says so: a verb's field
-    written at task level (``args`` beside ``invoke:``), or a task field written inside a verb
-    body (``retry`` under ``exec:``). ``siblings`` are the keys beside it. ``None`` otherwise."""
+    written at task level (``args`` beside ``invoke:``), a task field written inside a verb body
+    (``retry`` under ``exec:``), or any field of a block one level down (``http`` in ``permits:``,
+    a field of ``net:``; ``max_attempts`` in a task, a field of ``retry:``). ``siblings`` are the
+    keys beside it. ``None`` otherwise."""
     if block is TASK:
         homes = [v for v in VERBS if name in VERB_BLOCKS[v]]
         present = [v for v in homes if v in siblings]
@@ -538,6 +540,11 @@ def misplaced(name: str, block: Block, siblings: tuple[str, ...]) -> str | None:
             return f"`{name}` belongs under `{v}:`, one level deeper" + ("" if present else f" (a field of `{v}:`)")
     if any(block is b for b in VERB_BLOCKS.values()) and name in TASK:
         return f"`{name}` is a task field: write it beside the verb, one level up"
+    # any other field of a block one level down (`http` in `permits:` is a field of `net:`)
+    homes = [n.field for n in NESTING if n.parent is block and n.holds is Holds.ONE and name in n.child]
+    present = [f for f in homes if f in siblings]
+    for f in present or homes:
+        return f"`{name}` belongs under `{f}:`, one level deeper" + ("" if present else f" (a field of `{f}:`)")
     return None
 
 

@@ -435,6 +435,11 @@ def _fits_prim(value: Any, name: str) -> bool:
     if name == "bool":
         return isinstance(value, bool)
     if name == "integer":
+        # 09 lowers `integer` to JSON Schema's `{"type": "integer"}`, which a number with a zero
+        # fractional part satisfies (`10.0`, as a JSON body may carry it): the fit agrees with its
+        # own lowering ("one direction, one truth").
+        if isinstance(value, float):
+            return value.is_integer()
         return isinstance(value, int) and not isinstance(value, bool)
     if name == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)

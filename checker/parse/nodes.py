@@ -289,6 +289,14 @@ class _Builder:
         root: Value | None = None
         documents = 0
         get_event = _make_parser(self.src.text, pure).get_event
+        try:
+            return self._events(get_event, stack, root, documents)
+        except ValueError as exc:  # the scanner's chr() on an escape past U+10FFFF is no syntax error of its own
+            if "chr()" not in str(exc):
+                raise
+            raise _EscapeError(self.src.text) from None
+
+    def _events(self, get_event: Any, stack: list[_Frame], root: Value | None, documents: int) -> Value | None:
         short_scalar = self._short_scalar
         while True:
             ev = get_event()
@@ -601,6 +609,22 @@ class _Refusal(Exception):
         super().__init__(problem)
         self.problem = problem
         self.problem_mark = _Mark(index)
+
+
+_BIG_ESCAPE_RE = re.compile(r"\\U([0-9a-fA-F]{8})")
+
+
+class _EscapeError(YAMLError):
+    """A ``\\U`` escape past U+10FFFF in a double-quoted scalar: it names no character. The
+    scanner of either parser fails on it inside Python's ``chr()``; here it is the syntax error
+    it is, at the escape (the same finding for ``nika check`` and the editor)."""
+
+    def __init__(self, text: str) -> None:
+        at = next((m.start() for m in _BIG_ESCAPE_RE.finditer(text) if int(m.group(1), 16) > 0x10FFFF), 0)
+        problem = "a `\\U` escape names a code point above U+10FFFF, which is not a character"
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = _Mark(at)
 
 
 def _holds_surrogate(root: Value) -> bool:

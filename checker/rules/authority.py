@@ -16,11 +16,13 @@ What each call needs comes from the one effect table (:mod:`checker.contracts.ef
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from checker.contracts import effects
 from checker.contracts.effects import Boundary, Denial, boundary_of
-from checker.core.codes import report
+from checker.core.argv import plain_words
+from checker.core.codes import lint, report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.core.globs import glob_base
 from checker.core.records import record
@@ -28,7 +30,7 @@ from checker.core.source import Span
 from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
-from checker.rules.support.flow import arg_values, integrity, resolve_str
+from checker.rules.support.flow import Unresolvable, arg_values, integrity, resolve, resolve_str
 from checker.rules.tools import grammar_problem
 
 _PLANE_VERBS = {
@@ -204,6 +206,36 @@ def check_bounds(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
 
 
+def check_grant_spelling(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """``permits/001``: a ``net.http`` entry written as a URL. Hosts are matched by name (01
+    §permits), so ``https://api.example.com/v1`` admits nothing: an inert grant, not a refusal
+    (the spec has no code for it; the task it was meant for is refused by NIKA-SEC-004). The fix
+    writes the host; it covers every path on that host (a grant has no path), which the finding
+    says when the URL had one."""
+    p = ctx.workflow.permits
+    if p is None:
+        return
+    for entry in p.net_http:
+        if isinstance(entry, TemplateValue) or not isinstance(entry.value, str) or "://" not in entry.value:
+            continue
+        host = effects.url_host(entry.value.strip())
+        path = effects.url_path(entry.value.strip())
+        wider = path not in ("", "/")
+        fixes: tuple[Fix, ...] = ()
+        if host:
+            fixes = (
+                Fix(f"Grant the host `{host}`", (Edit(entry.span, json.dumps(host)),), "unsafe" if wider else "safe"),
+            )
+        yield lint(
+            "permits/001",
+            entry.span,
+            f"`{entry.value}` in `permits.net.http` is a URL; the grant matches host names, so it admits nothing",
+            (f"Write the host `{host}`" if host else "Write the host name alone")
+            + (f"; the grant then covers every path on `{host}`, not only `{path}`." if wider and host else "."),
+            fixes=fixes,
+        )
+
+
 # -- the fit -----------------------------------------------------------------------------------
 
 
@@ -251,6 +283,9 @@ def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 _TARGET_KINDS = frozenset({"path", "glob", "dir", "url", "program"})
+# the builtins whose URL the run's permits judge as a whole before any request (runtime check_url)
+_URL_TOOLS = frozenset({"nika:fetch", "nika:notify"})
+_UNKNOWN = object()
 
 
 def _statically_seen(needs: list[NeedSite]) -> list[NeedSite]:
@@ -314,9 +349,47 @@ def _judge_glob(bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:
         yield _escape(n, d)
 
 
+def _not_a_url(n: NeedSite, value: object, resolved: bool) -> Diagnostic | None:
+    """A URL the run's permits could never judge (not an http(s) URL with a readable host and
+    port, or not text at all): the run refuses it with NIKA-SEC-004 before any request, on every
+    run, so the check refuses it too (the static half of the code)."""
+    if isinstance(value, str):
+        if value.lower().startswith(("http://", "https://")) and effects.url_host(value):
+            return None
+        why = f"`{value}` is not an http(s) URL with a host (and a port from 0 to 65535)"
+    else:
+        why = f"the URL is {_kind_of(value)}, not text"
+    via = " (its expression's value is known at check)" if resolved else ""
+    return report(
+        "NIKA-SEC-004",
+        n.span,
+        f"task `{n.task.id}`: `{n.tool}` needs a URL the permits can judge, but {why}{via}",
+        "Give an absolute `https://host/path` URL (a port, if any, is a number after the host).",
+        task=n.task.id,
+    )
+
+
+def _kind_of(value: object) -> str:
+    from checker.core.display import kind_of
+
+    return kind_of(value)
+
+
 def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Diagnostic]:
     v = n.value
     assert v is not None
+    if n.kind == "url" and n.tool in _URL_TOOLS:
+        static = not isinstance(v, TemplateValue)
+        if static:
+            value: object = v.value
+        else:
+            try:
+                value = resolve(ctx, n.task, v)
+            except Unresolvable:
+                value = _UNKNOWN
+        if value is not _UNKNOWN and (bad := _not_a_url(n, value, not static)) is not None:
+            yield bad
+            return
     if not isinstance(v, TemplateValue):
         target = _target(n, v.value)
         d = bound.check(n.plane, target, directory=n.kind == "dir") if target is not None else None
@@ -370,7 +443,26 @@ def _escape(n: NeedSite, d: Denial | None, resolved: str | None = None) -> Diagn
         d = Denial(n.plane, None, None, "not granted")
     shown = f" (resolves to `{resolved}`)" if resolved is not None else ""
     msg = f"task `{n.task.id}`: {what} {_PLANE_VERBS.get(n.plane, 'needs authority')}{shown}, but {d.reason}"
-    return report("NIKA-SEC-004", n.span, msg, _grant_help(n, d), task=n.task.id)
+    return report("NIKA-SEC-004", n.span, msg, _grant_help(n, d), task=n.task.id, fixes=_unwrap_shell(n))
+
+
+def _unwrap_shell(n: NeedSite) -> tuple[Fix, ...]:
+    """``command: ["sh", "-c", "<words>"]`` whose line has no shell syntax: the argv it runs, as a
+    fix (so the grant it needs is that program, not a shell that runs anything)."""
+    verb = n.task.verb
+    if n.plane != "exec" or not isinstance(verb, Exec) or not verb.command or len(verb.command) != 3:
+        return ()
+    prog, flag, line = verb.command
+    if not all(isinstance(v, ScalarValue) and not isinstance(v, TemplateValue) for v in verb.command):
+        return ()
+    if not (isinstance(prog.value, str) and effects.runs_any_code(prog.value) == "any shell line"):
+        return ()
+    words = plain_words(line.value) if flag.value == "-c" and isinstance(line.value, str) else None
+    node = verb.value.get("command")
+    if not words or node is None:
+        return ()
+    argv = "[" + ", ".join(json.dumps(w) for w in words) + "]"
+    return (Fix(f"Run `{words[0]}` directly: `command: {argv}`", (Edit(node.span, argv),), "unsafe"),)
 
 
 def _grant_help(n: NeedSite, d: Denial) -> str:
@@ -384,7 +476,15 @@ def _grant_help(n: NeedSite, d: Denial) -> str:
     if n.plane == "net":
         return f"Add `{d.canonical}` to `permits.net.http`." if d.canonical else "Add the host to `permits.net.http`."
     if n.plane == "exec":
-        return f"Add `{d.canonical}` to `permits.exec`." if d.canonical else "Grant `exec:` (a program list or `true`)."
+        if not d.canonical:
+            return "Grant `exec:` (a program list or `true`)."
+        wide = effects.runs_any_code(d.canonical)
+        if wide is None:
+            return f"Add `{d.canonical}` to `permits.exec`."
+        return (
+            f"Adding `{d.canonical}` to `permits.exec` allows {wide}, not just this one: the list then bounds "
+            f"nothing. Prefer running the program itself in `command:` and granting that program."
+        )
     if n.plane == "tools":
         return f'Add `"{n.tool}"` to `permits.tools`.'
     return "Grant it in `permits:`."

@@ -1,8 +1,14 @@
-"""Features this build does not implement yet (``build/unavailable``): a builtin the runtime has
-no implementation for, a secret source it cannot resolve, or ``infer.thinking:`` on a literal
-model whose provider's adapter sends no reasoning parameter, fails every run with NIKA-IMPL-002.
-The check warns ahead, naming the feature. What is built is read from the runtime's own
-registry as data (:mod:`checker.contracts.built_features`), so a warning disappears when the feature lands.
+"""Features this build does not implement yet (``build/unavailable``), as an informational note.
+
+The one list of what the build lacks is the runtime's own registries read as data (a builtin with
+no implementation, a secret source it cannot resolve, ``infer.thinking:`` on a provider whose
+adapter sends no reasoning parameter, a ``mock/`` model it does not answer, a ``nika:fetch``
+extract mode with no extractor) and the declared entries of ``runtime/unbuilt.toml`` (registry
+workflows, declared determinism, ``nika:inspect``…), both read by
+:mod:`checker.contracts.built_features`. A use of one fails every run (or every call) with
+NIKA-IMPL-002 naming the feature; the check says so ahead, as information: the workflow is not
+wrong, so the verdict never changes. ``nika run --dry-run`` lists the same notes and
+``nika explain NIKA-IMPL-002`` the same list; a note disappears when its feature lands.
 """
 
 from __future__ import annotations
@@ -10,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from checker.contracts import tables as contracts
-from checker.contracts.built_features import built
+from checker.contracts.built_features import Built, built
 from checker.core.codes import lint
 from checker.core.diagnostics import Diagnostic
-from checker.model.workflow import Agent, Infer, Invoke
-from checker.parse.values import ScalarValue, TemplateValue
+from checker.core.source import Span
+from checker.model.workflow import Agent, Infer, Invoke, Workflow
+from checker.parse.values import ScalarValue, TemplateValue, Value
 from checker.rules.support.context import RuleContext
 
 RULE = "build/unavailable"
@@ -22,60 +29,172 @@ RULE = "build/unavailable"
 
 def check_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     wf = ctx.workflow
-    uses = [s for s in wf.secrets if s.source is not None]
-    calls = []
-    for tid, verb in ctx.verbs():
-        if isinstance(verb, Invoke) and verb.tool is not None and verb.tool_value is not None:
-            calls.append((tid, verb.tool, verb.tool_value.span, "every run of this task fails"))
-        elif isinstance(verb, Agent):
-            then = "a call of it by the agent fails"
-            calls += [(tid, str(item.value), item.span, then) for item in verb.tools]
-    calls = [c for c in calls if c[1].startswith("nika:") and contracts.contract(c[1]) is not None]
-    thinks = [(tid, v) for tid, v in ctx.verbs() if isinstance(v, Infer) and v.thinking is not None]
-    if not calls and not uses and not thinks:
+    if not _may_use_anything_unbuilt(ctx):
         return
     have = built()
     if have is None:
         return  # the runtime's sources are not installed beside the checker: nothing is known
-    yield from _thinking(thinks, have.thinking_providers)
-    for tid, tool, span, then in calls:
+    yield from _builtins(ctx, have)
+    yield from _secret_sources(wf, have)
+    yield from _thinking(ctx, have.thinking_providers)
+    yield from _mock_models(ctx, have)
+    yield from _extract_modes(ctx, have)
+    yield from _declared(ctx, have)
+
+
+def _may_use_anything_unbuilt(ctx: RuleContext) -> bool:
+    """A cheap look first: a workflow that calls no builtin, reads no secret, runs no model and
+    declares no `run:` block uses nothing the lists could name (the runtime's sources stay unread)."""
+    wf = ctx.workflow
+    return bool(wf.secrets) or wf.run is not None or any(isinstance(v, (Invoke, Agent, Infer)) for _, v in ctx.verbs())
+
+
+def _note(span: Span, what: str, then: str, help: str, task: str | None = None) -> Diagnostic:
+    return lint(
+        RULE,
+        span,
+        f"this build of nika does not implement {what} yet: {then} with NIKA-IMPL-002",
+        help,
+        task=task,
+    )
+
+
+def _calls(ctx: RuleContext) -> Iterator[tuple[str, str, Span, str]]:
+    """Each builtin a task calls or an agent may call: ``(task, tool, span, what then happens)``."""
+    for tid, verb in ctx.verbs():
+        if isinstance(verb, Invoke) and verb.tool is not None and verb.tool_value is not None:
+            yield tid, verb.tool, verb.tool_value.span, "every run of this task fails"
+        elif isinstance(verb, Agent):
+            for item in verb.tools:
+                yield tid, str(item.value), item.span, "a call of it by the agent fails"
+
+
+def _builtins(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
+    inspect = have.lacks("inspect")
+    for tid, tool, span, then in _calls(ctx):
+        if not tool.startswith("nika:") or contracts.contract(tool) is None:
+            continue
         if tool not in have.tools:
-            yield lint(
-                RULE,
-                span,
-                f"`{tool}` is not available in this build of nika yet: {then} with NIKA-IMPL-002",
-                "Keep it if you run the workflow elsewhere; with this build, do the step another way.",
-                task=tid,
-            )
-    for s in uses:
-        if s.source not in have.secret_sources:
-            at = s.value.get("source")
-            yield lint(
-                RULE,
-                at.span if at is not None else s.key.span,
-                f"secret source `{s.source}` is not available in this build of nika yet: a run that reads "
-                f"`secrets.{s.name}` fails with NIKA-IMPL-002",
-                "Use `source: env` with this build.",
-            )
+            yield _note(span, f"`{tool}`", then, _ELSEWHERE, tid)
+        elif tool == "nika:inspect" and inspect is not None:
+            yield _note(span, inspect.what, then, _ELSEWHERE, tid)
 
 
-def _thinking(thinks: list[tuple[str, Infer]], takers: frozenset[str] | None) -> Iterator[Diagnostic]:
+_ELSEWHERE = "Keep it if you run the workflow elsewhere; with this build, do the step another way."
+
+
+def _secret_sources(wf: Workflow, have: Built) -> Iterator[Diagnostic]:
+    for s in wf.secrets:
+        if s.source is None or s.source in have.secret_sources:
+            continue
+        at = s.value.get("source")
+        yield _note(
+            at.span if at is not None else s.key.span,
+            f"secret source `{s.source}`",
+            f"a run that reads `secrets.{s.name}` fails",
+            "Use `source: env` with this build.",
+        )
+
+
+def _literal(v: Value | None) -> str | None:
+    if isinstance(v, ScalarValue) and not isinstance(v, TemplateValue) and isinstance(v.value, str):
+        return v.value
+    return None  # a computed value is judged when the task runs
+
+
+def _thinking(ctx: RuleContext, takers: frozenset[str] | None) -> Iterator[Diagnostic]:
     if takers is None:
         return
-    for tid, verb in thinks:
-        model = verb.effective_model
-        if not isinstance(model, ScalarValue) or isinstance(model, TemplateValue) or not isinstance(model.value, str):
-            continue  # a computed model is judged when the task runs
-        prefix = model.value.partition("/")[0]
-        if prefix in takers or contracts.provider_of(model.value) is None:
+    for tid, verb in ctx.verbs():
+        if not isinstance(verb, Infer) or verb.thinking is None:
             continue
-        assert verb.thinking is not None
+        model = _literal(verb.effective_model)
+        if model is None:
+            continue
+        prefix = model.partition("/")[0]
+        if prefix in takers or contracts.provider_of(model) is None:
+            continue
         names = ", ".join(f"`{p}`" for p in sorted(takers) if p != "mock")
-        yield lint(
-            RULE,
+        yield _note(
             verb.thinking.span,
-            f"`thinking:` on `{prefix}` is not available in this build of nika: its adapter sends no reasoning "
-            "parameter, so every run of this task fails with NIKA-IMPL-002",
+            f"`thinking:` on `{prefix}` (its adapter sends no reasoning parameter)",
+            "every run of this task fails",
             f"Remove `thinking:`, or use a provider whose adapter sends it ({names}).",
-            task=tid,
+            tid,
+        )
+
+
+def _mock_models(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
+    if have.mock_models is None:
+        return
+    sites: list[tuple[str | None, Value]] = []
+    if ctx.workflow.model is not None:
+        sites.append((None, ctx.workflow.model))
+    for tid, verb in ctx.verbs():
+        if isinstance(verb, (Infer, Agent)) and verb.model is not None:
+            sites.append((tid, verb.model))
+    for tid, value in sites:
+        model = _literal(value)
+        if model is None or not model.startswith("mock/") or model[5:] in have.mock_models:
+            continue
+        known = ", ".join(f"`mock/{m}`" for m in sorted(have.mock_models))
+        yield _note(value.span, f"`{model}`", "a model call with it fails", f"Use one of {known}.", tid)
+
+
+def _extract_modes(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
+    if have.extract_modes is None:
+        return
+    for tid, verb in ctx.verbs():
+        if not (isinstance(verb, Invoke) and verb.tool == "nika:fetch" and verb.args is not None):
+            continue
+        mode = verb.args.get("mode")
+        name = _literal(mode)
+        if mode is None or name is None or name in have.extract_modes or name not in _contract_modes():
+            continue  # an unknown mode is the argument contract's finding, not this one's
+        yield _note(
+            mode.span,
+            f"the `nika:fetch` extract mode `{name}`",
+            "every run of this task fails",
+            "Use one of " + ", ".join(f"`{m}`" for m in sorted(have.extract_modes)) + ".",
+            tid,
+        )
+
+
+def _contract_modes() -> frozenset[str]:
+    c = contracts.contract("nika:fetch")
+    spec = next((a for a in c.args if a.name == "mode"), None) if c is not None else None
+    return frozenset(spec.values) if spec is not None and spec.values else frozenset()
+
+
+def _declared(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
+    """The entries of ``runtime/unbuilt.toml`` that no registry shows (``inspect`` is a builtin's)."""
+    wf = ctx.workflow
+    registry = have.lacks("registry-workflow")
+    xai_edit = have.lacks("image-edit-xai")
+    for tid, verb in ctx.verbs():
+        if not isinstance(verb, Invoke):
+            continue
+        target = _literal(verb.workflow)
+        if registry is not None and target is not None and target.startswith("registry:") and verb.workflow is not None:
+            yield _note(verb.workflow.span, registry.what, "every run of this task fails", _ELSEWHERE, tid)
+        if xai_edit is not None and verb.tool == "nika:image_generate" and verb.args is not None:
+            provider, mode = _literal(verb.args.get("provider")), _literal(verb.args.get("mode"))
+            if provider == "xai" and mode == "edit":
+                at = verb.args.get("mode")
+                assert at is not None
+                yield _note(at.span, xai_edit.what, "every run of this task fails", "Edit with another provider.", tid)
+    run = wf.run
+    if run is None:
+        return
+    for field, value, feature in (("entropy", run.entropy, "seeded-entropy"), ("clock", run.clock, "virtual-clock")):
+        lacking = have.lacks(feature)
+        wanted = {"seeded-entropy": "seeded", "virtual-clock": "virtual"}[feature]
+        if lacking is None or value != wanted:
+            continue
+        at = run.value.get(field)
+        yield _note(
+            at.span if at is not None else run.value.span,
+            lacking.what,
+            "every run of this workflow is refused before any effect",
+            f"Remove `run.{field}` to run with the ambient {field} in this build.",
         )

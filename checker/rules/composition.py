@@ -8,6 +8,10 @@ Only files the workflow names are read; reads are bounded, and the call graph is
 :data:`MAX_WORKFLOWS` files. A child that does not exist is NIKA-COMP-001 (spec 14 law 1: the
 callee is resolvable before the run), the code `nika run` refuses it with; one that exists but
 cannot be read or compiled is left to the run.
+
+In the language server a child open in the editor is read from its unsaved buffer
+(``RuleContext.buffers``, :mod:`checker.core.buffers`): a finding that comes from such a buffer
+says so, since ``nika run`` reads the file on disk.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from checker.core.buffers import Buffers, unsaved_note
 from checker.core.codes import report
 from checker.core.diagnostics import Diagnostic
 from checker.core.paths import resolve_inside
@@ -35,32 +40,49 @@ MAX_WORKFLOWS = 64
 class _Child:
     path: str
     workflow: Workflow | None
+    unsaved: bool = False  # compiled from an editor's unsaved buffer, not from the disk
 
 
 class _Loader:
-    """Children by absolute path, each compiled once per check."""
+    """Children by absolute path, each compiled once per check (from an open editor buffer when
+    the language server has one for the path)."""
 
-    def __init__(self) -> None:
+    def __init__(self, buffers: Buffers | None = None) -> None:
         self.cache: dict[str, _Child | None] = {}
+        self.buffers = buffers
 
     def load(self, path: str) -> _Child | None:
         if path in self.cache:
             return self.cache[path]
-        child = _compile_child(path) if len(self.cache) < MAX_WORKFLOWS else None
+        child = _compile_child(path, self.unsaved(path)) if len(self.cache) < MAX_WORKFLOWS else None
         self.cache[path] = child
         return child
 
+    def unsaved(self, path: str) -> str | None:
+        """The editor's unsaved text of ``path``, if it has one."""
+        return self.buffers.text(path) if self.buffers is not None else None
 
-def _compile_child(path: str) -> _Child | None:
+
+def _compile_child(path: str, unsaved: str | None = None) -> _Child | None:
     from checker.compiler.standalone import model_of_bytes
     from checker.parse.reader import read_referenced
 
+    if unsaved is not None:
+        readable, wf = model_of_bytes(unsaved.encode("utf-8", "surrogatepass"), path)
+        return _Child(path, wf, unsaved=True) if readable else None
     try:
         data = read_referenced(path)
     except OSError:
         return None
     readable, wf = model_of_bytes(data, path)
     return _Child(path, wf) if readable else None
+
+
+def _noted(diags: Iterator[Diagnostic], note: str) -> Iterator[Diagnostic]:
+    from checker.core.records import replace
+
+    for d in diags:
+        yield replace(d, message=d.message + note) if note else d
 
 
 def _calls(wf: Workflow) -> Iterator[tuple[Task, Invoke]]:
@@ -84,7 +106,7 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
     calls = list(_calls(wf))
     if not calls:
         return
-    loader = _Loader()
+    loader = _Loader(ctx.buffers)
     base = ctx.base_dir
     own = os.path.realpath(ctx.source.path) if os.path.isfile(ctx.source.path) else None
     for task, call in calls:
@@ -103,10 +125,13 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         path = found
         if not os.path.lexists(path):
+            # (an editor buffer of a file never saved does not make it exist for `nika run`)
+            opened = " (it is open in the editor, unsaved: `nika run` reads the disk)" if loader.unsaved(path) else ""
             yield report(
                 "NIKA-COMP-001",
                 target.span,
-                f"the child workflow `{rel}` does not exist (relative paths resolve from the working directory)",
+                f"the child workflow `{rel}` does not exist (relative paths resolve from the working directory)"
+                + opened,
                 "Fix the path, or run from the folder the path is relative to.",
                 task=task.id,
             )
@@ -115,10 +140,12 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
             loop = _loop_back(path, own, loader, base, ctx.roots)
             if loop is not None:
                 chain = " → ".join(os.path.basename(p) for p in [own, *loop])
+                buffered = [p for p in loop[:-1] if (c := loader.cache.get(p)) is not None and c.unsaved]
+                note = unsaved_note(os.path.basename(buffered[0])) if buffered else ""
                 yield report(
                     "NIKA-COMP-003",
                     target.span,
-                    f"calling `{rel}` leads back to this workflow ({chain})",
+                    f"calling `{rel}` leads back to this workflow ({chain}){note}",
                     "Break the loop: move the shared work into a child that calls neither side.",
                     task=task.id,
                 )
@@ -126,8 +153,9 @@ def check_composition(ctx: RuleContext) -> Iterator[Diagnostic]:
         child = loader.load(path)
         if child is None or child.workflow is None:
             continue
-        yield from _contained(ctx, task, target, rel, child.workflow)
-        yield from _typed_call(ctx, task, call, rel, child.workflow)
+        note = unsaved_note(rel) if child.unsaved else ""
+        yield from _noted(_contained(ctx, task, target, rel, child.workflow), note)
+        yield from _noted(_typed_call(ctx, task, call, rel, child.workflow), note)
 
 
 def _target_problem(target: Value) -> tuple[str, str] | None:

@@ -3,8 +3,10 @@
 A literal ``bundle:`` path is read the way composition reads a child workflow (relative to the
 workflow's directory, bounded, only the file the workflow names); an inline bundle with no
 template in it is judged as written. A bundle breaking its own laws is NIKA-DECIDE-001 on the
-``bundle:`` value; when ``evidence:`` is static too, a snapshot the schema refuses is
-NIKA-DECIDE-002 on it. A file that cannot be found or read is left to the run.
+``bundle:`` value, an error: spec 11 refuses such a bundle "at publication", before any evaluation.
+When ``evidence:`` is static too, a snapshot the schema refuses is NIKA-DECIDE-002 on it, a warning:
+the evidence is the evaluation's input, and its refusal happens when the kernel runs. A file that
+cannot be found or read is left to the run.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from checker.core.codes import report
+from checker.core.codes import report, run_failure
 from checker.core.diagnostics import Diagnostic
 from checker.core.paths import resolve_named
 from checker.model.workflow import Invoke
@@ -50,7 +52,7 @@ def check_decisions(ctx: RuleContext) -> Iterator[Diagnostic]:
             try:
                 evaluate(bundle, evidence_value.to_python())
             except DecideError as e:
-                yield report(e.code, evidence_value.span, f"the evidence is refused: {e}", _HELP_002, task=task.id)
+                yield run_failure(e.code, evidence_value.span, f"the evidence is refused: {e}", _HELP_002, task=task.id)
 
 
 _HELP_001 = "Fix the bundle so it satisfies its own laws; `nika explain NIKA-DECIDE-001` lists them."

@@ -2,16 +2,17 @@
 
 The run fails such a fan-out with NIKA-VAR-006 before any item runs; when the value is written
 in the file (a quoted string with no ``${{ }}``) or comes only from ``const:``, the check knows it
-too and says so now. A value of a declared type that is never a list (a typed input, a binding
-of a producer's `returns:`, a string template; :mod:`checker.rules.support.expr_typing`) is
-reported the same way; a value of unknown type is left to the run.
+too and says so now, as a warning: spec 03 makes it "an evaluation error", so the workflow stays
+valid (an ``on_error:`` may recover it, a test may expect it). A value of a declared type that is
+never a list (a typed input, a binding of a producer's `returns:`, a string template;
+:mod:`checker.rules.support.expr_typing`) is reported the same way; a value of unknown type is left to the run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.core.codes import report
+from checker.core.codes import run_failure
 from checker.core.diagnostics import Diagnostic
 from checker.core.display import kind_of
 from checker.core.vocab import Where
@@ -55,16 +56,14 @@ def check_for_each_shape(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         if isinstance(value, list):
             continue
-        yield _not_a_list(
-            task.id, fe, "a value that is not a list" if isinstance(fe, TemplateValue) else kind_of(value)
-        )
+        yield _not_a_list(task.id, fe, f"{kind_of(value)}, not a list")
 
 
 def _not_a_list(task: str, fe: Value, what: str) -> Diagnostic:
-    return report(
+    return run_failure(
         "NIKA-VAR-006",
         fe.span,
-        f"task `{task}`: `for_each:` iterates over {what}; the run stops here with NIKA-VAR-006",
+        f"`for_each:` of task `{task}` iterates over {what}",
         "Write the items as a YAML list, or point `for_each:` at an array (`${{ const.items }}`).",
         task=task,
     )

@@ -79,30 +79,58 @@ def _remove_after_fix(ctx: RuleContext, task: Task, producer: str) -> tuple[Fix,
 
 
 def check_unacknowledged_skip(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """A producer that may settle ``skipped`` (``on_error: {skip: true}``) leaves each dependent a
+    decision about the skip path (05 §on_error: "downstream sees status = skipped"). A dependent
+    decides it with an ``after:`` entry for the producer that settles the skipped state (``success``
+    or ``failure``: a skip cancels it; ``skipped``: it runs on the skip), an observation of the
+    producer's ``.status``/``.error``, or a ``when:`` guard on every binding it reads from the
+    producer (the ``null`` a skip leaves). A ``with:`` read alone has decided nothing: the body
+    receives ``null`` (a fan-out over it fails with NIKA-VAR-006, 03 §for_each); nor has
+    ``after: {x: terminal}``, which admits every state. The rule fires on the producer when a
+    dependent has not decided."""
     tasks = ctx.workflow.tasks
     for task in tasks.values():
         oe = task.on_error
         if oe is None or oe.action is not OnErrorAction.SKIP:
             continue
-        dependents: dict[str, bool] = {}
-        for e in ctx.graph.outgoing(task.id):
-            if e.consumer == task.id or e.consumer not in tasks:
-                continue
-            acknowledges = e.kind != EdgeRole.CONTROL or e.label in (Predicate.SUCCESS, Predicate.SKIPPED)
-            if acknowledges and e.kind == EdgeRole.VALUE and _unguarded_fan_out(ctx, tasks[e.consumer], e.binding):
-                acknowledges = False
-            dependents[e.consumer] = dependents.get(e.consumer, False) or acknowledges
-        if not dependents or any(dependents.values()):
+        undecided = [d for d in _dependents(ctx, task.id) if not _decides_skip(ctx, tasks[d], task.id)]
+        if not undecided:
             continue
-        names = ", ".join(f"`{d}`" for d in dependents)
+        names = ", ".join(f"`{d}`" for d in undecided)
         yield lint(
             "one-obvious-way/002",
             oe.span,
-            f"`{task.id}` may settle `skipped`, and none of its dependents ({names}) decides what a skip means",
-            f"Give each dependent `after: {{{task.id}: success}}` (a skip cancels it) or a `with:` binding "
-            "that reads the value (a skip passes `null`).",
+            f"`{task.id}` may settle `skipped`, and {names} {'does' if len(undecided) == 1 else 'do'} not decide "
+            "what a skip means",
+            f"Give each dependent `after: {{{task.id}: success}}` (a skip cancels it), or guard the `null` a "
+            f"skip passes with `when:` (`${{{{ with.<name> != null }}}}`).",
             task=task.id,
+            related=tuple(Label(tasks[d].key.span, f"`{d}` reads `{task.id}` here") for d in undecided),
         )
+
+
+def _dependents(ctx: RuleContext, producer: str) -> list[str]:
+    """The tasks scheduled after ``producer`` by an edge from it (a recovery read schedules nothing)."""
+    out: list[str] = []
+    for e in ctx.graph.outgoing(producer):
+        if e.kind != EdgeRole.RECOVERY and e.consumer not in (producer, *out) and e.consumer in ctx.workflow.tasks:
+            out.append(e.consumer)
+    return out
+
+
+def _decides_skip(ctx: RuleContext, consumer: Task, producer: str) -> bool:
+    edges = [e for e in ctx.graph.incoming(consumer.id) if e.producer == producer]
+    if any(e.kind in _OBSERVING or (e.kind == EdgeRole.CONTROL and e.label in _SETTLING) for e in edges):
+        return True
+    reads = [e for e in edges if e.kind == EdgeRole.VALUE]
+    guarded = _with_names(ctx, consumer.id, Where.WHEN) if reads else set()
+    return bool(reads) and all(e.binding is not None and e.binding in guarded for e in reads)
+
+
+# A read of the producer's `.status`/`.error` (the dependent looks at the state itself), and the
+# `after:` predicates whose pass-set takes a side on `skipped` (`terminal` admits every state).
+_OBSERVING = frozenset({EdgeRole.TERMINAL_OBSERVATION, EdgeRole.FAILURE_OBSERVATION})
+_SETTLING = frozenset({Predicate.SUCCESS, Predicate.FAILURE, Predicate.SKIPPED})
 
 
 def _with_names(ctx: RuleContext, task: str, where: Where) -> set[str]:
@@ -113,17 +141,6 @@ def _with_names(ctx: RuleContext, task: str, where: Where) -> set[str]:
                 if ref.root == "with" and ref.path and isinstance(ref.path[0], str):
                     out.add(ref.path[0])
     return out
-
-
-def _unguarded_fan_out(ctx: RuleContext, consumer: Task, binding: str | None) -> bool:
-    """Whether ``consumer`` fans out over ``binding`` with no ``when:`` reading it: a skipped
-    producer's ``null`` is then no decision but a NIKA-VAR-006 (03 §for_each, the skipped-upstream
-    corollary: the author gates it with ``after: {x: success}`` or a ``when:`` size check)."""
-    if binding is None or consumer.for_each is None:
-        return False
-    if binding not in _with_names(ctx, consumer.id, Where.FOR_EACH):
-        return False
-    return binding not in _with_names(ctx, consumer.id, Where.WHEN)
 
 
 # -- /003 · a failure branch that repeats the failing task: a hand-made retry ------------------

@@ -2,7 +2,8 @@
 reads nothing (`size(1)`, `"a" in 1`, `[1, 2][5]`, `1 < "a"`, `'abc'.startsWith(1)`) has the same
 value, or the same failure, on every run. It is evaluated here with the runtime's own evaluator
 (:mod:`checker.expr.evaluate`), and a failure is reported with the code the run would raise
-(NIKA-VAR-006, NIKA-VAR-001) at the sub-expression. Only what every run evaluates is judged:
+(NIKA-VAR-006, NIKA-VAR-001) at the sub-expression, as a warning: the spec places these failures at
+evaluation (05), so the workflow stays valid and the run raises them. Only what every run evaluates is judged:
 the right side of `&&`/`||`, the branches of `?:` and the argument of `has()` may be skipped at
 run, so they are left alone (no refusal of a run that would succeed).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.core.codes import report
+from checker.core.codes import run_failure
 from checker.core.diagnostics import Diagnostic
 from checker.expr.evaluate import EvalError, evaluate
 from checker.expr.nodes import Binary, Call, Expr, Ident, ListLit, Literal, MethodCall, Ternary, children, walk
@@ -86,10 +87,10 @@ def _site_findings(site: ExprSite) -> Iterator[Diagnostic]:
                 evaluate(node, {})
             except EvalError as e:
                 start, end = island.expr_start + e.start, island.expr_start + max(e.end, e.start + 1)
-                yield report(
+                yield run_failure(
                     e.code,
                     site.span_of(start, end),
-                    f"{e.message} (the expression reads nothing, so every run fails here)",
+                    f"{e.message} (the expression reads nothing)",
                     "Fix the literal: the value is known before the run.",
                     task=site.task,
                 )

@@ -1,7 +1,8 @@
 """Charts (stdlib §nika:chart): a ``nika:chart`` call whose rows, chart spec and semantic map are
 all literal has them judged now by the runtime's own judge (:func:`checker.media.chart_data.validate`),
 so an empty table, an unknown field, a text column on a numeric axis or a flat axis is a positioned
-CHART-00x at check instead of a failed run. Values with templates, and ``data: {path}`` sources,
+CHART-00x warning at check (the stdlib raises these at run: the workflow stays valid) instead of a
+surprise at run. Values with templates, and ``data: {path}`` sources,
 are left to the run. A chart spec the contract already refuses (an unknown ``type``) is not judged
 twice.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from checker.core.codes import report
+from checker.core.codes import run_failure
 from checker.core.diagnostics import Diagnostic
 from checker.model.workflow import Invoke
 from checker.parse.values import ListValue, MapValue, Value, templates
@@ -42,7 +43,7 @@ def check_charts(ctx: RuleContext) -> Iterator[Diagnostic]:
             try:
                 validate(data.to_python(), spec, semantics)
             except ChartError as e:
-                yield report(e.code, _where(e, data, chart, sem).span, e.message, _help(e.code), task=task.id)
+                yield run_failure(e.code, _where(e, data, chart, sem).span, e.message, _help(e.code), task=task.id)
 
 
 def _where(e: object, data: Value, chart: MapValue, sem: Value | None) -> Value:

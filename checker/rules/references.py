@@ -14,7 +14,7 @@ from checker.core.diagnostics import Diagnostic, Edit, Fix
 from checker.core.records import record
 from checker.core.source import Span
 from checker.core.suggest import did_you_mean
-from checker.core.vocab import LOOP_ROOTS, ROOTS, VALUE_ROOTS, WHERE_TEXT, in_scope
+from checker.core.vocab import LOOP_ROOTS, ROOTS, VALUE_ROOTS, WHERE_TEXT, Where, in_scope
 from checker.expr import Island, is_boolean_shaped
 from checker.expr.refs import Ref
 from checker.model.workflow import ExprSite
@@ -169,7 +169,14 @@ def _with_read(r: _Read) -> Iterator[Diagnostic]:
     site = r.site
     task = r.ctx.workflow.tasks.get(site.task) if site.task else None
     name = r.first_name()
-    if not in_scope("with", site.where) or task is None:
+    if site.where == Where.WITH and task is not None:
+        yield r.finding(
+            "NIKA-VAR-001",
+            f"a `with:` binding cannot read its sibling `with.{name or '…'}`: the bindings are made together,"
+            " before any of them can be read",
+            "Write the sibling's expression in this binding too, or combine the values where the body reads them.",
+        )
+    elif not in_scope("with", site.where) or task is None:
         yield r.finding(
             "NIKA-VAR-001",
             f"`with.*` is not in scope in {WHERE_TEXT.get(site.where, 'here')}",

@@ -1,6 +1,9 @@
 """Tools and models: the ``invoke.tool`` grammar, the closed builtin set (NIKA-INVOKE-001),
 agent-only builtins (NIKA-BUILTIN-DONE-001 / -COMPOSE-001), per-tool argument contracts
-(NIKA-BUILTIN-*) and ``<provider>/<name>`` model references (NIKA-PROVIDER-002) (02, stdlib)."""
+(NIKA-BUILTIN-*) and ``<provider>/<name>`` model references (NIKA-PROVIDER-002) (02, stdlib).
+
+The argument contract is the run's own judge; a literal it refuses with a code the stdlib gives
+the run ("Throws · NIKA-BUILTIN-HASH-001 …") is said here as a warning, every run failing there."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from checker.contracts import tables as contracts
-from checker.core.codes import report
+from checker.core.codes import at_check, report
 from checker.core.diagnostics import Diagnostic, Severity
 from checker.expr import has_island
 from checker.model.workflow import Agent, Infer, Invoke
@@ -74,7 +77,8 @@ def check_invoke(ctx: RuleContext) -> Iterator[Diagnostic]:
             if entry is not None and verb.args is None and not _is_null(entry.value):
                 continue  # `args:` is not a mapping: the compiler's finding says so, nothing to judge
             anchor = entry.key.span if entry is not None else node.span
-            yield from contracts.check_tool_args(tool, verb.args, task=tid, anchor=anchor)
+            for d in contracts.check_tool_args(tool, verb.args, task=tid, anchor=anchor):
+                yield at_check(d)
 
 
 def check_agent_tools(ctx: RuleContext) -> Iterator[Diagnostic]:

@@ -1,15 +1,22 @@
 """Flows over the graph: the lethal trifecta (NIKA-SEC-009, NEP-0002) and unordered shared writes
 (NIKA-SEC-012, NEP-0014 law 1).
 
-The trifecta is judged on the declared boundary and the realized flow: ① ``fs.read`` grants
-something; ② a task brings outside content in (``nika:fetch``, an ``mcp:`` tool, an agent whose
-whitelist admits one); ③ the boundary can carry data out (``net.http``, an ``fs.write`` glob
-leaving the workspace, ``exec``). When all three hold, every egress-capable task that the outside
-content reaches (through ``with:`` reads and recovery reads; a model's output carries what its
-prompt saw; a ``with:`` binding read only by ``when:`` is a gate, not a transmission, and carries
-nothing into the effect) is refused unless it waits, directly or transitively, on a blocking human gate
-(``nika:prompt`` without ``default:``): the action cannot fire before a human has answered.
-The check over-approximates on purpose, and the finding names which disjunct armed each leg.
+The trifecta is judged on the declared boundary and the realized flow (NEP-0002 v2.0): ①
+``fs.read`` grants something; ② a task brings outside content in (``nika:fetch``, an ``mcp:`` tool,
+an agent whose whitelist admits one); ③ the boundary can carry data out (``net.http``, an
+``fs.write`` glob leaving the workspace — ``../``, absolute or ``~``-anchored — or ``exec``). When
+all three hold, every egress-capable task (per the one effect table: a network or MCP call, a
+process, every builtin that writes files, an agent that may call one; the legs decide whether the
+workflow can send at all) whose effect surface the outside content reaches is refused unless it
+waits, directly or transitively, on a blocking human gate (``nika:prompt`` without ``default:``):
+the action cannot fire before a human has answered.
+
+What reaches an effect surface: a ``with:`` binding the task's body or ``for_each`` reads (a
+model's output carries what its prompt saw). What does not: a binding read only by ``when:`` (a
+gate, not a transmission), a binding nothing in the task reads, and an ``on_error.recover`` read —
+the recovered value replaces the task's output, so it flows on to the task's readers but never
+into the task's own effect. The check over-approximates otherwise, and the finding names which
+disjunct armed each leg.
 """
 
 from __future__ import annotations
@@ -58,47 +65,54 @@ def _ingress(task: Task) -> bool:
     return False
 
 
-def _egress(task: Task, write_escapes: bool) -> bool:
+def _egress_capable(tool: str) -> bool:
+    """A tool that can carry data out, per the effect table: it reaches the network, is opaque
+    (MCP), or writes files (the boundary's legs decide whether a written file can leave)."""
+    needs = effects.tool_effects(tool).needs
+    return "net" in needs or "fs.write" in needs or tool.startswith("mcp:")
+
+
+def _egress(task: Task) -> bool:
     v = task.verb
     if isinstance(v, Exec):
         return True
     if isinstance(v, Invoke) and v.tool:
-        eff = effects.tool_effects(v.tool)
-        return "net" in eff.needs or v.tool.startswith("mcp:") or (write_escapes and "fs.write" in eff.needs)
+        return _egress_capable(v.tool)
     if isinstance(v, Agent):
-        return _agent_admits(v, lambda t: "net" in effects.tool_effects(t).needs)
+        return _agent_admits(v, _egress_capable)
     return False
 
 
-def _gate_only_bindings(ctx: RuleContext) -> set[tuple[str, str]]:
-    """``(task, binding)`` pairs whose ``with:`` value is read only by the task's ``when:``.
-
-    Such a value decides whether the effect happens; it never reaches the effect's surface
-    (NEP-0002 v2.0: the finding is for tasks "whose effect surface the untrusted content
-    reaches"). A read of the whole ``with`` object outside ``when:`` counts as reading every
-    binding.
-    """
-    gate: dict[str, set[str]] = {}
-    content: dict[str, set[str] | None] = {}  # None: the whole `with` object is read
+def _binding_reads(ctx: RuleContext) -> dict[str, dict[str, str] | None]:
+    """For each task, how each of its ``with:`` bindings is read: ``"effect"`` (the body or
+    ``for_each``: the value reaches what the task does), ``"output"`` (only ``on_error.recover``:
+    the value may become the task's output), ``"gate"`` (only ``when:``). A binding that is not
+    listed is read by nothing. ``None`` for a task whose body reads the whole ``with`` object (every
+    binding reaches its effect)."""
+    rank = {"gate": 0, "output": 1, "effect": 2}
+    out: dict[str, dict[str, str] | None] = {}
     for site in ctx.sites:
-        if site.task is None:
+        if site.task is None or out.get(site.task, {}) is None:
+            continue
+        how = {Where.WHEN: "gate", Where.RECOVER: "output", Where.BODY: "effect", Where.FOR_EACH: "effect"}.get(
+            site.where  # type: ignore[arg-type]
+        )
+        if how is None:
             continue
         for _island, ref, _span in site.references():
             if ref.root != "with":
                 continue
             name = ref.path[0] if ref.path and isinstance(ref.path[0], str) else None
-            if site.where == Where.WHEN and name is not None:
-                gate.setdefault(site.task, set()).add(name)
-            elif name is None:
-                content[site.task] = None
-            elif content.get(site.task, set()) is not None:
-                content.setdefault(site.task, set()).add(name)  # type: ignore[union-attr]
-    out = set()
-    for tid, names in gate.items():
-        used = content.get(tid, set())
-        if used is None:
-            continue
-        out.update((tid, n) for n in names - used)
+            if name is None:
+                if how == "effect":
+                    out[site.task] = None
+                    break
+                continue
+            reads = out.setdefault(site.task, {})
+            assert reads is not None
+            prev = reads.get(name)
+            if prev is None or rank[how] > rank[prev]:
+                reads[name] = how
     return out
 
 
@@ -116,7 +130,7 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
     bound = boundary_of(wf.permits)
     if not bound.fs_read:
         return
-    escaping = [g for g in bound.fs_write if canonical_path(g).startswith(("/", ".."))]
+    escaping = [g for g in bound.fs_write if _escapes(g)]
     leg3 = _ways_out(bound, escaping)
     if not leg3:
         return
@@ -128,7 +142,7 @@ def check_trifecta(ctx: RuleContext) -> Iterator[Diagnostic]:
     gated = _gated(ctx, order)
     for tid in order:
         task = wf.tasks[tid]
-        if tid not in tainted or gated[tid] or not _egress(task, bool(escaping)):
+        if tid not in tainted or gated[tid] or not _egress(task):
             continue
         src = tainted[tid]
         names, edges = path_witness(ctx, src, tid)
@@ -160,23 +174,45 @@ def _ways_out(bound: Boundary, escaping: list[str]) -> list[str]:
     return leg3
 
 
+def _escapes(glob: str) -> bool:
+    """An ``fs.write`` glob that leaves the workspace: absolute, ``../`` or ``~``-anchored."""
+    g = glob.strip()
+    return g.startswith("~") or canonical_path(g).startswith(("/", ".."))
+
+
 def _tainted(ctx: RuleContext, sources: list[Task], order: list[str]) -> dict[str, str]:
-    """Each task outside content reaches, with the ingress source it comes from: along content
-    edges (not a gate's answer), then through files to an ``exec:`` after a tainted writer."""
+    """Each task whose effect surface outside content reaches, with the ingress source it comes
+    from: along content edges into what the task does, then through files to an ``exec:`` after a
+    tainted writer. A task's output carries the content on when its effect saw it, or when a
+    recovery read may put it there."""
     wf, g = ctx.workflow, ctx.graph
-    content_out: dict[str, list[str]] = {}
-    gates = _gate_only_bindings(ctx)
+    reads = _binding_reads(ctx)
+    effect_out: dict[str, list[str]] = {}  # producer -> consumers whose effect its content reaches
+    output_out: dict[str, list[str]] = {}  # producer -> consumers whose output only it may become
     for e in g.edges:
-        if e.kind in _CONTENT_EDGES and (e.consumer, e.binding) not in gates:
-            content_out.setdefault(e.producer, []).append(e.consumer)
-    tainted: dict[str, str] = {}  # task -> the ingress source whose content reaches it
-    stack = [(s.id, s.id) for s in sources]
+        if e.kind not in _CONTENT_EDGES or e.consumer not in wf.tasks:
+            continue
+        if e.kind == EdgeRole.RECOVERY:
+            output_out.setdefault(e.producer, []).append(e.consumer)
+            continue
+        table = reads.get(e.consumer, {})
+        how = "effect" if table is None or e.binding is None else table.get(e.binding)
+        if how == "effect":
+            effect_out.setdefault(e.producer, []).append(e.consumer)
+        elif how == "output":
+            output_out.setdefault(e.producer, []).append(e.consumer)
+    tainted: dict[str, str] = {}  # task -> the ingress source whose content reaches its effect
+    carried: dict[str, str] = {s.id: s.id for s in sources}  # task -> source: its output carries it
+    stack = [s.id for s in sources]
     while stack:
-        node, src = stack.pop()
-        for nxt in content_out.get(node, ()):
-            if nxt not in tainted:
-                tainted[nxt] = src
-                stack.append((nxt, src))
+        node = stack.pop()
+        src = carried[node]
+        for nxt in effect_out.get(node, ()):
+            tainted.setdefault(nxt, src)
+        for nxt in (*effect_out.get(node, ()), *output_out.get(node, ())):
+            if nxt not in carried:
+                carried[nxt] = src
+                stack.append(nxt)
     # the file-mediated channel: an exec after a tainted task that can write files
     writers = {
         tid

@@ -78,10 +78,16 @@ def explain(code: str) -> int:
         f"{cinfo.code}: {cinfo.title}",
         f"category: {cinfo.category} · phase: {cinfo.phase} · severity: {cinfo.severity.value}",
     ]
-    if cinfo.phase == "run":
+    if cinfo.phase == "run" and judged_statically(cinfo.code):
+        lines.append(
+            "(raised while a workflow runs; `nika check` accepts the file and warns where every run fails)"
+        )
+    elif cinfo.phase == "run":
         lines.append("(raised while a workflow runs; `nika check` does not report it)")
     elif cinfo.phase == "both":
-        lines.append("(`nika check` reports what it can decide statically; the rest is raised while a workflow runs)")
+        lines.append(
+            "(`nika check` refuses what it can decide statically; the rest is raised while a workflow runs)"
+        )
     elif not judged_statically(cinfo.code):
         lines.append("(`nika check` does not judge this code yet: it is registered, not implemented)")
     lines += ["", cinfo.teaching]
@@ -92,7 +98,9 @@ def explain(code: str) -> int:
 
 
 def _unavailable() -> list[str]:
-    """What this build lacks, read from the runtime's registry as data (never a hand-kept list)."""
+    """What this build lacks: the one list (the runtime's registries and ``runtime/unbuilt.toml``,
+    read as data by :func:`checker.contracts.built_features.built`) that ``nika check`` notes and
+    every NIKA-IMPL-002 names."""
     from checker.contracts import tables as contracts
     from checker.contracts.built_features import built
     from checker.grammar.table import SECRET_SOURCES
@@ -102,12 +110,24 @@ def _unavailable() -> list[str]:
         return ["", "(the runtime is not installed beside the checker: nothing here can run)"]
     tools = sorted(set(contracts.tool_ids()) - have.tools)
     sources = sorted(set(SECRET_SOURCES) - have.secret_sources)
-    return [
+    lines = [
         "",
-        "In this build:",
-        f"  builtins not available: {', '.join(tools) or 'none'}",
-        f"  secret sources not available: {', '.join(sources) or 'none'}",
+        "Not in this build (details.feature of the NIKA-IMPL-002 it raises):",
+        f"  builtin            builtins with no implementation: {', '.join(tools) or 'none'}",
+        f"  secret-source      secret sources: {', '.join(sources) or 'none'}",
     ]
+    if have.thinking_providers is not None:
+        takers = ", ".join(p for p in sorted(have.thinking_providers))
+        lines.append(f"  thinking           `infer.thinking:` on any provider but {takers}")
+    if have.mock_models is not None:
+        lines.append(f"  mock-model         `mock/` models but {', '.join(sorted(have.mock_models))}")
+    if have.extract_modes is not None:
+        spec = next((a for a in contracts.contract("nika:fetch").args if a.name == "mode"), None)  # type: ignore[union-attr]
+        missing = sorted(set(spec.values if spec is not None else ()) - have.extract_modes)
+        lines.append(f"  extract-mode       `nika:fetch` extract modes: {', '.join(missing) or 'none'}")
+    for u in have.unbuilt:
+        lines.append(f"  {u.id:<18} {u.what}" + (f" (planned: {u.until})" if u.until else ""))
+    return lines
 
 
 def explain_list(pattern: str) -> int:

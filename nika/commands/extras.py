@@ -53,20 +53,17 @@ def plan_extras(wf: Any, executor: str | None, env: Mapping[str, str] | None = N
 
 
 def plan_extras_text(p: dict[str, Any]) -> str:
-    """The dry run's extras section: one line for what is installed, one per need that is not met."""
+    """The dry run's extras section (nothing when the run needs no extra): each extra the run
+    needs and whether it is installed, then one line per need that is not met."""
     from checker.contracts.extras import extra
 
-    have = [n for n, ok in p["installed"].items() if ok]
-    lacking = [n for n, ok in p["installed"].items() if not ok]
-    lines = [
-        "",
-        f"extras installed: {', '.join(have) or 'none'}"
-        + (f"; not installed: {', '.join(lacking)}" if lacking else ""),
-    ]
-    unmet = [r for r in p["needs"] if r["missing"]]
-    if unmet:
-        lines.append("needs an extra that is not installed (the run stops before its first effect):")
-    for r in unmet:
+    needs = p["needs"]
+    if not needs:
+        return ""
+    named = list(dict.fromkeys(r["extra"] for r in needs))
+    state = ", ".join(f"{n} ({'installed' if p['installed'].get(n) else 'not installed'})" for n in named)
+    lines = ["", f"extras this run needs: {state}"]
+    for r in (r for r in needs if r["missing"]):
         who = f"task `{r['task']}`" if r["task"] else "this run"
         verb = "needs" if r["certain"] else "may need"
         lines.append(

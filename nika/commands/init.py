@@ -19,6 +19,9 @@ STARTER = "hello"
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _SUMMARY = re.compile(r"^# summary: (.+)$", re.MULTILINE)
 GITIGNORE_LINE = ".nika/traces/"
+# template → (package file, where `nika new` writes it, the glob that must match nothing first): a sample
+# input, so the template's first run has something to read; never overwrites, skipped when inputs exist
+SAMPLES = {"summarise": ("summarise.sample.md", "docs/example.md", "docs/*.md")}
 HOOK_ID = "nika-check"
 
 
@@ -41,6 +44,7 @@ def render(template: str, name: str) -> tuple[str, str]:
     workflow = _data(template + TEMPLATE_SUFFIX)
     workflow = re.sub(rf"^(  id: ){re.escape(template)}$", rf"\g<1>{name}", workflow, count=1, flags=re.MULTILINE)
     workflow = _SUMMARY.sub(lambda m: f"# {m.group(1)[0].upper()}{m.group(1)[1:]}.", workflow, count=1)
+    workflow = workflow.replace(f"{template}{TEMPLATE_SUFFIX}", f"{name}{TEMPLATE_SUFFIX}")
     test = _data(template + TEST_SUFFIX)
     test = test.replace(f"workflow: {template}{TEMPLATE_SUFFIX}", f"workflow: {name}{TEMPLATE_SUFFIX}", 1)
     return workflow, test
@@ -131,6 +135,12 @@ def new(template: str | None, name: str | None, *, directory: str = ".", list_on
         for path, text in zip(targets, (workflow, test), strict=True):
             path.write_text(text, encoding="utf-8")
             print(f"created  {path}")
+        if template in SAMPLES:
+            source, target, inputs = SAMPLES[template]
+            if not any(root.glob(inputs)):
+                (root / target).parent.mkdir(parents=True, exist_ok=True)
+                (root / target).write_text(_data(source), encoding="utf-8")
+                print(f"created  {root / target} (a sample input)")
     except OSError as exc:
         print(f"nika new: {directory}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
         return 1

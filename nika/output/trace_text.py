@@ -105,7 +105,8 @@ def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
         f"  started {when(v.started)} · took {took(v.duration_ms)} · {len(v.tasks)} tasks · cost {usd(v.cost_usd)}",
         f"  journal {v.path} · {v.frames} frames"
         + (f" · verify: {verdict['verdict']}" if verdict else "")
-        + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else ""),
+        + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else "")
+        + (f" · {len(v.deep_lines)} frame(s) nested too deeply to read whole" if v.deep_lines else ""),
     ]
     if v.paused_task:
         lines.append(f"  paused at task {v.paused_task}: the run waits for an answer")

@@ -1,4 +1,4 @@
-"""Structure of a workflow for the editor: outline, folding, plan hints and expression colouring.
+"""Structure of a workflow for the editor: outline, folding and plan hints.
 
 * ``textDocument/documentSymbol`` — the envelope sections, each with its entries; tasks sit
   under ``tasks`` with their verb as detail (``infer · mock/echo``, ``invoke · nika:fetch``) and
@@ -10,24 +10,21 @@
   the edges it waits on (``wave 2 ← fetch (value), build (after: success)``). Waves are counted
   from 1 here, for people. The setting ``nika.inlayHints`` (default on, see
   :mod:`nika_lsp.settings`) turns them off.
-* ``textDocument/semanticTokens/full`` — tokens inside ``${{ }}`` islands only, so the YAML
-  grammar of the editor keeps colouring the rest.
+
+Expression colouring (semantic tokens) is :mod:`nika_lsp.features.tokens`.
 
 Everything is read from the document's snapshot; nothing here parses or compiles again.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from checker.core.source import SourceText
-from checker.expr.lexer import EOF, ERROR, FALSE, FLOAT, IDENT, IN, INT, NULL, STRING, TRUE, scan
 from checker.model.graph import Edge
 from checker.model.workflow import Exec, Invoke, Task, Workflow
-from checker.parse.nodes import over_scalar_cap
 from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, Value
 from nika_lsp.convert import offset_of, position, span_to_range
 from nika_lsp.features.graph import extent, node_text, scalar_text, task_model
@@ -330,71 +327,6 @@ def _merge(parts: list[lsp.InlayHintLabelPart]) -> list[lsp.InlayHintLabelPart]:
     return out
 
 
-# -- semantic tokens -------------------------------------------------------------------------
-
-TOKEN_TYPES = ("namespace", "property", "function", "operator", "string", "number", "keyword")
-LEGEND = lsp.SemanticTokensLegend(token_types=list(TOKEN_TYPES), token_modifiers=[])
-_OPERATORS = frozenset({"==", "!=", "<", "<=", ">", ">=", "&&", "||", "!", "?", ":", IN})
-_LITERALS = {STRING: "string", INT: "number", FLOAT: "number", TRUE: "keyword", FALSE: "keyword", NULL: "keyword"}
-
-
-def classify(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, token type)`` of each coloured token of one island's expression text.
-
-    A name called like a function (``size(x)``, ``x.contains(y)``) is a function; a name after
-    a dot is a property; any other name starts a reference, so it is a namespace (a root).
-    Brackets, parentheses, dots and commas are left to the editor. Lexing stops at the first
-    character the language refuses; the tokens before it keep their colour.
-    """
-    toks = scan(text)
-    out: list[tuple[int, int, str]] = []
-    for i, tok in enumerate(toks):
-        if tok.kind in (EOF, ERROR):
-            break
-        if tok.kind == IDENT:
-            nxt = toks[i + 1].kind if i + 1 < len(toks) else EOF
-            prev = toks[i - 1].kind if i > 0 else None
-            kind = "function" if nxt == "(" else "property" if prev == "." else "namespace"
-        elif tok.kind in _LITERALS:
-            kind = _LITERALS[tok.kind]
-        elif tok.kind in _OPERATORS:
-            kind = "operator"
-        else:
-            continue
-        out.append((tok.start, tok.end, kind))
-    return out
-
-
-def semantic_tokens(snap: Snapshot, encoding: str) -> list[int]:
-    """The relative (delta) encoding of every island token, positions in ``encoding`` units."""
-    src = snap.source
-    found: dict[int, tuple[int, int]] = {}
-    for site in snap.compiled.sites:
-        node = site.value
-        if not node.offsets:
-            continue  # the value cannot be mapped back to the text exactly (escapes, folding)
-        if over_scalar_cap(node.raw):
-            continue  # the checker refused this scalar (NIKA-YAML-005): it gets no colour either
-        for island in site.template.islands:
-            for s, e, kind in classify(island.text):
-                a, b = island.expr_start + s, island.expr_start + e
-                start = node.offset_at(a)
-                end = node.offset_at(b - 1) + 1
-                if end - start != b - a or src.line_index(start) != src.line_index(end):
-                    continue  # the token is not written in one piece on one line
-                found.setdefault(start, (end, TOKEN_TYPES.index(kind)))
-    data: list[int] = []
-    prev_line = prev_char = 0
-    for start in sorted(found):
-        end, kind_index = found[start]
-        p = position(src, start, encoding)
-        length = position(src, end, encoding).character - p.character
-        delta_char = p.character - prev_char if p.line == prev_line else p.character
-        data += [p.line - prev_line, delta_char, length, kind_index, 0]
-        prev_line, prev_char = p.line, p.character
-    return data
-
-
 # -- registration ----------------------------------------------------------------------------
 
 
@@ -405,7 +337,7 @@ def _hierarchical(ls: NikaLanguageServer) -> bool:
 
 
 def register(server: NikaLanguageServer) -> None:
-    """Attach outline, folding, inlay hint and semantic token handlers."""
+    """Attach outline, folding and inlay hint handlers."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
@@ -438,18 +370,3 @@ def register(server: NikaLanguageServer) -> None:
         first = src.line_index(offset_of(src, params.range.start, ls.encoding))
         last = src.line_index(offset_of(src, params.range.end, ls.encoding))
         return ls.safely("inlayHint", lambda: inlay_hints(snap, ls.encoding, first, last), [])
-
-    @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
-    async def semantic_tokens_full(
-        ls: NikaLanguageServer, params: lsp.SemanticTokensParams
-    ) -> lsp.SemanticTokens | None:
-        snap = await ls.snapshot_async(params.text_document.uri)
-        if snap is None:
-            return None
-        # Off the request loop, like the analysis itself: tokens of a large document take time,
-        # and every other document's requests must keep answering meanwhile.
-        loop = asyncio.get_running_loop()
-        data = await loop.run_in_executor(
-            ls.thread_pool, ls.safely, "semanticTokens", lambda: semantic_tokens(snap, ls.encoding), []
-        )
-        return lsp.SemanticTokens(data=data)

@@ -25,7 +25,7 @@ class StopReason(StrEnum):
     TOKEN_BUDGET = "token-budget"  # NIKA-AGENT-002
     COST_BUDGET = "cost-budget"  # NIKA-AGENT-002 (a budget_error; the reason tells it apart)
     DEADLINE = "deadline"  # NIKA-TIMEOUT-001: the wall clock left no room for another call
-    FAILURE_BUDGET = "failure-budget"  # the last tool error's own code
+    FAILURE_BUDGET = "failure-budget"  # the last tool error's run code (else NIKA-AGENT-001)
     EXECUTED_DUPLICATE = "executed-duplicate"  # NIKA-AGENT-001: a stuck loop, stopped early
     NO_NOVELTY = "no-novelty"  # NIKA-AGENT-001: consecutive identical observations
     STREAK_EXHAUSTED = "streak-exhausted"  # NIKA-AGENT-001: the same tool succeeding over and over
@@ -77,8 +77,24 @@ def deadline(source: str, err: TaskError | None = None) -> Stop:
 
 
 def failure_budget(n: int, tool_id: str, err: TaskError) -> Stop:
+    """The loop stops on its failure budget with the last tool error's code when that code is one
+    only a run raises (what the world did: a network error, a missing file); a code the checker
+    gives to a file (phase `check` or `both`: the model's arguments broke a static contract,
+    NIKA-VAR-005, NIKA-BUILTIN-001) is no verdict of the run on an accepted workflow, so the agent
+    then fails as a stuck loop (NIKA-AGENT-001), the tool's code in details."""
     why = f"{n} tool calls in a row failed; the last, `{tool_id}`: {err.message}"
-    return Stop(StopReason.FAILURE_BUDGET, TaskError(err.code, why, details={"tool": tool_id}))
+    details = {"tool": tool_id, "tool_code": err.code}
+    code = err.code if _phase(err.code) == "run" else STUCK_CODE
+    return Stop(StopReason.FAILURE_BUDGET, TaskError(code, why, details=details))
+
+
+def _phase(code: str) -> str | None:
+    from checker.core.codes import lookup
+
+    try:
+        return lookup(code).phase
+    except KeyError:
+        return None
 
 
 def executed_duplicate(tool_id: str) -> Stop:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 
 Builtin = Callable[[dict[str, Any], "BuiltinContext"], Awaitable[Any]]
 
@@ -100,12 +100,12 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *
         raise misfit
     impl = REGISTRY.get(tool_id)
     if impl is None:
-        raise TaskError(NOT_BUILT, f"`{tool_id}` is not available in this build of nika yet")
+        raise not_built("builtin", f"`{tool_id}` is not available in this build of nika yet", tool=tool_id)
     from checker.contracts.extras import refusal
 
     missing = refusal(tool_id, args)  # an optional library this call needs, asked before its effect
     if missing is not None:
-        raise TaskError(NOT_BUILT, missing[1], details={"extra": missing[0]})
+        raise not_built("extra", missing[1], extra=missing[0])
     return await impl(args, ctx)
 
 

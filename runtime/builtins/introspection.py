@@ -19,7 +19,7 @@ from typing import Any
 
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import describe
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built, unbuilt_what
 
 INSPECT = "nika:inspect"
 INSPECT_001 = "NIKA-BUILTIN-INSPECT-001"
@@ -39,9 +39,9 @@ async def inspect(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
         raise TaskError(INSPECT_001, f"`view:` must be one of {', '.join(VIEW_KEYS)}, not {describe(view)}")
     source = ctx.extra.get("inspect")
     if source is None:
-        raise TaskError(NOT_BUILT, f"`{INSPECT}` needs the scheduler's run state, which this host does not provide")
+        raise not_built("inspect", f"this build of nika does not implement {unbuilt_what('inspect')} yet")
     state = source(view)
     missing = [k for k in VIEW_KEYS[view] if not isinstance(state, dict) or k not in state]
     if missing:
-        raise TaskError(NOT_BUILT, f"the run state for `view: {view}` lacks {', '.join(missing)}")
+        raise not_built("inspect", f"the run state for `view: {view}` lacks {', '.join(missing)}")
     return {k: state[k] for k in VIEW_KEYS[view]}

@@ -16,7 +16,6 @@ matched: that is said, and every task re-runs.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +128,7 @@ def open_resume(
 
 
 def _verified_frames(trace: str, data: bytes) -> list[dict[str, Any]]:
+    from runtime.journal.read import read_frame
     from runtime.journal.write import verify
 
     if data and not data.endswith(b"\n"):  # a kill mid-line leaves a torn last line: truncation, not tampering
@@ -140,7 +140,7 @@ def _verified_frames(trace: str, data: bytes) -> list[dict[str, Any]]:
             f"--resume {trace}: the journal fails verification (line {first['line']}: {first['problem']}); "
             "a tampered trace is never resumed"
         )
-    frames = [json.loads(line) for line in data.split(b"\n") if line]
+    frames = [frame for line in data.split(b"\n") if line and (frame := read_frame(line)[0]) is not None]
     if not frames or _kind(frames[0]) != "workflow_started":
         raise ResumeRefused(f"--resume {trace}: the journal does not open with its prologue")
     return frames

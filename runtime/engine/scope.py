@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.model.workflow import Workflow
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 from runtime.values import materialise
 
 # The secret sources this build resolves. Read as data by checker/contracts/built_features.py (which
@@ -31,7 +31,9 @@ class Secrets(Mapping[str, Any]):
             return self._values[key]
         s = self._decl[key]
         if s.source not in SECRET_SOURCES:
-            raise TaskError(NOT_BUILT, f"secret source `{s.source}` is not available in this build of nika")
+            raise not_built(
+                "secret-source", f"secret source `{s.source}` is not available in this build of nika", source=s.source
+            )
         from runtime.guard.secrets import resolve
 
         value = resolve(s, self._env, self._workdir)

@@ -14,7 +14,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import not_built
 
 MODES: dict[str, str] = {
     "markdown": "content:markdown",
@@ -42,7 +42,9 @@ class Page:
 def check_mode(mode: str) -> None:
     """Refuse a mode this build has no extractor for, before any request is spent."""
     if mode not in MODES:
-        raise TaskError(NOT_BUILT, f"`nika:fetch` extract mode `{mode}` is not available in this build of nika yet")
+        raise not_built(
+            "extract-mode", f"`nika:fetch` extract mode `{mode}` is not available in this build of nika yet", mode=mode
+        )
 
 
 def extractor(mode: str) -> Any:

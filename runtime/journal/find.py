@@ -8,11 +8,10 @@ A run is named by its journal file, or by its *run id*, the file's stem
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from runtime.journal.read import TERMINAL_STATE, RunView, event_of, fold_event
+from runtime.journal.read import TERMINAL_STATE, RunView, event_of, fold_event, read_frame
 
 
 class RunNotFound(Exception):
@@ -51,11 +50,7 @@ def peek_run(path: Path) -> RunView:
 
 
 def _frame(line: bytes) -> dict[str, Any] | None:
-    try:
-        frame = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return frame if isinstance(frame, dict) else None
+    return read_frame(line)[0]
 
 
 def journals(trace_dir: Path) -> list[Path]:
@@ -69,8 +64,8 @@ def journals(trace_dir: Path) -> list[Path]:
 def _opened(path: Path) -> tuple[int, str]:
     try:
         with path.open("rb") as fh:
-            ts = json.loads(fh.readline()).get("timestamp")
-    except (OSError, ValueError, AttributeError):
+            ts = (read_frame(fh.readline())[0] or {}).get("timestamp")
+    except OSError:
         ts = None
     if not isinstance(ts, int):
         try:

@@ -4,6 +4,10 @@ The reader is tolerant by law (17 §additive law): an unknown kind, member or fi
 never guessed at, and a line that does not parse (the torn last line of a killed run) is counted
 and skipped. Integrity is not judged here; :func:`runtime.journal.write.verify` does that.
 
+Every reader of journal lines goes through :func:`read_frame` (the fold, the retention look, the
+verifier, ``--resume``): a frame nested deeper than the JSON reader can follow is not a traceback
+but what its bytes still tell (``chain`` and ``kind``), marked as such.
+
 A run is named by its journal file, or by its *run id*, the file's stem
 (``20261202T015824Z-c7bcb78ffc7a``), or any unambiguous prefix of the stem or of its short id
 (the part after the dash): :mod:`runtime.journal.find` resolves those names.
@@ -12,6 +16,7 @@ A run is named by its journal file, or by its *run id*, the file's stem
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,6 +123,7 @@ class RunView:
     size: int = 0
     frames: int = 0
     torn_lines: list[int] = field(default_factory=list)
+    deep_lines: list[int] = field(default_factory=list)  # frames nested too deeply to read whole
     workflow: str | None = None
     workflow_sha256: str | None = None
     source: str | None = None
@@ -175,6 +181,7 @@ class RunView:
             **self.summary(),
             "frames": self.frames,
             "torn_lines": self.torn_lines,
+            "deep_lines": self.deep_lines,
             "workflow_sha256": self.workflow_sha256,
             "source": self.source,
             "ended_ns": self.ended,
@@ -192,14 +199,12 @@ def read_run(path: Path) -> RunView:
     for n, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
-        try:
-            frame = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        frame, deep = read_frame(line)
+        if frame is None:
             view.torn_lines.append(n)
             continue
-        if not isinstance(frame, dict):
-            view.torn_lines.append(n)
-            continue
+        if deep:
+            view.deep_lines.append(n)
         view.frames += 1
         event = event_of(frame)
         view.events.append(event)
@@ -305,13 +310,38 @@ def _add_cost(task: TaskView, usd: Any) -> None:
 
 
 def parsed_field(value: Any) -> Any:
-    """A field carried as serialized JSON (17 §frame: object-as-string) read back; else as is."""
+    """A field carried as serialized JSON (17 §frame: object-as-string) read back; else as is (a
+    value nested too deeply to read back stays the text it was written as)."""
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
+
+
+# What a frame too deep for the JSON reader still tells, read from its bytes: the writer encodes
+# with sorted keys, so `chain` is the first member and `kind` follows the last nested value.
+_CHAIN_FIELD = re.compile(rb'^\{"chain":"([0-9a-f]{64})"')
+_KIND_FIELD = re.compile(rb'"kind":"([a-z_]+)","run":')
+
+
+def read_frame(line: bytes) -> tuple[dict[str, Any] | None, bool]:
+    """One journal line as ``(frame, too_deep)``: the frame object, or ``None`` when the line is no
+    JSON object (torn, not JSON); a frame nested too deeply to decode is ``{"chain", "kind"}`` from
+    its bytes, with ``too_deep`` set, so no reader ever meets a RecursionError."""
+    try:
+        frame = json.loads(line)
+    except RecursionError:
+        chain = _CHAIN_FIELD.match(line)
+        kinds = _KIND_FIELD.findall(line)
+        return {
+            "chain": chain.group(1).decode() if chain else None,
+            "kind": kinds[-1].decode() if kinds else None,
+        }, True
+    except (ValueError, UnicodeDecodeError):
+        return None, False
+    return (frame if isinstance(frame, dict) else None), False
 
 
 def _str(v: Any) -> str | None:

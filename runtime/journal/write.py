@@ -24,12 +24,13 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from runtime.journal.read import read_frame
 
 TRACE_FORMAT = 2
 GENESIS_TAG = b"nika-trace/genesis/v2"
@@ -246,17 +247,14 @@ def verify(data: bytes) -> dict[str, Any]:
     frames: list[dict[str, Any]] = []
     prev: bytes | None = None
     for n, line in enumerate(lines, 1):
-        try:
-            frame = json.loads(line)
-            if not isinstance(frame, dict):
-                raise ValueError("not an object")
-        except RecursionError:
-            frame = _too_deep(line)
-            problems.append({"line": n, "problem": "the frame nests too deeply to be read; its chain was checked"})
-        except (ValueError, UnicodeDecodeError) as exc:
-            forged.append({"line": n, "problem": f"the line is not a JSON frame ({exc})"})
+        read, deep = read_frame(line)
+        if read is None:
+            forged.append({"line": n, "problem": f"the line is not a JSON frame ({_why_not_json(line)})"})
             prev = line
             continue
+        frame = read
+        if deep:
+            problems.append({"line": n, "problem": "the frame nests too deeply to be read; its chain was checked"})
         chain = frame.get("chain")
         if prev is None:
             if not isinstance(chain, str) or chain not in KNOWN_GENESIS:
@@ -300,16 +298,12 @@ def verify(data: bytes) -> dict[str, Any]:
     return {"verdict": verdict, "frames": len(lines), "head": head, "problems": problems}
 
 
-_CHAIN_FIELD = re.compile(rb'^\{"chain":"([0-9a-f]{64})"')
-_KIND_FIELD = re.compile(rb'"kind":"([a-z_]+)","run":')
-
-
-def _too_deep(line: bytes) -> dict[str, Any]:
-    """What a frame too deeply nested for the JSON reader still tells: its ``chain`` (the first
-    key of the sorted encoding) and its ``kind`` (found after the last nested value), from bytes."""
-    chain = _CHAIN_FIELD.match(line)
-    kinds = _KIND_FIELD.findall(line)
-    return {"chain": chain.group(1).decode() if chain else None, "kind": kinds[-1].decode() if kinds else None}
+def _why_not_json(line: bytes) -> str:
+    try:
+        value = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return str(exc)
+    return f"not an object, {type(value).__name__}"
 
 
 def source_digests(text: str) -> list[tuple[str, Any]]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built, unbuilt_what
 from runtime.media import image_fold as fold
 from runtime.media.image_common import PLANE, USAGE_AXES, Render, b64, clamp
 from runtime.media.media_http import Target, json_body, post
@@ -119,9 +119,7 @@ async def render(
     if args.get("size") and args.get("size") != "auto" and args.get("aspect_ratio"):
         warnings.append(f"size_conflict: `size: {args['size']}` wins over `aspect_ratio: {args['aspect_ratio']}`")
     if sources and pid == "xai":
-        raise TaskError(
-            NOT_BUILT, "`nika:image_generate` `mode: edit` with `xai` is not available in this build of nika yet"
-        )
+        raise not_built("image-edit-xai", f"this build of nika does not implement {unbuilt_what('image-edit-xai')} yet")
     if pid == "mock":
         if sources:  # an edit of the mock is a function of the instruction and the sources' bytes
             digest = hashlib.sha256(b"".join(hashlib.sha256(s.data).digest() for s in sources)).hexdigest()

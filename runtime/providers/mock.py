@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 from runtime.providers import mock_configured as configured
 from runtime.providers.base import Provider, Request, Response, ToolCall
 
@@ -90,12 +90,13 @@ class MockProvider(Provider):
                 return await configured.configured_streaming(self._env, request)
             return configured.configured_json(self._env, request)
         if name not in ECHO_MODELS:
-            raise TaskError(
-                NOT_BUILT,
+            raise not_built(
+                "mock-model",
                 f"`mock/{name}` is not available in this build of nika; use `mock/echo`, `mock/mock-error`, "
                 f"`mock/mock-json` or `mock/mock-streaming` (fixtures from engine configuration), or "
                 f"`mock/{SCRIPTED}` with {SCRIPT_VAR}",
-                details={"provider": "mock", "model": name},
+                provider="mock",
+                model=name,
             )
         if request.messages:
             return self._agent_turn(request)

@@ -18,7 +18,7 @@ import asyncio
 import base64
 from typing import TYPE_CHECKING, Any
 
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built
 from runtime.guard import limits
 from runtime.providers.base import Image, Thinking
 from runtime.values import materialise
@@ -60,11 +60,12 @@ def thinking_of(ctx: VerbContext, verb: Infer, provider: str, max_tokens: Any) -
         raise TaskError(MISFIT, f"`thinking.budget_tokens:` must be a positive integer, got {budget!r}")
     if provider not in THINKING:
         takers = ", ".join(f"`{p}`" for p in sorted(THINKING) if p != "mock")
-        raise TaskError(
-            NOT_BUILT,
+        raise not_built(
+            "thinking",
             f"`{provider}` does not take `infer.thinking:` in this build of nika (its adapter sends no reasoning "
             f"parameter; {takers} do): remove `thinking:` or pick one of those providers",
-            details={"provider": provider, "field": "thinking"},
+            provider=provider,
+            field="thinking",
         )
     if enabled and budget is not None and isinstance(max_tokens, int) and budget >= max_tokens:
         raise TaskError(

@@ -22,7 +22,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from checker.core.paths import resolve_named
-from runtime.errors import NOT_BUILT, TaskError
+from runtime.errors import TaskError, not_built, unbuilt_what
 from runtime.values import materialise
 
 if TYPE_CHECKING:
@@ -125,7 +125,11 @@ def _child_target(ctx: VerbContext, verb: Invoke) -> tuple[str, str, tuple[str, 
     if not isinstance(target, str) or not target or "\0" in target:
         raise TaskError("NIKA-COMP-001", "`invoke.workflow` must name a workflow file")
     if target.startswith("registry:"):
-        raise TaskError(NOT_BUILT, f"registry workflows (`{target}`) are not available in this build of nika yet")
+        raise not_built(
+            "registry-workflow",
+            f"this build of nika does not implement {unbuilt_what('registry-workflow')} yet (`{target}`)",
+            workflow=target,
+        )
     path = resolve_named(target, str(ctx.workdir), ctx.source_path)
     me = os.path.realpath(ctx.source_path) if ctx.source_path else ""
     stack = (*s.call_stack, me)
@@ -149,7 +153,7 @@ def _admit_child(target: str, path: str) -> Any:
     configuration apply), or the task failure naming its first error."""
     from checker.project.admission import admit
     from checker.project.finalize import SettingsError
-    from runtime.guard.admission import compile_file, unsupported_run_block
+    from runtime.guard.admission import compile_file, unsupported_features, unsupported_run_block
 
     compiled, why = compile_file(path)
     if compiled is None:
@@ -170,7 +174,9 @@ def _admit_child(target: str, path: str) -> Any:
         )
     unsupported = unsupported_run_block(compiled.workflow)
     if unsupported is not None:
-        raise TaskError(NOT_BUILT, f"the child workflow `{target}`: {unsupported}", details={"workflow": target})
+        features = unsupported_features(compiled.workflow)
+        message = f"the child workflow `{target}`: {unsupported}"
+        raise not_built(features[0], message, workflow=target, features=features)
     return compiled
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from checker.engine.pipeline import compile_text
+from tests.checker.run_failures import said
 
 HEAD = (
     'nika: v1\nworkflow: { id: c }\npermits: { tools: ["nika:*"], fs: { read: ["**"], write: ["out/**"] } }\ntasks:\n'
@@ -15,7 +16,7 @@ HEAD = (
 def findings(args: str) -> list[tuple[str, str]]:
     text = HEAD + f'  t:\n    invoke:\n      tool: "nika:chart"\n      args: {{ {args}, out: out/c.svg }}\n'
     compiled = compile_text(text, "/tmp/c.nika.yaml", "/tmp")
-    return [(d.code or "", text[d.span.start :]) for d in compiled.diagnostics if d.is_error]
+    return [(d.code or "", text[d.span.start :]) for d in compiled.diagnostics if said(d)]
 
 
 ROWS = "data: [{ day: mon, cost: 3 }, { day: tue, cost: 4 }]"

@@ -15,6 +15,8 @@ from checker.project.files import compile_path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "decide"))
 from decide_fixtures import BUNDLE
 
+from tests.checker.run_failures import is_run_failure
+
 FLOW = """\
 nika: v1
 workflow: {{id: gate}}
@@ -30,13 +32,15 @@ tasks:
 GOOD_EVIDENCE = '{t: "2026", evidence: [{key: open_incidents, value: 1, source: pager, integrity: verified}]}'
 
 
-def findings(tmp: Path, bundle: str, evidence: str = GOOD_EVIDENCE, file: dict | None = None):
+def findings(tmp: Path, bundle: str, evidence: str = GOOD_EVIDENCE, file: dict | None = None, *, warned=False):
     if file is not None:
         (tmp / "b.json").write_text(json.dumps(file))
     (tmp / "gate.nika.yaml").write_text(FLOW.format(bundle=bundle, evidence=evidence))
     with contextlib.chdir(tmp):  # the bundle path resolves from the working directory (spec 02)
         compiled, why = compile_path("gate.nika.yaml")
     assert compiled is not None, why
+    if warned:
+        return compiled.source, [d for d in compiled.diagnostics if is_run_failure(d)]
     return compiled.source, [d for d in compiled.diagnostics if d.is_error]
 
 
@@ -70,9 +74,12 @@ def test_a_bundle_file_with_a_float_weight_is_decide_001_on_the_path(tmp_path):
     assert source.text[d.span.start : d.span.end] == '"./b.json"'
 
 
-def test_static_evidence_that_misfits_is_decide_002(tmp_path):
+def test_static_evidence_that_misfits_is_a_decide_002_warning(tmp_path):
+    """The evidence is the evaluation's input: its refusal is the run's (phase `run`), so the check
+    warns that every run fails there and accepts the file; the bundle's own laws stay an error."""
     ev = '{t: "2026", evidence: [{key: open_incidents, value: "1", source: pager, integrity: verified}]}'
-    (d,) = findings(tmp_path, '"./b.json"', evidence=ev, file=BUNDLE)[1]
+    assert findings(tmp_path, '"./b.json"', evidence=ev, file=BUNDLE)[1] == []
+    (d,) = findings(tmp_path, '"./b.json"', evidence=ev, file=BUNDLE, warned=True)[1]
     assert d.code == "NIKA-DECIDE-002"
 
 

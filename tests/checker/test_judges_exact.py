@@ -402,3 +402,15 @@ def test_boundary_of_a_compiled_permits_block() -> None:
     assert effects.boundary_of(_permits("  exec: true\n")).exec is True  # type: ignore[arg-type]
     assert effects.boundary_of(_permits("  env: [HOME]\n")) == Boundary(True, env=("HOME",))  # type: ignore[arg-type]
     assert effects.boundary_of(None) == Boundary(False)
+
+
+def test_a_wildcard_free_entry_covers_what_lies_beneath_it() -> None:
+    """01 §permits reads fs globs gitignore-style: a pattern naming a directory covers its contents,
+    so `write: ["./assets/og"]` (the spec's valid image-generate fixture) covers the files landed in
+    it, at check and at run alike (one judge). Wildcards keep their one-segment reach."""
+    assert match_path("./assets/og", "assets/og") and match_path("./assets/og", "assets/og/hero-1.png")
+    assert match_path("assets/og", "./assets/og/deep/x.png")
+    assert not match_path("./assets/og", "assets/ogre.png") and not match_path("./assets/og", "assets")
+    assert not match_path("./assets/*", "assets/og/x.png")  # `*` never crosses `/`
+    assert not match_path("/srv/data", "srv/data/x") and match_path("/srv/data", "/srv/data/x")
+    assert not match_path("./a", "a/../../etc/passwd")  # canonical first: the climb leaves the grant

@@ -49,6 +49,9 @@ def test_every_emitted_rule_is_registered_as_a_warning() -> None:
 
 # -- /002 ----------------------------------------------------------------------------------------
 
+READ_V = 'with: { v: "${{ tasks.src.output }}" }\n'
+USE_V = 'exec: { command: ["./t.sh", "${{ with.v }}"] }'
+
 
 def test_002_fires_when_no_dependent_decides_about_the_skip() -> None:
     y = task("src", 'exec: { command: ["./s.sh"] }\non_error: { skip: true }')
@@ -60,13 +63,52 @@ def test_002_fires_when_no_dependent_decides_about_the_skip() -> None:
     "consumer",
     [
         'after: { src: success }\nexec: { command: ["./t.sh"] }',
-        'with: { v: "${{ tasks.src.output }}" }\nexec: { command: ["./t.sh", "${{ with.v }}"] }',
+        'after: { src: failure }\nexec: { command: ["./t.sh"] }',
         'after: { src: skipped }\nexec: { command: ["./t.sh"] }',
+        READ_V + "after: { src: success }\n" + USE_V,
+        READ_V + "when: ${{ with.v != null }}\n" + USE_V,
+        'with: { s: "${{ tasks.src.status }}" }\nexec: { command: ["./t.sh", "${{ with.s }}"] }',
     ],
 )
 def test_002_is_silent_when_a_dependent_acknowledges(consumer: str) -> None:
     y = task("src", 'exec: { command: ["./s.sh"] }\non_error: { skip: true }') + task("use", consumer)
     assert lint_pairs(y) == []
+
+
+@pytest.mark.parametrize(
+    "consumer",
+    [
+        # a `with:` read alone: the body gets the `null` a skip leaves, nothing was decided
+        READ_V + USE_V,
+        # a guard on another value is no guard on this one
+        'with: { v: "${{ tasks.src.output }}", w: 1 }\nwhen: ${{ with.w > 0 }}\n' + USE_V,
+        # a fan-out over the read: a skip makes it a NIKA-VAR-006 at run
+        'with: { vs: "${{ tasks.src.output }}" }\nfor_each: ${{ with.vs }}\n'
+        'exec: { command: ["./t.sh", "${{ item }}"] }',
+    ],
+)
+def test_002_fires_on_a_with_read_that_decides_nothing(consumer: str) -> None:
+    y = task("src", 'exec: { command: ["./s.sh"] }\non_error: { skip: true }') + task("use", consumer)
+    assert lint_pairs(y) == [("one-obvious-way/002", "src")]
+
+
+def test_002_fires_through_a_child_workflows_args(tmp_path, monkeypatch) -> None:
+    """The `null` of a skip reaches the child as an argument: the call has decided nothing."""
+    from checker.project.files import compile_path
+
+    (tmp_path / "child.nika.yaml").write_text(
+        "nika: v1\nworkflow: {id: child}\ninputs: {text: {type: string}}\npermits: {tools: ['nika:log']}\n"
+        "tasks:\n  say:\n    invoke: {tool: 'nika:log', args: {message: '${{ inputs.text }}'}}\n"
+    )
+    parent = HEAD + task("src", 'exec: { command: ["./s.sh"] }\non_error: { skip: true }')
+    call = READ_V + 'invoke: { workflow: "./child.nika.yaml", args: { text: "${{ with.v }}" } }'
+    (tmp_path / "parent.nika.yaml").write_text(parent + task("call", call))
+    (tmp_path / "guarded.nika.yaml").write_text(parent + task("call", call + "\nwhen: ${{ with.v != null }}"))
+    monkeypatch.chdir(tmp_path)
+    for name, want in (("parent", [("one-obvious-way/002", "src")]), ("guarded", [])):
+        compiled, why = compile_path(f"{name}.nika.yaml")
+        assert compiled is not None, why
+        assert [(d.rule, d.task) for d in compiled.diagnostics if d.rule == "one-obvious-way/002"] == want, name
 
 
 def test_002_is_silent_on_a_skippable_leaf() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from checker.engine.pipeline import compile_text
+from tests.checker.run_failures import is_run_failure
 
 HEAD = 'nika: v1\nworkflow: { id: t }\npermits: { tools: ["nika:log"] }\n'
 HEAD += "inputs:\n  flag: { type: bool, default: true }\ntasks:\n  a:\n    invoke:\n      tool: nika:log\n"
@@ -14,7 +15,8 @@ HEAD += "inputs:\n  flag: { type: bool, default: true }\ntasks:\n  a:\n    invok
 def findings(expr: str) -> list[tuple[str, str]]:
     text = HEAD + f"      args: {{ message: '${{{{ {expr} }}}}' }}\n"
     compiled = compile_text(text, "/tmp/w.nika.yaml", "/tmp")
-    return [(d.code or "", text[d.span.start : d.span.end]) for d in compiled.diagnostics if d.is_error]
+    assert not any(d.is_error for d in compiled.diagnostics), compiled.diagnostics
+    return [(d.code or "", text[d.span.start : d.span.end]) for d in compiled.diagnostics if is_run_failure(d)]
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,31 @@ def test_a_read_of_an_input_follows_the_envelope() -> None:
     assert "NIKA-VAR-001" not in codes[0] and "NIKA-VAR-001" in codes[1] and "NIKA-VAR-001" not in codes[2]
 
 
+def test_a_typed_expression_follows_its_producers_returns() -> None:
+    """NIKA-VAR-006/-001 by declared types (the typed-expression memo, issue 41): a reader's
+    verdict follows the `returns:` of the task it reads, through a `with:` binding."""
+    producer = '  a:\n    infer: { prompt: "p" }\n    returns: {object: {n: integer}}\n'
+    reader = (
+        '  b:\n    with: { x: "${{ tasks.a.output.n }}" }\n'
+        '    infer: { prompt: "${{ with.x.startsWith(\'a\') }}" }\n'
+    )
+    typed = HEAD + "tasks:\n" + producer + reader
+    as_string = typed.replace("{n: integer}", "{n: string}")
+    codes = _versions(IncrementalDocument(), as_string, typed, as_string)
+    assert "NIKA-VAR-006" not in codes[0] and "NIKA-VAR-006" in codes[1] and "NIKA-VAR-006" not in codes[2]
+
+
+def test_a_typed_expression_follows_the_envelope_types() -> None:
+    body = (
+        'tasks:\n  a:\n    infer: { prompt: "${{ inputs.n.startsWith(\'a\') }}" }\n'
+        '  b:\n    infer: { prompt: "q" }\n'
+    )
+    as_string = HEAD + "inputs:\n  n: { type: string, default: x }\n" + body
+    as_integer = as_string.replace("type: string, default: x", "type: integer, default: 1")
+    codes = _versions(IncrementalDocument(), as_string, as_integer, as_string)
+    assert "NIKA-VAR-006" not in codes[0] and "NIKA-VAR-006" in codes[1] and "NIKA-VAR-006" not in codes[2]
+
+
 def test_a_dead_edge_follows_its_producer() -> None:
     waiter = '  b:\n    after: { a: skipped }\n    infer: { prompt: "q" }\n'
     never_skipped = HEAD + 'tasks:\n  a:\n    infer: { prompt: "p" }\n' + waiter

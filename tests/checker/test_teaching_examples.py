@@ -4,8 +4,9 @@ Each registry entry (``checker/core/codes.toml``) teaches with a ``Refused:`` (o
 example and an ``Accepted:`` (or ``Preferred:``) one. Here each example is placed in a minimal
 workflow (an envelope fragment under the envelope, task bodies under ``tasks:``, a bare task body
 as one task) and checked: the refused one must raise exactly its code (or rule), positioned inside
-the example; the accepted one must be clean of it. Codes the run decides (phase ``run``) are
-taught, not checked here; rules only the language server decides (phase ``editor``) are checked
+the example; the accepted one must be clean of it. Codes the run raises (phase ``run``) are taught,
+and their examples are checked only for what the check may say of them: never an error (a failure
+the check proves for every run is a warning); rules only the language server decides (phase ``editor``) are checked
 with a workspace in tests/lsp/test_workspace_rule.py.
 """
 
@@ -37,6 +38,7 @@ NOT_SELF_CONTAINED = frozenset(
         "NIKA-COMP-002",  # needs the child workflow file whose effects exceed the parent's grant
         "NIKA-COMP-003",  # an invoke cycle needs two workflow files
         "NIKA-COMP-004",  # needs the child workflow file that declares the inputs
+        "NIKA-DECIDE-001",  # the examples are decision bundles (JSON), not workflows
         "NIKA-IMPL-001",  # needs an input that crashes a rule, i.e. a checker bug
         "NIKA-INVOKE-002",  # an MCP tool's schema is known only at run time
         "NIKA-PORT-001",  # judges gateway artifacts (a lowering report), not a workflow file
@@ -97,6 +99,18 @@ def _cases() -> list[tuple[str, str]]:
     cases = [(code, info.teaching) for code, info in registry().items() if info.phase != "run"]
     cases += [(rule, info.teaching) for rule, info in lints().items() if info.phase not in ("run", "editor")]
     return sorted(cases)
+
+
+def _run_cases() -> list[tuple[str, str]]:
+    return sorted((code, info.teaching) for code, info in registry().items() if info.phase == "run")
+
+
+@pytest.mark.parametrize(("key", "teaching"), _run_cases(), ids=[k for k, _ in _run_cases()])
+def test_a_run_codes_examples_are_never_refused_for_it(key: str, teaching: str) -> None:
+    """Spec 05 places the code at evaluation: whatever the check proves of the example is a warning."""
+    for example in examples(teaching).values():
+        c = compile_text(place(example)[0], "teaching.nika.yaml")
+        assert not [d for d in c.diagnostics if d.code == key and d.is_error], example
 
 
 def _ids(doc: str, key: str) -> list[tuple[str, int]]:

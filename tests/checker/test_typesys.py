@@ -192,3 +192,19 @@ def test_a_pattern_that_backtracks_without_end_is_not_judged_and_does_not_hang()
     )
     codes = [d.code for d in compile_text(text).diagnostics]
     assert codes == []  # not judged (the budget is a quarter of a second per value): never a false refusal
+
+
+def test_an_integral_float_fits_integer_as_its_json_schema_lowering_says() -> None:
+    """09: `integer` lowers to `{"type": "integer"}`, which accepts a number whose fractional part
+    is zero; the fit agrees with its own lowering (a fetched `10.0` is not refused for nothing)."""
+    import math
+
+    from jsonschema import Draft202012Validator
+
+    from checker.model.typesys import Num, Prim, fits
+
+    schema = Draft202012Validator({"type": "integer"})
+    for value in (10.0, -3.0, 0.0, 10, 10.5, math.inf, -math.inf, math.nan, True, "10"):
+        assert fits(value, Prim("integer")) is schema.is_valid(value), value
+    assert fits(10.0, Num("integer", 0, 10)) is True
+    assert fits(11.0, Num("integer", 0, 10)) is False

@@ -126,3 +126,17 @@ def test_control_character_names_it_and_keeps_its_position() -> None:
     [d] = compiled.diagnostics
     assert compiled.source.line_col(d.span.start) == compiled.source.line_col(text.index("\x1b"))
     assert "U+001B (escape)" in d.message
+
+
+def test_an_escape_past_the_unicode_range_is_a_syntax_error_not_a_crash() -> None:
+    """`"\\U00110000"` names no character: YAML refuses it, and the refusal is NIKA-PARSE-001 at the
+    escape (the scanner fails inside `chr()`; that is no internal error of the checker)."""
+    from checker import compile_text
+
+    text = 'nika: v1\nworkflow: { id: y }\ntasks:\n  t:\n    infer: { model: mock/echo, prompt: "\\U00110000" }\n'
+    found = compile_text(text, "y.nika.yaml").diagnostics
+    assert [d.code for d in found] == ["NIKA-PARSE-001"]
+    at = text.index("\\U00110000")
+    assert at <= found[0].span.start < at + len("\\U00110000")  # on the escape
+    ok = text.replace("\\U00110000", "\\U0010FFFF")
+    assert [d.code for d in compile_text(ok, "y.nika.yaml").diagnostics if d.is_error] == []

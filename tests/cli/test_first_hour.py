@@ -113,7 +113,8 @@ def test_explain_impl_002_lists_what_is_actually_missing(capsys: pytest.CaptureF
     rc, out, _ = _nika(capsys, "explain", "NIKA-IMPL-002")
     assert rc == 0
     assert "other than `mock`" not in out and "the `agent:` loop, an MCP tool" not in out
-    assert "Built today: all model providers, the `agent:` loop, MCP servers" in out
+    assert "fetch` extract modes other than" not in out and "nika:chart" not in out  # both are built
+    assert "Not in this build" in out
     from checker.contracts.built_features import built
     from checker.contracts.tables import tool_ids
     from checker.grammar.table import SECRET_SOURCES
@@ -121,9 +122,10 @@ def test_explain_impl_002_lists_what_is_actually_missing(capsys: pytest.CaptureF
     have = built()
     assert have is not None
     missing = sorted(t for t in tool_ids() if t not in have.tools)
-    assert f"builtins not available: {', '.join(missing) or 'none'}" in out
+    assert f"builtins with no implementation: {', '.join(missing) or 'none'}" in out
     sources = sorted(s for s in SECRET_SOURCES if s not in have.secret_sources)
-    assert f"secret sources not available: {', '.join(sources) or 'none'}" in out
+    assert f"secret sources: {', '.join(sources) or 'none'}" in out
+    assert all(f"  {u.id} " in out for u in have.unbuilt)  # the declared list, from the same reading
 
 
 def test_exclude_setting_skips_fixtures_in_a_directory_search(

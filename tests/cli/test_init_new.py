@@ -96,10 +96,9 @@ def test_each_template_is_clean_and_passes_its_tests(
 
 
 # The templates whose builtins all run offline here, run for real under mock/echo (no mocks).
-# fetch-notify is not among them: nika:fetch and nika:notify are built, but its hosts are
-# example.com names, so it runs in its tests with the two network tasks mocked.
+# fetch-notify reaches the network: it runs against the loopback demo server below.
 RUNNABLE = {
-    "summarise": {"summary"},
+    "summarise": {"summary", "files"},
     "fanout": {"answers"},
     "agent": {"answer"},
     "exec-retry": {"tests", "status"},
@@ -121,6 +120,52 @@ def test_each_runnable_template_runs_under_mock(
     assert set(json.loads(out)) == RUNNABLE[template]
 
 
+def test_summarise_says_when_nothing_matches_and_new_writes_a_sample_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    workflow, _ = render("summarise", "summarise")
+    (tmp_path / "wf.nika.yaml").write_text(workflow)
+    rc, out, err = _nika(capsys, "run", "wf.nika.yaml", "--trace-dir", str(tmp_path / "traces"))
+    assert rc == 0, err
+    assert json.loads(out) == {"summary": "No file matches the pattern.", "files": []}, "never a summary of null"
+    rc, out, _ = _nika(capsys, "new", "summarise", "notes")
+    assert rc == 0 and "created  docs/example.md (a sample input)" in out
+    rc, out, err = _nika(capsys, "run", "notes.nika.yaml", "--trace-dir", str(tmp_path / "traces"))
+    assert rc == 0 and json.loads(out)["files"] == ["./docs/example.md"], err
+    rc, out, _ = _nika(capsys, "new", "summarise", "again")
+    assert rc == 0 and "sample" not in out, "inputs exist: no second sample"
+
+
+def test_fetch_notify_runs_offline_against_the_loopback_demo_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from nika.templates import loopback
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), loopback._Handler)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NIKA_FETCH_ALLOW_PRIVATE", "127.0.0.1")
+    monkeypatch.setenv("NIKA_MOCK_JSON", '{"version": "2.0.0", "breaking": true, "headline": "Drops Python 3.10"}')
+    try:
+        rc, _, _ = _nika(capsys, "new", "fetch-notify", "releases")
+        assert rc == 0
+        assert "nika run releases.nika.yaml" in (tmp_path / "releases.nika.yaml").read_text(), "its own file name"
+        args = ["--var", f"feed={base}/releases/latest", "--var", f"webhook={base}/hook", "--model", "mock/mock-json"]
+        rc, out, err = _nika(capsys, "run", "releases.nika.yaml", *args, "--trace-dir", str(tmp_path / "traces"))
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert rc == 0, err
+    hook, _, report = out.partition("\n")  # the server's thread prints to this process's stdout, first
+    assert hook.startswith('webhook got: {"message": "Release 2.0.0: Drops Python 3.10"'), out
+    assert json.loads(report)["facts"]["version"] == "2.0.0"
+
+
 def test_new_refuses_what_it_cannot_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -139,6 +184,7 @@ def test_new_refuses_what_it_cannot_do(
 def test_templates_are_package_data() -> None:
     text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert '"templates/*.yaml"' in text and '"templates/*.env"' in text and '"templates/*.json"' in text
+    assert '"templates/*.md"' in text
 
 
 def test_the_precommit_hook_init_writes_runs_under_the_real_precommit(tmp_path: Path) -> None:

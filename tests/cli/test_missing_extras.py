@@ -111,7 +111,7 @@ async def test_a_mode_known_only_at_run_is_refused_by_the_builtin_before_its_req
     ctx, _ = make_ctx(tmp_path, env={"NIKA_FETCH_ALLOW_PRIVATE": "127.0.0.1"})
     with pytest.raises(TaskError) as e:
         await builtins.call("nika:fetch", {"url": f"{site}/page", "mode": "article"}, ctx)
-    assert e.value.code == "NIKA-IMPL-002" and e.value.details == {"extra": "fetch"}
+    assert e.value.code == "NIKA-IMPL-002" and e.value.details == {"feature": "extra", "extra": "fetch"}
     assert e.value.message == (
         f"`nika:fetch` mode `article` needs the `fetch` extra (trafilatura not installed): {INSTALL_FETCH}"
     )
@@ -170,7 +170,7 @@ def test_the_dry_run_says_what_is_installed_and_which_task_needs_what(
     without_modules(*FETCH)
     code, out, _ = _cli(capsys, "run", str(flow), "--dry-run")
     assert code == 0
-    assert "not installed: fetch" in out and "extras installed: media, vault, dask, otel" in out
+    assert "extras this run needs: fetch (not installed)\n" in out
     assert (
         "task `page` needs `fetch` for `nika:fetch` mode `markdown` (selectolax, html_to_markdown not installed): "
         f"{INSTALL_FETCH}" in out

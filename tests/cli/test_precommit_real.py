@@ -183,3 +183,47 @@ def test_try_repo_installs_the_python_hook(repo: tuple[Path, dict]) -> None:
         [*cmd, "good.nika.yaml", "bad.nika.yml"], cwd=work, env=env, capture_output=True, text=True, timeout=900
     )
     assert bad.returncode == 1 and "NIKA-DAG-002" in bad.stdout
+
+
+def _checkout_head() -> str | None:
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return head.stdout.strip() if head.returncode == 0 else None
+
+
+def test_autoupdate_pins_a_revision_the_hooks_then_run_from(repo: tuple[Path, dict]) -> None:
+    """The docs' pre-commit advice holds: whatever `rev:` says at first, `pre-commit autoupdate` pins a
+    revision of this repository (a commit while there is no release tag, else the newest tag) whose hook
+    manifest has the hook. The configuration is the one docs/checking.md shows, pointed at this checkout."""
+    if _checkout_head() is None:
+        pytest.skip("not a git checkout: nothing to pin")
+    work, env = repo
+    (work / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {ROOT}\n    rev: 0123456789abcdef0123456789abcdef01234567\n"
+        "    hooks:\n      - id: nika-check-system\n"
+    )
+    up = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "autoupdate"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert up.returncode == 0, up.stdout + up.stderr
+    rev = YAML(typ="safe").load((work / ".pre-commit-config.yaml").read_text())["repos"][0]["rev"]
+    tags = subprocess.run(["git", "tag", "-l", "v*"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    is_commit = subprocess.run(["git", "cat-file", "-e", f"{rev}^{{commit}}"], cwd=ROOT).returncode == 0
+    assert rev in tags or (is_commit and len(rev) == 40), rev
+    # autoupdate read the pinned revision's .pre-commit-hooks.yaml (it refuses a rev whose manifest lacks the
+    # hook): `nika-check-system` runs from that pin, as try-repo above runs it from this checkout
+    assert "updating" in up.stdout, up.stdout
+
+
+def test_every_release_tag_names_the_version_of_its_commit() -> None:
+    """The release scheme docs/development.md states: a tag vX.Y.Z carries pyproject's version X.Y.Z."""
+    if _checkout_head() is None:
+        pytest.skip("not a git checkout")
+    tags = subprocess.run(["git", "tag", "-l", "v*"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    for tag in tags:
+        text = subprocess.run(["git", "show", f"{tag}:pyproject.toml"], cwd=ROOT, capture_output=True, text=True).stdout
+        assert f'\nversion = "{tag[1:]}"\n' in text, f"{tag} does not carry version {tag[1:]} in pyproject.toml"

@@ -135,7 +135,13 @@ def mirror_bundle(cap: int | None) -> dict:
         dim["group_cap_bp"] = cap
     return {
         "decision_bundle_format": 1,
-        "manifest": {"id": "mirrors", "version": "1.0.0"},
+        "manifest": {
+            "id": "mirrors",
+            "version": "1.0.0",
+            "owner": "ops",
+            "license": "MIT",
+            "valid_until": "2030-01-01",
+        },
         "evidence_schema": {k: {"type": "integer", "sources": ["bot"]} for k in KEYS},
         "transforms": {"sig": SIGNAL},
         "rules": {"dimensions": {"signal": dim}, "thresholds": [{"dimension": "signal", "recommend_gte_bp": 9000}]},

@@ -43,15 +43,12 @@ def refused(bundle, snapshot=None) -> DecideError:
     sorted(p.name.removesuffix(".snapshot.json") for p in GOLDENS.glob("*.snapshot.json")) if GOLDENS.is_dir() else [],
 )
 def test_spec_goldens_reproduce(case):
-    """Spec 11 §The second evaluator: on every field the spec defines, our receipt equals the
-    reference interpreter's after canonicalisation (determination_provenance is our own prose)."""
+    """Spec 11 §The second evaluator (G18): the canonical receipt is byte-equal to the golden the
+    reference interpreter wrote, provenance strings included."""
     bundle = json.loads(next(GOLDENS.glob("*.bundle.json")).read_text())
     ours = evaluate(bundle, json.loads((GOLDENS / f"{case}.snapshot.json").read_text()))
-    golden = json.loads((GOLDENS / f"{case}.receipt.golden.json").read_text())
-    assert ours["determination_provenance"] and all(isinstance(s, str) for s in ours["determination_provenance"])
-    ours.pop("determination_provenance")
-    golden.pop("determination_provenance")
-    assert canonical_json(ours) == canonical_json(golden)
+    golden = (GOLDENS / f"{case}.receipt.golden.json").read_bytes().strip()
+    assert canonical_json(ours).encode() == golden
 
 
 def test_term_by_term_contributions_and_recommend():
@@ -112,9 +109,17 @@ def test_conflict_on_required_key_is_human_required_with_witnesses():
     )
     assert r["outcome"] == "human_required"
     (c,) = r["conflicts"]
-    assert c["key"] == "test_pass_bp" and c["required"] is True
-    assert [(w["value"], w["source"], w["digest"]) for w in c["witnesses"]] == [(9000, "ci", "a"), (2000, "qa", "b")]
-    assert r["dimensions"]["readiness"]["contributions"][0]["known"] is False
+    assert c["key"] == "test_pass_bp" and c["required"] is True and c["class"] == "unresolved"
+    assert [(w["value"], w["source"], w["digest"]) for w in c["witness"]] == [(9000, "ci", "a"), (2000, "qa", "b")]
+    assert r["determination_provenance"] == ["conflict on a required key forces human_required (Belnap · spec 11)"]
+    # the last item of the key is scored, as the reference evaluator scores it (2000 → 1600 bp)
+    assert r["dimensions"]["readiness"]["contributions"][0] | {} == {
+        "evidence": "test_pass_bp",
+        "transform": "pass_rate",
+        "weight_bp": 8000,
+        "known": True,
+        "contribution": {"lo": 1600, "hi": 1600},
+    }
 
 
 def test_missing_required_defers_and_is_listed():
@@ -300,3 +305,125 @@ def test_deeply_nested_evidence_is_a_clean_refusal():
         refused(BUNDLE, {"t": "x", "evidence": [item("open_incidents", 1, source="pager") | {"extra": deep}]}).code
         == SNAPSHOT_CODE
     )
+
+
+@pytest.mark.parametrize("key", [["open_incidents"], {"k": 1}, None, 7])
+def test_an_evidence_key_that_is_not_a_string_is_decide_002(key):
+    """Bad input: a list or a map as an evidence key is a positioned NIKA-DECIDE-002, never a crash."""
+    e = refused(BUNDLE, snap({"key": key, "value": 1, "source": "pager", "integrity": "verified"}))
+    assert e.code == SNAPSHOT_CODE and e.where == "/evidence/0/key"
+
+
+@pytest.mark.parametrize("field", ["id", "version", "owner", "license", "valid_until"])
+def test_the_manifest_fields_the_bundle_table_lists_are_required(field):
+    """Spec 11 §The Decision Bundle: the manifest carries id · version · owner · license ·
+    valid_until (and the digest, optional: checked when given)."""
+    b = copy.deepcopy(BUNDLE)
+    del b["manifest"][field]
+    e = refused(b)
+    assert e.code == BUNDLE_CODE and e.where == f"/manifest/{field}"
+
+
+@pytest.mark.parametrize("outcome", ["defer", "recommend"])
+def test_a_never_automatic_outcome_is_human_required(outcome):
+    """Spec 11 §Outcomes: an outcome `governance.never_automatic` lists is human_required, whichever
+    outcome it is (the validator accepts every outcome there; the kernel applies each)."""
+    b = copy.deepcopy(BUNDLE)
+    b["governance"]["never_automatic"] = [outcome]
+    for fx in b["fixtures"]:
+        fx.pop("expect", None)
+    cases = {
+        "defer": snap(item("open_incidents", 0, source="pager")),  # test_pass_bp missing
+        "recommend": snap(
+            item("open_incidents", 0, source="pager"),
+            item("test_pass_bp", 9000, source="ci", integrity="authoritative"),
+        ),
+    }
+    assert evaluate(BUNDLE, cases[outcome])["outcome"] == outcome  # without the governance line
+    r = evaluate(b, cases[outcome])
+    assert r["outcome"] == "human_required"
+    assert r["determination_provenance"][-1] == f"governance.never_automatic lists {outcome} — human_required"
+
+
+# -- the receipt laws on contradictory authoritative evidence (spec 11 §Four-valued logic, §Receipt) --
+
+CONTRA_KEYS = ("open_incidents", "test_pass_bp", "is_friday")
+SOURCES = {"open_incidents": "pager", "test_pass_bp": "ci", "is_friday": "clock"}
+
+
+def _contra_bundle(required: dict[str, bool]) -> dict:
+    b = copy.deepcopy(BUNDLE)
+    for key, req in required.items():
+        decl = b["evidence_schema"][key]
+        decl["required"], decl["sources"], decl["integrity"] = req, [SOURCES[key], "audit", "mirror"], "observed"
+    for fx in b["fixtures"]:
+        fx.pop("expect", None)
+    return b
+
+
+def _value(key: str, n: int):
+    return bool(n % 2) if key == "is_friday" else {"open_incidents": n % 6, "test_pass_bp": (n * 997) % 10001}[key]
+
+
+contra_items = st.lists(
+    st.tuples(
+        st.sampled_from(CONTRA_KEYS),
+        st.integers(0, 50),
+        st.sampled_from(["pager", "ci", "clock", "audit", "mirror"]),
+        st.sampled_from(["observed", "verified", "authoritative"]),
+    ),
+    min_size=2,
+    max_size=8,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.fixed_dictionaries({k: st.booleans() for k in CONTRA_KEYS}),
+    contra_items,
+    st.randoms(use_true_random=False),
+)
+def test_receipt_laws_on_contradictory_authoritative_evidence(required, raw, rnd):
+    b = _contra_bundle(required)
+    items = []
+    for i, (key, n, source, integrity) in enumerate(raw):
+        if source not in b["evidence_schema"][key]["sources"]:
+            source = SOURCES[key]
+        items.append(item(key, _value(key, n), source=source, integrity=integrity, digest=f"d{i:02d}"))
+    # at least one contradiction between two authoritative sources, on a random key
+    key = rnd.choice(CONTRA_KEYS)
+    items.append(item(key, _value(key, 1), source="audit", integrity="authoritative", digest="x1"))
+    items.append(item(key, _value(key, 2), source="mirror", integrity="authoritative", digest="x2"))
+    r = evaluate(b, snap(*items))
+
+    auth: dict[str, list[dict]] = {}
+    for it in items:
+        if it["integrity"] == "authoritative":
+            auth.setdefault(it["key"], []).append(it)
+    contradicted = sorted(k for k, its in auth.items() if len({json.dumps(i["value"]) for i in its}) > 1)
+    # one conflict per contradicted key, by key; each `unresolved` (nothing in a v1 bundle resolves it)
+    assert [c["key"] for c in r["conflicts"]] == contradicted
+    for c in r["conflicts"]:
+        assert c["class"] == "unresolved" and c["required"] is required[c["key"]]
+        witness = [(w["source"], w["value"], w["digest"]) for w in c["witness"]]
+        # the witness carries every disagreeing value, with its source and digest, in canonical order
+        assert sorted(witness, key=lambda w: (w[0], json.dumps(w[1]), w[2])) == witness
+        assert sorted(witness, key=str) == sorted(
+            ((i["source"], i["value"], i["digest"]) for i in auth[c["key"]]), key=str
+        )
+        assert len({json.dumps(w[1]) for w in witness}) >= 2
+    # a conflict on a required key forces human_required
+    if any(required[k] for k in contradicted):
+        assert r["outcome"] == "human_required"
+        assert r["determination_provenance"][0] == "conflict on a required key forces human_required (Belnap · spec 11)"
+    # the receipt's other lists are canonical: independent of the snapshot's order
+    assert r["snapshot"]["digests"] == sorted(i["digest"] for i in items)
+    assert r["snapshot"]["missing"] == sorted(r["snapshot"]["missing"])
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    again = evaluate(b, snap(*shuffled))
+    for part in ("conflicts",):
+        assert again[part] == r[part]
+    assert again["snapshot"] == r["snapshot"]
+    # byte-identical on a re-run
+    assert canonical_json(evaluate(copy.deepcopy(b), json.loads(json.dumps(snap(*items))))) == canonical_json(r)

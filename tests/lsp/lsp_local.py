@@ -23,7 +23,17 @@ from pytest_lsp import client_capabilities
 
 from nika_lsp.convert import offset_of
 from nika_lsp.documents import Documents, Snapshot
-from nika_lsp.features import actions, certificate, completion, diagnostics, graph, hover, navigation, outline
+from nika_lsp.features import (
+    actions,
+    certificate,
+    completion,
+    diagnostics,
+    graph,
+    hover,
+    navigation,
+    outline,
+    tokens,
+)
 from nika_lsp.features.context import view_of
 
 _ids = itertools.count()
@@ -148,7 +158,9 @@ class Editor:
         return outline.inlay_hints(snap, self.encoding, first, last)
 
     def semantic_tokens(self, uri: str) -> list[int]:
-        return outline.semantic_tokens(self.snap(uri), self.encoding)
+        """As the server answers: from the document's token cache (kept across its versions)."""
+        cache = self.docs.state(uri, "semantic-tokens", tokens.TokenCache)
+        return tokens.semantic_tokens(self.snap(uri), self.encoding, cache)
 
     def graph(self, uri: str) -> dict[str, object]:
         return graph.graph_document(self.snap(uri), self.encoding)

@@ -21,7 +21,7 @@ TYPO += 'permits: {exec: ["true"]}\n'
 MANY = (
     "nika: v1\nworkflow:\n  id: w\ntasks:\n"
     '  a:\n    exec: { command: ["true"] }\n    timout: "30s"\n'
-    '  b:\n    exec:\n      command: "echo hi"\n    after: { a: sucess }\n    max_paralel: 2\n'
+    '  b:\n    exec:\n      command: "echo hi | wc -c"\n    after: { a: sucess }\n    max_paralel: 2\n'
     'permits: {exec: ["true"]}\n'
 )
 
@@ -107,7 +107,7 @@ def test_quick_fixes_come_only_from_the_sent_diagnostics(editor: Editor) -> None
     diags = editor.diagnostics(editor.open(MANY, URI))
     unsafe = next(d for d in diags if d.code == "NIKA-PARSE-019")
     [action] = editor.code_actions(URI, [unsafe], [lsp.CodeActionKind.QuickFix.value])
-    assert action.title == "Run the string through the shell (`shell:`)"
+    assert action.title == "Run the string through the shell (`shell:`, which needs `permits.exec: true`)"
     assert action.is_preferred is None  # an unsafe fix is never applied automatically
     # a diagnostic from another tool, or without fix data, yields nothing
     foreign = lsp.Diagnostic(range=unsafe.range, message="x", source="yaml", data=unsafe.data)
@@ -123,7 +123,7 @@ def test_fix_all_applies_every_safe_fix(editor: Editor) -> None:
     assert len(edits) == 3
     fixed = apply(MANY, edits, editor.encoding)
     assert "timeout:" in fixed and "sucess" not in fixed and "max_parallel:" in fixed
-    assert 'command: "echo hi"' in fixed  # the unsafe rewrite is left to the author
+    assert 'command: "echo hi | wc -c"' in fixed  # the unsafe rewrite is left to the author
     editor.change(URI, fixed, 2)
     remaining = editor.diagnostics(URI)
     assert [d.code for d in remaining] == ["NIKA-PARSE-019"]

@@ -213,9 +213,13 @@ def test_random_line_edits_give_what_a_fresh_check_gives(monkeypatch: pytest.Mon
     real = IncrementalDocument._compile
 
     def counting(
-        self: IncrementalDocument, src: SourceText, base_dir: str | None, roots: tuple[str, ...] | None = None
+        self: IncrementalDocument,
+        src: SourceText,
+        base_dir: str | None,
+        roots: tuple[str, ...] | None = None,
+        buffers: Any = None,
     ) -> Any:
-        done = real(self, src, base_dir, roots)
+        done = real(self, src, base_dir, roots, buffers)
         engaged.append(done is not None)
         return done
 
@@ -270,11 +274,13 @@ def test_two_threads_asking_for_one_version_share_one_analysis(monkeypatch: pyte
     release = threading.Event()
     real = documents.analyze_source
 
-    def slow(uri: str, src: SourceText, version: int | None, incremental: Any = None, folders: Any = ()) -> Any:
+    def slow(
+        uri: str, src: SourceText, version: int | None, incremental: Any = None, folders: Any = (), docs: Any = None
+    ) -> Any:
         calls.append(version)
         started.set()
         release.wait(5)
-        return real(uri, src, version, incremental, folders)
+        return real(uri, src, version, incremental, folders, docs)
 
     monkeypatch.setattr(documents, "analyze_source", slow)
     docs = Documents()
@@ -323,8 +329,9 @@ def test_an_analysis_overtaken_by_an_edit_is_still_the_last_good_one(monkeypatch
         base: str | None = None,
         version: int | None = None,
         roots: tuple[str, ...] | None = None,
+        buffers: Any = None,
     ) -> Any:
-        done = real(self, src, base, version, roots)
+        done = real(self, src, base, version, roots, buffers)
         docs.set(uri, v3, 3)  # the next edit lands while this analysis runs
         return done
 

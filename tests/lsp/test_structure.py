@@ -13,7 +13,8 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from nika_lsp.documents import analyze
-from nika_lsp.features.outline import TOKEN_TYPES, classify, symbol_information
+from nika_lsp.features.outline import symbol_information
+from nika_lsp.features.tokens import TOKEN_TYPES, classify
 
 URI = "file:///tmp/nika-test/structure.nika.yaml"
 DOC = """nika: v1

@@ -196,10 +196,24 @@ def test_failure_budget_three_failed_tool_calls(run):
     r = rec(result)
     assert r.agent["stop_reason"] == "failure-budget"
     assert r.agent["failed_tool_calls"] == 3
-    assert r.error["code"] == "NIKA-BUILTIN-001"  # the last tool error's own code
+    # the model's arguments broke the tool's static contract: a check-phase code is never the run's
+    # verdict on the workflow, so the agent fails as a stuck loop, the tool's code in details
+    assert r.error["code"] == "NIKA-AGENT-001"
+    assert r.error["details"]["tool_code"] == "NIKA-BUILTIN-001"
     assert fake.count == 3
     fed_back = next(m for m in fake.seen[1].body["messages"] if m["role"] == "tool")
     assert "workflow_yaml" in json.loads(fed_back["content"])["error"]["message"]
+
+
+def test_a_failure_budget_keeps_a_run_code_of_the_last_tool_error():
+    """A tool failure the run raises (a network error) stays the agent's code: retry can route on it."""
+    from runtime.agent import stops
+    from runtime.errors import TaskError
+
+    fetch = stops.failure_budget(3, "nika:fetch", TaskError("NIKA-BUILTIN-FETCH-001", "503", transient=True))
+    assert fetch.error is not None and fetch.error.code == "NIKA-BUILTIN-FETCH-001"
+    args = stops.failure_budget(3, "nika:fetch", TaskError("NIKA-VAR-005", "bad jq"))
+    assert args.error is not None and args.error.code == "NIKA-AGENT-001"
 
 
 def test_executed_duplicate_refused_then_stops(run):

@@ -101,7 +101,7 @@ def test_a_provider_without_a_reasoning_parameter_is_refused_before_the_call(run
         result = run(thinking_wf("groq/llama", "{ budget_tokens: 1000 }"), engine_env=ENV["groq"](fake.url))
     err = result.tasks["t"].error
     assert err["code"] == "NIKA-IMPL-002" and "`groq`" in err["message"] and "infer.thinking" in err["message"]
-    assert err["details"] == {"provider": "groq", "field": "thinking"}
+    assert err["details"] == {"feature": "thinking", "provider": "groq", "field": "thinking"}
     assert fake.count == 0
 
 

@@ -2,7 +2,7 @@
 
 NEP-0010 / spec 01 §run: `run: { entropy: { seeded: N }, clock: virtual }` promises byte-identical
 journals. This build draws ids and timestamps from the ambient clock, so `nika run` refuses such a
-workflow before any effect with a "not available in this build" error (NIKA-IMPL-002).
+workflow before any effect with a "this build of nika does not implement" error (NIKA-IMPL-002).
 """
 
 from __future__ import annotations
@@ -33,5 +33,5 @@ tasks:
     out, err = io.StringIO(), io.StringIO()
     code = run_command(str(wf), trace_dir=str(tmp_path / "traces"), out=out, err=err)
     assert code == 2, err.getvalue()
-    assert "not available in this build" in err.getvalue()
+    assert "this build of nika does not implement" in err.getvalue() and "[NIKA-IMPL-002]" in err.getvalue()
     assert not (tmp_path / "out").exists()

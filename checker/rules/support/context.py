@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cached_property
 
+from checker.core.buffers import Buffers
 from checker.core.memo import RuleMemo
 from checker.core.records import record
 from checker.core.source import SourceText, Span
@@ -32,6 +33,7 @@ class RuleContext:
     base_dir: str | None = None  # the working directory relative paths resolve from (02)
     roots: tuple[str, ...] | None = None  # the only folders files may be read from (language server)
     memo: RuleMemo | None = None  # results kept across versions of the document (language server)
+    buffers: Buffers | None = None  # open editors' unsaved texts of other files (language server)
 
     def locate(self, path: str, *, beside: bool = True) -> str | None:
         """The file a path the workflow names points to (:func:`checker.core.paths.resolve_inside`;

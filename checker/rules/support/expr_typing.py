@@ -83,6 +83,10 @@ class Typer:
         self.wf = wf
         self._memo: dict[tuple[str, str, str], Type] = {}
         self._busy: set[tuple[str, str, str]] = set()
+        # What the types found so far were read from: task ids, and "" for the envelope's
+        # declarations (the language server's memo keys a site's verdict on them).
+        self.reads: set[str] = set()
+        self._reads_of: dict[tuple[str, str, str], set[str]] = {}
 
     # -- entry points ----------------------------------------------------------------------------
 
@@ -118,6 +122,7 @@ class Typer:
         if isinstance(obj, Ident):
             root = obj.name
             if root in ("inputs", "config", "const"):
+                self.reads.add("")
                 return self._once(("decl", root, name), lambda: self._declared(root, name))
             if root == "with":
                 return self._binding(task, name) if where in WITH_ALLOWED and task is not None else UNKNOWN
@@ -141,6 +146,7 @@ class Typer:
         return t
 
     def _task_field(self, producer: str, name: str) -> Type:
+        self.reads.update((producer, ""))  # its task, and the envelope's `types:` its `returns:` names
         p = self.wf.tasks.get(producer)
         if p is None:
             return UNKNOWN
@@ -159,6 +165,7 @@ class Typer:
         return UNKNOWN  # an `output:` jq binding: its value is the program's
 
     def _binding(self, task: str, name: str) -> Type:
+        self.reads.add(task)
         t = self.wf.tasks.get(task)
         b = t.binding(name) if t is not None else None
         if t is None or b is None:
@@ -167,6 +174,7 @@ class Typer:
         return self._once(("with", task, name), lambda: self._value(b.value, frame))
 
     def _item(self, task: str) -> Type:
+        self.reads.add(task)
         t = self.wf.tasks.get(task)
         if t is None or t.for_each is None:
             return UNKNOWN
@@ -175,14 +183,18 @@ class Typer:
 
     def _once(self, key: tuple[str, str, str], make: Any) -> Type:
         if key in self._memo:
+            self.reads |= self._reads_of[key]
             return self._memo[key]
         if key in self._busy:  # a binding that reads itself through another: left to its own rule
             return UNKNOWN
         self._busy.add(key)
+        outer, self.reads = self.reads, set()
         try:
             out = self._memo[key] = make()
         finally:
             self._busy.discard(key)
+            inner = self._reads_of[key] = self.reads
+            self.reads = outer | inner
         return out
 
     def value_type(self, v: Value, frame: Frame) -> Type:

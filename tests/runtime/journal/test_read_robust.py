@@ -80,3 +80,42 @@ def test_a_torn_or_flipped_real_journal_reads(tmp_path: Path, cut: int, flip: in
     assert view.frames + len(view.torn_lines) <= 17
     show_text(view)
     peek_run(path)
+
+
+def test_a_frame_nested_past_the_json_reader_is_read_by_every_reader(tmp_path: Path) -> None:
+    """One frame reader for all (`read_frame`): a well-chained journal whose frame holds a value
+    nested 100 000 deep (a raw field value, and a serialized `outputs` string) is read by the fold,
+    the retention look, `show`/`outputs`/`diff` and `--resume` without a RecursionError, and the
+    verifier says it saw the frame without decoding it."""
+    from runtime.durable.resume_index import _verified_frames
+    from runtime.journal.write import Journal
+
+    deep = "[" * 100_000 + "]" * 100_000
+    j = Journal(tmp_path / "src")
+    j.append("workflow_started", [("workflow", "w"), ("trace_format", 2)])
+    j.append("task_started", [("task", "a"), ("note", "invoke · nika:log")])
+    j.append("tool_invoked", [("task", "a"), ("message", "MARK")])
+    j.append("task_completed", [("task", "a"), ("output", "null"), ("duration_ms", 1.0)])
+    j.append("workflow_completed", [("workflow", "w"), ("state", "success"), ("outputs", deep)])
+    j.close()
+    assert j.path is not None
+    # re-chain after planting a raw deep value where the writer wrote a string (the writer never would)
+    import hashlib
+
+    lines = j.path.read_bytes().split(b"\n")[:-1]
+    lines[2] = lines[2].replace(b'"MARK"', deep.encode())
+    for i in range(1, len(lines)):
+        lines[i] = lines[i][:10] + hashlib.sha256(lines[i - 1]).hexdigest().encode() + lines[i][74:]
+    path = tmp_path / "deep.ndjson"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    view = read_run(path)
+    assert view.deep_lines == [3] and view.state == "success" and view.torn_lines == []
+    assert view.outputs == deep  # too deep to read back: kept as the text it was written as
+    peek_run(path)
+    show_text(view)
+    outputs_text(view)
+    diff_runs(view, view)
+    verdict = verify(path.read_bytes())
+    assert verdict["verdict"] == "finding" and "nests too deeply" in verdict["problems"][0]["problem"]
+    assert [f.get("kind") for f in _verified_frames("deep.ndjson", path.read_bytes())][2] == "tool_invoked"
