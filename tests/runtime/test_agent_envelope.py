@@ -166,8 +166,8 @@ def test_large_arguments_are_sent_once_then_fingerprinted(run):
 
 def test_a_run_wall_clock_stops_an_agent_without_timeout(run):
     slow = openai(calls=[compose(2)])
-    slow.delay_s = 3.0
-    clock = json.dumps({"loop": "500ms", "*": "10m"})  # per task, by id
+    slow.delay_s = 60.0  # far past the clock: only a cut ends this call
+    clock = json.dumps({"loop": "3s", "*": "10m"})  # per task, by id
     with serve([slow, openai("late")]) as fake:
         result = run(
             wf('      prompt: "go"\n      tools: ["nika:compose"]'),
@@ -239,7 +239,8 @@ def test_a_call_in_flight_at_the_deadline_is_journaled_as_cut(run, clock: str):
     """The task's `timeout:` (the run cancels the loop) and the loop's own wall clock (it times
     itself out) both leave a `cut` frame for the call that never returned, and the record says why."""
     seen: list[EffectCall] = []
-    extra, more = ('timeout: "500ms"', {}) if clock == "task" else ("", {"NIKA_AGENT_TIMEOUT": "500ms"})
+    # 3 s: time for the call to reach the executor even on a loaded machine (it stalls there)
+    extra, more = ('timeout: "3s"', {}) if clock == "task" else ("", {"NIKA_AGENT_TIMEOUT": "3s"})
     with serve([openai("never")]) as fake:
         result = run(
             wf('      prompt: "go"\n      tools: ["nika:compose"]', task_extra=extra),
