@@ -42,6 +42,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
 # the fake model servers and the raw LSP client of the tests
@@ -88,7 +89,9 @@ def sse_line(rounds: int) -> tuple[float, float]:
 
     def read(step: int) -> float:
         class Resp:
-            async def aiter_bytes(self):  # type: ignore[no-untyped-def]
+            headers: ClassVar[dict[str, str]] = {}
+
+            async def aiter_raw(self):  # type: ignore[no-untyped-def]
                 for i in range(0, len(line), step):
                     yield line[i : i + step]
 

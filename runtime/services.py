@@ -33,6 +33,8 @@ class Services:
         self.env = dict(env)
         self.workdir = workdir
         self.secret_values = secret_values if secret_values is not None else set()
+        # name -> runtime.net.egress.Held: the declared secrets resolved so far, with their egress rules
+        self.held: dict[str, Any] = {}
         self._providers: dict[str, Provider] = {}
         self._http: Any = None
         self.mcp_config = mcp_config if mcp_config is not None else snapshot(workdir, self.env)
@@ -61,11 +63,13 @@ class Services:
             import httpx
 
             from runtime.guard import limits
+            from runtime.net.decode import ACCEPT_ENCODING
 
             self._http = httpx.AsyncClient(
                 timeout=httpx.Timeout(limits.CLOUD_CALL_TIMEOUT_S, connect=limits.CONNECT_TIMEOUT_S),
                 follow_redirects=False,
                 trust_env=False,
+                headers={"accept-encoding": ACCEPT_ENCODING},  # the codings the one bounded decoder reads
             )
         return self._http
 

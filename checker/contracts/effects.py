@@ -39,6 +39,7 @@ __all__ = [
     "canonical_path",
     "code_bearing",
     "dangerous_env",
+    "egress_admits",
     "floor_reason",
     "is_exact_loopback",
     "is_reentry",
@@ -219,6 +220,26 @@ def url_host(url: str) -> str | None:
     if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
         return None
     return canonical_host(host) if host else None
+
+
+def egress_admits(
+    to: str | None, host: str | None, from_self: bool, sink: str, dest: str | None, self_host: str | None = None
+) -> bool:
+    """Whether one ``egress:`` rule (``to``, ``host`` / ``host_from_self``) sanctions sending its
+    secret to ``sink`` at the canonical host ``dest`` (01 §egress ① confidentiality: the sink id
+    equals ``to:``; ② integrity: ``host:`` equals the destination host, or ``host_from_self`` and
+    the destination is the secret's own URL, whose host is ``self_host``; a rule with neither, or a
+    sink with no addressable host (``dest`` ``None``), leaves it to ①). The checker asks it of a
+    literal destination, the runtime's egress judge of every request about to leave."""
+    if to != sink:
+        return False
+    if dest is None:
+        return True
+    if host is not None:
+        return canonical_host(host) == dest
+    if from_self:
+        return self_host is not None and self_host == dest
+    return True
 
 
 def url_path(url: str) -> str:

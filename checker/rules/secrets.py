@@ -66,7 +66,7 @@ def _rule_holds(
     if rule.host is not None:
         if dest_host is None:
             return True  # a computed destination: the host is checked at run time
-        if effects.canonical_host(str(rule.host)) != dest_host:
+        if not effects.egress_admits(rule.to, str(rule.host), False, str(rule.to), dest_host):
             return False
         host = dest_host
     elif rule.host_from_self:

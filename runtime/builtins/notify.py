@@ -2,8 +2,10 @@
 
 ``webhook`` posts ``{message, severity, data?}``; ``slack`` and ``discord`` post their webhook
 formats with the message neutralised as text (no mentions, no markup). All three ride the fetch
-client (:mod:`runtime.net.client`): the SSRF floor, lifted by the same ``NIKA_FETCH_ALLOW_PRIVATE``,
-and the target judged against ``permits.net.http``. ``email`` goes over SMTP to the relay the
+client (:mod:`runtime.net.client`): the one URL parser, the SSRF floor (lifted by the same
+``NIKA_FETCH_ALLOW_PRIVATE``), the target judged against ``permits.net.http`` and every hop by the
+egress judge (a secret in the message or the target goes only where its ``egress:`` sanctions
+``nika:notify``), under the network deadline. ``email`` goes over SMTP to the relay the
 engine configuration names (:mod:`runtime.net.mail`). ``sms`` has no carrier gateway in this
 build: NOTIFY-001, like any channel the engine has not configured.
 
@@ -20,6 +22,7 @@ from typing import Any
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import arg
 from runtime.errors import TaskError
+from runtime.net import url as urls
 from runtime.net.client import CODE as FETCH_FAILED
 from runtime.net.client import request
 
@@ -62,12 +65,19 @@ async def notify(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     if channel == "email":
         from runtime.net.mail import send_email
 
-        await send_email(env, args.get("target"), message, severity, args.get("data"), "data" in args)
+        trusted = "target" in (ctx.extra.get("trusted") or ())  # written in the file (spec 10 integrity)
+        await send_email(env, args.get("target"), message, severity, args.get("data"), "data" in args, trusted)
         return None
     target = args.get("target") or env.get(_DEFAULT_TARGET.get(channel, ""), "")
     if not isinstance(target, str) or not target:
         hint = f" (or set {_DEFAULT_TARGET[channel]} in the engine configuration)" if channel in _DEFAULT_TARGET else ""
         raise unconfigured(channel, f"`channel: {channel}` needs a `target:` URL{hint}")
+    try:
+        urls.parse(target)  # the one URL parser: a malformed target is this channel's own refusal
+    except TaskError as e:
+        if e.code != FETCH_FAILED:
+            raise  # not http(s): NIKA-SEC-004, as a fetch URL
+        raise unconfigured(channel, f"`target:` {e.message}") from None
     judge_url = ctx.extra.get("judge_url")
     if judge_url is not None:
         judge_url(target)  # permits.net.http judges the target like a fetch URL

@@ -172,6 +172,8 @@ def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None
         return
     ref = {"trace": path.name, "line": n, "frame": (frame.get("id") or {}).get("uuid")}
     if kind in ("task_completed", "task_cache_hit") and f.get("index") is None:
+        if f.get("output_masked") is True:
+            index.notes.append(f"`{tid}` runs again: its journaled output carries a masked secret, not its value")
         if all(isinstance(f.get(k), str) for k in RESUME_FIELDS) and "output" in f:
             index.completed[tid] = {**{k: f[k] for k in RESUME_FIELDS}, "output": parsed_field(f["output"]), "ref": ref}
     elif kind in ("checkpoint_written", "task_cache_hit") and isinstance(f.get("iteration_hash"), str):

@@ -35,7 +35,15 @@ from typing import Any
 from checker.core.records import replace
 from runtime.engine import dask_worker
 from runtime.engine.dask_batch import Collector, Submitter
-from runtime.engine.dask_wire import effect_result, provider_env, tool_env, version_mismatch
+from runtime.engine.dask_wire import (
+    TLS_HOWTO,
+    clear_text,
+    effect_result,
+    provider_env,
+    shipped_secrets,
+    tool_env,
+    version_mismatch,
+)
 from runtime.engine.executor import (
     EFFECT_DEADLINE,
     PROVIDER_TOOLS,
@@ -233,6 +241,9 @@ class DaskExecutor:
 
     async def remote(self, call: EffectCall, payload: dict[str, Any], workers: list[str] | None = None) -> EffectResult:
         """Perform ``payload`` on a worker (one of ``workers`` only, when given) and read its record."""
+        refused = await self._ship(call, payload)
+        if refused is not None:
+            return EffectResult(None, refused)
         kind = payload["kind"]
         key = payload["key"] = f"nika-{kind}-{call.task_id}-{uuid.uuid4().hex[:12]}"
         assigned: list[str] = []
@@ -278,6 +289,29 @@ class DaskExecutor:
             on_worker(result.worker)
         self._event(call.task_id, "dask_effect", kind, result.worker or "", result.duration_ms)
         return result
+
+    async def _ship(self, call: EffectCall, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Ready ``payload`` for the wire: the secrets it carries travel with their egress rules
+        (``held``: the worker's egress judge) and are remembered for the driver's redactor; refused
+        (an error record, nothing sent) when they would cross the network in clear."""
+        services = getattr(self.host, "services", None)
+        found, keys = shipped_secrets(payload, getattr(services, "held", {}).values())
+        payload["held"] = tuple(found)
+        for name in keys if services is not None else ():
+            services.remember_secret(payload["env"][name])
+        if not (found or keys):
+            return None
+        workers = await asyncio.to_thread(self.session.worker_addresses)
+        why = clear_text(self.session.address, workers)
+        if why is None:
+            return None
+        what = f"secret `{found[0].name}`" if found else f"the engine's `{keys[0]}`"
+        return {
+            "code": "NIKA-SEC-004",
+            "message": f"{what} would cross to the Dask cluster in clear ({why}): {TLS_HOWTO}",
+            "transient": False,
+            "details": {"plane": "dask", "gate": self.session.address, "task": call.task_id},
+        }
 
     def _event(self, tid: str, phase: str, kind: str, worker: str, duration_ms: float | None = None) -> None:
         """Where an effect runs (``dask_assigned``, when a worker starts it) and ran (``dask_effect``)."""

@@ -4,6 +4,9 @@ into an :class:`~runtime.engine.executor.EffectResult`, and a Dask failure as th
 
 from __future__ import annotations
 
+import ipaddress
+import pickle
+from collections.abc import Iterable
 from typing import Any
 
 from runtime.engine.dask_worker import LOST_CODE
@@ -17,7 +20,10 @@ def provider_env(model: str, engine_env: Any) -> dict[str, str]:
 
     pid = model.partition("/")[0]
     info = contracts.providers().get(pid)
+    from runtime.guard.limits import PROVIDER_DEADLINE_VAR
+
     names = [f"NIKA_{pid.upper()}_BASE_URL", f"NIKA_{pid.upper()}_API_KEY", *(info.env_vars if info else ())]
+    names.append(PROVIDER_DEADLINE_VAR)
     if pid == "mock":  # the configured and scripted mocks read their fixtures from engine variables
         from runtime.providers.mock_configured import ENGINE_VARS
 
@@ -84,3 +90,56 @@ def lost_error(status: str, exc: Any) -> dict[str, Any]:
         "transient": False,
         "details": {"dask": name},
     }
+
+
+# Engine variables whose values are credentials (a provider's key, the SMTP password): what crosses
+# the wire with an effect that counts as a secret for :func:`clear_text`.
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_PASSWORD", "_SECRET")
+TLS_HOWTO = (
+    "configure TLS for the cluster (the dask configuration `distributed.comm.require-encryption: true` "
+    "with `distributed.comm.tls.ca-file`, `distributed.comm.tls.client.cert` and `distributed.comm.tls.client.key`, "
+    "and the scheduler's and workers' own certificates) and join it at tls://HOST:PORT, or keep the scheduler and "
+    "its workers on this machine"
+)
+
+
+def clear_text(scheduler: str, workers: Iterable[str]) -> str | None:
+    """Why what an effect carries would cross the network unencrypted on this cluster, or ``None``:
+    a ``tls://`` scheduler encrypts every connection of the cluster; otherwise the scheduler and
+    every worker must be on loopback (``inproc://`` is in process)."""
+    if scheduler.startswith("tls://"):
+        return None
+    for address in (scheduler, *workers):
+        scheme, sep, rest = address.partition("://")
+        if not sep:
+            scheme, rest = "tcp", address
+        if scheme == "inproc":
+            continue
+        host = rest.rsplit(":", 1)[0].strip("[]") if ":" in rest else rest
+        if not _loopback(host):
+            what = "the Dask scheduler" if address == scheduler else "the Dask worker"
+            return f"{what} at {address} is not on loopback and the connection is not TLS"
+    return None
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def shipped_secrets(payload: dict[str, Any], held: Iterable[Any]) -> tuple[list[Any], list[str]]:
+    """The held secrets (``runtime.net.egress.Held``) whose value is in ``payload`` as it will be
+    pickled for the wire, and the credential engine variables it carries by name."""
+    try:
+        blob = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):  # what only Dask's own serializer takes
+        import cloudpickle
+
+        blob = cloudpickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    found = [h for h in held if h.value.encode("utf-8", "surrogatepass") in blob]
+    keys = sorted(n for n, v in (payload.get("env") or {}).items() if v and n.upper().endswith(SECRET_SUFFIXES))
+    return found, keys

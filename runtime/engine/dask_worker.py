@@ -185,6 +185,12 @@ async def _effect(
 ) -> tuple[Any, tuple[int | None, int | None, str | None]]:
     kind = payload["kind"]
     none: tuple[int | None, int | None, str | None] = (None, None, None)
+    if payload.get("timeout_s") is not None:  # the task's `timeout:` governs its network reads, as in the driver
+        import time
+
+        from runtime.engine.executor import EFFECT_DEADLINE
+
+        EFFECT_DEADLINE.set((time.monotonic() + float(payload["timeout_s"]), int(payload.get("timeout_ms") or 0)))
     if kind == "exec":
         from runtime.tools.process_runner import run_process
 
@@ -218,7 +224,11 @@ async def _model(payload: dict[str, Any]) -> tuple[Any, tuple[int | None, int | 
     from runtime.services import Services
 
     call = payload["call"]
+    from runtime.engine.executor import effect_sink
+    from runtime.net import egress
+
     services = Services(payload["env"], Path(payload["workdir"]))
+    egress.CURRENT.set(egress.Carrier(effect_sink(call), tuple(payload.get("held") or ())))
     try:
         provider, name = services.provider_for(call.model)
         response = await provider.complete(name, call.request)
@@ -235,9 +245,18 @@ async def _builtin(payload: dict[str, Any], witness: list[dict[str, Any]], event
     tid = call.task_id
     workdir = Path(payload["workdir"])
     boundary = grant_boundary(payload["grant"], workdir, witness)
+    from runtime.engine.executor import effect_sink
+    from runtime.net import egress
+
     extra: dict[str, Any] = {}
     if call.net:  # a client of its own; the SSRF allowance and the URL judge for every redirect hop
-        extra = {"env": payload["env"], "judge_url": lambda url: boundary.check_url(tid, url, inert=call.inert)}
+        extra = {
+            "env": payload["env"],
+            "judge_url": lambda url: boundary.check_url(tid, url, inert=call.inert),
+            "trusted": call.trusted,
+        }
+    held = tuple(payload.get("held") or ())  # the secrets the driver found in this effect, with their egress
+    egress.CURRENT.set(egress.Carrier(effect_sink(call), held, lambda hop: boundary.check_egress(tid, hop)))
     ctx = builtins.BuiltinContext(
         workdir=workdir,
         resolve_read=lambda p: boundary.resolve(tid, p, "read"),

@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,6 +49,7 @@ from runtime.engine.events import EventSink
 from runtime.engine.records import now_iso
 from runtime.errors import TaskError
 from runtime.guard.permits import Boundary
+from runtime.net import egress
 from runtime.services import Services
 
 if TYPE_CHECKING:
@@ -70,6 +72,7 @@ class ToolEffect:
     interactive: bool = False  # a human may answer `nika:prompt`
     net: bool = False  # the tool reaches the network (gets the HTTP client and the URL judge)
     inert: bool = False  # the task is `inert:` (fetched content is never executable)
+    trusted: tuple[str, ...] = ()  # the arguments trusted in spec 10's sense (literal, const, secrets)
 
 
 @record
@@ -175,17 +178,29 @@ class LocalExecutor:
             from runtime.tools.process_runner import run_process
 
             return await run_process(call.call), none
+        if isinstance(call, ModelEffect | ToolEffect):  # the egress judge of every request it sends
+            host = self.host
+            judge = partial(host.boundary.check_egress, call.task_id)
+            carrier = egress.Carrier(effect_sink(call), tuple(host.services.held.values()), judge)
+            token = egress.CURRENT.set(carrier)
+            try:
+                return await self._perform_carried(call)
+            finally:
+                egress.CURRENT.reset(token)
+        if isinstance(call, McpEffect):
+            from runtime.tools.mcp_client import call_mcp_tool
+
+            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
+        raise TypeError(f"not an effect: {type(call).__name__}")
+
+    async def _perform_carried(self, call: ModelEffect | ToolEffect) -> tuple[Any, Usage]:
         if isinstance(call, ModelEffect):
             provider, name = self.host.services.provider_for(call.model)
             response = await self._complete(provider, name, call)
             output = response.record() if call.turn else response.value
             usage = (response.tokens_in, response.tokens_out, response.finish_reason, response.thinking_tokens)
             return output, usage
-        if isinstance(call, McpEffect):
-            from runtime.tools.mcp_client import call_mcp_tool
-
-            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
-        return await self._builtin(call), none
+        return await self._builtin(call), (None, None, None, None)
 
     async def _complete(self, provider: Any, name: str, call: ModelEffect) -> Any:
         """One model call; streamed, its pieces as ``infer_chunk`` events, when the run has a live
@@ -212,6 +227,7 @@ class LocalExecutor:
                 "http": host.services.http(),
                 "env": host.engine_env,
                 "judge_url": lambda url: host.boundary.check_url(tid, url, inert=call.inert),
+                "trusted": call.trusted,
             }
         if call.tool == "nika:prompt" and host.gate is not None:
             extra["gate"] = host.gate
@@ -227,6 +243,14 @@ class LocalExecutor:
             extra=extra,
         )
         return await builtins.call(call.tool, dict(call.args), ctx, computed=call.computed)
+
+
+def effect_sink(call: ModelEffect | ToolEffect) -> str:
+    """The sink id an effect's requests go to, as ``egress[].to:`` names it (01 §egress): the tool
+    id, or the provider-egress sink of a model call (``agent`` for an agent's turn)."""
+    if isinstance(call, ModelEffect):
+        return "agent" if call.turn else "infer"
+    return call.tool
 
 
 EXECUTORS: dict[str, ExecutorFactory] = {"local": LocalExecutor}

@@ -73,8 +73,11 @@ def settled_fields(self: Run, rec: TaskRecord) -> Fields:
         fields.append(("recovered_from", rec.recovered_from["code"]))
         payload["recovered_from"] = rec.recovered_from["code"]
     fields.append(("outcome", compact({"class": rec.status, "payload": payload})))
-    if rec.input_hash is not None and resumable(self, rec, out):  # ADR-099 §1: what `--resume` matches
+    whole = resumable(self, rec, out)  # False: the output carries a masked secret
+    if rec.input_hash is not None and whole:  # ADR-099 §1: what `--resume` matches
         fields += [("definition_hash", rec.definition_hash), ("input_hash", rec.input_hash)]
+    if not whole:
+        fields.append(("output_masked", True))  # a resume runs it again, and says so (resume_index)
     if rec.cost_usd is not None or not rec.cost_known:
         fields.append(("cost_usd", rec.cost_usd if rec.cost_known else None))
     return fields

@@ -99,10 +99,12 @@ class Run:
         self.task_views: dict[str, dict[str, Any]] = {}
         self.engine_env = dict(o.engine_env if o.engine_env is not None else os.environ)
         self.engine_env = with_project_allowance(self.engine_env, compiled.source.path, self.boundary)
-        secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir)
+        self.held: dict[str, Any] = {}  # the resolved secrets with their egress rules (runtime.net.egress)
+        secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir, self.held)
         self.base = base_scope(self.wf, inputs, secrets, self.task_views)
         self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = self.make_services()
+        self.services.held = self.held
         self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
         self.sink.annotate = self.meter.annotate
         self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for

@@ -17,12 +17,21 @@ SECRET_SOURCES = frozenset({"env", "file", "vault"})
 
 
 class Secrets(Mapping[str, Any]):
-    """``secrets.X``: resolved when read (:mod:`runtime.guard.secrets`), remembered for redaction."""
+    """``secrets.X``: resolved when read (:mod:`runtime.guard.secrets`), remembered for redaction
+    and, with its ``egress:`` rules, for the egress judge (``held``: :mod:`runtime.net.egress`)."""
 
-    def __init__(self, wf: Workflow, engine_env: Mapping[str, str], remembered: set[str], workdir: Path) -> None:
+    def __init__(
+        self,
+        wf: Workflow,
+        engine_env: Mapping[str, str],
+        remembered: set[str],
+        workdir: Path,
+        held: dict[str, Any] | None = None,
+    ) -> None:
         self._decl = {s.name: s for s in wf.secrets}
         self._env = engine_env
         self._remembered = remembered
+        self._held = held if held is not None else {}
         self._workdir = workdir
         self._values: dict[str, str] = {}
 
@@ -35,9 +44,11 @@ class Secrets(Mapping[str, Any]):
                 "secret-source", f"secret source `{s.source}` is not available in this build of nika", source=s.source
             )
         from runtime.guard.secrets import resolve
+        from runtime.net.egress import Held, rules_of
 
         value = resolve(s, self._env, self._workdir)
         self._remembered.add(value)
+        self._held[key] = Held(key, value, rules_of(s))  # what the egress judge decides it by
         self._values[key] = value
         return value
 

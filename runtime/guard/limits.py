@@ -91,6 +91,10 @@ SILENT_CONNECTION_CEILING_S = 600.0
 # (stdlib/providers-v0.1.md: without a `timeout:` a stream has no total deadline, only this guard);
 # a local server's stream gets LOCAL_CALL_TIMEOUT_S, room for a long prompt before the first token.
 STREAM_IDLE_TIMEOUT_S = 120.0
+# Ours: an engine setting (the engine's environment) that bounds every provider call without a
+# `timeout:` in total, streamed or not; unset, the class defaults above hold and a stream has only
+# its idle guard, as stdlib/providers-v0.1.md §Transport deadline says.
+PROVIDER_DEADLINE_VAR = "NIKA_PROVIDER_DEADLINE_S"
 # heuristic: the largest reply body we read; a bigger one fails as a provider error, not a hang.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 # heuristic: `max_tokens` when the workflow gives none and the wire requires one (Anthropic).

@@ -18,11 +18,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from checker.contracts import effects
 from checker.contracts.effects import boundary_of
 from checker.model.workflow import Permits
 from runtime.errors import TaskError
+
+if TYPE_CHECKING:
+    from runtime.net.egress import Hop
 
 SEC = "NIKA-SEC-004"
 
@@ -210,6 +214,24 @@ class Boundary:
                 artifact_class=cls,
             )
         self._say(task, "net", host, True, "permits.net.http grants the host")
+
+    def check_egress(self, task: str, hop: Hop) -> None:
+        """The egress judge (:func:`runtime.net.egress.refusal`) on one request about to leave,
+        witnessed: a hop that carries a secret is journaled allowed or refused; one that carries
+        none passes unwitnessed (``permits.net.http`` already witnessed its host)."""
+        from runtime.net import egress
+
+        if not hop.carried:
+            return
+        names = ", ".join(f"`{h.name}`" for h, _ in hop.carried)
+        gate = f"{hop.sink} → {hop.host}"
+        found = egress.refusal(hop)
+        if found is not None:
+            held, why = found
+            err = egress.denial(hop, held, why)
+            self._say(task, "egress", gate, False, why)
+            raise err
+        self._say(task, "egress", gate, True, f"the `egress:` of {names} sanctions `{hop.sink}` at `{hop.host}`")
 
     # -- file system -------------------------------------------------------------------------
 

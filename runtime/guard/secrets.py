@@ -4,8 +4,9 @@ expanded, relative paths from the working directory) or ``vault`` (the local nik
 :mod:`runtime.guard.vault`). The caller remembers the value for the one redactor (:mod:`runtime.guard.redact`).
 
 A file's one trailing newline is dropped (``echo value > file`` writes one); any other newline is
-part of the value. An empty value, a missing file or key, and a file over 1 MiB fail as
-NIKA-VAR-001 naming the secret and where it was looked for, never the value.
+part of the value. An empty value, a value shorter than four characters (the redactor masks by
+value, :data:`runtime.guard.redact.MIN_SECRET_CHARS`), a missing file or key, and a file over 1 MiB
+fail as NIKA-VAR-001 naming the secret and where it was looked for, never the value.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import TaskError
+from runtime.guard.redact import MIN_SECRET_CHARS
 
 CODE = "NIKA-VAR-001"
 MAX_FILE_BYTES = 1024 * 1024
@@ -40,6 +42,14 @@ def resolve(decl: Any, env: Mapping[str, str], workdir: Path) -> str:
         raise _missing(decl.name, f"has an unknown source `{source}`")
     if value == "":
         raise _missing(decl.name, f"resolves to an empty value (source `{source}`)", source=source)
+    if len(value) < MIN_SECRET_CHARS:
+        raise _missing(
+            decl.name,
+            f"resolves to a value of {len(value)} character{'s' if len(value) > 1 else ''} (source `{source}`): the "
+            f"engine masks secrets by value and refuses one shorter than {MIN_SECRET_CHARS} characters, which it "
+            "could not mask without masking unrelated text; use a longer value",
+            source=source,
+        )
     return value
 
 

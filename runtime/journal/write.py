@@ -168,7 +168,7 @@ class Journal:
         fields = [(k, v if v.__class__ in _FLAT else _recordable(v)) for k, v in fields]
         redact = self.redact
         if redact is not None and not getattr(redact, "idle", False):
-            fields = [(k, redact(v)) for k, v in fields]
+            fields = [(k, v if _engine_identifier(k) else redact(v)) for k, v in fields]
         uuid, ts = uuid7(), time.time_ns()
         line = encode_frame(self.head, fields, uuid, kind, self.run_id, ts)
         self.head = hashlib.sha256(line).hexdigest()
@@ -192,6 +192,14 @@ class Journal:
                 os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+
+
+def _engine_identifier(key: str) -> bool:
+    """A field the redactor leaves alone: a task id (a name written in the workflow file) or a
+    digest the engine computed (``*_hash``: runtime.journal.task_hash keeps every secret value out
+    of them). Neither is derived from a resolved secret, and masking one would break what reads it
+    (the resume index, the trace readers)."""
+    return key == "task" or key.endswith("_hash")
 
 
 _FLAT = frozenset({str, int, float, bool, type(None)})  # nothing nests inside: :func:`_recordable` is not asked

@@ -1,11 +1,14 @@
 """The POST of the media providers, with their error ladder (stdlib §image_generate/§tts_generate):
 ``-003`` request failed (transient for 5xx/408/429, timeouts and connection failures, with
 ``details.status_code``), ``-005`` a content-policy refusal (never transient). The reply is read
-under one deadline and a size cap; a key is scrubbed from any body quoted back."""
+under one deadline and a size cap, through the one bounded decoder; a key is scrubbed from any body
+quoted back. A declared secret in the request goes only where its ``egress:`` sanctions the tool
+(the egress judge, :mod:`runtime.net.egress`)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,18 +47,23 @@ async def post(
     request is multipart (``body`` becomes its form fields), else ``body`` is sent as JSON."""
     import httpx
 
+    from runtime.net import egress
+    from runtime.net.decode import BodyRefused, decoded
+
     payload: dict[str, Any] = {"data": body, "files": files} if files is not None else {"json": body}
+    egress.judge_request(url, headers, json.dumps(body, ensure_ascii=False, default=str), "media")
     try:
         async with asyncio.timeout(t.timeout_s):
             async with http.stream(
                 "POST", url, headers=headers, params=params, timeout=t.timeout_s, **payload
             ) as reply:
-                chunks, size = [], 0
-                async for chunk in reply.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_REPLY:
-                        raise TaskError(f"{t.plane}-004", f"`{t.provider}` sent more than {MAX_REPLY} bytes")
-                    chunks.append(chunk)
+                chunks = []
+                try:
+                    async for chunk in decoded(reply, MAX_REPLY):  # the one bounded decoder
+                        chunks.append(chunk)
+                except BodyRefused as e:
+                    why = f"sent more than {MAX_REPLY} bytes" if e.limit is not None else e.why
+                    raise TaskError(f"{t.plane}-004", f"`{t.provider}` {why}") from None
                 data = b"".join(chunks)
                 status, kind = reply.status_code, reply.headers.get("content-type", "")
     except TimeoutError:

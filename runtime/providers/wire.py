@@ -73,7 +73,38 @@ class WireProvider(Provider):
     def _timeout(self, request: Request) -> float:
         if request.timeout_s is not None:
             return max(0.001, min(request.timeout_s, limits.SILENT_CONNECTION_CEILING_S))
+        configured = self._configured_deadline()
+        if configured is not None:
+            return configured
         return limits.LOCAL_CALL_TIMEOUT_S if self.endpoint.local else limits.CLOUD_CALL_TIMEOUT_S
+
+    def _configured_deadline(self) -> float | None:
+        """``NIKA_PROVIDER_DEADLINE_S``: the engine's total deadline for a provider call without a
+        ``timeout:``, streamed or not (unset: the provider class default above, and a stream has only
+        its idle guard, stdlib/providers-v0.1.md §Transport deadline)."""
+        raw = (getattr(self.services, "env", None) or {}).get(limits.PROVIDER_DEADLINE_VAR, "").strip()
+        if not raw:
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            value = 0.0
+        if not value > 0:
+            raise TaskError(
+                REFUSED,
+                f"{limits.PROVIDER_DEADLINE_VAR} must be a positive number of seconds, not {raw!r}",
+                details={"provider": self.id},
+            )
+        return value
+
+    def _judge(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> None:
+        """The egress judge (:mod:`runtime.net.egress`) on the request about to leave: a declared
+        secret in the prompt goes to a provider only where its ``egress:`` sanctions ``infer`` or
+        ``agent`` (the sink of this call). The engine's own key goes to the endpoint the engine
+        configuration names, which is not the workflow's to judge. Nothing follows a redirect here."""
+        from runtime.net import egress
+
+        egress.judge_request(url, headers, json.dumps(body, ensure_ascii=False), "infer")
 
     def _key_help(self) -> str:
         names = [f"NIKA_{self.id.upper()}_API_KEY", *self.endpoint.key_vars]
@@ -93,6 +124,7 @@ class WireProvider(Provider):
         client = self.services.http()
         timeout = self._timeout(request)
         host = httpx.URL(url).host or url
+        self._judge(url, headers, body)
         started = time.monotonic()
         try:
             async with asyncio.timeout(timeout):
@@ -118,7 +150,7 @@ class WireProvider(Provider):
                 TRANSIENT,
                 f"`{self.id}` did not answer within {timeout:g}s",
                 True,
-                {"provider": self.id},
+                {"provider": self.id, "deadline_s": timeout},
             ) from None
         except httpx.TransportError as exc:
             raise self._unreachable(host, exc) from None
@@ -146,9 +178,11 @@ class WireProvider(Provider):
         client = self.services.http()
         idle = self._idle_s()
         host = httpx.URL(url).host or url
+        self._judge(url, headers, body)
         started = time.monotonic()
         got = [0]
-        deadline = asyncio.timeout(request.timeout_s) if request.timeout_s is not None else contextlib.nullcontext()
+        total = request.timeout_s if request.timeout_s is not None else self._configured_deadline()
+        deadline = asyncio.timeout(total) if total is not None else contextlib.nullcontext()
         try:
             async with (
                 deadline,
@@ -183,6 +217,14 @@ class WireProvider(Provider):
                     f"`{self.id}` did not finish streaming within the task's remaining time ({took:.1f}s, "
                     f"{got[0]} bytes received)",
                     details={"provider": self.id, "received_bytes": got[0]},
+                ) from None
+            if total is not None and isinstance(exc, TimeoutError):
+                raise TaskError(
+                    TRANSIENT,
+                    f"`{self.id}` did not finish streaming within the engine's provider deadline of {total:g}s "
+                    f"({limits.PROVIDER_DEADLINE_VAR}; {got[0]} bytes received)",
+                    True,
+                    {"provider": self.id, "deadline_s": total, "received_bytes": got[0]},
                 ) from None
             what = (
                 f"the stream from `{self.id}` stalled: nothing arrived for {idle:g}s after {got[0]} bytes"
@@ -258,11 +300,22 @@ class WireProvider(Provider):
 
     async def _read_capped(self, resp: Any) -> bytes:
         data = bytearray()
-        async for chunk in resp.aiter_bytes():
+        async for chunk in self._decoded(resp):
             data += chunk
-            if len(data) > limits.MAX_REPLY_BYTES:
-                raise self._too_big()
         return bytes(data)
+
+    async def _decoded(self, resp: Any) -> AsyncIterator[bytes]:
+        """The reply's body through the one bounded decoder (:mod:`runtime.net.decode`), capped."""
+        from runtime.net.decode import BodyRefused, decoded
+
+        try:
+            async for piece in decoded(resp, limits.MAX_REPLY_BYTES):
+                yield piece
+        except BodyRefused as e:
+            if e.limit is not None:
+                raise self._too_big() from None
+            why = f"`{self.id}` sent a reply that is refused: {e.why}"
+            raise TaskError(REFUSED, why, details={"provider": self.id}) from None
 
     def _too_big(self) -> TaskError:
         return TaskError(
@@ -277,10 +330,8 @@ class WireProvider(Provider):
         not its length times the number of reads."""
         line: list[bytes] = []  # the pieces of the line not yet ended
         held = b""  # a CR that ended a read: maybe half of a CRLF the next read ends
-        async for chunk in resp.aiter_bytes():
+        async for chunk in self._decoded(resp):
             got[0] += len(chunk)
-            if got[0] > limits.MAX_REPLY_BYTES:
-                raise self._too_big()
             data = held + chunk
             held = b"\r" if data.endswith(b"\r") else b""
             *done, rest = data[: len(data) - len(held)].replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")

@@ -134,10 +134,15 @@ async def _fetch(ctx: VerbContext, url: str) -> bytes:
 
     tid = ctx.task_id
     ctx.boundary.check_url(tid, url)  # permits.net.http (and the data-as-code sink)
+    from runtime.net import egress
+
     extra = {
         "http": ctx.services.http(),
         "env": ctx.engine_env,
         "judge_url": lambda hop: ctx.boundary.check_url(tid, hop),
+        "egress": egress.Carrier(
+            "infer", tuple(ctx.services.held.values()), lambda hop: ctx.boundary.check_egress(tid, hop)
+        ),
     }
     try:
         resp = await client.request(extra, "GET", url, {"accept": "image/*"}, {}, max_bytes=limits.MAX_IMAGE_BYTES)

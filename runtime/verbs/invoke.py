@@ -40,10 +40,25 @@ async def run_invoke(ctx: VerbContext, verb: Invoke) -> Any:
     if verb.workflow is not None:
         return await _child(ctx, verb, args)
     tool = verb.tool or ""
-    return await call_tool(ctx, tool, args if isinstance(args, dict) else {}, computed=True)
+    trusted = _trusted_args(ctx, verb) if tool == "nika:notify" else ()
+    return await call_tool(ctx, tool, args if isinstance(args, dict) else {}, computed=True, trusted=trusted)
 
 
-async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, computed: bool = False) -> Any:
+def _trusted_args(ctx: VerbContext, verb: Invoke) -> tuple[str, ...]:
+    """The arguments written in the file (spec 10 §the permit-parameterization taint: a literal, a
+    ``const.*``, a ``secrets.*``, judged by the checker's own integrity): what a judge may treat
+    as visible at review distance. An agent's tool call has none."""
+    from checker.parse.values import MapValue
+    from checker.rules.support.flow import trusted
+
+    if not isinstance(verb.args, MapValue):
+        return ()
+    return tuple(k for k, e in verb.args.items() if trusted(ctx.workflow, ctx.task, e.value))
+
+
+async def call_tool(
+    ctx: VerbContext, tool: str, args: dict[str, Any], *, computed: bool = False, trusted: tuple[str, ...] = ()
+) -> Any:
     """One tool call, from ``invoke:`` or from an agent's turn: judged here (the tool grant, a
     network tool's URL), then performed by the run's executor (an MCP tool through the run's MCP
     client, a builtin with its paths re-judged at the moment of the effect)."""
@@ -61,7 +76,7 @@ async def call_tool(ctx: VerbContext, tool: str, args: dict[str, Any], *, comput
     inert = ctx.task is not None and ctx.task.inert is not None
     if "net" in effects and ("url" in args or (c is not None and c.arg("url"))):
         ctx.boundary.check_url(tid, args.get("url"), inert=inert)
-    call = ToolEffect(tid, tool, args, computed, ctx.settings.interactive, "net" in effects, inert)
+    call = ToolEffect(tid, tool, args, computed, ctx.settings.interactive, "net" in effects, inert, trusted)
     return (await ctx.perform(call)).value()
 
 

@@ -249,7 +249,7 @@ def test_vault_secrets_without_keyring_are_one_line_and_a_vault_file_needs_nothi
     assert "needs the `vault` extra (keyring not installed): pip install 'nika-tools[vault]'" in err
     assert "NIKA_VAULT_FILE" in err  # the other way out
     monkeypatch.setenv("NIKA_VAULT_FILE", str(tmp_path / "vault.json"))
-    (tmp_path / "vault.json").write_text('{"api/token": "t0k"}')
+    (tmp_path / "vault.json").write_text('{"api/token": "t0k3n-value"}')
     code, out, err = _cli(capsys, "secrets", "list")
     assert (code, out.split()) == (0, ["api/token"]), err
     code, out, err = _cli(capsys, "run", str(flow), "--trace-dir", "traces", "--output-format", "json")

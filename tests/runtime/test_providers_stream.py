@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -367,10 +367,12 @@ def test_sse_lines_split_anywhere_read_the_same():
     raw = 'event: a\r\ndata: {"t": "wörld"}\r\n\r\n: keep-alive\n\ndata: one\ndata: two\r\rdata: cut'.encode()
 
     class Resp:
+        headers: ClassVar[dict[str, str]] = {}  # no content coding: read by the bounded decoder as is
+
         def __init__(self, size: int) -> None:
             self.size = size
 
-        async def aiter_bytes(self):
+        async def aiter_raw(self):
             for i in range(0, len(raw), self.size):
                 yield raw[i : i + self.size]
 
@@ -393,7 +395,9 @@ def test_a_long_line_in_small_reads_is_read_whole():
     line = b"data: " + b"x" * 200_000 + b"\n\n"
 
     class Resp:
-        async def aiter_bytes(self):
+        headers: ClassVar[dict[str, str]] = {}
+
+        async def aiter_raw(self):
             for i in range(0, len(line), 1024):
                 yield line[i : i + 1024]
 

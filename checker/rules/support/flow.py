@@ -130,6 +130,19 @@ def integrity(ctx: RuleContext, task: Task | None, v: Value | None, _depth: int 
     return Trust()
 
 
+@record
+class _WorkflowOnly:
+    """What :func:`integrity` reads of a rule context: the workflow."""
+
+    workflow: Workflow
+
+
+def trusted(wf: Workflow, task: Task | None, v: Value | None) -> bool:
+    """:func:`integrity` for a caller without a rule context (the runtime re-judging an effect
+    whose target the spec does not grant by a permit: ``nika:notify``'s email recipients)."""
+    return integrity(_WorkflowOnly(wf), task, v).trusted  # type: ignore[arg-type]
+
+
 def _declaration(wf: Workflow, root: str, name: str | None) -> Span | None:
     for n in getattr(wf, root, ()):
         if n.name == name:

@@ -31,8 +31,8 @@ def test_file_source_reads_at_resolve_time(tmp_path: Path, monkeypatch: pytest.M
     assert resolve(_decl("file", path="k.txt"), {}, tmp_path) == "line1\nline2"  # one trailing newline dropped
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".keys").mkdir()
-    (tmp_path / ".keys" / "pem").write_text("PEM\r\n")
-    assert resolve(_decl("file", path="~/.keys/pem"), {}, Path("/")) == "PEM"
+    (tmp_path / ".keys" / "pem").write_text("PEM-1\r\n")
+    assert resolve(_decl("file", path="~/.keys/pem"), {}, Path("/")) == "PEM-1"
 
 
 @pytest.mark.parametrize(
@@ -50,12 +50,12 @@ def test_file_vault_round_trip_is_owner_only(tmp_path: Path) -> None:
     path = tmp_path / "v" / "vault.json"
     v = open_vault({"NIKA_VAULT_FILE": str(path)})
     assert isinstance(v, FileVault) and v.names() == [] and v.get("a/b") is None
-    v.set("prod/api", "x1")
+    v.set("prod/api", "x1-key")
     v.set("a/b", "y2")
-    assert v.names() == ["a/b", "prod/api"] and v.get("prod/api") == "x1"
+    assert v.names() == ["a/b", "prod/api"] and v.get("prod/api") == "x1-key"
     assert path.stat().st_mode & 0o777 == 0o600
     assert v.remove("a/b") and not v.remove("a/b") and v.names() == ["prod/api"]
-    assert resolve(_decl("vault", key="prod/api"), {"NIKA_VAULT_FILE": str(path)}, tmp_path) == "x1"
+    assert resolve(_decl("vault", key="prod/api"), {"NIKA_VAULT_FILE": str(path)}, tmp_path) == "x1-key"
     with pytest.raises(TaskError) as e:
         resolve(_decl("vault", key="nope"), {"NIKA_VAULT_FILE": str(path)}, tmp_path)
     assert e.value.code == "NIKA-VAR-001" and "nika secrets set nope" in e.value.message
