@@ -44,7 +44,7 @@ async def test_a_finished_check_asks_for_a_refresh_only_with_refresh_support(
     monkeypatch.setattr(server, "text_document_publish_diagnostics", published.append)
     server.docs.set(URI, DOC + "  b: {exec: y}\n", 2)
     try:
-        await server._check_later(URI, 0)  # the check the edit schedules, run to its end
+        await server._check_later(URI)  # the check the edit schedules (due now), run to its end
     finally:
         server.docs.close(URI)
     assert len(asked) == (1 if refresh else 0) and published == []
