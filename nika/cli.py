@@ -1,5 +1,5 @@
-"""The ``nika`` command line: check | explain | graph | lsp | schema | run | decide | doctor | secrets | trace |
-init | new | test | mcp.
+"""The ``nika`` command line: check | explain | graph | lsp | schema | run | catalog | decide | doctor | secrets |
+trace | init | new | test | mcp.
 
 Built on argparse rather than a heavier framework: ``nika check`` runs in pre-commit hooks and
 on every editor save, and its whole cold start is budgeted at 100 ms. Each command imports what
@@ -200,6 +200,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     add_parsers(tsub)
 
+    from nika.commands.catalog import register as register_catalog  # stdlib-only at import
+
+    register_catalog(sub)
     from nika.cli_project import register as register_project_commands  # init, new, test (nika/cli_project.py)
 
     register_project_commands(sub)
@@ -261,6 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             scheduler=args.scheduler,
             durable=Durable.of(args),
         )
+    if args.command == "catalog":
+        from nika.commands.catalog import run as catalog_run
+
+        return catalog_run(args)
     if args.command == "decide":
         from nika.commands.decide import run as decide_run
 

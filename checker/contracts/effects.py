@@ -9,8 +9,11 @@ literals and check-time-resolvable values) and the runtime (on resolved values) 
 * :class:`Boundary` — a ``permits:`` block as data; :meth:`Boundary.check` returns ``None`` when
   a need fits, else a :class:`Denial` that names the canonical form and the bound it escaped;
 * the canonical forms per plane (:func:`canonical_path`, :func:`canonical_host`, :func:`url_host`)
-  and the floors no grant lifts (:func:`floor_reason`, :func:`dangerous_env`, :func:`is_reentry`,
-  :func:`code_bearing`).
+  and the floors no grant lifts (:func:`floor_reason` / :func:`address_floor`, :func:`dangerous_env`,
+  :func:`code_bearing`);
+* the env plane's judge of a value (:func:`judge_env_value`: an untrusted value never sets a
+  name that says where code or configuration is loaded from). The argv judge is
+  :mod:`checker.contracts.argv`.
 
 Nothing here reads a file other than the table, touches the network or resolves a name.
 """
@@ -35,14 +38,22 @@ __all__ = [
     "Need",
     "Target",
     "ToolEffects",
+    "address_floor",
+    "address_of",
     "canonical_host",
     "canonical_path",
     "code_bearing",
+    "config_files",
     "dangerous_env",
     "egress_admits",
+    "embedded_ipv4",
+    "env_classes",
+    "env_floor_class",
+    "env_locator_class",
     "floor_reason",
     "is_exact_loopback",
-    "is_reentry",
+    "judge_env_value",
+    "metadata_addresses",
     "requirements",
     "runs_any_code",
     "tool_effects",
@@ -288,26 +299,6 @@ def canonical_host(host: str) -> str:
     return h
 
 
-def _ip(host: str) -> Any:
-    if not host or any(c not in "0123456789abcdefx.:" for c in host):
-        return None  # a name, not an address literal
-    import ipaddress
-
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    # legacy IPv4 spellings the C resolver accepts (127.1, 0x7f000001, 2130706433)
-    if host and all(c in "0123456789abcdefx." for c in host) and any(c.isdigit() for c in host):
-        import socket
-
-        try:
-            return ipaddress.IPv4Address(socket.inet_aton(host))
-        except (OSError, ValueError):
-            return None
-    return None
-
-
 def is_exact_loopback(entry: str) -> bool:
     """``localhost``, a dotted-quad ``127.x.y.z`` or ``::1`` / ``[::1]``, exactly."""
     h = entry.strip().lower()
@@ -318,50 +309,139 @@ def is_exact_loopback(entry: str) -> bool:
 
 
 def floor_reason(host: str) -> str | None:
-    """Why the SSRF floor refuses ``host`` (a canonical host), or ``None`` for a public one."""
+    """Why the SSRF floor refuses ``host`` (a host as written or canonical), ``None`` for a
+    public one: the loopback and metadata names, then :func:`address_floor` on an address
+    literal in any spelling."""
     floor = _table()["floor"]
     h = canonical_host(host)
     if h in floor["loopback_names"] or h.endswith(".localhost"):
         return "a loopback name"
     if h in floor["metadata_hosts"]:
         return "a cloud metadata endpoint"
-    ip = _ip(h)
-    if ip is None:
+    ip = address_of(h)
+    return address_floor(ip) if ip is not None else None
+
+
+def address_of(host: str) -> Any:
+    """``host`` as an IP address when it is one in any spelling a resolver accepts: brackets and
+    an IPv6 zone (``fe80::1%eth0``) dropped, the legacy IPv4 forms (``127.1``, ``0x7f000001``,
+    ``2130706433``, octal ``0177.0.0.1``) read as ``inet_aton`` reads them; ``None`` for a name."""
+    import ipaddress
+
+    h = host.strip().lower()
+    if h.startswith("[") and h.endswith("]"):
+        h = h[1:-1]
+    h = h.split("%", 1)[0]
+    if not h or any(c not in "0123456789abcdefx.:" for c in h):
+        return None  # a name, not an address literal
+    try:
+        return ipaddress.ip_address(h)
+    except ValueError:
+        pass
+    if ":" not in h and any(c.isdigit() for c in h):
+        import socket
+
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(h))
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def embedded_ipv4(addr: Any) -> Any:
+    """The IPv4 address an IPv6 address carries, for every form that routes to it: IPv4-mapped
+    (``::ffff:a.b.c.d``), IPv4-compatible (``::a.b.c.d``), 6to4 (``2002:AABB:CCDD::``), Teredo
+    (the client, ``2001:0::/32``) and NAT64 (``64:ff9b::/96``, ``64:ff9b:1::/48``); else ``None``."""
+    import ipaddress
+
+    if addr.version != 6:
         return None
-    mapped = getattr(ip, "ipv4_mapped", None)
-    if mapped is not None:
-        ip = mapped
-    text = str(ip)
-    if text in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"):
+    if addr.ipv4_mapped is not None:
+        return addr.ipv4_mapped
+    if addr.sixtofour is not None:
+        return addr.sixtofour
+    if addr.teredo is not None:
+        return addr.teredo[1]
+    n = int(addr)
+    if n >> 32 == 0 and n > 1:  # ::a.b.c.d (not :: and ::1)
+        return ipaddress.IPv4Address(n & 0xFFFFFFFF)
+    if addr in _net("64:ff9b::/96") or addr in _net("64:ff9b:1::/48"):
+        return ipaddress.IPv4Address(n & 0xFFFFFFFF)
+    return None
+
+
+def metadata_addresses() -> tuple[str, ...]:
+    """The cloud-metadata addresses of the floor table (only an allowance naming one exactly lifts it)."""
+    return tuple(_table()["floor"]["metadata_addresses"])
+
+
+def address_floor(addr: Any) -> str | None:
+    """Why the SSRF floor refuses the address ``addr`` (an ``ipaddress`` address), ``None`` for
+    a public one. The one judge of the floor: the checker asks it about literal hosts, the
+    runtime about every address a name resolves to. An IPv6 address carrying an IPv4 address
+    (:func:`embedded_ipv4`) is judged by the address it reaches."""
+    inner = embedded_ipv4(addr)
+    if inner is not None:
+        why = address_floor(inner)
+        if why is not None or addr.teredo is None:
+            return why
+    if str(addr) in _table()["floor"]["metadata_addresses"]:
         return "a cloud metadata endpoint"
-    if ip.is_loopback:
+    if addr.is_loopback:
         return "a loopback address"
-    if ip.is_link_local:
+    if addr.is_link_local:
         return "a link-local address"
-    if ip.version == 4 and ip in _cgn():
+    if addr.is_multicast:
+        return "a multicast address"
+    if addr.version == 4 and addr in _net("100.64.0.0/10"):
         return "a shared (carrier-grade NAT) address"
-    if ip.is_unspecified:
+    if addr.is_unspecified:
         return "the unspecified address"
-    if ip.is_private:
+    if addr.is_reserved:
+        return "a reserved address"
+    if addr.is_private:
         return "a private address"
-    if not ip.is_global:
+    if not addr.is_global or any(addr in _net(n) for n in _table()["floor"]["non_public"] if addr.version == 6):
         return "a non-public address"
     return None
 
 
 @cache
-def _cgn() -> Any:
+def _net(cidr: str) -> Any:
     import ipaddress
 
-    return ipaddress.ip_network("100.64.0.0/10")
+    return ipaddress.ip_network(cidr)
+
+
+def _env_class(group: str, name: str) -> str | None:
+    upper = name.upper()
+    for cls, row in _table()["env"][group].items():
+        if upper in row["names"] or any(upper.startswith(p) for p in row["prefixes"]):
+            return str(cls)
+    return None
+
+
+def env_classes(group: str) -> dict[str, str]:
+    """The classes of ``floor`` (the dangerous-name floor) or ``locator`` (names an untrusted
+    value never sets), each with the sentence that says why."""
+    return {str(k): str(v["why"]) for k, v in _table()["env"][group].items()}
+
+
+def env_floor_class(name: str) -> str | None:
+    """The class of the dangerous-name floor ``name`` belongs to (NEP-0005 law 3), else ``None``."""
+    return _env_class("floor", name)
+
+
+def env_locator_class(name: str) -> str | None:
+    """The locator class of ``name`` (which program runs, where configuration is read, where
+    traffic goes), else ``None``."""
+    return _env_class("locator", name)
 
 
 def dangerous_env(name: str) -> bool:
     """Whether ``name`` is on the dangerous-name floor (compared in upper case: a platform whose
     names fold case would honour the lower-case spelling too)."""
-    env = _table()["env"]
-    upper = name.upper()
-    return upper in env["dangerous"] or any(upper.startswith(p) for p in env["dangerous_prefixes"])
+    return env_floor_class(name) is not None
 
 
 def runs_any_code(program: str) -> str | None:
@@ -376,10 +456,26 @@ def runs_any_code(program: str) -> str | None:
     return None
 
 
-def is_reentry(token: str) -> bool:
-    """Whether an argv token re-enters an interpreter (``-c``, ``--exec``, ``--exec=…``)."""
-    tokens = _table()["exec"]["reentry_tokens"]
-    return token in tokens or any(token.startswith(t + "=") for t in tokens if t.startswith("--"))
+def judge_env_value(name: str, *, untrusted: bool) -> str | None:
+    """The env plane's judge of a value a task sets: why an ``untrusted`` value may not set
+    ``name`` (a floor name or a locator), ``None`` when it may. An authored value is the
+    author's (NEP-0005 law 6): only the floor strips it, at composition."""
+    if not untrusted:
+        return None
+    cls = env_floor_class(name)
+    group = "floor"
+    if cls is None:
+        cls, group = env_locator_class(name), "locator"
+    if cls is None:
+        return None
+    why = _table()["env"][group][cls]["why"]
+    return f"`{name}` {why} ({cls}), and an untrusted value never sets it"
+
+
+def config_files(program: str) -> tuple[str, ...]:
+    """Configuration files ``program`` (a name or a path) reads that can name a command it runs."""
+    name = program.rsplit("/", 1)[-1]
+    return tuple(_table()["config_files"].get(name, ()))
 
 
 def code_bearing(url: str) -> tuple[str, str] | None:

@@ -37,6 +37,43 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
+def under_roots(path: str, roots: tuple[str, ...]) -> bool:
+    """The path-under-roots judge: whether the file ``path`` (absolute) names lies inside one of
+    ``roots`` (absolute folders) both as written and once every symlink on the way is resolved.
+    A root is compared by its resolved form too, so a root that is itself a symlink still
+    admits what lies under its target. Plain strings in, a bool out; nothing is opened (only
+    ``realpath``'s ``lstat`` calls). ``nika mcp serve`` and ``nika serve`` ask it about every
+    path a client names; the language server's :func:`resolve_inside` uses the same test."""
+    if not path or "\x00" in path or not os.path.isabs(path) or not roots:
+        return False
+    lexical = tuple(os.path.normpath(r) for r in roots if os.path.isabs(r))
+    real = tuple(os.path.realpath(r) for r in lexical)
+    norm = os.path.normpath(path)
+    if not (_under(norm, lexical) or _under(norm, real)):
+        return False
+    return _under(os.path.realpath(norm), real)
+
+
+def narrow_roots(base: tuple[str, ...], announced: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The folders a server may read when a client announces ``announced`` (``None``: it
+    announced nothing) under the server's own ``base``: each announced root that lies inside a
+    base root, and each base root that lies inside an announced one. Announcing can only narrow
+    what the server reads, never widen it (a root outside every base root counts for nothing)."""
+    base_real = tuple(os.path.realpath(b) for b in base if os.path.isabs(b))
+    if announced is None:
+        return base_real
+    out: list[str] = []
+    for a in announced:
+        if not a or not os.path.isabs(a) or "\x00" in a:
+            continue
+        ra = os.path.realpath(a)
+        for b in base_real:
+            inner = ra if _under(ra, (b,)) else b if _under(b, (ra,)) else None
+            if inner is not None and inner not in out:
+                out.append(inner)
+    return tuple(out)
+
+
 def resolve_inside(path: str, work_dir: str | None, document: str | None, roots: tuple[str, ...] | None) -> str | None:
     """:func:`resolve_named` confined to ``roots`` (absolute folders): ``None`` when what
     ``path`` names lies outside every root, lexically or once symlinks are followed. A

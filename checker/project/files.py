@@ -78,18 +78,32 @@ def _not_regular(path: str) -> str | None:
     return None if stat.S_ISREG(mode) else file_kind(mode)
 
 
-def read_bounded(path: str) -> bytes:
-    """Read at most one byte more than the document cap, so a huge file costs nothing."""
+# How long a workflow named on the command line may take to arrive through a pipe (`<(…)`, `-`).
+NAMED_PIPE_DEADLINE_S = 60.0
+
+
+def read_bounded(path: str, *, named: bool = True) -> bytes:
+    """At most one byte more than the document cap, through the one bounded reader
+    (:func:`checker.core.reader.read_file`). ``named``: the user named the path on the command
+    line, so a pipe (``<(make-workflow)``, ``-`` for standard input) is read too, under a
+    deadline; a file another file names (a child workflow) must be a regular file."""
+    from checker.core.reader import read_file
+
     if path == "-":
         return sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
-    with open(path, "rb") as fh:
-        return fh.read(MAX_DOCUMENT_BYTES + 1)
+    if named:
+        return read_file(path, MAX_DOCUMENT_BYTES, truncate=True, pipes=True, deadline_s=NAMED_PIPE_DEADLINE_S)
+    return read_file(path, MAX_DOCUMENT_BYTES, truncate=True)
 
 
-def compile_path(path: str) -> tuple[CompiledWorkflow | None, str | None]:
+def compile_path(path: str, *, named: bool = True) -> tuple[CompiledWorkflow | None, str | None]:
     """Compile one path; returns (compiled, None) or (None, one-line reason)."""
+    from checker.core.reader import FileReadError
+
     try:
-        data = read_bounded(path)
+        data = read_bounded(path, named=named)
+    except FileReadError as exc:
+        return None, exc.reason
     except IsADirectoryError:
         return None, "is a directory"
     except PermissionError:

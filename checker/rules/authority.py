@@ -9,7 +9,14 @@
   outside its grant; a tool excluded by a ``!`` rule; a shell string under a program list);
 * NIKA-AUTH-008 — an untrusted value resolvable at check escapes the grant (``declassify:`` is
   the one door);
-* NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door.
+* NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door;
+* NIKA-AUTH-008 too for an untrusted argv word in a re-entry class (:mod:`checker.contracts.argv`)
+  and an untrusted value in a locator environment name (:func:`effects.judge_env_value`);
+* ``authority/001`` (info) — an untrusted argv word or env value the check cannot resolve:
+  the run re-gates it (spec 10: the file stays valid; the report lists the deferred re-gates; a
+  computed path or URL is listed in the certificate's ``effects.dynamic``);
+* ``authority/002`` (warning) — a write grant covering a configuration file a granted
+  program reads (the workflow could write the command the program runs).
 
 What each call needs comes from the one effect table (:mod:`checker.contracts.effects`).
 """
@@ -24,13 +31,21 @@ from checker.contracts.effects import Boundary, Denial, boundary_of
 from checker.core.argv import plain_words
 from checker.core.codes import lint, report
 from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
-from checker.core.globs import glob_base
+from checker.core.globs import glob_base, match_path
 from checker.core.records import record
 from checker.core.source import Span
 from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
-from checker.rules.support.flow import Unresolvable, arg_values, integrity, resolve, resolve_str
+from checker.rules.support.flow import (
+    Unresolvable,
+    arg_values,
+    exec_words,
+    integrity,
+    known_prefix,
+    resolve,
+    resolve_str,
+)
 from checker.rules.tools import grammar_problem
 
 _PLANE_VERBS = {
@@ -278,7 +293,7 @@ def check_fit(ctx: RuleContext) -> Iterator[Diagnostic]:
             yield from _judge_glob(bound, n)
             continue
         yield from _judge_value(ctx, bound, n)
-    yield from _reentry(ctx, bound)
+    yield from _exec_values(ctx, bound)
     yield from _negated_pure(ctx, bound)
 
 
@@ -401,7 +416,9 @@ def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Dia
         return
     raw = resolve_str(ctx, n.task, v)
     if raw is None:
-        return  # deferred: the runtime re-gates the resolved value (NIKA-SEC-004)
+        # deferred: the runtime re-gates the resolved value (NIKA-SEC-004); the certificate lists
+        # it among the targets only the run knows (`effects.dynamic`)
+        return
     target = _target(n, raw)
     if target is None:
         return
@@ -414,26 +431,114 @@ def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Dia
     yield _untrusted(n, d, raw, trust.witness)
 
 
-def _reentry(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
-    """Untrusted argv elements that resolve to a re-entry token under a program list."""
-    if not isinstance(bound.exec, tuple):
-        return
+def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
+    """The argv judge (under a program list) and the env judge on every ``exec:`` task: an
+    untrusted value the check resolves is refused (AUTH-008); one it cannot is deferred."""
+    from checker.contracts.argv import judge_argv
+
     for task in ctx.workflow.tasks.values():
         for verb in task_verbs(task):
-            if not isinstance(verb, Exec) or not verb.command:
+            if not isinstance(verb, Exec):
                 continue
-            for el in verb.command[1:]:
-                if not isinstance(el, TemplateValue):
+            if isinstance(bound.exec, tuple) and verb.command:
+                texts = [_known_text(ctx, task, el) for el in verb.command]
+                prefixes = [known_prefix(ctx, el) for el in verb.command]
+                words = exec_words(ctx.workflow, task, verb.command, texts, prefixes)
+                for f in judge_argv(words, bound.exec):
+                    el = verb.command[f.index]
+                    arg = f"command[{f.index}]"
+                    if f.deferred:
+                        yield deferred(task.id, el.span, arg, "the argv judge (options, subcommands)")
+                        continue
+                    n = NeedSite(task, "exec", el.span, el, kind="argv", arg=arg)
+                    d = Denial("exec", f.text, f.text, f.reason)
+                    yield _untrusted(n, d, f.text or "", integrity(ctx, task, el).witness)
+            if verb.env is None:
+                continue
+            for name, entry in verb.env.items():
+                v = entry.value
+                if not isinstance(v, TemplateValue):
                     continue
-                trust = integrity(ctx, task, el)
-                if trust.trusted or trust.unresolvable:
+                trust = integrity(ctx, task, v)
+                why = effects.judge_env_value(name, untrusted=not trust.trusted)
+                if why is None:
                     continue
-                raw = resolve_str(ctx, task, el)
-                if raw is None or raw in bound.exec or not effects.is_reentry(raw):
+                raw = resolve_str(ctx, task, v)
+                if raw is None:
+                    yield deferred(task.id, v.span, f"env.{name}", "the env judge")
                     continue
-                n = NeedSite(task, "exec", el.span, el, kind="argv", arg="command")
-                d = Denial("exec", raw, raw, f"`{raw}` makes the program run other code, and no grant lists it")
-                yield _untrusted(n, d, raw, trust.witness)
+                n = NeedSite(task, "env", v.span, v, kind="env", arg=f"env.{name}")
+                yield _untrusted(n, Denial("env", raw, None, why), raw, trust.witness)
+
+
+def _known_text(ctx: RuleContext, task: Task, el: Value) -> str | None:
+    if isinstance(el, TemplateValue):
+        return resolve_str(ctx, task, el)
+    if isinstance(el, ScalarValue) and el.value is not None and not isinstance(el.value, bool):
+        return str(el.value)
+    return None
+
+
+def deferred(task: str, span: Span, arg: str, judge: str) -> Diagnostic:
+    """``authority/001``: an untrusted value only the run knows; the run judges it before
+    the effect (spec 10 §permit parameterization: the file stays valid, the re-gate is listed)."""
+    return lint(
+        "authority/001",
+        span,
+        f"task `{task}`: `{arg}` takes an untrusted value known only at run time; `nika run` judges it "
+        f"against {judge} before the effect",
+        "Nothing to fix: this lists the attack surface. Give the input a default to judge it here, or "
+        "`declassify:` it when its source is reviewed.",
+        task=task,
+    )
+
+
+def check_config_writes(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """``authority/002``: a ``permits.fs.write`` glob covering a configuration file that
+    a granted program reads (``.git/config`` under ``exec: [git]``): the workflow could write the
+    command the program then runs, so the pair is code execution."""
+    p = ctx.workflow.permits
+    if p is None or not p.fs_write:
+        return
+    bound = boundary_of(p)
+    if bound.exec is False or bound.exec == ():
+        return
+    programs = list(bound.exec) if isinstance(bound.exec, tuple) else _programs_run(ctx)
+    for entry in p.fs_write:
+        if isinstance(entry, TemplateValue) or not isinstance(entry.value, str):
+            continue
+        hits = [
+            (prog, cfg)
+            for prog in dict.fromkeys(programs)
+            for cfg in effects.config_files(prog)
+            if match_path(entry.value, cfg) or match_path(entry.value, "./" + cfg)
+        ]
+        if not hits:
+            continue
+        prog, cfg = hits[0]
+        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+        yield lint(
+            "authority/002",
+            entry.span,
+            f"`{entry.value}` lets the workflow write `{cfg}`, which `{prog}` reads and which can name a command "
+            f"it runs{more}: together the two grants are code execution",
+            f"Narrow the write grant to the files the workflow produces (e.g. `./out/**`), away from `{cfg}`.",
+        )
+
+
+def _programs_run(ctx: RuleContext) -> list[str]:
+    out = []
+    for task in ctx.workflow.tasks.values():
+        for verb in task_verbs(task):
+            if isinstance(verb, Exec) and verb.command:
+                first = verb.command[0]
+                if (
+                    isinstance(first, ScalarValue)
+                    and not isinstance(first, TemplateValue)
+                    and isinstance(first.value, str)
+                ):
+                    out.append(first.value)
+    return out
 
 
 def _escape(n: NeedSite, d: Denial | None, resolved: str | None = None) -> Diagnostic:

@@ -8,7 +8,6 @@ a file cannot be read.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 
 def run(bundle_path: str, snapshot_path: str) -> int:
@@ -18,8 +17,19 @@ def run(bundle_path: str, snapshot_path: str) -> int:
 
     docs = []
     for path, code, what in ((bundle_path, BUNDLE_CODE, "the bundle"), (snapshot_path, SNAPSHOT_CODE, "the snapshot")):
-        try:
-            data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        from checker.core.reader import FileReadError, read_file
+        from checker.parse.nodes import MAX_DOCUMENT_BYTES
+        from checker.project.files import NAMED_PIPE_DEADLINE_S
+
+        try:  # the one bounded reader; a path named here may be a pipe (`<(…)`), read under a deadline
+            data = (
+                sys.stdin.buffer.read()
+                if path == "-"
+                else read_file(path, MAX_DOCUMENT_BYTES, pipes=True, deadline_s=NAMED_PIPE_DEADLINE_S)
+            )
+        except FileReadError as e:
+            print(f"nika decide: cannot read {path}: {e.reason}", file=sys.stderr)
+            return 1
         except OSError as e:
             print(f"nika decide: cannot read {path}: {e.strerror or e}", file=sys.stderr)
             return 1

@@ -21,56 +21,128 @@ INSTRUCTIONS = (
 )
 
 
+def _annotations() -> dict[str, Any]:
+    """What each tool does to the world, for the client (MCP tool annotations): every tool but
+    ``fix`` only reads; ``fix`` rewrites the file it was given when asked (``write: true``); none
+    reaches outside the server's tree (closed world)."""
+    from mcp.types import ToolAnnotations
+
+    def ro(title: str) -> Any:
+        return ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
+
+    return {
+        "check": ro("Check a workflow"),
+        "explain": ro("Explain a code"),
+        "graph": ro("The plan of a workflow"),
+        "schema": ro("The workflow JSON Schema"),
+        "run_dry": ro("What a run would do"),
+        "fix": ToolAnnotations(
+            title="Fix a workflow",
+            read_only_hint=False,
+            destructive_hint=True,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    }
+
+
+def __getattr__(name: str) -> Any:  # ANNOTATIONS loads the SDK's types only when asked for
+    if name == "ANNOTATIONS":
+        return _annotations()
+    raise AttributeError(name)
+
+
+async def client_roots(ctx: Any) -> tuple[str, ...] | None:
+    """The folders the client announced (``roots/list``), as absolute paths; ``None`` when it
+    announces none (the server's tree applies). A client that says it has roots but does not
+    answer gets an empty tuple: nothing is read from a path then (fail-closed)."""
+    import warnings
+    from urllib.parse import unquote, urlparse
+
+    import anyio
+
+    caps = getattr(ctx, "client_capabilities", None)
+    if caps is None or getattr(caps, "roots", None) is None:
+        return None
+    try:
+        with warnings.catch_warnings(), anyio.fail_after(ROOTS_TIMEOUT_S):
+            warnings.simplefilter("ignore")
+            listed = await ctx.session.list_roots()
+    except Exception:  # no answer, an error, no back channel: read no path
+        return ()
+    out = []
+    for root in listed.roots:
+        uri = urlparse(str(root.uri))
+        if uri.scheme == "file" and uri.netloc in ("", "localhost"):
+            out.append(unquote(uri.path))
+    return tuple(out)
+
+
+# How long a client may take to answer `roots/list`.
+ROOTS_TIMEOUT_S = 10.0
+
+
 def build() -> Any:
     """The server with its tools and resources registered (not started)."""
-    from mcp.server.mcpserver import MCPServer
+    import anyio
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 
     from nika.commands import mcp_tools as t
 
+    globals()["Context"] = Context  # the SDK reads the tools' (string) annotations in this module
     srv = MCPServer("nika", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
+    notes = _annotations()
 
-    def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    async def guarded(ctx: Context | None, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """``fn`` in a worker thread (a slow file never stalls the server), confined to the
+        server's tree narrowed by the client's roots."""
+        if ctx is not None:
+            kwargs["roots"] = t.server_roots(await client_roots(ctx))
         try:
-            return fn(*args, **kwargs)
+            return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
         except t.ToolError as exc:
             raise McpToolError(str(exc)) from None
 
-    @srv.tool()
-    def check(text: str | None = None, path: str | None = None) -> dict[str, Any]:
+    @srv.tool(annotations=notes["check"])
+    async def check(ctx: Context, text: str | None = None, path: str | None = None) -> dict[str, Any]:
         """Check one workflow statically (no network, no tokens): the `nika check --output-format json`
         report, findings with code, severity, message, position, help and fixes. Pass the file's
-        `text` (and optionally its `path`, for the configuration that applies), or only a `path`."""
-        return guarded(t.check, text, path)
+        `text` (and optionally its `path`, for the configuration that applies), or only a `path`
+        (inside the server's working tree)."""
+        return await guarded(ctx, t.check, text, path)  # type: ignore[no-any-return]
 
-    @srv.tool()
-    def explain(code: str) -> str:
+    @srv.tool(annotations=notes["explain"])
+    async def explain(code: str) -> str:
         """Explain a NIKA code (e.g. NIKA-DAG-001 or DAG-001) or a lint rule (native-first/001)."""
-        return guarded(t.explain, code)
+        return await guarded(None, t.explain, code)  # type: ignore[no-any-return]
 
-    @srv.tool()
-    def graph(text: str | None = None, path: str | None = None) -> dict[str, Any]:
+    @srv.tool(annotations=notes["graph"])
+    async def graph(ctx: Context, text: str | None = None, path: str | None = None) -> dict[str, Any]:
         """The workflow's plan: tasks in waves, edges by role, dead tasks, tasks on a cycle."""
-        return guarded(t.graph, text, path)
+        return await guarded(ctx, t.graph, text, path)  # type: ignore[no-any-return]
 
-    @srv.tool()
+    @srv.tool(annotations=notes["schema"])
     def schema() -> dict[str, Any]:
         """The JSON Schema (draft 2020-12) of the nika: v1 workflow format."""
         return t.schema()
 
-    @srv.tool()
-    def fix(
-        text: str | None = None, path: str | None = None, unsafe: bool = False, write: bool = False
+    @srv.tool(annotations=notes["fix"])
+    async def fix(
+        ctx: Context, text: str | None = None, path: str | None = None, unsafe: bool = False, write: bool = False
     ) -> dict[str, Any]:
         """Apply the safe fixes (`unsafe`: also those that need review) and return the unified diff and
-        the fixed text. The file at `path` is rewritten only when `write` is true."""
-        return guarded(t.fix, text, path, unsafe, write)
+        the fixed text. The file at `path` (a workflow inside the server's working tree) is rewritten
+        only when `write` is true."""
+        return await guarded(ctx, t.fix, text, path, unsafe, write)  # type: ignore[no-any-return]
 
-    @srv.tool()
-    def run_dry(text: str | None = None, path: str | None = None, model: str | None = None) -> dict[str, Any]:
+    @srv.tool(annotations=notes["run_dry"])
+    async def run_dry(
+        ctx: Context, text: str | None = None, path: str | None = None, model: str | None = None
+    ) -> dict[str, Any]:
         """What a run would do, without running: waves, edges, the effects each task needs and the
         permits, or the refusal with `nika check`'s findings."""
-        return guarded(t.run_dry, text, path, model)
+        return await guarded(ctx, t.run_dry, text, path, model)  # type: ignore[no-any-return]
 
     @srv.resource("nika://codes", mime_type="application/json", description="Every NIKA code and lint rule.")
     def codes() -> str:
@@ -78,7 +150,10 @@ def build() -> Any:
 
     @srv.resource("nika://codes/{code}", mime_type="text/plain", description="One code or lint rule, explained.")
     def code(code: str) -> str:
-        return guarded(t.explain, code)
+        try:
+            return t.explain(code)
+        except t.ToolError as exc:
+            raise McpToolError(str(exc)) from None
 
     return srv
 

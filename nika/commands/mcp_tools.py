@@ -4,6 +4,15 @@ Every tool takes a workflow either as ``text`` (what an agent is writing; ``path
 it, for messages and for the project configuration that applies) or as a ``path`` to read.
 Relative paths resolve from the server's working directory, as for ``nika check``. Nothing is
 written unless ``fix`` is called with ``write=True``.
+
+The server is confined to its tree: the client is a coding agent, the component most exposed to
+prompt injection. Every ``path`` is judged by the one path-under-roots judge
+(:func:`checker.core.paths.under_roots`: resolved, symlinks followed) against ``roots`` — the
+server's working directory, narrowed by the roots the client announced
+(:func:`checker.core.paths.narrow_roots`, never widened) — before anything is stat'ed or read;
+only a regular ``*.nika.yaml`` / ``*.nika.yml`` file is read, through the one bounded reader;
+``fix`` returns text only of what it parsed as a workflow. The refusal reads the same whether
+the file exists or not (no oracle).
 """
 
 from __future__ import annotations
@@ -21,16 +30,50 @@ class ToolError(Exception):
     """A request the tool cannot answer (one line, sent back as the tool's error)."""
 
 
-def _source(text: str | None, path: str | None) -> tuple[str, str]:
-    """``(text, shown name)``: the given text, or the file at ``path``."""
+Roots = tuple[str, ...]
+
+
+def server_roots(announced: Roots | None = None) -> Roots:
+    """The folders the server reads: its working directory, narrowed by what a client announced."""
+    from checker.core.paths import narrow_roots
+
+    return narrow_roots((os.getcwd(),), announced)
+
+
+def confined(path: str, roots: Roots | None) -> str:
+    """The absolute path ``path`` names, when the path-under-roots judge admits it, else the
+    refusal (the same words whether or not anything is there)."""
+    from checker.core.paths import under_roots
+
+    allowed = server_roots() if roots is None else roots
+    full = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    if "\x00" in path or not under_roots(os.path.normpath(full), allowed):
+        raise ToolError(
+            f"{path}: outside the folders this server reads (its working tree, narrowed by the client's roots)"
+        )
+    return os.path.realpath(full)
+
+
+def _source(text: str | None, path: str | None, roots: Roots | None = None) -> tuple[str, str]:
+    """``(text, shown name)``: the given text, or the regular workflow file at ``path`` inside
+    the roots (a ``path`` beside ``text`` is judged too: it chooses the configuration read)."""
     if text is not None:
+        if path:
+            confined(path, roots)
         return text, path or DEFAULT_NAME
     if not path:
         raise ToolError("give the workflow as `text`, or a `path` to read")
-    from checker.project.files import read_bounded
+    from checker.core.reader import FileReadError, read_file
+    from checker.parse.nodes import MAX_DOCUMENT_BYTES
+    from checker.project.files import is_workflow_file
 
+    real = confined(path, roots)
+    if not is_workflow_file(real):
+        raise ToolError(f"{path}: not a workflow file (*.nika.yaml or *.nika.yml); nothing else is read")
     try:
-        data = read_bounded(path)
+        data = read_file(real, MAX_DOCUMENT_BYTES)
+    except FileReadError as exc:
+        raise ToolError(f"{path}: {exc.reason}") from None
     except OSError as exc:
         raise ToolError(f"{path}: {(exc.strerror or str(exc)).lower()}") from None
     try:
@@ -48,7 +91,7 @@ def _compile(text: str, shown: str) -> Any:
 def _settings(shown: str) -> Any:
     from checker.project.settings import settings_for
 
-    return settings_for(shown if os.path.exists(shown) else "-")
+    return settings_for(shown if shown != DEFAULT_NAME and os.path.exists(shown) else "-")
 
 
 def _report(compiled: Any, shown: str) -> Any:
@@ -57,13 +100,13 @@ def _report(compiled: Any, shown: str) -> Any:
     return admit(compiled, shown, settings=_settings(shown))
 
 
-def check(text: str | None = None, path: str | None = None) -> dict[str, Any]:
+def check(text: str | None = None, path: str | None = None, roots: Roots | None = None) -> dict[str, Any]:
     """The report ``nika check --output-format json`` prints for this one workflow."""
     from checker.project.finalize import SettingsError
     from checker.project.report import CheckRun
     from nika.output import render
 
-    source, shown = _source(text, path)
+    source, shown = _source(text, path, roots)
     try:
         verdict = _report(_compile(source, shown), shown)
     except SettingsError as exc:
@@ -96,11 +139,11 @@ def codes() -> list[dict[str, str]]:
     return out
 
 
-def graph(text: str | None = None, path: str | None = None) -> dict[str, Any]:
+def graph(text: str | None = None, path: str | None = None, roots: Roots | None = None) -> dict[str, Any]:
     """The plan ``nika graph --format json`` prints: waves, nodes, edges by role."""
     from checker.views.plan import plan_document
 
-    source, shown = _source(text, path)
+    source, shown = _source(text, path, roots)
     doc = plan_document(_compile(source, shown))
     if "reason" in doc:
         raise ToolError(f"{shown}: no workflow to draw (the text is not a YAML mapping); `check` says more")
@@ -114,14 +157,23 @@ def schema() -> dict[str, Any]:
     return workflow_json_schema()
 
 
-def fix(text: str | None = None, path: str | None = None, unsafe: bool = False, write: bool = False) -> dict[str, Any]:
+def fix(
+    text: str | None = None,
+    path: str | None = None,
+    unsafe: bool = False,
+    write: bool = False,
+    roots: Roots | None = None,
+) -> dict[str, Any]:
     """The safe fixes (``unsafe``: all of them) as a unified diff and the fixed text; the file at
-    ``path`` is rewritten only when ``write`` is true."""
+    ``path`` is rewritten only when ``write`` is true. The text of a file is returned only when
+    it parses as a workflow (a file that does not is never echoed back)."""
     import difflib
 
     from nika.commands.check import _replace_file, fix_text
 
-    source, shown = _source(text, path)
+    source, shown = _source(text, path, roots)
+    if text is None and _compile(source, shown).workflow is None:
+        raise ToolError(f"{path}: does not parse as a workflow; `check` says why (its text is not returned)")
     new, count, refusal = fix_text(source, shown, os.getcwd(), unsafe=unsafe)
     diff = "".join(difflib.unified_diff(source.splitlines(True), new.splitlines(True), shown, shown))
     written = False
@@ -133,17 +185,19 @@ def fix(text: str | None = None, path: str | None = None, unsafe: bool = False, 
     return {"fixed": count, "diff": diff, "text": new, "written": written, "refused": refusal}
 
 
-def run_dry(text: str | None = None, path: str | None = None, model: str | None = None) -> dict[str, Any]:
+def run_dry(
+    text: str | None = None, path: str | None = None, model: str | None = None, roots: Roots | None = None
+) -> dict[str, Any]:
     """What ``nika run --dry-run --output-format json`` prints: the plan, its effects and the permits,
     or the refusal (``nika check``'s findings) when the workflow would not run. Nothing runs."""
     from runtime.guard.admission import unsupported_run_block
     from runtime.report import plan
 
-    source, shown = _source(text, path)
+    source, shown = _source(text, path, roots)
     compiled = _compile(source, shown)
     verdict = _report(compiled, shown)
     if verdict.refused or compiled.workflow is None or compiled.graph is None:
-        return {"workflow_state": "refused", "findings": check(source, shown)["reports"][0]["findings"]}
+        return {"workflow_state": "refused", "findings": check(source, shown, roots)["reports"][0]["findings"]}
     unsupported = unsupported_run_block(compiled.workflow)
     if unsupported is not None:
         return {"workflow_state": "refused", "error": {"code": "NIKA-IMPL-002", "message": unsupported}}

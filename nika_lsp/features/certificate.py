@@ -50,8 +50,8 @@ def certificate_markdown(cert: Certificate | None) -> str:
     out.append("\n".join(rows))
     if cost.prices.error:
         out.append(f"*{cost.prices.error}*")
-    elif cost.prices.source is None and any(s.status == "unpriced" for s in cost.spends):
-        out.append("*No price table: set `NIKA_PRICES` in the server's environment to price models.*")
+    elif any(s.status == "unpriced" for s in cost.spends):
+        out.append("*Some models have no price in the model catalog: set `NIKA_PRICES` in the server's environment.*")
     return "\n\n".join(out)
 
 

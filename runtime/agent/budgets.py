@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from runtime.agent import stops
 from runtime.agent.ledger import Envelope, Ledger
 from runtime.guard import limits
+from runtime.providers.models import output_ceiling
 
 if TYPE_CHECKING:
     from runtime.services import Services
@@ -32,39 +33,50 @@ def check_before(led: Ledger, env: Envelope) -> None:
         raise stops.deadline(env.deadline_source)
 
 
+# what set an admitted call's output cap
+BY_TOKENS, BY_COST, BY_MODEL = "token-budget", "cost-budget", "model-limit"
+
+
 @dataclass(frozen=True)
 class Admission:
-    """What one admitted call may spend: its output cap, its input estimate and the basis of it
-    (``provider`` or ``heuristic``), and its HTTP timeout (the time left, less a margin)."""
+    """What one admitted call may spend: its output cap and what set it (the token budget, the cost
+    ceiling or the model's own output limit), its input estimate and the basis of it (``provider``
+    or ``heuristic``), and its HTTP timeout (the time left, less a margin)."""
 
     max_tokens: int
     input_estimate: int
     input_basis: str
     timeout_s: float
+    capped_by: str = BY_MODEL
 
     def frame(self) -> dict[str, object]:
-        return {"max_tokens": self.max_tokens, "input_estimate": self.input_estimate, "input_basis": self.input_basis}
-
-
-def output_ceiling(model: str) -> int:
-    return limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS)
+        return {
+            "max_tokens": self.max_tokens,
+            "capped_by": self.capped_by,
+            "input_estimate": self.input_estimate,
+            "input_basis": self.input_basis,
+        }
 
 
 def admit(led: Ledger, env: Envelope, services: Services, model: str, est: tuple[int, str]) -> Admission:
     """The call's budget, or the stop (before sending) when no useful call fits."""
     est_in, basis = est
-    cap = min(led.max_tokens_total - led.tokens - est_in, output_ceiling(model))
+    room, ceiling = led.max_tokens_total - led.tokens - est_in, output_ceiling(model)
+    cap, by = (room, BY_TOKENS) if room < ceiling else (ceiling, BY_MODEL)
     if cap < limits.MIN_USEFUL_OUTPUT_TOKENS:
         raise stops.token_budget(led.tokens, led.max_tokens_total, est_in)
     if env.max_cost_usd is not None and services.is_priced(model):
-        room = env.max_cost_usd - led.cost_usd - services.cost_of(model, est_in, 0)
-        per_out = services.cost_of(model, 0, 1_000_000) / 1_000_000
-        if per_out > 0:
-            cap = min(cap, int(room / per_out)) if room > 0 else 0
-        elif room < 0:
-            cap = 0
+        left = env.max_cost_usd - led.cost_usd - services.cost_of(model, est_in, 0)
+        per_out = (services.cost_of(model, est_in, 1_000_000) - services.cost_of(model, est_in, 0)) / 1_000_000
+        afford = (int(left / per_out) if left > 0 else 0) if per_out > 0 else (cap if left >= 0 else 0)
+        if afford < cap:
+            cap, by = afford, BY_COST
         if cap < limits.MIN_USEFUL_OUTPUT_TOKENS:
             raise stops.cost_budget(led.cost_usd, env.max_cost_usd, env.cost_source, next_call=True)
+    left_s = env.time_left()
+    expected = led.last_call_s if led.last_call_s is not None else limits.FIRST_CALL_EXPECTED_S
+    if expected > left_s - limits.DEADLINE_MARGIN_S:
+        raise stops.deadline(env.deadline_source, expected=(expected, left_s))
     # end the call a little before the deadline, so the loop (not the task clock) records why it stopped
-    timeout = max(limits.MIN_CALL_WINDOW_S, env.time_left() - limits.DEADLINE_MARGIN_S)
-    return Admission(cap, est_in, basis, timeout)
+    timeout = max(limits.MIN_CALL_WINDOW_S, left_s - limits.DEADLINE_MARGIN_S)
+    return Admission(cap, est_in, basis, timeout, by)

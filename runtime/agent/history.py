@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 
 from runtime.guard import limits
@@ -36,8 +37,9 @@ def wire_messages(messages: Sequence[Message]) -> tuple[Message, ...]:
     return tuple(out)
 
 
-def body_bytes(system: str | None, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
-    """The UTF-8 size of the request, shaped like a chat-completions body so the wire's keys count."""
+def body_bytes(system: str | None, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> tuple[int, int]:
+    """The UTF-8 size of the request, shaped like a chat-completions body so the wire's keys
+    count, and how many messages it holds (the system prompt is one)."""
     body = json.dumps(
         {
             "messages": [{"role": "system", "content": system}]
@@ -64,17 +66,24 @@ def body_bytes(system: str | None, messages: Sequence[Message], tools: Sequence[
         ensure_ascii=False,
         default=str,
     )
-    return len(body.encode("utf-8"))
+    return len(body.encode("utf-8")), len(messages) + 1
 
 
-def estimate_in(size: int, reported: tuple[int, int] | None) -> tuple[int, str]:
-    """The input tokens of a request of ``size`` bytes, and the basis of the figure.
+def estimate_in(size: tuple[int, int], reported: tuple[int, int, int] | None) -> tuple[int, str]:
+    """An upper bound of the input tokens of a request (``size``: its bytes and messages), and its basis.
 
-    With the provider's own count of the previous request (``reported``: its tokens, our bytes of
-    it), the estimate is that count plus the estimator's figure for what was added since; without
-    one, the estimator alone (``limits.ESTIMATE_BYTES_PER_TOKEN``, a labelled heuristic)."""
+    Without a report: the bytes at ``limits.ESTIMATE_BYTES_PER_TOKEN`` plus the chat format's own
+    tokens for every message (``limits.ESTIMATE_TOKENS_PER_MESSAGE``, and the reply's priming).
+    With the provider's count of the previous request (``reported``: its tokens, our bytes and
+    messages of it): that count, plus what was added since at the denser of the estimator's rate
+    and the rate the provider's own count showed, plus the format's tokens of the new messages.
+    A provider whose tokenizer runs denser than the heuristic is so corrected from the second call on."""
     per = limits.ESTIMATE_BYTES_PER_TOKEN
-    if reported is not None and reported[0] > 0:
-        tokens, then = reported
-        return tokens + -(-max(0, size - then) // per), "provider"
-    return -(-size // per), "heuristic"
+    per_msg = limits.ESTIMATE_TOKENS_PER_MESSAGE
+    nbytes, nmsgs = size
+    if reported is not None and reported[0] > 0 and reported[1] > 0:
+        tokens, then, then_msgs = reported
+        rate = max(1 / per, tokens / then)
+        added = math.ceil(max(0, nbytes - then) * rate)
+        return tokens + added + per_msg * max(0, nmsgs - then_msgs), "provider"
+    return -(-nbytes // per) + per_msg * nmsgs + limits.ESTIMATE_REPLY_PRIMING_TOKENS, "heuristic"

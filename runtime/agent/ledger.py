@@ -44,10 +44,18 @@ class Ledger:
     streak: int = 0
     same_observation: int = 0
     observations: list[str] = field(default_factory=list)
+    last_observed: frozenset[str] | None = None  # the results the previous step observed
     stop_reason: StopReason | None = None
     executed: dict[str, str] = field(default_factory=dict)
-    # the provider's own input count of the last call and the estimator's bytes of that request
-    reported_in: tuple[int, int] | None = None
+    # the provider's own input count of the last call, and the estimator's bytes and messages of it
+    reported_in: tuple[int, int, int] | None = None
+    last_call_s: float | None = None  # how long the last answered model call took
+    continued: bool = False  # a reply cut by the output limit was asked to continue
+    cut_text: str = ""  # the text of a reply cut by the output limit, awaiting its continuation
+    # what earlier task-`retry:` attempts spent: one ledger across the attempts (max_turns stays per attempt)
+    carried_in: int = 0
+    carried_out: int = 0
+    carried_cost: float = 0.0
 
     @property
     def tokens(self) -> int:
@@ -66,6 +74,11 @@ class Ledger:
             "duplicates_refused": self.duplicates_refused,
             **({"cost_usd": round(self.cost_usd, 6)} if self.max_cost_usd is not None else {}),
         }
+
+    def carry(self, spent: tuple[int, int, float]) -> None:
+        """Start from what the task's earlier attempts spent (the budgets are the task's, not the attempt's)."""
+        self.carried_in, self.carried_out, self.carried_cost = spent
+        self.tokens_in, self.tokens_out, self.cost_usd = spent
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from runtime.errors import TaskError
 from runtime.guard import limits
 from runtime.guard.policy import judge_provider
 from runtime.providers.base import Message, Request, Response, ToolSpec
+from runtime.tools.deadline import TOOL_DEADLINE
 from runtime.values import materialise
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class AgentLoop(Batch):
             int(max_tokens) if isinstance(max_tokens, int) else limits.DEFAULT_MAX_TOKENS_TOTAL,
             self.env.max_cost_usd,
         )
+        if ctx.agent_spent is not None:  # a task `retry:` attempt: the budgets are the task's, one ledger
+            self.ledger.carry(ctx.agent_spent(ctx.scope.get("index") if self._iterated() else None))
         skills = [str(s.value) for s in verb.skills]
         authored = system if isinstance(system, str) else None
         self.system = compose_system(authored, skills, str(ctx.workdir), ctx.source_path)
@@ -83,32 +86,42 @@ class AgentLoop(Batch):
     async def run_loop(self) -> Any:
         base = self._prepare()
         ctx = self.ctx
-        self.tools = await catalogue(ctx, self.tid, self.rules, self.schema)
-        self.by_wire = {t.name: t.tool_id for t in self.tools}
         self.audit = Audit(ctx, self.ledger, self.by_wire)
-        why = "the agent may call only what its `tools:` whitelist grants" if self.rules else "no `tools:`: no tools"
-        ctx.events.witness(self.tid, "tool", "agent:tools", True, why)
-        tools = [("tools", [t.tool_id for t in self.tools])]
-        ctx.emit("agent_tools_selected", [("task", self.tid), ("model", base.model), *tools])
+        TOOL_DEADLINE.set(self.env.deadline)  # every tool call of this loop is bounded by the time left
         try:
             clock = asyncio.timeout(self.env.time_left()) if self.env.own_clock else contextlib.nullcontext()
             try:
                 async with clock:
+                    await self._offer(base)
                     await self._turns(base)
             except TimeoutError:  # the loop's own wall clock (no task `timeout:` to do it)
                 if not (isinstance(clock, asyncio.Timeout) and clock.expired()):
                     raise
                 self._cut(TIMEOUT_CODE)
+                self.leave_unrun(cut=True)
                 raise stops.deadline(self.env.deadline_source) from None
         except Stop as stop:
             return self._finish(stop)
         except asyncio.CancelledError:
             left = self.env.time_left()
             self._cut(TIMEOUT_CODE if left <= 0 else "NIKA-CANCEL-001")
+            self.leave_unrun(cut=True)  # the tool calls the deadline (or the cancel) cut, and the unrun
             self.ledger.stop_reason = StopReason.DEADLINE if left <= 0 else StopReason.CANCELLED
-            self._record(self.ledger.record())
+            record = self.ledger.record()
+            self._record(record)
+            self.ctx.emit("agent_budget_checkpoint", [("task", self.tid), *record.items()])
             raise
         raise AssertionError("the turn loop ends only by a stop")  # pragma: no cover
+
+    async def _offer(self, base: Request) -> None:
+        """The tools the whitelist grants (an MCP server's listing included), offered and witnessed."""
+        ctx = self.ctx
+        self.tools = await catalogue(ctx, self.tid, self.rules, self.schema)
+        self.by_wire.update({t.name: t.tool_id for t in self.tools})
+        why = "the agent may call only what its `tools:` whitelist grants" if self.rules else "no `tools:`: no tools"
+        ctx.events.witness(self.tid, "tool", "agent:tools", True, why)
+        tools = [("tools", [t.tool_id for t in self.tools])]
+        ctx.emit("agent_tools_selected", [("task", self.tid), ("model", base.model), *tools])
 
     def _cut(self, code: str) -> None:
         if self._in_flight is not None:  # a model call cut by the deadline or a cancel is journaled
@@ -116,9 +129,12 @@ class AgentLoop(Batch):
             self._in_flight = None
             self.audit.cut(model, t0, code, admitted)
 
-    def _record(self, record: dict[str, Any]) -> None:
+    def _iterated(self) -> bool:
         task = self.ctx.task
-        if task is not None and task.for_each is not None and "index" in self.ctx.scope:
+        return task is not None and task.for_each is not None and "index" in self.ctx.scope
+
+    def _record(self, record: dict[str, Any]) -> None:
+        if self._iterated():
             record = {**record, "index": self.ctx.scope["index"]}
         self.ctx.record_agent(record)
 
@@ -138,16 +154,31 @@ class AgentLoop(Batch):
         led = self.ledger
         while True:
             budgets.check_before(led, self.env)
-            reply = await self._call(base)
-            if reply.text:
-                led.last_text = reply.text
+            reply, admission = await self._call(base)
+            cut = reply.finish_reason in limits.TRUNCATED_FINISH and not reply.tool_calls
+            text = led.cut_text + reply.text if led.cut_text and not reply.tool_calls else reply.text
+            led.cut_text = ""
+            if text:
+                led.last_text = text
             self.messages.append(Message("assistant", reply.text, reply.tool_calls))
-            if reply.tool_calls:
+            if cut:  # never an answer: one request to continue, then the stop
+                if led.continued:
+                    raise stops.truncated(admission.capped_by, admission.max_tokens, again=True)
+                led.continued, led.cut_text = True, text
+                self.audit.nudge("answer cut by the output limit")
+                self.messages.append(Message("user", limits.CONTINUE_NUDGE))
+                try:
+                    budgets.check_before(led, self.env)
+                except Stop as stop:
+                    if stop.reason in (StopReason.TOKEN_BUDGET, StopReason.COST_BUDGET, StopReason.MAX_TURNS):
+                        raise stops.truncated(admission.capped_by, admission.max_tokens, again=False) from None
+                    raise
+            elif reply.tool_calls:
                 await self.act(reply.tool_calls)
             else:
-                self.final(reply.text)
+                self.final(text)
 
-    def _request(self, base: Request) -> tuple[Request, Admission, int]:
+    def _request(self, base: Request) -> tuple[Request, Admission, tuple[int, int]]:
         """The next request: the snapshot in the system prompt, the conversation as sent, admitted."""
         led, env, services = self.ledger, self.env, self.ctx.services
         priced = services.is_priced(base.model)
@@ -168,7 +199,7 @@ class AgentLoop(Batch):
         )
         return req, admission, size
 
-    async def _call(self, base: Request) -> Response:
+    async def _call(self, base: Request) -> tuple[Response, Admission]:
         """One model call through the run's executor: admitted first (budgets bound it), transient
         failures retried a bounded number of times inside the same turn (an attempt, not a turn)."""
         from runtime.engine.executor import ModelEffect
@@ -192,7 +223,7 @@ class AgentLoop(Batch):
                 await self._after_failure(err, attempt)
                 continue
             reply = Response.from_record(output)
-            return self._account(base.model, reply, t0, admission, size)
+            return self._account(base.model, reply, t0, admission, size), admission
 
     async def _after_failure(self, err: TaskError, attempt: int) -> None:
         """A failed model call: the stop it is, or the wait before the next attempt of the turn."""
@@ -210,10 +241,11 @@ class AgentLoop(Batch):
         await asyncio.sleep(delay)
         budgets.check_before(led, self.env)
 
-    def _account(self, model: str, reply: Response, t0: float, admission: Admission, size: int) -> Response:
+    def _account(self, model: str, reply: Response, t0: float, admission: Admission, size: tuple[int, int]) -> Response:
         """Count one answered call: a turn, its tokens (reported, else estimated) and its cost."""
         led, services = self.ledger, self.ctx.services
         led.turns += 1
+        led.last_call_s = time.monotonic() - t0
         if not reply.usage_reported and services.is_priced(model):
             self.audit.model(model, t0, reply, "NIKA-AGENT-005", admission.frame())
             raise stops.unpriced_usage(model)
@@ -227,7 +259,7 @@ class AgentLoop(Batch):
         led.tokens_out += reply.tokens_out
         if reply.tokens_in == 0 and reply.tokens_out == 0 and reply.tokens:
             led.tokens_out += reply.tokens
-        led.reported_in = (reply.tokens_in, size) if reply.usage_reported and reply.tokens_in > 0 else None
+        led.reported_in = (reply.tokens_in, *size) if reply.usage_reported and reply.tokens_in > 0 else None
         led.cost_usd += services.cost_of(model, reply.tokens_in, reply.tokens_out)
         self.audit.model(model, t0, reply, None, admission.frame())
         return reply

@@ -16,6 +16,7 @@ TIMEOUT_CODE = "NIKA-TIMEOUT-001"
 SCHEMA_CODE = "NIKA-INFER-002"
 STUCK_CODE = "NIKA-AGENT-001"
 BUDGET_CODE = "NIKA-AGENT-002"
+OUTPUT_CODE = "NIKA-AGENT-OUTPUT-001"
 
 
 class StopReason(StrEnum):
@@ -33,6 +34,7 @@ class StopReason(StrEnum):
     EMPTY_ANSWER = "empty-answer"  # NIKA-INFER-002: the final message stayed empty after one nudge
     PROVIDER_UNREACHABLE = "provider-unreachable"  # NIKA-PROVIDER-001 (transient)
     PROVIDER_ERROR = "provider-error"  # the provider refused the call (key, request): its code
+    OUTPUT_LIMIT = "output-limit"  # NIKA-AGENT-OUTPUT-001: the answer was cut by the model's output limit, twice
     SECURITY = "security"  # NIKA-SEC-002, or the security error a tool raised
     CANCELLED = "cancelled"  # the run was cancelled mid-call
 
@@ -69,8 +71,11 @@ def cost_budget(spent: float, cap: float, source: str, next_call: bool = False) 
     return Stop(StopReason.COST_BUDGET, TaskError(BUDGET_CODE, why))
 
 
-def deadline(source: str, err: TaskError | None = None) -> Stop:
+def deadline(source: str, err: TaskError | None = None, expected: tuple[float, float] | None = None) -> Stop:
     why = f"the agent's wall clock ({source}) ran out"
+    if expected is not None:  # the next call could not finish in time: not sent
+        took, left = expected
+        why += f": the next model call is expected to take about {took:.2f} s and {max(0.0, left):.2f} s are left"
     if err is not None:  # the model call's own timeout, which is the time left
         return Stop(StopReason.DEADLINE, TaskError(TIMEOUT_CODE, f"{why} during a model call: {err.message}"))
     return Stop(StopReason.DEADLINE, TaskError(TIMEOUT_CODE, why))
@@ -82,7 +87,7 @@ def failure_budget(n: int, tool_id: str, err: TaskError) -> Stop:
     gives to a file (phase `check` or `both`: the model's arguments broke a static contract,
     NIKA-VAR-005, NIKA-BUILTIN-001) is no verdict of the run on an accepted workflow, so the agent
     then fails as a stuck loop (NIKA-AGENT-001), the tool's code in details."""
-    why = f"{n} tool calls in a row failed; the last, `{tool_id}`: {err.message}"
+    why = f"{n} replies in a row had only failing tool calls; the last, `{tool_id}`: {err.message}"
     details = {"tool": tool_id, "tool_code": err.code}
     code = err.code if _phase(err.code) == "run" else STUCK_CODE
     return Stop(StopReason.FAILURE_BUDGET, TaskError(code, why, details=details))
@@ -97,21 +102,21 @@ def _phase(code: str) -> str | None:
         return None
 
 
-def executed_duplicate(tool_id: str) -> Stop:
+def executed_duplicate(tool_id: str, n: int = 2) -> Stop:
     why = (
-        f"the model kept proposing a call that already succeeded (`{tool_id}` with the same arguments); "
-        "the loop was making no progress"
+        f"the model proposed a call that already succeeded (`{tool_id}` with the same arguments) in {n} replies "
+        "in a row, after being told; the loop was making no progress"
     )
     return Stop(StopReason.EXECUTED_DUPLICATE, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
 
 
 def no_novelty(n: int, tool_id: str) -> Stop:
-    why = f"{n} tool calls in a row returned the same observation; the loop was learning nothing new"
+    why = f"{n} replies in a row observed nothing new (the last through `{tool_id}`); the loop was learning nothing"
     return Stop(StopReason.NO_NOVELTY, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
 
 
 def streak_exhausted(n: int, tool_id: str) -> Stop:
-    why = f"`{tool_id}` succeeded {n} times in a row without the agent finishing"
+    why = f"`{tool_id}` was the only tool to succeed in {n} replies in a row without the agent finishing"
     return Stop(StopReason.STREAK_EXHAUSTED, TaskError(STUCK_CODE, why, details={"tool": tool_id}))
 
 
@@ -133,3 +138,17 @@ def not_granted(tool_id: str) -> Stop:
 def unpriced_usage(model: str) -> Stop:
     why = f"`{model}` is priced but reported no token usage, so no budget can count this turn"
     return Stop(StopReason.PROVIDER_ERROR, TaskError("NIKA-AGENT-005", why))
+
+
+def truncated(capped_by: str, cap: int, again: bool) -> Stop:
+    """The final answer was cut by the output cap (and its one continuation too, or no budget was
+    left for one). What set the cap decides the code: the run's budgets (NIKA-AGENT-002), or the
+    model's own output limit (NIKA-AGENT-OUTPUT-001)."""
+    when = "and cut again after one request to continue" if again else "and no budget is left to continue it"
+    if capped_by == "model-limit":
+        why = f"the agent's answer was cut by the model's output limit ({cap} tokens) {when}"
+        return Stop(StopReason.OUTPUT_LIMIT, TaskError(OUTPUT_CODE, why))
+    which = "token budget" if capped_by == "token-budget" else "cost ceiling"
+    reason = StopReason.TOKEN_BUDGET if capped_by == "token-budget" else StopReason.COST_BUDGET
+    why = f"the agent's answer was cut at {cap} output tokens, the most its {which} left, {when}"
+    return Stop(reason, TaskError(BUDGET_CODE, why))

@@ -15,13 +15,10 @@ virtual clock or a seeded generator must reach every builtin that reads time or 
 from __future__ import annotations
 
 import asyncio
-import errno
 import functools
 import json
 import math
-import os
 import random
-import stat
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -220,19 +217,22 @@ def _opaque(value: Any) -> str:
     return f"<{type(value).__name__}>"
 
 
+# Ours: the file builtins' own caps apply to what they return; this one only bounds the read itself.
+READ_REGULAR_CAP = 1 << 30
+READ_REGULAR_DEADLINE_S = 60.0
+
+
 def read_regular(path: Path) -> bytes:
     """The bytes of ``path`` if it is a regular file; ``OSError`` otherwise.
 
-    Opened non-blocking and judged on the opened descriptor (no stat/open race), so a FIFO, a
-    device or a socket under a granted tree is refused instead of blocking the engine forever.
+    The one bounded reader (:func:`checker.core.reader.read_file`): opened non-blocking and
+    judged on the opened descriptor (no stat/open race), so a FIFO, a device or a socket under a
+    granted tree is refused instead of blocking the engine forever; capped; under a deadline.
     The one regular-file check of the runtime's file builtins.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    from checker.core.reader import FileReadError, read_file
+
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or socket is never read)")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
+        return read_file(str(path), READ_REGULAR_CAP, deadline_s=READ_REGULAR_DEADLINE_S)
+    except FileReadError as e:  # as the errno's own class (FileNotFoundError, IsADirectoryError…)
+        raise OSError(e.errno, e.reason, str(path)) from None

@@ -27,8 +27,13 @@ async def decide(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
     try:
         if isinstance(bundle, str):
             target = ctx.resolve_read(bundle)
-            try:
-                data = target.read_bytes()
+            from checker.core.reader import FileReadError, read_file_async
+            from checker.parse.nodes import MAX_DOCUMENT_BYTES
+
+            try:  # the one bounded reader: a regular file, capped, off the event loop
+                data = await read_file_async(str(target), MAX_DOCUMENT_BYTES)
+            except FileReadError as e:
+                raise DecideError(BUNDLE_CODE, f"cannot read the bundle {bundle}: {e.reason}") from None
             except OSError as e:
                 raise DecideError(BUNDLE_CODE, f"cannot read the bundle {bundle}: {e.strerror or e}") from None
             bundle = load_json(data, BUNDLE_CODE, f"the bundle {bundle}")

@@ -23,8 +23,10 @@ BODY_METHODS = ("POST", "PUT", "PATCH")
 
 def _part_bytes(path: Any, shown: str) -> bytes:
     """The octets of a multipart file part; a missing or unreadable file fails as `nika:read` does."""
-    try:
-        return bytes(path.read_bytes())
+    from runtime.builtins._support import read_regular
+
+    try:  # the one bounded reader: a FIFO or a device under the grant is refused, never waited on
+        return read_regular(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         raise TaskError(
             "NIKA-BUILTIN-READ-001", f"`multipart`: there is no file at {shown}", details={"path": shown}

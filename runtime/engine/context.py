@@ -69,6 +69,8 @@ class VerbContext:
     tool_call: Callable[[str, dict[str, Any]], Awaitable[Any]]  # one tool call of an agent's turn (the run's seam)
     started_monotonic: float | None = None  # when the task started (``time.monotonic``), for deadlines
     gate: Any = None  # the run's human gate (runtime.durable.gate.Gate): a child workflow's pause becomes the caller's
+    # what the task's earlier `retry:` attempts of an agent spent (tokens in, out, cost), by iteration index
+    agent_spent: Callable[[Any], tuple[int, int, float]] | None = None
 
     @property
     def with_(self) -> Mapping[str, Any]:

@@ -87,8 +87,8 @@ class RemoteMcp:
         self.listings[server] = value
         return value
 
-    async def call(self, tid: str, tool: str, args: dict[str, Any]) -> Any:
-        result = await self.perform(McpEffect(tid, tool, args))
+    async def call(self, tid: str, tool: str, args: dict[str, Any], timeout_s: float | None = None) -> Any:
+        result = await self.perform(McpEffect(tid, tool, args, timeout_s))
         journal_witness(self.executor.host.events, result)
         return result.value()
 

@@ -449,10 +449,10 @@ async def _on_hub(
             stream()
 
     try:
-        conn = await sessions.open(cfg, judge, lambda: dict(payload["env"]))
+        conn = await sessions.open(cfg, judge, lambda: dict(payload["env"]), tid)
         if payload["op"] == "list":
             return await listing_of(conn)
-        return await call_on(conn, call.tool, dict(call.args))
+        return await call_on(conn, call.tool, dict(call.args), call.timeout_s)
     finally:
         h.touch(run)
 

@@ -88,6 +88,7 @@ class McpEffect:
     task_id: str
     tool: str  # `mcp:server/name`
     args: Mapping[str, Any]
+    timeout_s: float | None = None  # what is left of the task's time (None: the MCP default)
 
 
 EffectCall = ExecEffect | ToolEffect | ModelEffect | McpEffect
@@ -190,7 +191,7 @@ class LocalExecutor:
         if isinstance(call, McpEffect):
             from runtime.tools.mcp_client import call_mcp_tool
 
-            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args)), none
+            return await call_mcp_tool(self.host, call.task_id, call.tool, dict(call.args), call.timeout_s), none
         raise TypeError(f"not an effect: {type(call).__name__}")
 
     async def _perform_carried(self, call: ModelEffect | ToolEffect) -> tuple[Any, Usage]:

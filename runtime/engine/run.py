@@ -183,6 +183,9 @@ class Run:
         self.cancel()
         while self._inflight:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+            for tid, t in list(self._inflight.items()):  # a task that ended without leaving the set
+                if t.done():
+                    self._inflight.pop(tid, None)
         if self._left:
             for tid, rec in self.records.items():
                 if rec.status == "pending" and tid not in self.gate.parked:
@@ -292,6 +295,29 @@ class Run:
     # -- one task ----------------------------------------------------------------------------
 
     async def _run_task(self, tid: str) -> None:
+        """One task, settled whatever happens inside it: a failure anywhere (hashing its
+        inputs, journaling its start, the verb, ``on_finally``) settles the task ``failure`` and
+        lets the run go on, so no input can leave a run waiting for a task that died."""
+        try:
+            await self._run_task_body(tid)
+        except asyncio.CancelledError:
+            self._inflight.pop(tid, None)
+            self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled(), started=True))
+            self._pump()
+        except Exception as exc:  # an engine bug or an inadmissible value outside the verb stage
+            self._inflight.pop(tid, None)
+            why = TaskError(INTERNAL, f"internal error in the runtime: {type(exc).__name__}: {exc}")
+            with contextlib.suppress(Exception):
+                self._settle_now(tid, Outcome(Status.FAILURE, error=why, started=True))
+            if self.records[tid].status == "pending":  # the settle itself failed: account for it anyway
+                self.records[tid].status = str(Status.FAILURE)
+                self.settled[tid].set()
+                self._left -= 1
+                if self._left == 0:
+                    self._done.set()
+            self._pump()
+
+    async def _run_task_body(self, tid: str) -> None:
         task = self.wf.tasks[tid]
         rec = self.records[tid]
         CURRENT_TASK.set(tid)

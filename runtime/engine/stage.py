@@ -81,15 +81,21 @@ async def on_error(run: Run, task: Task, scope: dict[str, Any], err: TaskError) 
 
 
 def refuse_deep(tid: str, raw: Any) -> None:
-    """The backstop for values nested past ``MAX_VALUE_DEPTH`` from any verb (the sources that
-    parse JSON refuse them first with their own codes): a typed failure, never a stack overflow
-    while the task settles."""
+    """The admission of every verb's output (a tool's, a model's, a process's reply), where it
+    enters the run: a value nested past ``MAX_VALUE_DEPTH`` (the sources that parse JSON refuse
+    them first with their own codes) or text a journal cannot hold (a lone surrogate) is a typed
+    failure, never a stack overflow or an encoding error while the task settles."""
     if deeper_than(raw, MAX_VALUE_DEPTH):
         raise TaskError(
             INTERNAL,
             f"the output of `{tid}` nests deeper than {MAX_VALUE_DEPTH} levels, which this engine refuses to hold",
             details={"max_depth": MAX_VALUE_DEPTH},
         )
+    from runtime.guard.admission import value_problem
+
+    problem = value_problem(raw)
+    if problem is not None:
+        raise TaskError(INTERNAL, f"the output of `{tid}` cannot be admitted: {problem}", details={})
 
 
 async def bind(task: Task, raw: Any) -> dict[str, Any]:

@@ -29,10 +29,13 @@ class Admitted:
         return self.compiled.workflow
 
 
-def compile_file(path: str) -> tuple[CompiledWorkflow | None, str | None]:
+def compile_file(path: str, *, named: bool = True) -> tuple[CompiledWorkflow | None, str | None]:
+    """The workflow at ``path`` compiled, or the one-line reason it could not be read. ``named``:
+    the user named it on the command line (a pipe is read too); a child workflow is not
+    (``named=False``: a regular file only). Either way through the one bounded reader."""
     from checker.project.files import compile_path
 
-    return compile_path(path)
+    return compile_path(path, named=named)
 
 
 def parse_vars(pairs: list[str]) -> dict[str, Any]:
@@ -59,10 +62,53 @@ def assignment(pair: str) -> tuple[str, Any] | None:
         return key, raw
 
 
+def value_problem(value: Any, limit: int | None = None) -> str | None:
+    """The one admission of a value at the edge of a run (a ``--var``, a child's arguments, a
+    file, a tool's or a model's reply): why it cannot enter, or ``None``. Refused: text that is
+    not Unicode a journal can hold (a lone surrogate, which is also what an undecodable byte on
+    the command line becomes), an object key that is not text, a value nested deeper than
+    :data:`runtime.guard.limits.MAX_VALUE_DEPTH`. Iterative: a hostile value cannot exhaust the
+    stack here."""
+    from runtime.guard.limits import MAX_VALUE_DEPTH
+
+    cap = MAX_VALUE_DEPTH if limit is None else limit
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii() and (bad := _surrogate_at(v)) is not None:
+                return f"the text holds a lone surrogate or an undecodable byte (U+{ord(v[bad]):04X} at {bad})"
+        elif isinstance(v, dict | list | tuple):
+            if depth >= cap:
+                return f"the value nests deeper than {cap} levels"
+            if isinstance(v, dict):
+                for k in v:
+                    if not isinstance(k, str):
+                        return f"an object key is not text ({type(k).__name__})"
+                    stack.append((k, depth + 1))
+                stack.extend((c, depth + 1) for c in v.values())
+            else:
+                stack.extend((c, depth + 1) for c in v)
+    return None
+
+
+def _surrogate_at(text: str) -> int | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
 def bind_inputs(wf: Workflow, given: dict[str, Any], *, what: str = "--var") -> dict[str, Any]:
-    """The ``inputs`` scope: supplied values (checked against their types), then defaults;
-    a declared optional input with neither reads as ``null``."""
+    """The ``inputs`` scope: supplied values (admitted, :func:`value_problem`, and checked
+    against their types), then defaults; a declared optional input with neither reads as ``null``."""
     from checker.model.typesys import value_fits
+
+    for name, value in given.items():
+        problem = value_problem(name) or value_problem(value)
+        if problem is not None:
+            raise InputError(f"{what}: input `{ascii(name)[1:-1]}` cannot be admitted: {problem}")
 
     declared = {i.name: i for i in wf.inputs}
     unknown = sorted(set(given) - set(declared))

@@ -1,7 +1,7 @@
 """What a run spends on models, and the cap on it (``nika run --max-cost-usd``).
 
-One price table: the certificate's (:mod:`checker.views.certificate.prices`, read from
-``NIKA_PRICES``; the ``mock`` provider is free). Every model call of a run, from ``infer:`` or an
+One price table: the certificate's (:mod:`checker.views.certificate.prices`: a ``NIKA_PRICES`` row,
+else the model catalog's list price; the ``mock`` provider is free). Every model call of a run, from ``infer:`` or an
 agent's turn, goes through the provider :meth:`CostMeter.wrap` returns, so the meter sees each
 call twice:
 
@@ -71,8 +71,10 @@ class CostMeter:
         if worst is None:
             raise TaskError(
                 BUDGET_CODE,
-                f"the run has a ${self.cap:g} cost cap and `{model}` has no price in the table (NIKA_PRICES), so the "
-                "cost of this call cannot be bounded; give its price or remove the cap",
+                f"the run has a ${self.cap:g} cost cap and `{model}` has no price, neither in the model catalog "
+                "(`nika catalog`) nor in NIKA_PRICES, so the cost of this call cannot be bounded and it was not "
+                f'sent: give its price (NIKA_PRICES=\'{{"{model}": {{"input": USD, "output": USD}}}}\', per million '
+                "tokens) or remove the cap",
                 details={**where, "model": model},
             )
         if self.spent + worst > self.cap:
@@ -166,7 +168,9 @@ def _estimate_in(request: Request) -> int:
 def _max_out(model: str, request: Request) -> int:
     if isinstance(request.max_tokens, int) and request.max_tokens > 0:
         return request.max_tokens
-    return limits.MODEL_MAX_OUTPUT_TOKENS.get(model, limits.DEFAULT_MAX_OUTPUT_TOKENS)
+    from runtime.providers.models import output_ceiling
+
+    return output_ceiling(model)
 
 
 def static_bound(compiled: Any, env: Mapping[str, str]) -> dict[str, Any] | None:

@@ -18,6 +18,12 @@ FAILURE_BUDGET = 3
 MALFORMED_REPLIES = 2
 # seed "the finale guarantees a non-empty answer": an empty final message gets this one nudge.
 EMPTY_ANSWER_NUDGE = "Your final message was empty. Write your answer now, from what the tools returned."
+# ours (issue 40): a final answer cut by the output limit is never the answer; it gets this one
+# request to continue (a turn, drawn on the budgets); cut again, the task fails.
+CONTINUE_NUDGE = "Your reply was cut off by the output limit. Continue exactly where it stopped, repeating nothing."
+# the finish reasons that mean "cut by the output cap": OpenAI-compatible and Ollama `length`,
+# Anthropic `max_tokens`, Gemini `MAX_TOKENS`
+TRUNCATED_FINISH = frozenset({"length", "max_tokens", "MAX_TOKENS"})
 # heuristic: a failed agent without any text carries its last observations as `partial_output`.
 EXTRACT_OBSERVATIONS = 3
 EXTRACT_CHARS = 2_000
@@ -27,18 +33,21 @@ DUPLICATE_REFUSALS = 2
 # heuristic: the input-token estimate when the provider gives no count: UTF-8 bytes of the request
 # body divided by this (conservative: English prose runs ~4 bytes a token, code and JSON ~3).
 ESTIMATE_BYTES_PER_TOKEN = 3
+# The chat format's own tokens: every message costs a few tokens beyond its text (role markers,
+# separators; OpenAI documents 3 to 4 per message and 3 to prime the reply). The estimate adds
+# these so a short conversation is not under-counted. From the second call on, the provider's
+# own count of the previous request corrects the estimate (runtime/agent/history.estimate_in).
+ESTIMATE_TOKENS_PER_MESSAGE = 4
+ESTIMATE_REPLY_PRIMING_TOKENS = 3
+# heuristic: how long the first model call of an agent is expected to take (later calls expect as
+# long as the last one took). A call expected to outlast the time left is not sent: the loop
+# stops at the deadline first, with nothing in flight.
+FIRST_CALL_EXPECTED_S = 0.25
 # heuristic: an output cap below this many tokens buys no useful reply; the loop stops first.
 MIN_USEFUL_OUTPUT_TOKENS = 16
-# The largest output (`max_tokens`) each model documents; a call never asks for more. Provenance:
-# the vendors' model pages (OpenAI GPT-4o 16,384; Anthropic Claude 3.5 Sonnet 8,192; Gemini 1.5
-# 8,192). A model not listed gets DEFAULT_MAX_OUTPUT_TOKENS (heuristic, conservative).
-MODEL_MAX_OUTPUT_TOKENS: dict[str, int] = {
-    "openai/gpt-4o": 16_384,
-    "openai/gpt-4o-mini": 16_384,
-    "anthropic/claude-3-5-sonnet-latest": 8_192,
-    "gemini/gemini-1.5-pro": 8_192,
-    "gemini/gemini-1.5-flash": 8_192,
-}
+# A call never asks for more output than the model's catalogued limit (`max_output` in
+# checker/contracts/models.toml, read from models.dev); an uncatalogued model gets
+# DEFAULT_MAX_OUTPUT_TOKENS (runtime/providers/models.py).
 # seed "no-novelty" (threshold heuristic): this many successful calls in a row returning the same
 # observation (canonical text, compared exactly) stop the loop.
 NO_NOVELTY_REPEATS = 3

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING
 from checker.contracts import effects
 from checker.contracts.effects import boundary_of
 from checker.model.workflow import Permits
+
+if TYPE_CHECKING:
+    from checker.contracts.argv import Word
 from runtime.errors import TaskError
 
 if TYPE_CHECKING:
@@ -137,26 +140,34 @@ class Boundary:
                 raise self._deny(task, "exec", program, denial.reason + owner)
         self._say(task, "exec", program if not shell else "shell", True, "permits.exec allows the program")
 
-    def check_argv(self, task: str, argv: list[str], computed: set[int]) -> None:
-        """Under a program list, a re-entry token (``-c``, ``--exec``…) that a computed argv
-        element resolved to is covered only when the list names it (spec 10
-        §permit-parameterization). Every computed element counts as untrusted here (fail-closed:
-        the run has no taint labels); the author's literal words are the author's."""
+    def check_argv(self, task: str, words: list[Word]) -> None:
+        """Under a program list (of this workflow or a caller), the argv judge
+        (:func:`checker.contracts.argv.judge_argv`) on the resolved words: an untrusted word in
+        a re-entry class (option-like, or where a dispatching program reads what to run) is
+        covered only when the list names it (spec 10 §permit parameterization). The words carry
+        the same integrity labels the check read off the model."""
+        from checker.contracts.argv import judge_argv
+
         for b in self._chain():
             grant = b.judge.exec
             if not isinstance(grant, tuple):
                 continue
-            for i in sorted(computed):
-                tok = argv[i]
-                if i > 0 and effects.is_reentry(tok) and tok not in grant:
-                    raise self._deny(
-                        task,
-                        "exec",
-                        tok,
-                        f"the untrusted argv element `{tok}` (command[{i}]) makes the program run other "
-                        "code, and no grant lists it",
-                        boundary="exec",
-                    )
+            found = judge_argv(words, grant)
+            if found:
+                f = found[0]
+                owner = "" if b is self else " (a calling workflow's permits)"
+                raise self._deny(
+                    task, "exec", f.text or "", f"{f.reason}, and no grant lists it{owner}", boundary="exec"
+                )
+
+    def check_env_values(self, task: str, untrusted: list[str]) -> None:
+        """The env judge (:func:`checker.contracts.effects.judge_env_value`) on the names an
+        untrusted value sets in ``exec.env``: a name that says where code or configuration is
+        loaded from never takes one (an authored literal does, NEP-0005 law 6)."""
+        for name in untrusted:
+            why = effects.judge_env_value(name, untrusted=True)
+            if why is not None:
+                raise self._deny(task, "env", name, why, boundary="env")
 
     def env_passthrough(self, task: str) -> tuple[str, ...]:
         """Names of engine variables that may reach a child process (every ancestor must grant

@@ -20,6 +20,9 @@ from runtime.guard.redact import MIN_SECRET_CHARS
 
 CODE = "NIKA-VAR-001"
 MAX_FILE_BYTES = 1024 * 1024
+# Ours: how long a `source: file` secret may take to arrive when the file is a pipe (`/dev/fd/N`);
+# a regular file is read at once. The read never waits longer, whatever the writer does.
+SECRET_READ_DEADLINE_S = 5.0
 
 
 def _missing(name: str, why: str, **details: Any) -> TaskError:
@@ -57,9 +60,12 @@ def _read_file(name: str, raw: str, workdir: Path) -> str:
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = workdir / path
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+    from checker.core.reader import FileReadError, read_file
+
+    try:  # a pipe too (`/dev/fd/N`, how secret injectors hand a value over), never a device
+        data = read_file(str(path), MAX_FILE_BYTES, truncate=True, pipes=True, deadline_s=SECRET_READ_DEADLINE_S)
+    except FileReadError as e:
+        raise _missing(name, f"reads the file `{raw}`, which cannot be read ({e.reason})", source="file") from None
     except OSError as e:
         raise _missing(
             name, f"reads the file `{raw}`, which cannot be read ({type(e).__name__})", source="file"

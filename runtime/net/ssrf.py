@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from checker.contracts import effects
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
@@ -38,16 +39,8 @@ WITHHELD_ENV = "NIKA_FETCH_ALLOW_PRIVATE_WITHHELD"
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
 
-METADATA: frozenset[IPAddress] = frozenset(
-    ipaddress.ip_address(a)
-    for a in (
-        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean
-        "169.254.170.2",  # AWS ECS task metadata
-        "100.100.100.200",  # Alibaba Cloud
-        "fd00:ec2::254",  # AWS IMDS over IPv6
-    )
-)
-_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+# the cloud-metadata addresses, from the one floor table (checker/contracts/effects.toml [floor])
+METADATA: frozenset[IPAddress] = frozenset(ipaddress.ip_address(a) for a in effects.metadata_addresses())
 
 
 @dataclass(frozen=True)
@@ -85,41 +78,16 @@ class Allowance:
 
 def literal_address(host: str) -> IPAddress | None:
     """``host`` as an IP address when it is one in any spelling, including the legacy IPv4 forms
-    (decimal ``2130706433``, octal ``0177.0.0.1``, hex ``0x7f.1``) that resolvers accept."""
-    h = host.strip("[]")
-    try:
-        return ipaddress.ip_address(h)
-    except ValueError:
-        pass
-    if h and all(c in "0123456789abcdefxABCDEFX." for c in h) and h[0].isdigit():
-        try:
-            return ipaddress.IPv4Address(socket.inet_aton(h))
-        except OSError:
-            return None
-    return None
+    (decimal ``2130706433``, octal ``0177.0.0.1``, hex ``0x7f.1``) that resolvers accept: the
+    checker's :func:`checker.contracts.effects.address_of`, so check and run read a literal alike."""
+    return effects.address_of(host)  # type: ignore[no-any-return]
 
 
 def why_refused(addr: IPAddress) -> str | None:
-    """Why ``addr`` is on the floor's refused list, or ``None`` when it is public."""
-    if isinstance(addr, ipaddress.IPv6Address):
-        mapped = addr.ipv4_mapped or addr.sixtofour
-        if mapped is not None:
-            return why_refused(mapped)
-    if addr in METADATA:
-        return "a cloud-metadata address"
-    if addr.is_loopback:
-        return "a loopback address"
-    if addr.is_link_local:
-        return "a link-local address"
-    if addr.is_multicast:
-        return "a multicast address"
-    if isinstance(addr, ipaddress.IPv4Address) and addr in _CGNAT:
-        return "a carrier-grade NAT (CGNAT) address"
-    if addr.is_private:
-        return "a private-network address"
-    if addr.is_unspecified or addr.is_reserved or not addr.is_global:
-        return "a reserved address"
-    return None
+    """Why ``addr`` is on the floor's refused list, or ``None`` when it is public: the one judge of
+    the floor (:func:`checker.contracts.effects.address_floor`), which unwraps every IPv6 form
+    that carries an IPv4 address (mapped, compatible, 6to4, Teredo, NAT64)."""
+    return effects.address_floor(addr)  # type: ignore[no-any-return]
 
 
 def system_resolver(host: str, port: int) -> list[str]:

@@ -35,6 +35,10 @@ SCRIPTED = "scripted"
 SCRIPT_VAR = configured.SCRIPT_VAR
 
 
+# Ours: the largest mock fixture or script file read (engine configuration, never a blob).
+MOCK_FILE_BYTES = 16 * 1024 * 1024
+
+
 def zero_value(schema: Any, depth: int = 0) -> Any:
     """The deterministic zero value a schema describes."""
     if not isinstance(schema, dict) or depth > 32:
@@ -127,9 +131,14 @@ class MockProvider(Provider):
             )
         text = raw
         if not raw.lstrip().startswith(("[", "{")):
-            try:
-                with open(os.path.expanduser(raw), encoding="utf-8") as fh:
-                    text = fh.read()
+            from checker.core.reader import FileReadError, read_file
+
+            try:  # the one bounded reader: a regular file, capped, never blocking
+                text = read_file(os.path.expanduser(raw), MOCK_FILE_BYTES).decode("utf-8", errors="replace")
+            except FileReadError as exc:
+                raise TaskError(
+                    "NIKA-PROVIDER-001", f"{SCRIPT_VAR} names `{raw}`, which cannot be read: {exc.reason}"
+                ) from None
             except OSError as exc:
                 raise TaskError(
                     "NIKA-PROVIDER-001", f"{SCRIPT_VAR} names `{raw}`, which cannot be read: {exc.strerror}"

@@ -41,6 +41,10 @@ SCRIPT_VAR = "NIKA_MOCK_SCRIPT"  # the scripted mock's (runtime.providers.mock)
 ENGINE_VARS = (SCRIPT_VAR, *CONFIGURED.values())
 
 
+# Ours: the largest mock fixture or script file read (engine configuration, never a blob).
+MOCK_FILE_BYTES = 16 * 1024 * 1024
+
+
 def fixture(env: Mapping[str, str], model: str) -> Any:
     """The decoded fixture of ``mock/<model>``; a missing or unreadable one names its variable."""
     var = CONFIGURED[model]
@@ -49,9 +53,12 @@ def fixture(env: Mapping[str, str], model: str) -> Any:
         raise TaskError(CONFIG, f"`mock/{model}` answers from a fixture in engine configuration, and {var} is not set")
     text = raw
     if not raw.lstrip().startswith(("[", "{", '"')) and not _is_json_scalar(raw):
-        try:
-            with open(os.path.expanduser(raw.strip()), encoding="utf-8") as fh:
-                text = fh.read()
+        from checker.core.reader import FileReadError, read_file
+
+        try:  # the one bounded reader: a regular file, capped, never blocking
+            text = read_file(os.path.expanduser(raw.strip()), MOCK_FILE_BYTES).decode("utf-8", errors="replace")
+        except FileReadError as exc:
+            raise TaskError(CONFIG, f"{var} names `{raw.strip()}`, which cannot be read: {exc.reason}") from None
         except OSError as exc:
             raise TaskError(CONFIG, f"{var} names `{raw.strip()}`, which cannot be read: {exc.strerror}") from None
     try:

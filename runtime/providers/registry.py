@@ -28,8 +28,9 @@ CLOUD_ENDPOINTS = {
     "anthropic": "https://api.anthropic.com/v1/messages",
     "gemini": "https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent",
 }
-# Which wire each non-mock provider speaks; the local five are OpenAI-compatible servers.
-WIRES = {pid: "openai" for pid in CLOUD_ENDPOINTS} | {"anthropic": "anthropic", "gemini": "gemini"}
+# Which wire each non-mock provider speaks: the local servers are OpenAI-compatible, except that
+# Ollama is spoken to on its native `/api/chat` (its `think` flag and options live there).
+WIRES = {pid: "openai" for pid in CLOUD_ENDPOINTS} | {"anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama"}
 # Which providers take `infer.thinking:` and in which parameter (runtime/providers/wire_parts.py):
 # Anthropic's extended thinking and Gemini's thinking budget take the budget itself, OpenRouter's
 # unified `reasoning` too; OpenAI's reasoning models take an effort level the budget picks. The
@@ -39,9 +40,11 @@ THINKING = {
     "gemini": "gemini",
     "openrouter": "openrouter",
     "openai": "effort",
+    "ollama": "ollama",
     "mock": "mock",
 }
-OLLAMA_OPENAI_PATH = "/v1/chat/completions"  # Ollama's OpenAI-compatible API under its daemon root
+OLLAMA_NATIVE_PATH = "/api/chat"  # Ollama's native chat API under its daemon root (runtime.providers.wire_ollama)
+OPENAI_COMPATIBLE_SUFFIX = "/chat/completions"
 LOCAL_OPENAI_PATH = "/chat/completions"  # the other local servers' base URLs already end in /v1
 
 
@@ -57,7 +60,7 @@ def endpoint_for(pid: str, env: dict[str, str]) -> Any:
     if not url:
         if local:
             root = (info.base_url or "").rstrip("/")
-            url = root + (OLLAMA_OPENAI_PATH if pid == "ollama" else LOCAL_OPENAI_PATH)
+            url = root + (OLLAMA_NATIVE_PATH if pid == "ollama" else LOCAL_OPENAI_PATH)
         else:
             url = CLOUD_ENDPOINTS[pid]
     key_vars = tuple(info.env_vars)
@@ -75,8 +78,18 @@ def make_provider(prefix: str, services: Any) -> Provider:
         services.remember_secret(ep.key)
     from runtime.providers.wire_anthropic import AnthropicMessages
     from runtime.providers.wire_gemini import GeminiGenerate
+    from runtime.providers.wire_ollama import OllamaChat
     from runtime.providers.wire_openai import OpenAIChat
 
-    kind = WIRES.get(prefix, "openai")
-    cls = {"openai": OpenAIChat, "anthropic": AnthropicMessages, "gemini": GeminiGenerate}[kind]
+    kind = wire_of(prefix, ep.url)
+    cls = {"openai": OpenAIChat, "anthropic": AnthropicMessages, "gemini": GeminiGenerate, "ollama": OllamaChat}[kind]
     return cls(ep, services)
+
+
+def wire_of(prefix: str, url: str) -> str:
+    """The wire a provider speaks at ``url``: an Ollama endpoint configured as its OpenAI-compatible
+    API (``…/chat/completions``) is spoken to as one; every other provider by :data:`WIRES`."""
+    kind = WIRES.get(prefix, "openai")
+    if kind == "ollama" and url.split("?")[0].rstrip("/").endswith(OPENAI_COMPATIBLE_SUFFIX):
+        return "openai"
+    return kind

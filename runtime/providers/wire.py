@@ -346,6 +346,10 @@ class WireProvider(Provider):
 
     def _classify(self, status: int, data: bytes, retry_after: str | None) -> Any:
         details: dict[str, Any] = {"provider": self.id, "status": status}
+        if status >= 400:
+            refusal = self._read_refusal(status, data)  # what the body says beats what the status suggests
+            if refusal is not None:
+                raise refusal
         if status in (401, 403):
             what = "rejected the API key" if self.endpoint.key else "requires an API key and none was sent"
             raise TaskError(
@@ -374,6 +378,34 @@ class WireProvider(Provider):
                 True,
                 details,
             ) from None
+
+    def _read_refusal(self, status: int, data: bytes) -> TaskError | None:
+        """A refusal the provider's error body names (none of them passes by retrying): the account's
+        quota or credit exhausted, the caller's country or region not served, a key that is valid
+        but not allowed this request. Each says so, with the repair; ``None``: nothing recognised."""
+        kind = _refusal_kind(status, data)
+        if kind is None:
+            return None
+        said = self._error_text(data)
+        details = {"provider": self.id, "status": status, "reason": kind}
+        if kind == "quota":
+            why = (
+                f"`{self.id}` refused the call: the account's quota or credit is used up (HTTP {status}: {said}). "
+                "Retrying will not help: add credit or raise the limit in the provider's billing settings, "
+                f"or use another key ({self._key_help()})"
+            )
+        elif kind == "region":
+            why = (
+                f"`{self.id}` does not serve requests from this country or region (HTTP {status}: {said}): run "
+                "from a region it serves, or use another provider"
+            )
+        else:
+            why = (
+                f"`{self.id}` accepted the API key but does not allow it this request (HTTP {status}: {said}): "
+                f"grant the key access to this model or project in the provider's console, or set {self._key_help()} "
+                "to a key that has it"
+            )
+        return TaskError(REFUSED, why, False, details)
 
     def _error_text(self, data: bytes) -> str:
         try:
@@ -439,6 +471,35 @@ def unfence(text: str) -> str:
         if t.endswith("```"):
             t = t[:-3]
     return t
+
+
+# What the providers' error bodies say (OpenAI `error.code`/`error.type`, Anthropic `error.type`,
+# Gemini `error.status`), by the refusal they mean.
+_QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+_REGION_CODES = frozenset({"unsupported_country_region_territory", "unsupported_country", "unsupported_region"})
+_PERMISSION_CODES = frozenset({"permission_error", "permission_denied", "PERMISSION_DENIED", "forbidden"})
+_QUOTA_WORDS = ("credit balance is too low", "exceeded your current quota", "insufficient balance")
+_KEY_WORDS = ("api key", "api-key", "apikey", "authentication", "unauthorized")
+_REGION_WORDS = ("location is not supported", "country, region, or territory not supported", "region not supported")
+
+
+def _refusal_kind(status: int, data: bytes) -> str | None:
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    err = doc.get("error") if isinstance(doc, dict) else None
+    if not isinstance(err, dict):
+        return None
+    marks = {str(err.get(k)) for k in ("code", "type", "status") if err.get(k) is not None}
+    text = str(err.get("message") or "").lower()
+    if marks & _QUOTA_CODES or any(w in text for w in _QUOTA_WORDS):
+        return "quota"
+    if marks & _REGION_CODES or any(w in text for w in _REGION_WORDS):
+        return "region"
+    if status == 403 and (marks & _PERMISSION_CODES or not any(w in text for w in _KEY_WORDS)):
+        return "permission"
+    return None
 
 
 def _retry_after_ms(value: str | None) -> int | None:

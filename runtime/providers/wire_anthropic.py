@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime.errors import TaskError
 from runtime.guard import limits
-from runtime.providers import stream, wire_parts
+from runtime.providers import models, stream, wire_parts
 from runtime.providers.base import Message, Request, Response, ToolCall
 from runtime.providers.wire import (
     REFUSED,
@@ -32,7 +32,7 @@ class AnthropicMessages(WireProvider):
         }
         if system:
             body["system"] = system
-        if request.temperature is not None:
+        if request.temperature is not None and models.takes_temperature(f"{self.id}/{name}"):
             body["temperature"] = min(1.0, float(request.temperature))  # Anthropic's scale ends at 1
         wire_parts.anthropic_thinking(body, request)
         if request.tools:
@@ -72,23 +72,38 @@ class AnthropicMessages(WireProvider):
 
 
 def _anthropic_messages(conv: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """The conversation as Messages turns. The API refuses an empty text block, so an assistant
+    turn that said nothing (an empty answer, then the nudge) is left out, and the user turns on
+    either side of it become one (the API wants the roles to alternate)."""
     out: list[dict[str, Any]] = []
     for m in conv:
         if m.role == "tool":
             block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
-            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
-                out[-1]["content"].append(block)
-            else:
-                out.append({"role": "user", "content": [block]})
+            _user(out, {"role": "user", "content": [block]})
         elif m.role == "assistant":
             content: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
             content += [
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}} for c in m.tool_calls
             ]
-            out.append({"role": "assistant", "content": content or [{"type": "text", "text": ""}]})
+            if content:
+                out.append({"role": "assistant", "content": content})
         else:
-            out.append(wire_parts.anthropic_user(m))
+            _user(out, wire_parts.anthropic_user(m))
     return out
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return content
+    return [{"type": "text", "text": content}] if content else []
+
+
+def _user(out: list[dict[str, Any]], turn: dict[str, Any]) -> None:
+    """Append a user turn, joined to the previous one when that is a user turn too."""
+    if out and out[-1]["role"] == "user":
+        out[-1] = {"role": "user", "content": _blocks(out[-1]["content"]) + _blocks(turn["content"])}
+    else:
+        out.append(turn)
 
 
 # -- Gemini generateContent ------------------------------------------------------------------------

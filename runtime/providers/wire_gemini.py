@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from runtime.errors import TaskError
-from runtime.providers import stream, wire_parts
+from runtime.providers import models, stream, wire_parts
 from runtime.providers.base import Message, Request, Response, ToolCall
 from runtime.providers.wire import (
     REFUSED,
@@ -22,7 +22,7 @@ class GeminiGenerate(WireProvider):
         if request.system:
             body["systemInstruction"] = {"parts": [{"text": request.system}]}
         gen: dict[str, Any] = {}
-        if request.temperature is not None:
+        if request.temperature is not None and models.takes_temperature(f"{self.id}/{name}"):
             gen["temperature"] = request.temperature
         if request.max_tokens is not None:
             gen["maxOutputTokens"] = request.max_tokens

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from runtime.errors import TaskError
-from runtime.providers import stream, wire_parts
+from runtime.providers import models, stream, wire_parts
 from runtime.providers.base import Message, Request, Response, ToolCall
 from runtime.providers.wire import (
     REFUSED,
@@ -27,10 +27,11 @@ class OpenAIChat(WireProvider):
         for m in request.conversation():
             messages.append(_openai_message(m))
         body: dict[str, Any] = {"model": name, "messages": messages}
-        if request.temperature is not None:
+        model = f"{self.id}/{name}"
+        if request.temperature is not None and models.takes_temperature(model):
             body["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
+        if request.max_tokens is not None:  # the field is the model's own (the catalog's output_param)
+            body[models.output_param(model)] = request.max_tokens
         if request.tools:
             body["tools"] = [
                 {
@@ -80,6 +81,18 @@ class OpenAIChat(WireProvider):
             choices[0].get("finish_reason"),
             wire_parts.openai_reasoning_tokens(usage),
         )
+
+
+def _name_piece(have: str, piece: Any) -> str:
+    """A tool call's name as the chunks build it: OpenAI sends it once, some compatible servers
+    repeat the whole name in every chunk (kept once) or send it growing (the longest kept)."""
+    if piece is None or piece == "":
+        return have
+    if not isinstance(piece, str):
+        raise TypeError("a tool call name that is not a string")
+    if not have or piece == have or piece.startswith(have):
+        return piece
+    return have + piece
 
 
 def _openai_message(m: Message) -> dict[str, Any]:
@@ -144,13 +157,25 @@ class _Fold:
         for c in delta.get("tool_calls") or []:
             if not isinstance(c, dict):
                 continue
-            slot = self.calls.setdefault(int(c.get("index") or 0), {"id": None, "name": "", "arguments": ""})
+            slot = self.calls.setdefault(self._index(c), {"id": None, "name": "", "arguments": ""})
             slot["id"] = c.get("id") or slot["id"]
             fn = c.get("function") if isinstance(c.get("function"), dict) else {}
-            slot["name"] += fn.get("name") or ""
+            slot["name"] = _name_piece(slot["name"], fn.get("name"))
             slot["arguments"] += fn.get("arguments") or ""
         if choice.get("finish_reason") is not None:
             self.finish = choice["finish_reason"]
+
+    def _index(self, c: dict[str, Any]) -> int:
+        """The call a chunk continues. OpenAI numbers them (``index``); a compatible server that
+        omits it starts a new call with a new ``id`` and continues the last one without."""
+        i = c.get("index")
+        if i is not None:
+            return int(i)  # a member of the wrong type is the provider's malformed stream
+        if not self.calls:
+            return 0
+        last = max(self.calls)
+        fresh = c.get("id")
+        return last + 1 if fresh and self.calls[last]["id"] not in (None, fresh) else last
 
     def whole_at_end(self) -> bool:
         # Some OpenAI-compatible servers (llama.cpp forks, older web UIs) close the stream after

@@ -56,6 +56,7 @@ class McpHost(Protocol):
 
 
 UNAVAILABLE = "NIKA-MCP-001"
+TIMEOUT_CODE = "NIKA-TIMEOUT-001"
 CALL_FAILED = "NIKA-MCP-002"
 
 
@@ -77,6 +78,7 @@ class Connection:
         self._stop = asyncio.Event()
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
+        self.broken = False
 
     async def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._hold(), name=f"mcp:{self.cfg.name}")
@@ -144,6 +146,10 @@ class Connection:
             self.tools = {t.name: t for t in result.tools}
         return self.tools
 
+    def exited(self) -> bool:
+        """Whether the connection's holder has ended (the server exited, or the session broke)."""
+        return self.broken or (self._task is not None and self._task.done())
+
     def _live(self) -> Any:
         if self.client is None:
             why = _why(self._error) if self._error is not None else "the connection is closed"
@@ -166,11 +172,14 @@ class Connection:
             call.cancel()
             with contextlib.suppress(BaseException):
                 await call
-            why = "the server exited" if gone is not None and gone in done else f"no answer within {timeout_s:g}s"
-            raise TaskError(CALL_FAILED, f"`mcp:{self.cfg.name}/{name}` failed: {why}", True, {"server": self.cfg.name})
+            exited = gone is not None and gone in done
+            why = "the server exited" if exited else f"no answer within {timeout_s:g}s"
+            details = {"server": self.cfg.name, **({} if exited else {"timed_out": timeout_s})}
+            raise TaskError(CALL_FAILED, f"`mcp:{self.cfg.name}/{name}` failed: {why}", True, details)
         try:
             return call.result()
         except Exception as exc:
+            self.broken = True  # a transport or protocol failure (a tool's own error is a result): reconnect
             raise TaskError(
                 CALL_FAILED, f"`mcp:{self.cfg.name}/{name}` failed: {_why(exc)}", True, {"server": self.cfg.name}
             ) from None
@@ -201,13 +210,29 @@ class Sessions:
         self.workdir = workdir
         self.conns: dict[str, Connection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._restarted: dict[str, set[str | None]] = {}  # server -> the tasks it was restarted for
 
-    async def open(self, cfg: ServerConfig, judge: Callable[[], None], env: Callable[[], dict[str, str]]) -> Connection:
+    async def open(
+        self, cfg: ServerConfig, judge: Callable[[], None], env: Callable[[], dict[str, str]], tid: str | None = None
+    ) -> Connection:
+        """The server's open connection; a stdio server whose process died is started again, once
+        per task (the spawn judged and witnessed again): a server that keeps crashing stays down."""
         lock = self._locks.setdefault(cfg.name, asyncio.Lock())
         async with lock:
             conn = self.conns.get(cfg.name)
-            if conn is not None and conn.client is not None:
+            if conn is not None and conn.client is not None and not conn.exited():
                 return conn
+            if conn is not None and cfg.command is not None and not cfg.url:
+                seen = self._restarted.setdefault(cfg.name, set())
+                if tid in seen:
+                    raise TaskError(
+                        UNAVAILABLE,
+                        f"MCP server `{cfg.name}` exited again after it was restarted for this task; it is not "
+                        "restarted twice (fix the server, then run again)",
+                        details={"server": cfg.name, "restarted": True},
+                    )
+                seen.add(tid)
+                await conn.close()
             if cfg.command is not None and not cfg.url:
                 judge()
             conn = Connection(cfg, env(), self.workdir)
@@ -229,9 +254,10 @@ async def listing_of(conn: Connection) -> Listing:
     return {n: (t.description or "", dict(t.input_schema or {"type": "object"})) for n, t in tools.items()}
 
 
-async def call_on(conn: Connection, tool: str, args: dict[str, Any]) -> Any:
+async def call_on(conn: Connection, tool: str, args: dict[str, Any], timeout_s: float | None = None) -> Any:
     """One call of ``tool`` (``mcp:server/name``) on an open connection: the tool looked up, its
-    arguments checked against its input schema, the result as a Nika value."""
+    arguments checked against its input schema, the result as a Nika value. The call is bounded by
+    ``timeout_s`` (what is left of the task's time) and never longer than ``limits.MCP_CALL_TIMEOUT_S``."""
     server, name = split_tool(tool)
     tools = await listing_of(conn)
     spec = tools.get(name)
@@ -247,7 +273,17 @@ async def call_on(conn: Connection, tool: str, args: dict[str, Any]) -> Any:
     problem = _arg_problem(args, spec[1])
     if problem is not None:
         raise TaskError(CALL_FAILED, f"arguments of `{tool}` do not fit its input schema: {problem}", details={})
-    result = await conn.call(name, args, limits.MCP_CALL_TIMEOUT_S)
+    bound = limits.MCP_CALL_TIMEOUT_S if timeout_s is None else max(0.0, min(timeout_s, limits.MCP_CALL_TIMEOUT_S))
+    try:
+        result = await conn.call(name, args, bound)
+    except TaskError as err:
+        if "timed_out" in err.details and bound < limits.MCP_CALL_TIMEOUT_S:  # the task's time ran out first
+            raise TaskError(
+                TIMEOUT_CODE,
+                f"`{tool}` was cut at the task's deadline: no answer within the {bound:.2f}s left",
+                details={"server": server, "tool": name, "cut": True},
+            ) from None
+        raise
     value = to_value(result)
     if getattr(result, "is_error", False):
         text = value if isinstance(value, str) else json.dumps(value, default=str)[:500]
@@ -295,13 +331,14 @@ class MCPPool:
             cfg,
             lambda: judge_spawn(host.boundary, lambda e: host.events.tool_event(tid, e), tid, cfg),
             lambda: self.env_for(tid, cfg),
+            tid,
         )
 
     async def listing(self, tid: str, server: str) -> Listing:
         return await listing_of(await self.connection(tid, server))
 
-    async def call(self, tid: str, tool: str, args: dict[str, Any]) -> Any:
-        return await call_on(await self.connection(tid, split_tool(tool)[0]), tool, args)
+    async def call(self, tid: str, tool: str, args: dict[str, Any], timeout_s: float | None = None) -> Any:
+        return await call_on(await self.connection(tid, split_tool(tool)[0]), tool, args, timeout_s)
 
     async def aclose(self) -> None:
         await self.sessions.aclose()
@@ -331,7 +368,7 @@ class McpPool(Protocol):
     servers: dict[str, ServerConfig]
 
     async def listing(self, tid: str, server: str) -> Listing: ...
-    async def call(self, tid: str, tool: str, args: dict[str, Any]) -> Any: ...
+    async def call(self, tid: str, tool: str, args: dict[str, Any], timeout_s: float | None = None) -> Any: ...
     async def aclose(self) -> None: ...
 
 
@@ -357,9 +394,12 @@ async def list_mcp_tools(host: McpHost, tid: str, rules: list[str]) -> list[tupl
     return out
 
 
-async def call_mcp_tool(host: McpHost, tid: str, tool: str, args: dict[str, Any]) -> Any:
-    """Perform one MCP tool call (the tool grant was judged by the caller, ``verbs/invoke``)."""
-    return await pool_of(host).call(tid, tool, args)
+async def call_mcp_tool(
+    host: McpHost, tid: str, tool: str, args: dict[str, Any], timeout_s: float | None = None
+) -> Any:
+    """Perform one MCP tool call (the tool grant was judged by the caller, ``verbs/invoke``),
+    bounded by ``timeout_s`` (the task's time left)."""
+    return await pool_of(host).call(tid, tool, args, timeout_s)
 
 
 def _arg_problem(args: dict[str, Any], schema: Any) -> str | None:

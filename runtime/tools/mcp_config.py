@@ -61,6 +61,10 @@ class McpConfig:
         return self.servers
 
 
+# Ours: the largest MCP configuration file read (a table of servers, never a blob).
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def config_path(workdir: Path, engine_env: Mapping[str, str]) -> Path | None:
     """The file the engine reads its MCP servers from, ``None`` when there is none."""
     named = engine_env.get(ENV_VAR)
@@ -99,8 +103,12 @@ def load_config(
 def parse(path: Path) -> dict[str, ServerConfig]:
     if not path.is_file():
         raise TaskError(UNAVAILABLE, f"{path} (the MCP configuration) is not a regular file")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+    from checker.core.reader import FileReadError, read_file
+
+    try:  # the one bounded reader (regular file, 1 MiB, never blocking)
+        doc = json.loads(read_file(str(path), MAX_CONFIG_BYTES).decode("utf-8"))
+    except FileReadError as exc:
+        raise TaskError(UNAVAILABLE, f"{path} (the MCP configuration) cannot be read: {exc.reason}") from None
     except (OSError, ValueError) as exc:
         raise TaskError(UNAVAILABLE, f"{path} cannot be read as JSON: {exc}") from None
     table = doc.get("mcpServers", doc.get("servers", {})) if isinstance(doc, dict) else None

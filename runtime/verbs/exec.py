@@ -65,6 +65,7 @@ def resolve_exec(ctx: VerbContext, verb: Exec) -> ExecCall:
     """The ``exec:`` block as plain data, after the permit judge and the blocklist accepted it."""
     from checker.expr import render_string
     from checker.parse.values import TemplateValue
+    from checker.rules.support.flow import exec_words, prefix_with, value_trust
     from runtime.values import materialise
 
     tid, scope = ctx.task_id, ctx.scope
@@ -80,8 +81,9 @@ def resolve_exec(ctx: VerbContext, verb: Exec) -> ExecCall:
         if not argv or not argv[0]:
             raise TaskError(SPAWN_CODE, "`command:` is empty", details={})
         ctx.boundary.check_exec(tid, argv[0], shell=False)
-        computed = {i for i, v in enumerate(verb.command) if isinstance(v, TemplateValue)}
-        ctx.boundary.check_argv(tid, argv, computed)
+        consts = scope.get("const")
+        prefixes = [prefix_with(el, consts) for el in verb.command]
+        ctx.boundary.check_argv(tid, exec_words(ctx.workflow, ctx.task, verb.command, list(argv), prefixes))
         why = judge_words(argv)
     else:
         shell = text(verb.shell, "`shell:`")
@@ -99,6 +101,12 @@ def resolve_exec(ctx: VerbContext, verb: Exec) -> ExecCall:
         cwd = c if os.path.isabs(c) else str(ctx.workdir / c)
     authored: dict[str, str] = {}
     if verb.env is not None:
+        untrusted = [
+            name
+            for name, entry in verb.env.items()
+            if isinstance(entry.value, TemplateValue) and not value_trust(ctx.workflow, ctx.task, entry.value).trusted
+        ]
+        ctx.boundary.check_env_values(tid, untrusted)
         for name, entry in verb.env.items():
             authored[name] = text(entry.value, f"`env.{name}`")
     env = compose_env(ctx.boundary.env_passthrough(tid), authored, ctx.engine_env)

@@ -14,7 +14,6 @@ provider and the field, and a budget that leaves nothing of ``max_tokens`` for t
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from typing import TYPE_CHECKING, Any
 
@@ -114,19 +113,19 @@ def _too_big(target: str) -> TaskError:
 
 
 async def _read_file(ctx: VerbContext, path: str) -> bytes:
+    from checker.core.reader import FileReadError, read_file_async
+
     real = ctx.boundary.resolve(ctx.task_id, path, "read")  # permits.fs.read, on the canonical path
 
-    def read() -> bytes:
-        with open(real, "rb") as fh:
-            data = fh.read(limits.MAX_IMAGE_BYTES + 1)
-        if len(data) > limits.MAX_IMAGE_BYTES:
-            raise _too_big(path)
-        return data
-
-    try:
-        return await asyncio.to_thread(read)
+    try:  # the one bounded reader: a regular file, capped, off the event loop
+        data = await read_file_async(str(real), limits.MAX_IMAGE_BYTES, truncate=True)
+    except FileReadError as exc:
+        raise TaskError(REFUSED, f"the image `{path}` cannot be read: {exc.reason}") from None
     except OSError as exc:
         raise TaskError(REFUSED, f"the image `{path}` cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limits.MAX_IMAGE_BYTES:
+        raise _too_big(path)
+    return data
 
 
 async def _fetch(ctx: VerbContext, url: str) -> bytes:

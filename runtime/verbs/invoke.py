@@ -18,6 +18,7 @@ that journal with the answer, which the child's own gate judges (:mod:`runtime.d
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -66,8 +67,12 @@ async def call_tool(
 
     tid = ctx.task_id
     if tool.startswith("mcp:"):
+        from runtime.tools.deadline import tool_timeout_s
+
         ctx.boundary.check_tool(tid, tool, ("mcp",))
-        return (await ctx.perform(McpEffect(tid, tool, args))).value()
+        timeout = ctx.task.timeout if ctx.task is not None else None
+        ends = ctx.started_monotonic + timeout.ms / 1000 if timeout is not None and ctx.started_monotonic else None
+        return (await ctx.perform(McpEffect(tid, tool, args, tool_timeout_s(ends)))).value()
     from checker.contracts import tables as contracts
 
     c = contracts.contract(tool)
@@ -87,7 +92,9 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
 
     s = ctx.settings
     target, path, stack = _child_target(ctx, verb)
-    compiled = _admit_child(target, path)
+    # the file is read through the one bounded reader (a regular file only, under a deadline) and
+    # compiled off the event loop: a FIFO or a slow disk never stops the run's timers and signals
+    compiled = await asyncio.to_thread(_admit_child, target, path)
     assert compiled.workflow is not None
     try:
         inputs = bind_inputs(compiled.workflow, args if isinstance(args, dict) else {}, what=f"`{target}` args")
@@ -170,7 +177,7 @@ def _admit_child(target: str, path: str) -> Any:
     from checker.project.finalize import SettingsError
     from runtime.guard.admission import compile_file, unsupported_features, unsupported_run_block
 
-    compiled, why = compile_file(path)
+    compiled, why = compile_file(path, named=False)
     if compiled is None:
         raise TaskError("NIKA-COMP-001", f"cannot read the child workflow `{target}`: {why}", details={})
     try:

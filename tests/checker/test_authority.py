@@ -203,7 +203,10 @@ def test_untrusted_host_and_reentry_token() -> None:
     head = 'permits: { exec: ["find"] }\ninputs:\n  x: { type: string, default: "--exec" }\n'
     body = '  s:\n    exec: { command: ["find", ".", "${{ inputs.x }}"] }\n'
     assert codes(wf(body, head)) == ["NIKA-AUTH-008"]
-    assert codes(wf(body, head.replace('"--exec"', '"-print"'))) == []
+    # default-deny on the shape: any untrusted option-like word is refused, a listed one passes
+    assert codes(wf(body, head.replace('"--exec"', '"-print"'))) == ["NIKA-AUTH-008"]
+    assert codes(wf(body, head.replace('"--exec"', '"-print"').replace('["find"]', '["find", "-print"]'))) == []
+    assert codes(wf(body, head.replace('"--exec"', '"report.txt"'))) == []
 
 
 # -- data as code (SEC-008) ----------------------------------------------------------------------

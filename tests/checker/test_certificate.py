@@ -53,7 +53,7 @@ def test_an_unpriced_model_is_unknown_never_zero() -> None:
     assert cost["total"] == {"kind": "unknown", "usd": None}
     assert cost["unpriced"] == ["a"]
     assert cost["pricing"]["models"] == [
-        {"model": "mistral/unlisted", "input_per_million": None, "output_per_million": None}
+        {"model": "mistral/unlisted", "input_per_million": None, "output_per_million": None, "source": None}
     ]
     assert "$0" not in cert.cost.headline()
 

@@ -279,8 +279,8 @@ def test_exact_loopback_entries() -> None:
 def test_dangerous_env_and_reentry_tokens() -> None:
     assert effects.dangerous_env("bash_env") and effects.dangerous_env("LD_PRELOAD")
     assert not effects.dangerous_env("HOME")
-    assert effects.is_reentry("-c") and effects.is_reentry("--exec=sh") and not effects.is_reentry("-c=x")
-    assert not effects.is_reentry("--execute") and not effects.is_reentry("git")
+    assert effects.env_floor_class("ld_preload") == "dynamic-linker" and effects.env_floor_class("HOME") is None
+    assert effects.env_locator_class("HOME") == "home-and-config" and effects.env_locator_class("TZ") is None
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,8 @@ def test_every_emitted_rule_is_registered_as_a_warning() -> None:
         + task("b", 'after: { a: terminal }\nexec: { command: ["./b.sh"] }')
     )
     rules = {d.rule for d in wf.diagnostics if d.code is None}
-    assert rules == {"native-first/001", "one-obvious-way/002"}
+    # `fs.write: ["**"]` beside a run of wget covers its `.wgetrc` (authority/002)
+    assert rules == {"native-first/001", "one-obvious-way/002", "authority/002"}
     for d in wf.diagnostics:
         if d.code is not None:
             continue  # a coded finding (a NIKA-DRIFT-001 hint on the fixture's permits), not a lint

@@ -53,6 +53,7 @@ NEVER_AT_CHECK = {
             "NIKA-AGENT-001",
             "NIKA-AGENT-002",
             "NIKA-AGENT-005",
+            "NIKA-AGENT-OUTPUT-001",
             "NIKA-MCP-001",
             "NIKA-MCP-002",
             "NIKA-TIMEOUT-001",

@@ -50,6 +50,7 @@ LINT_RULES = {
     "permits/001",  # ours: a URL written where `permits.net.http` takes a host (issue 39)
     "const/001",  # ours: a `const:` object with `type` and `default` but no `value` (issue 39)
     "workspace/001",  # ours: the language server does not follow a file outside the workspace (issue 28)
+    "catalog/capability",  # ours: a task asks a catalogued model for what it lacks (issue 40)
 }
 
 CODES = sorted(registry())
@@ -62,8 +63,8 @@ def _prose(teaching: str) -> str:
 
 
 def test_the_registry_loads_with_every_code_and_lint():
-    assert len(CODES) == 176
-    assert set(RULES) == LINT_RULES
+    assert len(CODES) == 177  # NIKA-AGENT-OUTPUT-001 is ours (issue 40)
+    assert set(RULES) == LINT_RULES | {"authority/001", "authority/002"}
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -136,6 +137,8 @@ def test_lint_row_is_well_formed(rule):
     # and the build's missing features are information; every spec lint is a warning
     hints = {"suppression": Severity.HINT, "const": Severity.HINT}
     want = {**hints, "workspace": Severity.INFO, "build": Severity.INFO}.get(rule.split("/")[0], Severity.WARNING)
+    # the deferred re-gate list of the authority rules is information too (spec 10: listed, never judged)
+    want = Severity.INFO if rule == "authority/001" else want
     assert info.severity is want
     assert info.phase in PHASES
     assert info.category is None or info.category in CATEGORIES

@@ -58,7 +58,7 @@ def test_json_carries_a_certificate_per_report(files: dict[str, Path], monkeypat
     cost = cert["cost"]
     assert cost["total"]["kind"] == "ceiling"
     assert cost["total"]["usd"] == pytest.approx((2 * 1000 + 500) * 0.6 / 1e6)
-    assert cost["pricing"]["source"] == "NIKA_PRICES"
+    assert cost["pricing"]["source"] == "NIKA_PRICES over the model catalog"  # its rows win over the catalog's
     assert cert["termination"]["verdict"] == "bounded" and cert["risk"]["grade"] == "low"
     assert set(cert) == {
         "certificate_version",
@@ -92,7 +92,7 @@ def test_full_output_shows_the_certificate_only_when_asked(
     assert f"certificate · {files['priced']} (priced)" in out
     for label in ("plan", "cost", "runs", "termination", "effects", "risk"):
         assert f"\n  {label}" in out
-    assert "cost         ≤ $0.0015 (prices from NIKA_PRICES)" in out
+    assert "cost         ≤ $0.0015 (prices from NIKA_PRICES over the model catalog)" in out
     assert "draft  openai/gpt-x  1000 tokens × 2 items  ≤ $0.0012" in out
     assert "risk         low" in out
     assert f"certificate · {files['broken']}\n  none: the file holds no workflow to certify" in out

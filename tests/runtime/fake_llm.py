@@ -20,6 +20,7 @@ class Reply:
     body: Any = None  # dict/list -> JSON; bytes/str -> as is
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    make: Any = None  # a function of the request body returning the reply body (e.g. counting its tokens)
 
 
 @dataclass
@@ -78,6 +79,8 @@ def serve(replies: list[Reply], repeat_last: bool = False) -> Iterator[FakeLLM]:
                 body = raw
             fake.seen.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
             r = fake.next_reply()
+            if r.make is not None:
+                r = Reply(r.status, r.make(body), r.headers, r.delay_s)
             if r.delay_s:
                 time.sleep(r.delay_s)
             data = (
@@ -114,7 +117,13 @@ def serve(replies: list[Reply], repeat_last: bool = False) -> Iterator[FakeLLM]:
 # -- reply builders, one per wire ------------------------------------------------------------------
 
 
-def openai(text: str | None = None, calls: list[tuple[str, Any]] | None = None, tin: int = 10, tout: int = 5) -> Reply:
+def openai(
+    text: str | None = None,
+    calls: list[tuple[str, Any]] | None = None,
+    tin: int = 10,
+    tout: int = 5,
+    finish: str | None = None,
+) -> Reply:
     msg: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
         msg["tool_calls"] = [
@@ -127,21 +136,25 @@ def openai(text: str | None = None, calls: list[tuple[str, Any]] | None = None, 
         ]
     return Reply(
         body={
-            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+            "choices": [{"index": 0, "message": msg, "finish_reason": finish or ("tool_calls" if calls else "stop")}],
             "usage": {"prompt_tokens": tin, "completion_tokens": tout},
         }
     )
 
 
 def anthropic(
-    text: str | None = None, calls: list[tuple[str, Any]] | None = None, tin: int = 10, tout: int = 5
+    text: str | None = None,
+    calls: list[tuple[str, Any]] | None = None,
+    tin: int = 10,
+    tout: int = 5,
+    stop: str | None = None,
 ) -> Reply:
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     content += [{"type": "tool_use", "id": f"tu{i}", "name": n, "input": a} for i, (n, a) in enumerate(calls or [])]
     return Reply(
         body={
             "content": content,
-            "stop_reason": "tool_use" if calls else "end_turn",
+            "stop_reason": stop or ("tool_use" if calls else "end_turn"),
             "usage": {"input_tokens": tin, "output_tokens": tout},
         }
     )

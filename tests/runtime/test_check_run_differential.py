@@ -109,7 +109,9 @@ def test_exec_argv_literals(tmp_path_factory, grant, argv):
 
     def at_run() -> None:
         b.check_exec("t", words[0], shell=False)
-        b.check_argv("t", words, set())  # every word is the author's literal
+        from checker.contracts.argv import Word
+
+        b.check_argv("t", [Word(w, False, w) for w in words])  # every word is the author's literal
         why = judge_words(words)
         if why is not None:
             raise TaskError("NIKA-SEC-001", why)

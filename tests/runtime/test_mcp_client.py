@@ -274,3 +274,65 @@ def test_streamable_http(run, tmp_path: Path, http_server: str):
     declare(tmp_path, {"demo": {"url": http_server}})
     result = run(invoke_wf("mcp:demo/add", "{ a: 40, b: 2 }"))
     assert result.tasks["t"].output == 42, result.tasks["t"].error
+
+
+# -- in-flight bounds (issue 40 item 7) --------------------------------------------------------------
+
+AGENT_MCP = (
+    "nika: v1\nworkflow: {{ id: m }}\nmodel: openai/x\npermits: {{ tools: ['mcp:demo/*'], exec: ['" + PY + "'] }}\n"
+    "tasks:\n  t:\n{extra}    agent:\n      prompt: go\n      tools: ['mcp:demo/*']\n"
+)
+AGENT_ENV = {"NIKA_OPENAI_API_KEY": "k"}
+
+
+def agent_frames(result: RunResult) -> list[dict]:
+    return [e for e in result.events if e["type"] == "tool.invoked" and e.get("phase") == "agent"]
+
+
+def test_a_hung_mcp_call_is_bounded_by_the_task_time_and_journaled(run, tmp_path: Path):
+    """An MCP call that never answers ends at the task's deadline (not the fixed 120 s), leaves a
+    `cut` frame for the call, and the budget checkpoint is written on that path too."""
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    marker = str(tmp_path / "nap.pid")
+    replies = [openai(calls=[("mcp_demo_nap", {"marker": marker})]), openai("never")]
+    with serve(replies) as fake:
+        result = run(
+            AGENT_MCP.format(extra='    timeout: "8s"\n'),
+            engine_env={**AGENT_ENV, "NIKA_OPENAI_BASE_URL": fake.url + "/v1/chat/completions"},
+        )
+    r = result.tasks["t"]
+    assert r.error["code"] == "NIKA-TIMEOUT-001" and r.agent["stop_reason"] == "deadline", r.error
+    (nap,) = [f for f in agent_frames(result) if f["tool"] == "mcp:demo/nap"]
+    assert nap["status"] == "cut" and nap["error_code"] == "NIKA-TIMEOUT-001"
+    assert any(e["type"].endswith("budget_checkpoint") for e in result.events)
+    assert fake.count == 1  # no model call was sent after the deadline
+
+
+def test_a_crashed_stdio_server_is_restarted_once_per_task(run, tmp_path: Path):
+    declare(tmp_path, {"demo": stdio(tmp_path)})
+    replies = [
+        openai(calls=[("mcp_demo_crash", {})]),  # the server exits mid-call
+        openai(calls=[("mcp_demo_pid", {})]),  # started again for this task: answers
+        openai(calls=[("mcp_demo_crash", {})]),  # exits again
+        openai(calls=[("mcp_demo_count", {})]),  # not restarted twice: a clear failure, fed back
+        openai("done"),
+    ]
+    with serve(replies) as fake:
+        result = run(
+            AGENT_MCP.format(extra=""),
+            engine_env={**AGENT_ENV, "NIKA_OPENAI_BASE_URL": fake.url + "/v1/chat/completions"},
+        )
+    r = result.tasks["t"]
+    assert r.status == "success" and r.output == "done", r.error
+    assert fake.count == 5
+    statuses = [(f["tool"], f["status"]) for f in agent_frames(result)]
+    assert statuses == [
+        ("mcp:demo/crash", "error"),
+        ("mcp:demo/pid", "ok"),
+        ("mcp:demo/crash", "error"),
+        ("mcp:demo/count", "error"),
+    ]
+    spawns = [e for e in result.events if e["type"] == "tool.invoked" and e.get("event") == "mcp_server_spawn"]
+    assert len(spawns) == 2  # the restart is a spawn of its own, judged and witnessed
+    last = json.loads([m for m in fake.seen[4].body["messages"] if m["role"] == "tool"][-1]["content"])
+    assert last["error"]["code"] == "NIKA-MCP-001" and "not restarted twice" in last["error"]["message"]

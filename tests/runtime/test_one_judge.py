@@ -116,13 +116,18 @@ def test_argv0_resolves_on_the_engine_path_never_the_tasks(tmp_path, run):
 def test_computed_reentry_tokens_are_regated(tmp_path):
     """10 §permit-parameterization: a re-entry token an untrusted argv element resolves to is
     never covered unless the permit lists it; the author's literal words are not re-gated."""
+    from checker.contracts.argv import Word
+
+    def words(*spec: tuple[str, bool]) -> list[Word]:
+        return [Word(t, u, "" if u else t) for t, u in spec]
+
     b = _boundary(tmp_path, 'permits: { exec: ["git"] }')
     with pytest.raises(TaskError) as info:
-        b.check_argv("t", ["git", "-c", "alias.x=!sh"], {1})
+        b.check_argv("t", words(("git", False), ("-c", True), ("alias.x=!sh", False)))
     assert info.value.code == "NIKA-SEC-004"
-    b.check_argv("t", ["git", "-c", "x=y"], set())  # literal
+    b.check_argv("t", words(("git", False), ("-c", False), ("x=y", False)))  # literal
     listed = _boundary(tmp_path, 'permits: { exec: ["git", "-c"] }')
-    listed.check_argv("t", ["git", "-c", "x=y"], {1})
+    listed.check_argv("t", words(("git", False), ("-c", True), ("x=y", False)))
 
 
 @pytest.mark.parametrize(

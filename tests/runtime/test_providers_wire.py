@@ -197,8 +197,8 @@ def test_every_provider_has_a_wire_and_an_endpoint():
         ep = endpoint_for(pid, {})
         assert ep.url.startswith("http")
         assert (pid in CLOUD_ENDPOINTS) != ep.local
-        assert WIRES.get(pid, "openai") in ("openai", "anthropic", "gemini")
-    assert endpoint_for("ollama", {}).url == "http://localhost:11434/v1/chat/completions"
+        assert WIRES.get(pid, "openai") in ("openai", "anthropic", "gemini", "ollama")
+    assert endpoint_for("ollama", {}).url == "http://localhost:11434/api/chat"  # the native chat API
     assert endpoint_for("lmstudio", {}).url == "http://localhost:1234/v1/chat/completions"
     hatch = endpoint_for("openai", {"NIKA_OPENAI_BASE_URL": "http://localhost:1337/v1/chat/completions"})
     assert hatch.url == "http://localhost:1337/v1/chat/completions"  # verbatim, nothing appended

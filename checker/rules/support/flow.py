@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.core.diagnostics import Label
 from checker.core.records import field, record
@@ -29,6 +29,9 @@ from checker.expr.refs import Ref
 from checker.model.workflow import Exec, Invoke, Task, Workflow
 from checker.parse.values import MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext
+
+if TYPE_CHECKING:
+    from checker.contracts.argv import Word
 
 #: the most reference visits one analysis makes before it stops and says so
 MAX_STEPS = 200_000
@@ -104,9 +107,14 @@ def _declassified(task: Task | None, ref: Ref) -> bool:
     return False
 
 
-def integrity(ctx: RuleContext, task: Task | None, v: Value | None, _depth: int = 0) -> Trust:
+def integrity(ctx: RuleContext, task: Task | None, v: Value | None) -> Trust:
     """Whether ``v`` (a field of ``task``) is trusted, with the first untrusted chain found."""
-    wf = ctx.workflow
+    return value_trust(ctx.workflow, task, v)
+
+
+def value_trust(wf: Workflow, task: Task | None, v: Value | None, _depth: int = 0) -> Trust:
+    """:func:`integrity` on the model alone: the runtime asks it about the same field before the
+    effect (the label is a property of where the value comes from, not of what it resolved to)."""
     for _t, ref, span in value_refs(v):
         if _declassified(task, ref):
             continue
@@ -118,13 +126,13 @@ def integrity(ctx: RuleContext, task: Task | None, v: Value | None, _depth: int 
         if ref.root == "tasks":
             return Trust((Label(span, f"`{ref_text(ref)}` is a task result (untrusted)"),), unresolvable=True)
         if ref.root in LOOP_ROOTS and task is not None and task.for_each is not None and _depth < 8:
-            inner = integrity(ctx, task, task.for_each, _depth + 1)
+            inner = value_trust(wf, task, task.for_each, _depth + 1)
             if not inner.trusted:
                 return Trust((*inner.witness, Label(span, f"`{ref_text(ref)}` iterates over it")), True)
         if ref.root == "with" and task is not None and name and _depth < 8:
             b = task.binding(name)
             if b is not None:
-                inner = integrity(ctx, task, b.value, _depth + 1)
+                inner = value_trust(wf, task, b.value, _depth + 1)
                 if not inner.trusted:
                     return Trust((*inner.witness, Label(span, f"`with.{name}` carries it here")), inner.unresolvable)
     return Trust()
@@ -148,6 +156,68 @@ def _declaration(wf: Workflow, root: str, name: str | None) -> Span | None:
         if n.name == name:
             return n.key.span
     return None
+
+
+def leading_text(v: Value | None) -> str:
+    """The authored text a value starts with: all of a literal, the first literal part of a
+    template (``"--message="`` for ``"--message=${{ inputs.m }}"``)."""
+    if v is None:
+        return ""
+    if not isinstance(v, TemplateValue):
+        return v.value if isinstance(v, ScalarValue) and isinstance(v.value, str) else ""
+    t = v.template
+    if t is None or not t.parts or not isinstance(t.parts[0], str):
+        return ""
+    return t.parts[0]
+
+
+def known_prefix(ctx: RuleContext, v: Value | None) -> str:
+    """:func:`prefix_with` the constants the check knows."""
+    return prefix_with(v, _scope(ctx)["const"])
+
+
+def prefix_with(v: Value | None, consts: Any) -> str:
+    """:func:`leading_text` extended over leading islands that read a ``const``
+    (``"${{ const.greeting }} ${{ with.r }}"`` starts with the greeting): what the value is sure
+    to start with. The check passes the constants it knows, the run the run's."""
+    if not isinstance(v, TemplateValue) or v.template is None:
+        return leading_text(v)
+    from checker.expr.refs import as_ref
+
+    if not isinstance(consts, dict):
+        consts = {}
+    out: list[str] = []
+    for part in v.template.parts:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        ref = as_ref(part.expr) if part.expr is not None else None
+        if ref is None or ref.root != "const" or len(ref.path) != 1 or not isinstance(ref.path[0], str):
+            break
+        got = consts.get(ref.path[0])
+        if not isinstance(got, str | int) or isinstance(got, bool):
+            break
+        out.append(str(got))
+    return "".join(out)
+
+
+def exec_words(
+    wf: Workflow,
+    task: Task | None,
+    command: tuple[Value, ...],
+    texts: list[str | None],
+    prefixes: list[str] | None = None,
+) -> list[Word]:
+    """The argv judge's words for ``command`` (the model's elements) with ``texts`` (what each
+    resolved to: at check what the check knows, ``None`` otherwise; at run the resolved text)
+    and, at check, what each is sure to start with (:func:`known_prefix`)."""
+    from checker.contracts.argv import Word
+
+    out = []
+    for i, (el, text) in enumerate(zip(command, texts, strict=True)):
+        untrusted = isinstance(el, TemplateValue) and not value_trust(wf, task, el).trusted
+        out.append(Word(text, untrusted, prefixes[i] if prefixes is not None else leading_text(el)))
+    return out
 
 
 # -- check-time resolution ----------------------------------------------------------------------

@@ -79,6 +79,7 @@ class Cost(NamedTuple):
                     "model": m,
                     "input_per_million": p.input_per_million if p else None,
                     "output_per_million": p.output_per_million if p else None,
+                    "source": (p.source or self.prices.source) if p else None,
                 }
             )
         return {

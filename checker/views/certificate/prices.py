@@ -1,5 +1,6 @@
-"""The price table: USD per million tokens by ``provider/model``, read from the runtime's
-``NIKA_PRICES`` JSON (the spec ships no table, so a model without a row is unpriced, never $0)."""
+"""The price table: USD per million tokens by ``provider/model``: a row of the runtime's
+``NIKA_PRICES`` JSON first, else the model catalog's list price (``checker/contracts/models.toml``,
+read from genai-prices with its source and date). A model neither prices is unpriced, never $0."""
 
 from __future__ import annotations
 
@@ -15,10 +16,14 @@ FREE_PROVIDERS = frozenset({"mock"})
 
 
 class Price(NamedTuple):
-    """USD per million tokens."""
+    """USD per million tokens; ``*_tiers`` are ``(from_tokens, usd)`` rates that apply to a whole
+    call whose input exceeds ``from_tokens`` (the providers' long-context prices)."""
 
     input_per_million: float
     output_per_million: float
+    input_tiers: tuple[tuple[int, float], ...] = ()
+    output_tiers: tuple[tuple[int, float], ...] = ()
+    source: str | None = None  # where the price was read (a catalog row's source and date)
 
     @property
     def free(self) -> bool:
@@ -26,7 +31,16 @@ class Price(NamedTuple):
 
     def usd(self, tokens_in: int, tokens_out: int) -> float:
         """What a call of these token counts costs (the one price formula: run meter, agent budgets)."""
-        return (tokens_in * self.input_per_million + tokens_out * self.output_per_million) / 1_000_000
+        rate_in = _rate(self.input_per_million, self.input_tiers, tokens_in)
+        rate_out = _rate(self.output_per_million, self.output_tiers, tokens_in)
+        return (tokens_in * rate_in + tokens_out * rate_out) / 1_000_000
+
+
+def _rate(base: float, tiers: tuple[tuple[int, float], ...], tokens_in: int) -> float:
+    for start, usd in reversed(tiers):
+        if tokens_in > start:
+            return usd
+    return base
 
 
 class PriceTable(NamedTuple):
@@ -36,9 +50,23 @@ class PriceTable(NamedTuple):
     prices: Mapping[str, Price] = MappingProxyType({})
     source: str | None = None
     error: str | None = None
+    catalog: bool = False  # models without a row here take the model catalog's list price
 
     def get(self, model: str) -> Price | None:
-        return self.prices.get(model)
+        got = self.prices.get(model)
+        if got is None and self.catalog:
+            return catalog_price(model)
+        return got
+
+
+def catalog_price(model: str) -> Price | None:
+    """The catalog's list price of ``model`` (``None``: not catalogued, or catalogued unpriced)."""
+    from checker.contracts.catalog import lookup
+
+    row = lookup(model)
+    if row is None or row.input is None or row.output is None:
+        return None
+    return Price(row.input, row.output, row.input_tiers, row.output_tiers, f"{row.price_source}, {row.price_date}")
 
 
 def _usd(v: object) -> float | None:
@@ -76,6 +104,11 @@ def parse_prices(text: str, source: str = PRICES_ENV) -> PriceTable:
     return PriceTable(prices, source, error)
 
 
+CATALOG_SOURCE = "the model catalog"
+
+
 def prices_from_env(environ: Mapping[str, str]) -> PriceTable:
-    """The table in ``environ[NIKA_PRICES]`` (an empty table when unset)."""
-    return parse_prices(environ.get(PRICES_ENV, ""))
+    """The table in ``environ[NIKA_PRICES]`` over the model catalog's list prices."""
+    table = parse_prices(environ.get(PRICES_ENV, ""))
+    source = f"{table.source} over {CATALOG_SOURCE}" if table.source else CATALOG_SOURCE
+    return table._replace(catalog=True, source=source)

@@ -21,14 +21,14 @@ inputs:
 permits: { exec: ["sh"], tools: ["nika:prompt"] }
 tasks:
   prep:
-    exec: { command: ["sh", "-c", "echo prep-${{ inputs.what }} >> ran.log; echo prepped"] }
+    exec: { command: ["sh", "-c", "echo prep-$0 >> ran.log; echo prepped", "${{ inputs.what }}"] }
   ok:
     after: { prep: success }
     invoke: { tool: "nika:prompt", args: { message: "Ship ${{ inputs.what }}?", mode: confirm } }
   ship:
     with: { ok: "${{ tasks.ok.output }}" }
     when: "${{ with.ok == true }}"
-    exec: { command: ["sh", "-c", "echo ship-${{ inputs.what }} >> ran.log; echo shipped-${{ inputs.what }}"] }
+    exec: { command: ["sh", "-c", "echo ship-$0 >> ran.log; echo shipped-$0", "${{ inputs.what }}"] }
 outputs:
   shipped: "${{ tasks.ship.output }}"
 """

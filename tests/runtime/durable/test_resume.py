@@ -26,10 +26,10 @@ tasks:
   a:
     infer: { prompt: "facts about ${{ inputs.topic }}" }
   b:
-    exec: { command: ["sh", "-c", "echo b >> ran.log; echo ${{ inputs.other }}"] }
+    exec: { command: ["sh", "-c", "echo b >> ran.log; echo $0", "${{ inputs.other }}"] }
   c:
     with: { x: "${{ tasks.a.output }}" }
-    exec: { command: ["sh", "-c", "echo c >> ran.log; test -f ok && echo done-${{ with.x }}"] }
+    exec: { command: ["sh", "-c", "echo c >> ran.log; test -f ok && echo done-$0", "${{ with.x }}"] }
 outputs:
   result: "${{ tasks.c.output }}"
   side: "${{ tasks.b.output }}"
@@ -169,7 +169,7 @@ tasks:
     for_each: "${{ inputs.items }}"
     fail_fast: false
     exec:
-      command: ["sh", "-c", "echo ${{ item }} >> ran.log; (test ${{ item }} != 3 || test -f ok) && echo v${{ item }}"]
+      command: ["sh", "-c", "echo $0 >> ran.log; (test $0 != 3 || test -f ok) && echo v$0", "${{ item }}"]
 outputs:
   all: "${{ tasks.each.output }}"
 """

@@ -30,10 +30,10 @@ tasks:
     exec: { command: ["sh", "-c", "echo t1 >> ran.log; sleep 0.03; echo one"] }
   t2:
     with: { p: "${{ tasks.t1.output }}" }
-    exec: { command: ["sh", "-c", "echo t2 >> ran.log; sleep 0.03; echo ${{ with.p }}-two"] }
+    exec: { command: ["sh", "-c", "echo t2 >> ran.log; sleep 0.03; echo $0-two", "${{ with.p }}"] }
   t3:
     with: { p: "${{ tasks.t2.output }}" }
-    exec: { command: ["sh", "-c", "echo t3 >> ran.log; sleep 0.03; echo ${{ with.p }}-three"] }
+    exec: { command: ["sh", "-c", "echo t3 >> ran.log; sleep 0.03; echo $0-three", "${{ with.p }}"] }
 outputs:
   last: "${{ tasks.t3.output }}"
 """

@@ -154,3 +154,42 @@ def test_the_project_setting_caps_the_run_and_the_flag_wins(wf, tmp_path, monkey
     (tmp_path / "nika.toml").write_text('max-cost-usd = "lots"\n')
     code, _, err = run(wf)
     assert code == 1 and "max-cost-usd" in err and "non-negative number" in err
+
+
+ONE = (
+    "nika: v1\nworkflow: {{ id: priced }}\nmodel: {model}\ntasks:\n  t:\n    infer: {{ prompt: hi, max_tokens: 10 }}\n"
+)
+
+
+def test_a_capped_run_prices_catalogued_models_without_nika_prices(tmp_path, monkeypatch):
+    """`--max-cost-usd` reads the model catalog's list price (genai-prices, with its source and
+    date): no NIKA_PRICES needed for a catalogued model; the call is priced, not refused."""
+    from checker.contracts.catalog import lookup
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NIKA_PRICES", raising=False)
+    monkeypatch.setenv("NIKA_OPENAI_API_KEY", KEY)
+    (tmp_path / "p.nika.yaml").write_text(ONE.format(model="openai/gpt-4o"))
+    row = lookup("openai/gpt-4o")
+    assert row is not None and row.priced and row.price_source and row.price_date
+    with serve([openai("ok", tin=1000, tout=100)]) as fake:
+        monkeypatch.setenv("NIKA_OPENAI_BASE_URL", fake.url + "/v1/chat/completions")
+        code, rep, _ = run(tmp_path / "p.nika.yaml", max_cost=0.5)
+        sent = fake.count
+    assert code == 0 and sent == 1, rep["tasks"]["t"]
+    want = (1000 * row.input + 100 * row.output) / 1_000_000
+    assert rep["tasks"]["t"]["cost_usd"] == pytest.approx(want) and rep["cost_usd"] == pytest.approx(want)
+
+
+def test_a_capped_run_refuses_an_unpriced_model_saying_how_to_price_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NIKA_PRICES", raising=False)
+    monkeypatch.setenv("NIKA_OPENAI_API_KEY", KEY)
+    (tmp_path / "p.nika.yaml").write_text(ONE.format(model="openai/gpt-test"))
+    with serve([openai("ok")]) as fake:
+        monkeypatch.setenv("NIKA_OPENAI_BASE_URL", fake.url + "/v1/chat/completions")
+        _, rep, _ = run(tmp_path / "p.nika.yaml", max_cost=0.5)
+        sent = fake.count
+    err = rep["tasks"]["t"]["error"]
+    assert sent == 0 and err["code"] == "NIKA-AGENT-002"
+    assert "model catalog" in err["message"] and "NIKA_PRICES" in err["message"] and "\n" not in err["message"]
