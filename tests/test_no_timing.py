@@ -101,6 +101,26 @@ BAD = {
             if time.monotonic() - t0 > 1:
                 pytest.fail("slow")
         """,
+    "a helper that collects a slow run as a problem": """
+        import time
+        def check_one(data):
+            problems = []
+            t0 = time.perf_counter()
+            judge(data)
+            elapsed = time.perf_counter() - t0
+            if elapsed > 5.0:
+                problems.append("slow")
+            return problems
+        """,
+    "an elapsed time in milliseconds branched on": """
+        import time
+        def test_x(log):
+            t0 = time.monotonic()
+            work()
+            if (time.monotonic() - t0) * 1000 >= 300:
+                log.append("late")
+            assert not log
+        """,
     "an assert after a fixed time.sleep": """
         import time
         def test_x(server):
@@ -186,6 +206,25 @@ GOOD = {
                 return 200
             with serve(handler) as s:
                 assert s.get().code == "NIKA-TIMEOUT-001"
+        """,
+    "a poll loop that gives up after a generous time": """
+        import time
+        def test_x(proc):
+            t0 = time.monotonic()
+            while True:
+                if proc.poll() is not None or time.monotonic() - t0 > 60:
+                    break
+                time.sleep(0.05)
+            assert proc.poll() == 0
+        """,
+    "a helper that raises at its deadline": """
+        import time
+        def wait_for(cond):
+            deadline = time.monotonic() + 30
+            while not cond():
+                if time.monotonic() > deadline:
+                    raise TimeoutError("never")
+                time.sleep(0.01)
         """,
     "a deadline handed to the code under test": """
         import time

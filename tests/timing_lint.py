@@ -10,6 +10,10 @@ test. This reads the source with :mod:`ast` (nothing is imported or run) and rep
   difference of two readings, a reading plus or minus an offset), or a name that holds such a
   value, followed through assignments in the same function. Ordering plain readings against each
   other (``before <= stamp <= after``) stays allowed: it cannot fail by slowness.
+- ``timing`` too: an ``if`` outside a poll loop that orders an elapsed time (a difference of two
+  readings, or a name holding one) against anything, whatever its body does: a helper that
+  collects problems (``if took > BUDGET: problems.append(...)``) fails its caller's assertion by
+  the machine's speed. Inside a poll loop such an ``if`` is the loop's generous deadline.
 - ``duration``: an ordering comparison (``<``, ``<=``, ``>``, ``>=``) on a recorded duration: an
   attribute or key named like ``duration_ms``, ``elapsed``, ``took``, ``latency_s`` (``>= 0`` is a
   sanity check and allowed). Exact equality stays allowed: a fake clock gives exact values.
@@ -50,7 +54,7 @@ NUMERIC = frozenset({"int", "float", "round", "abs", "min", "max", "sum", "floor
 CONVERSIONS = frozenset({"timestamp", "total_seconds", "isoformat"})
 DURATION_NAME = re.compile(r"(?:^|_)(?:duration|elapsed|took|latency|wall)(?:_(?:ms|s|ns|us|seconds))?$")
 ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-READING, DERIVED = 1, 2
+READING, DERIVED, ELAPSED = 1, 2, 3  # a reading; a reading plus or minus an offset; two readings apart
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,8 @@ class _Scope:
         )
 
     def kind(self, node: ast.expr | None) -> int:
-        """0: no clock in it; READING: a plain clock reading; DERIVED: arithmetic on a reading."""
+        """0: no clock in it; READING: a plain clock reading; DERIVED: arithmetic on a reading;
+        ELAPSED: a difference of two readings (or arithmetic on one)."""
         if node is None:
             return 0
         if isinstance(node, ast.Name):
@@ -137,9 +142,12 @@ class _Scope:
                 return self.kind(node.func.value)
             return 0
         if isinstance(node, ast.BinOp):
-            k = max(self.kind(node.left), self.kind(node.right))
+            left, right = self.kind(node.left), self.kind(node.right)
+            k = max(left, right)
+            if isinstance(node.op, ast.Sub) and left and right:
+                return ELAPSED
             if isinstance(node.op, (ast.Add, ast.Sub)) and k:
-                return DERIVED
+                return max(k, DERIVED)
             return k
         if isinstance(node, ast.UnaryOp):
             return self.kind(node.operand)
@@ -177,12 +185,20 @@ class _Scope:
             sides = [node.left, *node.comparators]
             for i, op in enumerate(node.ops):
                 pair = sides[i], sides[i + 1]
-                if any(self.kind(s) == DERIVED and not self._recorded(s) for s in pair):
+                if any(self.kind(s) >= DERIVED and not self._recorded(s) for s in pair):
                     self.out.append(Finding(self.path, line, "timing", "asserts on an elapsed wall-clock time"))
                     return
                 if isinstance(op, ORDERING) and any(self._recorded(s) for s in pair) and not _zero_floor(op, pair):
                     self.out.append(Finding(self.path, line, "duration", "orders a recorded duration against a bound"))
                     return
+
+    def _orders_elapsed(self, test: ast.expr) -> bool:
+        return any(
+            isinstance(node, ast.Compare)
+            and any(isinstance(op, ORDERING) for op in node.ops)
+            and any(self.kind(side) == ELAPSED for side in (node.left, *node.comparators))
+            for node in _walk_here(test)
+        )
 
     def assertion_call(self, call: ast.Call) -> bool:
         f = call.func
@@ -241,6 +257,8 @@ class _Scope:
             self.judge(s.test, s.lineno)
             self.body(s.orelse, in_poll)
             return
+        if isinstance(s, ast.If) and not in_poll and self._orders_elapsed(s.test):
+            self.out.append(Finding(self.path, s.lineno, "timing", "branches on an elapsed wall-clock time"))
         if isinstance(s, (ast.While, ast.For, ast.AsyncFor)):
             poll = isinstance(s, ast.While) or _can_leave(s.body)
             if not isinstance(s, ast.While):
@@ -271,7 +289,7 @@ class _Scope:
                 continue
             if self.assertion_call(n):
                 for a in n.args:
-                    if self.kind(a) == DERIVED and not self._recorded(a):
+                    if self.kind(a) >= DERIVED and not self._recorded(a):
                         self.out.append(Finding(self.path, n.lineno, "timing", "asserts on an elapsed wall-clock time"))
                         break
                 else:
