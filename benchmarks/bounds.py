@@ -125,7 +125,7 @@ def deep_page(rounds: int) -> tuple[float, float]:
 
 def _run(text: str, env: dict[str, str] | None = None) -> float:
     from checker.engine.pipeline import compile_text
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
 
     with tempfile.TemporaryDirectory() as d:

@@ -40,8 +40,9 @@ def main() -> int:
     from checker.engine.pipeline import compile_text
     from runtime.engine import dask_batch, dask_worker
     from runtime.engine.dask_executor import DaskSession
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     sent: list[dict[str, Any]] = []
     send = dask_batch.Submitter.send
@@ -60,7 +61,7 @@ def main() -> int:
             t0 = time.perf_counter()
             compiled = compile_text(text, str(work / "bench.nika.yaml"), str(work))
             opts = Options(trace_dir=work / "traces", executor=session.executor, max_parallel=64)
-            result = asyncio.run(Run(compiled, {}, opts, workdir=work).execute())
+            result = asyncio.run(Run(compiled, {}, opts, verbs=VERBS, workdir=work).execute())
             wall = time.perf_counter() - t0
         if result.workflow_state != "success":
             raise SystemExit(f"the benchmark run ended {result.workflow_state}")

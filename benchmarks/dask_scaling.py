@@ -28,8 +28,9 @@ sys.path.insert(0, str(ROOT))
 
 from checker.engine.pipeline import compile_text  # noqa: E402
 from runtime.engine.dask_executor import DaskSession  # noqa: E402
-from runtime.engine.records import Options  # noqa: E402
+from runtime.engine.options import Options  # noqa: E402
 from runtime.engine.run import Run  # noqa: E402
+from runtime.verbs import VERBS  # noqa: E402
 
 
 def echo_workflow(n: int) -> str:
@@ -52,7 +53,7 @@ def timed_run(text: str, executor: Any, max_parallel: int) -> float:
         compiled = compile_text(text, str(work / "bench.nika.yaml"), str(work))
         opts = Options(trace_dir=work / "traces", executor=executor, max_parallel=max_parallel)
         t0 = time.perf_counter()
-        result = asyncio.run(Run(compiled, {}, opts, workdir=work).execute())
+        result = asyncio.run(Run(compiled, {}, opts, verbs=VERBS, workdir=work).execute())
         wall = time.perf_counter() - t0
     if result.workflow_state != "success":
         raise SystemExit(f"the benchmark run ended {result.workflow_state}")

@@ -34,8 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checker.engine.pipeline import compile_text  # noqa: E402
-from runtime.engine.records import Options  # noqa: E402
+from runtime.engine.options import Options  # noqa: E402
 from runtime.engine.run import Run  # noqa: E402
+from runtime.verbs import VERBS  # noqa: E402
 
 
 def fanout_workflow(n: int) -> str:
@@ -58,7 +59,9 @@ def timed_run(text: str, workdir: Path, clock: Callable[[], float] = time.perf_c
     compiled = compile_text(text, str(workdir / "bench.nika.yaml"), str(workdir))
     t1 = clock()
     assert compiled.clean, [d.message for d in compiled.diagnostics if d.is_error][:3]
-    result = asyncio.run(Run(compiled, {}, Options(trace_dir=workdir / "traces"), workdir=workdir).execute())
+    result = asyncio.run(
+        Run(compiled, {}, Options(trace_dir=workdir / "traces"), verbs=VERBS, workdir=workdir).execute()
+    )
     t2 = clock()
     assert result.workflow_state == "success", result.workflow_state
     return t1 - t0, t2 - t1

@@ -65,7 +65,7 @@ class DocumentText:
             return not memo[1]
         same = False
         if key is not None:
-            from checker.parse.reader import read_referenced
+            from checker.parse.referenced import read_referenced
 
             try:
                 same = read_referenced(path) == self.text.encode("utf-8", "surrogatepass")

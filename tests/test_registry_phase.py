@@ -65,9 +65,10 @@ def _phase(code: str) -> str | None:
 
 def _run_one(data: bytes, workdir: Path, tally: Tally) -> None:
     from checker import compile_bytes
-    from runtime.engine.records import Options
+    from runtime.engine.inputs import InputError, bind_inputs
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
-    from runtime.guard.admission import InputError, bind_inputs
+    from runtime.verbs import VERBS
 
     path = workdir / "wf.nika.yaml"
     tally.checked += 1
@@ -89,7 +90,7 @@ def _run_one(data: bytes, workdir: Path, tally: Tally) -> None:
         return
     path.write_bytes(data)
     options = Options(model=MOCK, trace_dir=None, engine_env={})
-    run = Run(compiled, bound, options, workdir=workdir)
+    run = Run(compiled, bound, options, verbs=VERBS, workdir=workdir)
     try:
         result = asyncio.run(asyncio.wait_for(run.execute(), RUN_TIMEOUT))
     except TimeoutError:

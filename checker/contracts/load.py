@@ -158,6 +158,8 @@ def _build_contract(tool_id: str, row: dict[str, Any]) -> ToolContract:
         output=row["output"],
         args=args,
         rules=tuple(_build_rule(r, tool_id) for r in row.get("rules", ())),
+        transport=row.get("transport", ""),
+        engine_env=tuple(row.get("engine_env", ())),
     )
 
 
@@ -171,6 +173,8 @@ def provider_table() -> dict[str, Provider]:
             env_vars=tuple(row.get("env_vars", ())),
             base_url=row.get("base_url"),
             summary=row["summary"],
+            wire=row.get("wire", ""),
+            endpoint=row.get("endpoint"),
             models=tuple(row.get("models", ())),
             name_hints=tuple(row.get("name_hints", ())),
         )

@@ -27,6 +27,11 @@ MODEL_CODE = "NIKA-PROVIDER-002"
 TOOL_CODE = "NIKA-INVOKE-001"
 
 
+# How the engine reaches what a builtin touches (the `transport` column of builtins.toml).
+TRANSPORTS = ("in_process", "fs", "http", "provider", "human")
+# The wire protocols a provider's adapter speaks (the `wire` column of providers.toml).
+WIRES = ("openai", "anthropic", "gemini", "ollama", "mock")
+
 TYPES = ("string", "integer", "number", "boolean", "object", "array", "any", "duration", "enum", "null")
 
 
@@ -179,6 +184,8 @@ class ToolContract:
     output: str
     args: tuple[ArgSpec, ...]
     rules: tuple[Rule, ...] = ()
+    transport: str = ""  # how the engine reaches what the tool touches (TRANSPORTS; builtins.toml)
+    engine_env: tuple[str, ...] = ()  # prefixes of the engine variables the tool reads
 
     @property
     def name(self) -> str:
@@ -189,9 +196,6 @@ class ToolContract:
             if a.name == name:
                 return a
         return None
-
-    def arg_names(self) -> tuple[str, ...]:
-        return tuple(a.name for a in self.args if not a.reserved)
 
     def required_args(self) -> tuple[ArgSpec, ...]:
         return tuple(a for a in self.args if a.required)
@@ -249,6 +253,8 @@ class Provider:
     env_vars: tuple[str, ...]
     base_url: str | None
     summary: str
+    wire: str = ""  # the wire protocol its adapter speaks (WIRES)
+    endpoint: str | None = None  # the default chat endpoint (NIKA_<ID>_BASE_URL replaces it whole)
     models: tuple[str, ...] = ()
     name_hints: tuple[str, ...] = ()
 

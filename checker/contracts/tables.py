@@ -14,7 +14,7 @@ The facts live in ``checker/contracts/builtins.toml`` and ``checker/contracts/pr
   :mod:`~checker.contracts.arg_scope`.
 * :mod:`~checker.contracts.refs` — :func:`check_tool_ref` and :func:`check_standalone_invoke` judge
   the tool id itself, :func:`check_model_ref` a literal ``model: <provider>/<name>``.
-* :mod:`~checker.contracts.json_schema` — :func:`json_schema`, the JSON Schema of a builtin's
+* :mod:`~checker.contracts.args_schema` — :func:`json_schema`, the JSON Schema of a builtin's
   arguments, for the workflow schema (``nika schema``) and the agent's tool definitions.
 * :mod:`~checker.contracts.text` — how values, conditions and ranges read in messages and cards;
   :meth:`ToolContract.snippet` and :meth:`ToolContract.markdown` feed completion and hover.
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from checker.contracts.arg_scope import is_dynamic
 from checker.contracts.args_check import check_tool_args
-from checker.contracts.json_schema import json_schema
+from checker.contracts.args_schema import json_schema
 from checker.contracts.load import (
     contract,
     contracts,
@@ -45,7 +45,9 @@ from checker.contracts.model import (
     RULE_KINDS,
     SHAPE_CODE,
     TOOL_CODE,
+    TRANSPORTS,
     TYPES,
+    WIRES,
     ArgSpec,
     ExtractMode,
     Provider,
@@ -62,7 +64,9 @@ __all__ = [
     "RULE_KINDS",
     "SHAPE_CODE",
     "TOOL_CODE",
+    "TRANSPORTS",
     "TYPES",
+    "WIRES",
     "ArgSpec",
     "ExtractMode",
     "Provider",

@@ -11,9 +11,10 @@ computing it never converts a huge integer to decimal in full.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
-__all__ = ["DEFAULT_LIMIT", "char_width", "clip", "int_digits", "show_int", "show_value"]
+__all__ = ["DEFAULT_LIMIT", "char_width", "clip", "int_digits", "show_int", "show_value", "terminal_safe"]
 
 DEFAULT_LIMIT = 80
 
@@ -96,3 +97,13 @@ def char_width(ch: str) -> int:
     if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every C0/C1 control (and DEL) but newline and tab spelled ``\\uXXXX``: untrusted
+    text (a model output inside an error message) cannot move the cursor, erase a line, fake a
+    status or write the clipboard (OSC 52). The spelling is a JSON escape, so JSON stays JSON."""
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

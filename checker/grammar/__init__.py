@@ -1,1 +1,1 @@
-"""The v1 grammar as data (``table``) and the JSON Schema generated from it (``json_schema``)."""
+"""The v1 grammar as data (``table``); the JSON Schema generated from it is :mod:`checker.views.workflow_schema`."""

@@ -6,7 +6,7 @@ it is judged at run time), whether it is required and which fields it excludes. 
 else is generated from here:
 
 * the compiler's unknown-key, closed-value, type and range checks (:mod:`checker.compiler`);
-* the JSON Schema of ``nika schema`` (:mod:`checker.views.json_schema`);
+* the JSON Schema of ``nika schema`` (:mod:`checker.views.workflow_schema`);
 * hover and key/value completion in the language server.
 
 :data:`NESTING` says which block holds which (``tasks.<id>.retry`` is a :data:`RETRY`), and

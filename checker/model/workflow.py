@@ -22,7 +22,7 @@ from checker.core.records import field, record
 from checker.core.source import SourceText, Span
 from checker.core.vocab import PREDICATES, RESERVED_BINDINGS, STATUSES, TASK_FIELDS, OnErrorAction, Predicate, Where
 from checker.grammar.table import DEFAULT_FINALLY_TIMEOUT_MS, DEFAULT_MAX_TURNS, VERBS
-from checker.parse.values import NO_SPAN, ListValue, MapValue, ScalarValue, TemplateValue, Value
+from checker.parse.values import NO_SPAN, MapValue, ScalarValue, TemplateValue, Value
 
 if TYPE_CHECKING:
     from checker.expr import Island, Template
@@ -499,7 +499,3 @@ class CompiledWorkflow:
     def clean(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
 
-
-def list_items(v: Value | None) -> tuple[Value, ...]:
-    """The items of a list value (``()`` for anything else)."""
-    return v.items if isinstance(v, ListValue) else ()

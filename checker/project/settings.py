@@ -64,7 +64,7 @@ class Settings:
     strict: bool = False
     exclude: tuple[str, ...] = ()
     explicit: frozenset[str] = field(default_factory=frozenset)  # keys the file set
-    max_cost_usd: float | None = None  # read by `nika run` (runtime.guard.cost), not by the checker
+    max_cost_usd: float | None = None  # read by `nika run` (runtime.providers.cost), not by the checker
     fetch_allow_private: tuple[str, ...] = ()  # read by `nika run` (runtime.net.ssrf), not by the checker
 
     def excludes(self, path: str) -> bool:

@@ -65,7 +65,7 @@ class _Loader:
 
 def _compile_child(path: str, unsaved: str | None = None) -> _Child | None:
     from checker.compiler.standalone import model_of_bytes
-    from checker.parse.reader import read_referenced
+    from checker.parse.referenced import read_referenced
 
     if unsaved is not None:
         readable, wf = model_of_bytes(unsaved.encode("utf-8", "surrogatepass"), path)

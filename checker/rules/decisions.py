@@ -78,7 +78,7 @@ def _static_bundle(v: Value, base: str | None) -> Any:
     from checker.decide import BUNDLE_CODE
     from checker.decide.load import load_json
     from checker.parse.nodes import MAX_DOCUMENT_BYTES
-    from checker.parse.reader import read_referenced
+    from checker.parse.referenced import read_referenced
 
     path = resolve_named(v.value, base)  # read at run by `nika:decide` under permits.fs: the cwd only
     try:

@@ -13,12 +13,61 @@ import contextlib
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from nika.cli_formats import CHECK_FORMATS, add_output_format
 
 if TYPE_CHECKING:
     from checker.project.report import CheckRun, FileReport
 
 MAX_PASSES = 10
+
+
+def register(sub: Any) -> None:
+    c = sub.add_parser(
+        "check",
+        help="check workflow files statically (no network, no tokens)",
+        description="Check workflow files statically: no network, no subprocess, no tokens spent.",
+        epilog=(
+            "exit status: 0 no finding is an error (warnings fail only with --strict or `strict = true`); "
+            "2 at least one error (wins over 1); 1 nothing failed but something could not be checked "
+            "(a missing or unreadable path, no workflow file found without --allow-empty, bad usage, "
+            "a broken configuration file, an internal error), or --diff showed a change"
+        ),
+    )
+    c.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files, directories (searched recursively for *.nika.yaml and *.nika.yml) or - for stdin",
+    )
+    add_output_format(c, CHECK_FORMATS, "print findings")
+    c.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour the text/concise output"
+    )
+    c.add_argument(
+        "--debug", action="store_true", help="print the traceback of an internal error (NIKA-IMPL-001) on stderr"
+    )
+    c.add_argument("--native-strict", action="store_true", help="native-first findings fail the check")
+    c.add_argument(
+        "--strict", action="store_true", help="warnings fail the check too (as the `strict = true` setting does)"
+    )
+    c.add_argument("--fix", action="store_true", help="apply safe fixes in place (stdin: print the fixed text)")
+    c.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply fixes that need review"
+    )
+    c.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of applying them")
+    c.add_argument("--show-settings", metavar="FILE", help="print the configuration that applies to FILE and exit")
+    c.add_argument("--allow-empty", action="store_true", help="exit 0 when the paths hold no workflow file")
+    c.add_argument(
+        "--certificate",
+        action="store_true",
+        help=(
+            "after each file's findings, print its certificate: plan (waves, width, critical path), cost ceiling, "
+            "termination, effects needed vs granted, risk grade (full/concise; json always carries it; prices "
+            "from NIKA_PRICES)"
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

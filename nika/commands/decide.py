@@ -8,9 +8,24 @@ a file cannot be read.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
-def run(bundle_path: str, snapshot_path: str) -> int:
+def register(sub: Any) -> None:
+    d = sub.add_parser(
+        "decide",
+        help="evaluate a decision bundle against an evidence snapshot (prints the receipt as JSON)",
+        description="Exit 0 for any outcome, 2 when the bundle or snapshot is refused (NIKA-DECIDE-001/002).",
+    )
+    d.add_argument("bundle", metavar="BUNDLE", help="a decision bundle JSON file")
+    d.add_argument("snapshot", metavar="SNAPSHOT", help="an evidence snapshot JSON file (- for stdin)")
+
+
+def run(args: Any) -> int:
+    return decide(args.bundle, args.snapshot)
+
+
+def decide(bundle_path: str, snapshot_path: str) -> int:
     from checker.decide import BUNDLE_CODE, SNAPSHOT_CODE, DecideError, evaluate
     from checker.decide.canonical import canonical_json
     from checker.decide.load import load_json

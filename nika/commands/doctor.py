@@ -20,6 +20,9 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+from nika.cli_formats import add_output_format
 
 OK, WARN, BROKEN = "ok", "warn", "broken"
 # The distributions a run or a check leans on (pyproject.toml's dependencies); the optional extras
@@ -262,7 +265,25 @@ def render(lines: list[Line], output_format: str = "text") -> str:
     return "".join(text)
 
 
-def run(output_format: str = "text") -> int:
+def register(sub: Any) -> None:
+    doc = sub.add_parser(
+        "doctor",
+        help="report what this machine gives a run: versions, provider keys, MCP servers, traces",
+        description=(
+            "Report, one ok/warn/broken line each with a repair: Python and package versions, which provider "
+            "key variables are set (names only, never values), the .nika/ engine configuration and its MCP "
+            "servers (stdio commands looked up on PATH, nothing started or contacted), and the trace folder."
+        ),
+        epilog="exit status: 0 nothing is broken (warnings allowed); 1 at least one line is broken",
+    )
+    add_output_format(doc)
+
+
+def run(args: Any) -> int:
+    return doctor(args.output_format)
+
+
+def doctor(output_format: str = "text") -> int:
     lines = diagnose()
     with contextlib.suppress(BrokenPipeError):
         sys.stdout.write(render(lines, output_format))

@@ -6,8 +6,24 @@ import os
 import sys
 from collections.abc import Iterator
 from functools import cache
+from typing import Any
 
 CHECKER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "checker")
+
+
+def register(sub: Any) -> None:
+    e = sub.add_parser("explain", help="explain a NIKA code or lint rule")
+    e.add_argument("code", nargs="?", help="e.g. NIKA-DAG-001 (or DAG-001), native-first/001")
+    e.add_argument("--list", nargs="?", const="", metavar="FILTER", help="list codes and rules (matching FILTER)")
+    e.set_defaults(usage_error=e.error)
+
+
+def run(args: Any) -> int:
+    if args.list is not None:
+        return explain_list(args.list)
+    if not args.code:
+        args.usage_error("give a code or rule, or --list")
+    return explain(args.code)
 
 
 def _emit(lines: Iterator[str] | list[str]) -> int:

@@ -1,4 +1,4 @@
-"""``nika init [DIR]`` and ``nika new TEMPLATE [NAME]``: start a project, add a workflow.
+"""``nika init [DIR]``: start a project (the templates ``nika new`` writes from are read here too).
 
 Nothing that exists is overwritten. ``init`` lists every file as created or skipped; the two
 files a project usually has already (``.gitignore``, ``.pre-commit-config.yaml``) get only the
@@ -12,11 +12,12 @@ import re
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 TEMPLATE_SUFFIX = ".nika.yaml"
 TEST_SUFFIX = ".nika-test.yaml"
 STARTER = "hello"
-_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _SUMMARY = re.compile(r"^# summary: (.+)$", re.MULTILINE)
 GITIGNORE_LINE = ".nika/traces/"
 # template → (package file, where `nika new` writes it, the glob that must match nothing first): a sample
@@ -25,7 +26,7 @@ SAMPLES = {"summarise": ("summarise.sample.md", "docs/example.md", "docs/*.md")}
 HOOK_ID = "nika-check"
 
 
-def _data(name: str) -> str:
+def template_data(name: str) -> str:
     return resources.files("nika.templates").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -41,11 +42,11 @@ def templates() -> dict[str, str]:
 
 def render(template: str, name: str) -> tuple[str, str]:
     """The workflow and test texts of ``template`` with the workflow id and file set to ``name``."""
-    workflow = _data(template + TEMPLATE_SUFFIX)
+    workflow = template_data(template + TEMPLATE_SUFFIX)
     workflow = re.sub(rf"^(  id: ){re.escape(template)}$", rf"\g<1>{name}", workflow, count=1, flags=re.MULTILINE)
     workflow = _SUMMARY.sub(lambda m: f"# {m.group(1)[0].upper()}{m.group(1)[1:]}.", workflow, count=1)
     workflow = workflow.replace(f"{template}{TEMPLATE_SUFFIX}", f"{name}{TEMPLATE_SUFFIX}")
-    test = _data(template + TEST_SUFFIX)
+    test = template_data(template + TEST_SUFFIX)
     test = test.replace(f"workflow: {template}{TEMPLATE_SUFFIX}", f"workflow: {name}{TEMPLATE_SUFFIX}", 1)
     return workflow, test
 
@@ -73,6 +74,26 @@ def _append_once(path: Path, marker: str, text: str, done: list[str], skipped: l
     done.append(f"{path} (appended {marker})")
 
 
+def register(sub: Any) -> None:
+    i = sub.add_parser(
+        "init",
+        help="start a project: a starter workflow and its test, .nika/ configuration, pre-commit, .gitignore",
+        description=(
+            "Create the files of a Nika project in DIR (default: the current directory), empty or not: "
+            "hello.nika.yaml and its test hello.nika-test.yaml, .nika/ engine configuration (providers.env "
+            "and mcp.json, commented), a .pre-commit-config.yaml hook, and a .gitignore line for .nika/traces/. "
+            "A file that already exists is never overwritten: it is listed as skipped (an existing "
+            ".gitignore or .pre-commit-config.yaml gets the missing entry appended instead)."
+        ),
+        epilog="exit status: 0 done (some files may have been skipped); 1 DIR cannot be created or written",
+    )
+    i.add_argument("dir", nargs="?", default=".", metavar="DIR", help="the project folder (created when missing)")
+
+
+def run(args: Any) -> int:
+    return init(args.dir)
+
+
 def init(directory: str) -> int:
     root = Path(directory)
     done: list[str] = []
@@ -82,10 +103,10 @@ def init(directory: str) -> int:
         workflow, test = render(STARTER, STARTER)
         _write_new(root / f"{STARTER}{TEMPLATE_SUFFIX}", workflow, done, skipped)
         _write_new(root / f"{STARTER}{TEST_SUFFIX}", test, done, skipped)
-        _write_new(root / ".nika" / "providers.env", _data("providers.env"), done, skipped)
-        _write_new(root / ".nika" / "mcp.json", _data("mcp.json"), done, skipped)
+        _write_new(root / ".nika" / "providers.env", template_data("providers.env"), done, skipped)
+        _write_new(root / ".nika" / "mcp.json", template_data("mcp.json"), done, skipped)
         _append_once(root / ".gitignore", GITIGNORE_LINE, f"# nika run journals\n{GITIGNORE_LINE}\n", done, skipped)
-        hook = _data("pre-commit-config.yaml")
+        hook = template_data("pre-commit-config.yaml")
         precommit = root / ".pre-commit-config.yaml"
         if precommit.exists() and "repos:" in precommit.read_text(encoding="utf-8"):
             hook = hook.split("repos:\n", 1)[1]  # append the entry under the existing `repos:` list
@@ -99,50 +120,4 @@ def init(directory: str) -> int:
         print(f"skipped  {line}")
     where = "" if directory == "." else f"cd {directory} && "
     print(f"next: {where}nika check . && nika test && nika run {STARTER}{TEMPLATE_SUFFIX} --var name=Ada")
-    return 0
-
-
-def new(template: str | None, name: str | None, *, directory: str = ".", list_only: bool = False) -> int:
-    available = templates()
-    if list_only or template is None:
-        width = max(len(t) for t in available)
-        for t, summary in available.items():
-            print(f"{t:<{width}}  {summary}")
-        if template is None and not list_only:
-            print("nika new: give a TEMPLATE (one of the above) and optionally a NAME", file=sys.stderr)
-            return 1
-        return 0
-    if template not in available:
-        from checker.core.suggest import did_you_mean
-
-        near = did_you_mean(template, available)
-        hint = f"; did you mean `{near}`?" if near else f" (templates: {', '.join(available)})"
-        print(f"nika new: no template `{template}`{hint}", file=sys.stderr)
-        return 1
-    name = name or template
-    if not _NAME.match(name):
-        print(f"nika new: `{name}` is not kebab-case (lowercase letters, digits and `-`)", file=sys.stderr)
-        return 1
-    root = Path(directory)
-    targets = [root / f"{name}{TEMPLATE_SUFFIX}", root / f"{name}{TEST_SUFFIX}"]
-    existing = [str(p) for p in targets if p.exists()]
-    if existing:
-        print(f"nika new: {', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}", file=sys.stderr)
-        return 1
-    workflow, test = render(template, name)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        for path, text in zip(targets, (workflow, test), strict=True):
-            path.write_text(text, encoding="utf-8")
-            print(f"created  {path}")
-        if template in SAMPLES:
-            source, target, inputs = SAMPLES[template]
-            if not any(root.glob(inputs)):
-                (root / target).parent.mkdir(parents=True, exist_ok=True)
-                (root / target).write_text(_data(source), encoding="utf-8")
-                print(f"created  {root / target} (a sample input)")
-    except OSError as exc:
-        print(f"nika new: {directory}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
-        return 1
-    print(f"next: nika check {targets[0]} && nika test {targets[1]}")
     return 0

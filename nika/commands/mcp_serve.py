@@ -167,6 +167,29 @@ def _version() -> str:
         return "0+checkout"
 
 
+def register(sub: Any) -> None:
+    m = sub.add_parser("mcp", help="serve the checker to coding agents over MCP: nika mcp serve")
+    msub = m.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
+    ms = msub.add_parser(
+        "serve",
+        help="an MCP server (stdio) with the tools check, explain, graph, schema, fix, run_dry",
+        description=(
+            "Serve the checker over the Model Context Protocol, so a coding agent can check workflows as it "
+            "writes them. Tools: check (the JSON report), explain, graph, schema, fix (returns the diff; writes "
+            "only with write: true), run_dry (the plan; nothing runs). Resources: nika://codes, "
+            "nika://codes/{code}. Relative paths resolve from the working directory."
+        ),
+    )
+    ms.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP on HOST:PORT instead of stdio")
+
+
+def run(args: Any) -> int:
+    if args.mcp_command != "serve":
+        print("nika mcp: give a subcommand: serve [--http HOST:PORT]", file=sys.stderr)
+        return 1
+    return serve(args.http)
+
+
 def serve(http: str | None = None) -> int:
     address = None
     if http is not None:  # a bad address is refused before the SDK loads

@@ -152,7 +152,7 @@ def graph(text: str | None = None, path: str | None = None, roots: Roots | None 
 
 def schema() -> dict[str, Any]:
     """The workflow JSON Schema ``nika schema`` prints."""
-    from checker.views.json_schema import workflow_json_schema
+    from checker.views.workflow_schema import workflow_json_schema
 
     return workflow_json_schema()
 
@@ -190,8 +190,8 @@ def run_dry(
 ) -> dict[str, Any]:
     """What ``nika run --dry-run --output-format json`` prints: the plan, its effects and the permits,
     or the refusal (``nika check``'s findings) when the workflow would not run. Nothing runs."""
-    from runtime.guard.admission import unsupported_run_block
-    from runtime.report import plan
+    from nika.output.run_text import plan
+    from runtime.engine.inputs import unsupported_run_block
 
     source, shown = _source(text, path, roots)
     compiled = _compile(source, shown)

@@ -1,4 +1,16 @@
-"""``nika run`` and ``nika trace verify``: admission, the run, and the exit code.
+"""``nika run FILE``: a workflow run as four named steps, and its exit code.
+
+* :func:`admit` — compile the file once, refuse what ``nika check`` refuses (its verdict, with the
+  project's suppressions and configuration), refuse what this build cannot honour, bind ``--var``
+  to ``inputs:`` and judge ``--model``: nothing has happened yet when any of it says no;
+* :func:`options` — how to run: the event sinks (progress, ``--events``, OpenTelemetry), the durable
+  flags (``--resume`` verified, matched and locked; ``--answer``; ``--max-cost-usd``), trace retention,
+  the executor (local, or a Dask session);
+* :func:`execute` — the run, with SIGINT/SIGTERM cancelling it;
+* :func:`render` — the report (JSON, or the summary and the outputs), the notes, the exit code.
+
+``--dry-run`` stops after :func:`admit` with the plan. What a run looks like on a terminal (the plan
+text, the progress lines, the summary) is :mod:`nika.output.run_text`.
 
 Exit codes: 0 the workflow succeeded, 1 it failed, 2 it was refused before any effect (``nika
 check`` found an error, a ``--var`` does not fit ``inputs:``, a ``--resume`` trace cannot be
@@ -7,16 +19,146 @@ resumed), 3 it was cancelled, 4 it paused on a prompt nobody could answer (``--r
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
-import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ParamSpec, TextIO
+from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
+
+from nika.cli_formats import add_output_format
+from nika.commands.run_console import is_tty, write
+from nika.commands.run_durable import Durable
+
+if TYPE_CHECKING:
+    from checker.model.workflow import CompiledWorkflow
+    from nika.commands.run_sinks import RunSinks
+    from runtime.engine.options import Options
+    from runtime.engine.records import RunResult
 
 P = ParamSpec("P")
+EXIT = {"success": 0, "failure": 1, "cancelled": 3, "paused": 4}
+REFUSED = 2
+# a larger first generation: a collection runs once per many tasks, not once per few frames
+RUN_GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def register(sub: Any) -> None:
+    r = sub.add_parser(
+        "run",
+        help="run a workflow (refused with exit 2 when `nika check` finds an error)",
+        description=(
+            "Run a workflow. Exit 0 success, 1 failure, 2 refused before any effect, 3 cancelled, "
+            "4 paused on a prompt (resume it with --resume TRACE --answer TASK=VALUE)."
+        ),
+    )
+    r.add_argument("file", metavar="FILE", help="the workflow file (*.nika.yaml or *.nika.yml)")
+    add_output_format(r)
+    r.add_argument("--var", action="append", default=[], metavar="K=V", help="an input (JSON when it parses)")
+    r.add_argument("--model", metavar="PROVIDER/NAME", help="answer every infer: with this model")
+    r.add_argument("--dry-run", action="store_true", help="print the plan (waves, edges, effects) and stop")
+    r.add_argument("--max-parallel", type=int, metavar="N", help="tasks running at once (default 64)")
+    r.add_argument("--trace-dir", metavar="DIR", help="where the run journal goes (default .nika/traces)")
+    r.add_argument(
+        "--events",
+        metavar="ndjson[:PATH|-]",
+        help="stream every event as one JSON line as it happens, to PATH or standard output (docs/events.md)",
+    )
+    r.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default=None,
+        help="where effects run: in this process (default, or $NIKA_EXECUTOR), or on Dask workers "
+        "(pip install 'nika-tools[dask]')",
+    )
+    r.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="with --executor dask: join this Dask scheduler (default $DASK_SCHEDULER_ADDRESS, else a local cluster)",
+    )
+    r.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
+    )
+    from nika.commands.run_durable import add_arguments as add_durable_arguments  # stdlib-only at import
+
+    add_durable_arguments(r)
+
+
+def run(args: Any) -> int:
+    return run_command(
+        args.file,
+        output_format=args.output_format,
+        var_pairs=args.var,
+        model=args.model,
+        dry_run=args.dry_run,
+        max_parallel=args.max_parallel,
+        trace_dir=args.trace_dir,
+        events=args.events,
+        gc=not args.no_gc,
+        executor=args.executor,
+        scheduler=args.scheduler,
+        durable=Durable.of(args),
+    )
+
+
+@dataclass(frozen=True)
+class Flags:
+    """How the run was asked for (the command line's options, or a caller's)."""
+
+    model: str | None = None
+    max_parallel: int | None = None
+    trace_dir: str | None = None
+    events: str | None = None
+    gc: bool = True
+    executor: str | None = None
+    scheduler: str | None = None
+    durable: Durable = field(default_factory=Durable)
+
+
+@dataclass(frozen=True)
+class Say:
+    """Where the command writes (``out``: the report or the outputs; ``err``: progress and notes) and how."""
+
+    out: TextIO
+    err: TextIO
+    fmt: str
+
+    def out_text(self, text: str) -> None:
+        write(self.out, text)
+
+    def note(self, line: str) -> None:
+        write(self.err, f"nika run: note: {line}\n")
+
+
+class Refused(Exception):
+    """The run stops before any effect: why (a message, or the checker's ``verdict``) and the exit code."""
+
+    def __init__(
+        self, message: str = "", *, exit_code: int = REFUSED, code: str | None = None, verdict: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.message, self.exit_code, self.code, self.verdict = message, exit_code, code, verdict
+
+
+@dataclass
+class Admitted:
+    """A file the run may start from: compiled once and judged as ``nika check`` judges it, inputs bound."""
+
+    file: str
+    compiled: CompiledWorkflow
+    inputs: dict[str, Any]
+
+
+@dataclass
+class Prepared:
+    """How to run: the engine's options, the event sinks and the executor session (``None``: local)."""
+
+    options: Options
+    sinks: RunSinks
+    session: Any = None
 
 
 def _lean_heap(command: Callable[P, int]) -> Callable[P, int]:
@@ -33,211 +175,145 @@ def _lean_heap(command: Callable[P, int]) -> Callable[P, int]:
     return lean
 
 
-EXIT = {"success": 0, "failure": 1, "cancelled": 3, "paused": 4}
-REFUSED = 2
-
-
 @_lean_heap
 def run_command(
     file: str,
     *,
     output_format: str = "text",
     var_pairs: list[str] | None = None,
-    model: str | None = None,
     dry_run: bool = False,
-    max_parallel: int | None = None,
-    trace_dir: str | None = None,
-    events: str | None = None,
-    gc: bool = True,
-    executor: str | None = None,
-    scheduler: str | None = None,
-    durable: Any = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    durable: Durable | None = None,
+    **flags: Any,
 ) -> int:
-    from checker.project.admission import admit, model_option
-    from checker.project.finalize import SettingsError
-    from runtime.guard.admission import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
+    """``nika run``: admit, (``--dry-run``: the plan), options, execute, render."""
+    say = Say(out or sys.stdout, err or sys.stderr, output_format)
+    how = Flags(durable=durable or Durable(), **flags)
+    try:
+        admitted = admit(file, var_pairs or [], how.model)
+        if dry_run:
+            return show_plan(admitted, how.model, say, how.executor)
+        prepared = options(admitted, how, say)
+    except Refused as why:
+        return refuse(say, why)
+    return render(admitted, prepared, execute(admitted, prepared), say)
 
-    out = out or sys.stdout
-    err = err or sys.stderr
+
+# -- 1. admit ------------------------------------------------------------------------------------
+
+
+def admit(file: str, var_pairs: list[str], model: str | None) -> Admitted:
+    """The compiled file and its bound inputs, or :class:`Refused` (before any effect)."""
+    from checker.project.admission import admit as check_verdict
+    from checker.project.admission import model_option
+    from checker.project.finalize import SettingsError
+    from runtime.engine.inputs import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
+
     compiled, why = compile_file(file)
     if compiled is None:
-        return _refuse(out, err, output_format, f"{file}: {why}", [], exit_code=1)
+        raise Refused(f"{file}: {why}", exit_code=1)
     try:  # the verdict `nika check` gives this file: its suppressions and configuration applied
-        verdict = admit(compiled, file)
+        verdict = check_verdict(compiled, file)
     except SettingsError as exc:
-        return _refuse(out, err, output_format, f"configuration error in {exc}", [], exit_code=1)
+        raise Refused(f"configuration error in {exc}", exit_code=1) from None
     if verdict.refused or compiled.workflow is None or compiled.graph is None:
-        return _refuse_findings(out, err, output_format, verdict)
-    wf = compiled.workflow
-    unsupported = unsupported_run_block(wf, model)  # `--model` replaces every task's model, as at run
+        raise Refused(verdict=verdict)
+    unsupported = unsupported_run_block(compiled.workflow, model)  # `--model` replaces every task's model
     if unsupported is not None:
-        return _refuse(out, err, output_format, f"{file}: {unsupported} [NIKA-IMPL-002]", [])
+        raise Refused(f"{file}: {unsupported} [NIKA-IMPL-002]")
     try:
-        inputs = bind_inputs(wf, parse_vars(var_pairs or []))
+        inputs = bind_inputs(compiled.workflow, parse_vars(var_pairs))
     except InputError as exc:
-        return _refuse(out, err, output_format, str(exc), [])
+        raise Refused(str(exc)) from None
     if model is not None and (bad := model_option(model)) is not None:  # judged before the first effect
-        return _refuse(out, err, output_format, f"--model `{model}`: {bad.full_message()}", [], code=bad.code)
+        raise Refused(f"--model `{model}`: {bad.full_message()}", code=bad.code)
+    return Admitted(file, compiled, inputs)
 
-    from nika.commands.run_durable import Durable, DurableRefused, options_for, tty_prompter
 
-    durable = durable or Durable()
-    if durable.max_cost_usd is None:  # the project's `max-cost-usd` setting, when the flag does not say
-        from dataclasses import replace
+def show_plan(admitted: Admitted, model: str | None, say: Say, executor: str | None = None) -> int:
+    """``--dry-run``: the plan (waves, edges, effects), the bound inputs and the extras the run
+    needs (which are installed, which tasks need a missing one); nothing runs."""
+    from nika.commands.extras import plan_extras, plan_extras_text
+    from nika.output.run_text import plan, plan_text
 
-        from checker.project.settings import settings_for
+    p = plan(admitted.compiled, model)
+    p["inputs"] = admitted.inputs
+    assert admitted.compiled.workflow is not None  # admitted
+    p["extras"] = plan_extras(admitted.compiled.workflow, executor)
+    text = plan_text(p) + plan_extras_text(p["extras"]) if say.fmt != "json" else ""
+    say.out_text(json.dumps(p, indent=2, default=str) + "\n" if say.fmt == "json" else text)
+    return 0
 
-        durable = replace(durable, max_cost_usd=settings_for(file).max_cost_usd)
-    if dry_run:
-        from nika.commands.extras import plan_extras, plan_extras_text
-        from runtime.report import plan, plan_text
 
-        p = plan(compiled, model)
-        p["inputs"] = inputs
-        p["extras"] = plan_extras(wf, executor)
-        text = plan_text(p) + plan_extras_text(p["extras"]) if output_format != "json" else ""
-        _write(out, json.dumps(p, indent=2, default=str) + "\n" if output_format == "json" else text)
-        return 0
-    from nika.commands.extras import refusal
+# -- 2. options ----------------------------------------------------------------------------------
 
-    if (lacking := refusal(wf, executor)) is not None:  # an extra a task needs, before the first effect
-        return _refuse(out, err, output_format, f"{file}: {lacking} [NIKA-IMPL-002]", [], code="NIKA-IMPL-002")
 
+def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
+    """How to run; raises :class:`Refused` (an extra a task needs and the installation lacks, a
+    bad ``--events``, durable flags that cannot be honoured, an executor that cannot be had), still
+    before any effect."""
     import os
 
+    from nika.commands.extras import refusal
+    from nika.commands.run_console import progress_view
+    from nika.commands.run_durable import DurableRefused, options_for, tty_prompter
+    from nika.commands.run_executor import dask_session
     from nika.commands.run_sinks import UsageError, build_sinks
-    from runtime.engine.records import DEFAULT_MAX_PARALLEL, Options
-    from runtime.report import StreamLine, event_line, summary_text
+    from runtime.engine.options import DEFAULT_MAX_PARALLEL, Options
 
-    progress = None
-    if output_format == "text":
-        live = StreamLine(_columns(err)) if _is_tty(err) else None  # streamed tokens: one line rewritten in place
-
-        def progress(event: dict[str, Any]) -> None:
-            if event.get("type") == "infer.chunk":
-                if live is not None:
-                    _write(err, live.chunk(event), controls=live.erase())
-                return
-            line = event_line(event)
-            if line is not None:
-                _write(err, line + "\n", controls=live.clear() if live is not None else "")
-            elif live is not None and str(event.get("type")).startswith("workflow."):  # before the summary
-                _write(err, "", controls=live.clear())
-
+    assert admitted.compiled.workflow is not None  # admitted
+    if (lacking := refusal(admitted.compiled.workflow, how.executor)) is not None:
+        raise Refused(f"{admitted.file}: {lacking} [NIKA-IMPL-002]", code="NIKA-IMPL-002")
+    durable = _with_project_cap(how.durable, admitted.file)
     try:
-        sinks = build_sinks(events, output_format, progress, os.environ, out)
+        sinks = build_sinks(how.events, say.fmt, progress_view(say.fmt, say.err), os.environ, say.out)
     except UsageError as exc:
-        return _refuse(out, err, output_format, str(exc), [], exit_code=1)
-    for note in sinks.notes:
-        _write(err, f"nika run: note: {note}\n")
-    on_event = sinks.fanout
+        raise Refused(str(exc), exit_code=1) from None
+    for line in sinks.notes:
+        say.note(line)
     try:  # --resume is verified, matched and locked before any effect
-        extra = options_for(durable, compiled, model)
+        extra = options_for(durable, admitted.compiled, how.model)
     except DurableRefused as exc:
         sinks.fanout.close()
-        return _refuse(out, err, output_format, str(exc), [])
+        raise Refused(str(exc)) from None
     for line in extra["resume"].notes if extra.get("resume") else []:
-        _write(err, f"nika run: note: {line}\n")
-    trace_path = Path(trace_dir) if trace_dir else Path(".nika/traces")
-    if gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
-        _write(err, line + "\n")
-    interactive = output_format == "text" and _is_tty(sys.stdin) and _is_tty(err)
-    options = Options(
-        max_parallel=max_parallel or DEFAULT_MAX_PARALLEL,
-        model=model,
+        say.note(line)
+    trace_path = Path(how.trace_dir) if how.trace_dir else Path(".nika/traces")
+    if how.gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
+        write(say.err, line + "\n")
+    interactive = say.fmt == "text" and is_tty(sys.stdin) and is_tty(say.err)
+    opts = Options(
+        max_parallel=how.max_parallel or DEFAULT_MAX_PARALLEL,
+        model=how.model,
         trace_dir=trace_path,
         interactive=interactive,
-        on_event=on_event,
+        on_event=sinks.fanout,
         call_stack=(),
-        prompter=tty_prompter(err) if interactive else None,
+        prompter=tty_prompter(say.err) if interactive else None,
         **extra,
     )
     try:
-        session = _dask_session(executor, scheduler, err)
+        session = dask_session(how.executor, how.scheduler, say.err)
     except ValueError as exc:
-        return _refuse(out, err, output_format, str(exc), [], exit_code=1)
+        sinks.fanout.close()
+        if opts.resume is not None:
+            opts.resume.release()
+        raise Refused(str(exc), exit_code=1) from None
     if session is not None:
-        options.executor = session.executor
-    workdir = Path.cwd()  # relative paths resolve from the working directory (02), not the file's folder
-    box: list[Any] = []
-    from nika import heap
-
-    heap.loaded(RUN_GC_THRESHOLDS)  # what is loaded and compiled lives as long as the run
-    try:
-        asyncio.run(_run(compiled, inputs, options, workdir, box))
-    finally:
-        if session is not None:
-            session.close()
-        if options.resume is not None:
-            options.resume.release()
-    result = box[0]
-    report = result.report()
-    if output_format == "json" or report.get("cost_usd", 0) != 0:  # where the summary shows it
-        from runtime.guard.cost import static_bound
-
-        report["cost_bound"] = static_bound(compiled, os.environ)  # the certificate's worst case, beside the actual
-    if output_format == "json":
-        _write(out, json.dumps(report, default=str) + "\n")
-    else:
-        _write(err, summary_text(report, file))
-        if not sinks.events_on_stdout:  # else stdout is the stream; its terminal event carries the outputs
-            _write(out, json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
-    for note in [result.trace_error, *sinks.fanout.close()]:
-        if note:
-            _write(err, f"nika run: note: {note}\n")
-    return EXIT[result.workflow_state]
+        opts.executor = session.executor
+    return Prepared(opts, sinks, session)
 
 
-def _dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> Any:
-    """The Dask session ``--executor dask`` asks for (``None`` for the local executor); a
-    ``ValueError`` with a one-line message when it cannot be had."""
-    import os
+def _with_project_cap(durable: Durable, file: str) -> Durable:
+    """The project's ``max-cost-usd`` setting, when ``--max-cost-usd`` does not say."""
+    if durable.max_cost_usd is not None:
+        return durable
+    from dataclasses import replace
 
-    executor = executor or os.environ.get("NIKA_EXECUTOR") or "local"
-    if executor not in ("local", "dask"):
-        raise ValueError(f"NIKA_EXECUTOR is `{executor}`; the executors are `local` and `dask`")
-    if executor != "dask":
-        if scheduler:
-            raise ValueError("--scheduler needs --executor dask")
-        return None
-    from runtime.engine.dask_executor import DaskSession, DaskUnavailable
+    from checker.project.settings import settings_for
 
-    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
-    try:
-        session = DaskSession.start(address, env=dict(os.environ))
-    except DaskUnavailable as exc:
-        raise ValueError(f"--executor dask: {exc}") from None
-    where = f"joined {session.address}" if address else f"started a local cluster at {session.address}"
-    line = f"nika run: dask: {where} ({session.workers} workers)"
-    if session.dashboard:
-        line += f"; dashboard {session.dashboard}"
-    elif not address:
-        line += "; no dashboard (pip install bokeh for one)"
-    _write(err, line + "\n")
-    return session
-
-
-# a larger first generation: a collection runs once per many tasks, not once per few frames
-RUN_GC_THRESHOLDS = (50_000, 20, 20)
-
-
-def _columns(stream: Any) -> int:
-    """The width of the terminal ``stream`` writes to (80 when it cannot be told)."""
-    import os
-
-    try:
-        return os.get_terminal_size(stream.fileno()).columns or 80
-    except (AttributeError, OSError, ValueError):
-        return 80
-
-
-def _is_tty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
+    return replace(durable, max_cost_usd=settings_for(file).max_cost_usd)
 
 
 def _gc_at_start(trace_dir: Path) -> str | None:
@@ -248,13 +324,39 @@ def _gc_at_start(trace_dir: Path) -> str | None:
     return collect_at_start(trace_dir, os.environ)
 
 
-async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Path, box: list[Any]) -> None:
+# -- 3. execute ----------------------------------------------------------------------------------
+
+
+def execute(admitted: Admitted, prepared: Prepared) -> RunResult:
+    """The run, in the working directory (relative paths resolve from it, 02, not from the file's
+    folder); the executor session is closed and a resume's lock released whatever happens."""
+    import asyncio
+
+    from nika import heap
+
+    heap.loaded(RUN_GC_THRESHOLDS)  # what is loaded and compiled lives as long as the run
+    box: list[RunResult] = []
+    try:
+        asyncio.run(_run(admitted, prepared.options, Path.cwd(), box))
+    finally:
+        if prepared.session is not None:
+            prepared.session.close()
+        if prepared.options.resume is not None:
+            prepared.options.resume.release()
+    return box[0]
+
+
+async def _run(admitted: Admitted, options: Options, workdir: Path, box: list[RunResult]) -> None:
     """Run the workflow; the result goes into ``box``, not out as the main task's result:
     ``asyncio.run`` formats ``repr()`` of its main task when it restores the SIGINT handler, and
     the repr of a finished task holds its result's, the whole run's (tens of ms for 1,000 tasks)."""
-    from runtime.engine.run import Run
+    import asyncio
+    import signal
 
-    run = Run(compiled, inputs, options, workdir=workdir)
+    from runtime.engine.run import Run
+    from runtime.verbs import VERBS
+
+    run = Run(admitted.compiled, admitted.inputs, options, verbs=VERBS, workdir=workdir)
     loop = asyncio.get_running_loop()
     try:
         loop.add_signal_handler(signal.SIGINT, run.cancel)
@@ -264,87 +366,64 @@ async def _run(compiled: Any, inputs: dict[str, Any], options: Any, workdir: Pat
     box.append(await run.execute())
 
 
-def _refuse_findings(out: TextIO, err: TextIO, fmt: str, verdict: Any) -> int:
-    from checker.project.report import CheckRun
-    from nika.output import render
+# -- 4. render -----------------------------------------------------------------------------------
 
-    check = CheckRun((verdict.report,))
-    if fmt == "json":
-        findings = json.loads(render(check, "json"))["reports"][0]["findings"]
-        failing = ("error", "warning") if verdict.report.strict else ("error",)
-        errors = [f for f in findings if f.get("severity") in failing]
-        first = errors[0] if errors else None
-        _write(
-            out,
-            json.dumps(
-                {
-                    "workflow_state": "refused",
-                    "tasks": {},
-                    "outputs": {},
-                    "events": [],
-                    "error": {"code": first.get("code"), "message": first.get("message")} if first else None,
-                    "findings": findings,
-                    "trace": None,
-                }
-            )
-            + "\n",
-        )
+
+def render(admitted: Admitted, prepared: Prepared, result: RunResult, say: Say) -> int:
+    """The report (json), or the summary on stderr and the outputs on stdout (text); the notes; the exit code."""
+    import os
+
+    from nika.output.run_text import summary_text
+
+    report = result.report()
+    if say.fmt == "json" or report.get("cost_usd", 0) != 0:  # where the summary shows it
+        from runtime.providers.cost import static_bound
+
+        report["cost_bound"] = static_bound(admitted.compiled, os.environ)  # the certificate's worst case
+    if say.fmt == "json":
+        say.out_text(json.dumps(report, default=str) + "\n")
     else:
-        _write(err, render(check, "full", color=False))
-        _write(err, "nika run: refused before any effect; fix the errors above (`nika check` shows the same)\n")
-    return REFUSED
+        write(say.err, summary_text(report, admitted.file))
+        if not prepared.sinks.events_on_stdout:  # else stdout is the stream; its terminal event carries the outputs
+            say.out_text(json.dumps(report["outputs"], indent=2, ensure_ascii=False, default=str) + "\n")
+    for line in [result.trace_error, *prepared.sinks.fanout.close()]:
+        if line:
+            say.note(line)
+    return EXIT[result.workflow_state]
 
 
-def _refuse(
-    out: TextIO,
-    err: TextIO,
-    fmt: str,
-    message: str,
-    findings: list[Any],
-    exit_code: int = REFUSED,
-    code: str | None = None,
-) -> int:
-    if fmt == "json":
+def refuse(say: Say, why: Refused) -> int:
+    """Say why the run was refused (json: a report with no task; text: the findings or one line)."""
+    if why.verdict is not None:
+        return _refuse_findings(say, why.verdict)
+    if say.fmt == "json":
         doc = {
             "workflow_state": "refused",
             "tasks": {},
             "outputs": {},
             "events": [],
-            "error": {"code": code, "message": message},
-            "findings": findings,
+            "error": {"code": why.code, "message": why.message},
+            "findings": [],
             "trace": None,
         }
-        _write(out, json.dumps(doc) + "\n")
-    _write(err, f"nika run: {message}\n")
-    return exit_code
+        say.out_text(json.dumps(doc) + "\n")
+    write(say.err, f"nika run: {why.message}\n")
+    return why.exit_code
 
 
-def _write(stream: TextIO, text: str, *, controls: str = "") -> None:
-    """Everything the run command prints goes through here, escaped for a terminal (``controls``:
-    the engine's own cursor controls, written first and unescaped: the live stream line)."""
-    from runtime.report import terminal_safe
+def _refuse_findings(say: Say, verdict: Any) -> int:
+    from checker.project.report import CheckRun
+    from nika.output import render as render_check
 
-    try:
-        stream.write(controls + terminal_safe(text))
-        stream.flush()
-    except BrokenPipeError:
-        pass
-
-
-def trace_verify_command(file: str, *, output_format: str = "text", out: TextIO | None = None) -> int:
-    from runtime.journal.write import verify
-
-    out = out or sys.stdout
-    try:
-        data = Path(file).read_bytes()
-    except OSError as exc:
-        print(f"nika trace verify: {file}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
-        return 1
-    verdict = verify(data)
-    if output_format == "json":
-        _write(out, json.dumps(verdict) + "\n")
-    else:
-        lines = [f"{file}: {verdict['verdict']} ({verdict['frames']} frames, head {verdict['head']})"]
-        lines += [f"  line {p['line']}: {p['problem']}" for p in verdict["problems"]]
-        _write(out, "\n".join(lines) + "\n")
-    return {"clean": 0, "finding": 1, "forged": 2}[verdict["verdict"]]
+    check = CheckRun((verdict.report,))
+    if say.fmt != "json":
+        write(say.err, render_check(check, "full", color=False))
+        write(say.err, "nika run: refused before any effect; fix the errors above (`nika check` shows the same)\n")
+        return REFUSED
+    findings = json.loads(render_check(check, "json"))["reports"][0]["findings"]
+    failing = ("error", "warning") if verdict.report.strict else ("error",)
+    first = next((f for f in findings if f.get("severity") in failing), None)
+    error = {"code": first.get("code"), "message": first.get("message")} if first else None
+    doc = {"workflow_state": "refused", "tasks": {}, "outputs": {}, "events": [], "error": error}
+    say.out_text(json.dumps({**doc, "findings": findings, "trace": None}) + "\n")
+    return REFUSED

@@ -70,7 +70,7 @@ def options_for(d: Durable, compiled: Any, model: str | None = None) -> dict[str
 
 
 def parse_answers(pairs: list[str]) -> dict[str, Any]:
-    from runtime.guard.admission import assignment  # parsed as `--var` is
+    from runtime.engine.inputs import assignment  # parsed as `--var` is
 
     out: dict[str, Any] = {}
     for pair in pairs:

@@ -18,10 +18,25 @@ import getpass
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 
-def run(
+def register(sub: Any) -> None:
+    sec = sub.add_parser(
+        "secrets",
+        help="manage the local nika-vault; list a workflow's secrets and whether each resolves (never values)",
+        description="Values are read from standard input, never the command line (NIKA_VAULT_FILE: a file vault).",
+    )
+    sec.add_argument("secrets_action", choices=("set", "get", "list", "rm"), metavar="ACTION", help="set|get|list|rm")
+    sec.add_argument("key", nargs="?", metavar="KEY", help="the vault key (path), e.g. prod/anthropic/api-key")
+    sec.add_argument("--workflow", metavar="FILE", help="with list: the workflow's declared secrets instead")
+
+
+def run(args: Any) -> int:
+    return secrets(args.secrets_action, args.key, args.workflow)
+
+
+def secrets(
     action: str, key: str | None, workflow: str | None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     from runtime.guard.vault import VaultError, open_vault
@@ -73,8 +88,8 @@ def _read_value(key: str) -> str:
 
 
 def _declared(workflow: str, out: TextIO, err: TextIO) -> int:
+    from runtime.engine.inputs import compile_file
     from runtime.errors import TaskError
-    from runtime.guard.admission import compile_file
     from runtime.guard.secrets import resolve
 
     compiled, why = compile_file(workflow)

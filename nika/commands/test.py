@@ -8,22 +8,60 @@ workflow could not be used (a collection error: bad YAML, an unknown field, a wo
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from nika.testing.runner import CaseResult
-from nika.testing.spec import SUFFIXES, SpecError, TestFile, is_test_file, load
+if TYPE_CHECKING:
+    from nika.testing.runner import CaseResult
+    from nika.testing.spec import TestFile
 
 PASSED, FAILED, COLLECT_ERROR, INTERNAL, USAGE, NO_TESTS = 0, 1, 2, 3, 4, 5
 EXPECTATION_PREFIXES = ("status:", "error:", "tasks.", "outputs.")
 _SKIP_DIRS = {".git", ".hg", ".nika", ".venv", "venv", "node_modules", "__pycache__", ".tox"}
 
 
+class _PytestLikeParser(argparse.ArgumentParser):
+    """``nika test`` usage errors exit 4, as pytest's do (1 means a case failed)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: error: {message}\n")
+
+
+def register(sub: Any) -> None:
+    t = sub.add_parser(
+        "test",
+        help="run workflow tests (*.nika-test.yaml) under the mock provider",
+        description=(
+            "Run the cases of workflow test files (*.nika-test.yaml, *.nika-test.yml; directories searched "
+            "recursively, default .) under the mock provider: scripted model replies, mocked task results, "
+            "expected statuses and outputs. Nothing leaves the machine and no trace is written."
+        ),
+        epilog=(
+            "exit status (as pytest's): 0 all cases passed; 1 a case failed; 2 a test file or its workflow "
+            "could not be used, or interrupted; 3 internal error; 4 bad usage; 5 no case collected"
+        ),
+    )
+    t.__class__ = _PytestLikeParser
+    t.add_argument("paths", nargs="*", metavar="PATH", help="test files or directories (default: .)")
+    t.add_argument("-k", metavar="TEXT", dest="keyword", help="run only the cases whose FILE::CASE id contains TEXT")
+    t.add_argument("-v", "--verbose", action="store_true", help="one line per case")
+    t.add_argument("--update", action="store_true", help="rewrite each case's expect: from what the run did")
+    t.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report to FILE (for CI)")
+
+
+def run(args: Any) -> int:
+    return run_tests(args.paths, keyword=args.keyword, update=args.update, junit=args.junit_xml, verbose=args.verbose)
+
+
 def discover(paths: list[str]) -> tuple[list[Path], list[str]]:
     """Test files under ``paths`` (directories searched recursively), and paths that do not exist."""
+    from nika.testing.spec import SUFFIXES
+
     found: list[Path] = []
     missing: list[str] = []
     for p in paths:
@@ -39,7 +77,7 @@ def discover(paths: list[str]) -> tuple[list[Path], list[str]]:
     return found, missing
 
 
-def run(
+def run_tests(
     paths: list[str],
     *,
     keyword: str | None = None,
@@ -48,8 +86,9 @@ def run(
     verbose: bool = False,
     out: TextIO | None = None,
 ) -> int:
-    from nika.testing import report
+    from nika.testing import results as report
     from nika.testing.runner import run_file
+    from nika.testing.spec import SUFFIXES, SpecError, is_test_file, load
 
     out = out or sys.stdout
     t0 = time.monotonic()

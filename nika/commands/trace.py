@@ -1,4 +1,4 @@
-"""``nika trace ls|show|outputs|diff|replay|gc|rm|receipt``: the run journal as a tool.
+"""``nika trace verify|ls|show|outputs|diff|replay|gc|rm|receipt``: the run journal as a tool.
 
 Every subcommand reads journals through :mod:`runtime.journal.read` (one fold, spec 17 §the fold
 law); text goes to people, ``--output-format json`` to tools. Exit 0 on success, 1 when a run
@@ -21,7 +21,7 @@ DEFAULT_DIR = Path(".nika/traces")
 
 
 def _write(out: TextIO, text: str) -> None:
-    from runtime.report import terminal_safe
+    from checker.core.display import terminal_safe
 
     try:
         out.write(terminal_safe(text))
@@ -120,7 +120,7 @@ def trace_diff(name_a: str, name_b: str, trace_dir: Path, fmt: str, out: TextIO)
 
 def trace_replay(name: str, trace_dir: Path, fmt: str, out: TextIO) -> int:
     """The progress view the run printed, re-rendered from its events (json: the event stream)."""
-    from runtime.report import event_line, summary_text
+    from nika.output.run_text import event_line, summary_text
 
     view = _load("replay", name, trace_dir)
     if isinstance(view, int):
@@ -206,13 +206,41 @@ def trace_receipt(name: str, trace_dir: Path, fmt: str, out: TextIO, *, workflow
     return 0
 
 
+def trace_verify(file: str, fmt: str, out: TextIO) -> int:
+    """Walk a journal's hash chain: 0 clean, 1 finding, 2 forged (1 also when it cannot be read)."""
+    from runtime.journal.write import verify
+
+    try:
+        data = Path(file).read_bytes()
+    except OSError as exc:
+        print(f"nika trace verify: {file}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
+        return 1
+    verdict = verify(data)
+    if fmt == "json":
+        _write(out, json.dumps(verdict) + "\n")
+    else:
+        lines = [f"{file}: {verdict['verdict']} ({verdict['frames']} frames, head {verdict['head']})"]
+        lines += [f"  line {p['line']}: {p['problem']}" for p in verdict["problems"]]
+        _write(out, "\n".join(lines) + "\n")
+    return {"clean": 0, "finding": 1, "forged": 2}[verdict["verdict"]]
+
+
 # -- the command line -------------------------------------------------------------------------
 
 SUBCOMMANDS = ("ls", "show", "outputs", "diff", "replay", "gc", "rm", "receipt", "verify")
 
 
+def register(sub: Any) -> None:
+    t = sub.add_parser("trace", help="work with run journals")
+    tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
+    tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
+    tv.add_argument("file", metavar="FILE", help="a journal (.nika/traces/*.ndjson)")
+    add_output_format(tv)
+    add_parsers(tsub)
+
+
 def add_parsers(tsub: Any) -> None:
-    """The ``nika trace`` subcommands (``verify`` is defined beside ``nika run``)."""
+    """The ``nika trace`` subcommands that read the trace folder."""
 
     def sub(name: str, help_: str, *runs: str) -> Any:
         p = tsub.add_parser(name, help=help_, description=help_)
@@ -242,6 +270,8 @@ def run(args: Any, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     cmd = args.trace_command
     fmt = getattr(args, "output_format", "text")
+    if cmd == "verify":
+        return trace_verify(args.file, fmt, out)
     d = Path(args.trace_dir) if getattr(args, "trace_dir", None) else DEFAULT_DIR
     if cmd == "ls":
         return trace_ls(d, fmt, out)

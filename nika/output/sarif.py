@@ -182,6 +182,14 @@ def sarif_log(
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
 
+    def rule_index(d: Diagnostic, rule_id: str) -> int:
+        """The index of ``rule_id`` in the rule table, added on its first finding."""
+        index = index_of.get(rule_id)
+        if index is None:
+            index = index_of[rule_id] = len(rules)
+            rules.append(_rule(rule_id, d, _info(d, known)))
+        return index
+
     for report in run.reports:
         uri = _uri(report.path)
         if report.error is not None:
@@ -196,22 +204,21 @@ def sarif_log(
         source = source_of(report)
         for d in sorted_findings(report):
             rule_id = d.code or d.rule or "nika"
-            index = index_of.get(rule_id)
-            if index is None:
-                index = index_of[rule_id] = len(rules)
-                rules.append(_rule(rule_id, d, _info(d, known)))
-            results.append(_result(d, rule_id, index, uri, source))
+            results.append(_result(d, rule_id, rule_index(d, rule_id), uri, source))
         for d, reason in report.suppressed:  # silenced in the source: kept, marked as suppressed
             rule_id = d.code or d.rule or "nika"
-            index = index_of.get(rule_id)
-            if index is None:
-                index = index_of[rule_id] = len(rules)
-                rules.append(_rule(rule_id, d, _info(d, known)))
             suppression: dict[str, Any] = {"kind": "inSource"}
             if reason:
                 suppression["justification"] = reason
-            results.append({**_result(d, rule_id, index, uri, source), "suppressions": [suppression]})
+            found = _result(d, rule_id, rule_index(d, rule_id), uri, source)
+            results.append({**found, "suppressions": [suppression]})
 
+    return _log(rules, results, notifications, tool_version() if version is None else version)
+
+
+def _log(
+    rules: list[dict[str, Any]], results: list[dict[str, Any]], notifications: list[dict[str, Any]], version: str
+) -> dict[str, Any]:
     invocation: dict[str, Any] = {"executionSuccessful": not notifications}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
@@ -224,7 +231,7 @@ def sarif_log(
                     "driver": {
                         "name": "nika",
                         "informationUri": INFORMATION_URI,
-                        "version": tool_version() if version is None else version,
+                        "version": version,
                         "rules": rules,
                     }
                 },

@@ -13,9 +13,9 @@ from typing import Any
 
 from nika.testing.spec import Case
 from runtime.engine.run import Run
+from runtime.engine.services import Services
 from runtime.errors import TaskError
 from runtime.providers.mock import SCRIPT_VAR, MockProvider
-from runtime.services import Services
 
 _TASK: contextvars.ContextVar[str | None] = contextvars.ContextVar("nika_test_task", default=None)
 

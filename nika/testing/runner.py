@@ -51,7 +51,7 @@ def _admit(test: TestFile) -> tuple[Any, str | None]:
     """The compiled workflow, or why ``nika run`` would refuse it (the same verdict)."""
     from checker.project.admission import admit
     from checker.project.finalize import SettingsError
-    from runtime.guard.admission import compile_file, unsupported_run_block
+    from runtime.engine.inputs import compile_file, unsupported_run_block
 
     path = str(_workflow_path(test))
     compiled, why = compile_file(path)
@@ -72,7 +72,7 @@ def _admit(test: TestFile) -> tuple[Any, str | None]:
 
 
 def _run_case(test: TestFile, case: Case, compiled: Any, refusal: str | None) -> CaseResult:
-    from runtime.guard.admission import InputError, bind_inputs
+    from runtime.engine.inputs import InputError, bind_inputs
 
     t0 = time.monotonic()
     result = CaseResult(test.path, case, "passed")
@@ -121,12 +121,13 @@ def _unknown_task(tid: str, tasks: Any) -> str:
 
 
 def _execute(compiled: Any, inputs: dict[str, Any], case: Case, result: CaseResult) -> dict[str, Any]:
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
 
     options = Options(model=case.model, trace_dir=None, interactive=False, engine_env=dict(case.env))
     from nika.testing.harness import TestRun
+    from runtime.verbs import VERBS
 
-    run = TestRun(compiled, inputs, options, workdir=Path.cwd(), case=case)
+    run = TestRun(compiled, inputs, options, verbs=VERBS, workdir=Path.cwd(), case=case)
     report = asyncio.run(run.execute()).report()
     for tid, steps in case.replies.items():
         used = run.replies_used(tid)

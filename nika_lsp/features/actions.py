@@ -20,15 +20,15 @@ from lsprotocol import types as lsp
 
 from checker.core.diagnostics import Edit
 from checker.core.source import Span
+from checker.core.vocab import Applicability
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 FIX_ALL_KIND = "source.fixAll.nika"
 QUICK_FIX_KIND = lsp.CodeActionKind.QuickFix.value
-SAFE = "safe"
 
 
 def wanted(kind: str, only: Sequence[Any] | None) -> bool:
@@ -97,7 +97,7 @@ def quick_fixes(uri: str, diagnostics: Sequence[lsp.Diagnostic]) -> list[lsp.Cod
             edits = [te for e in raw if (te := _text_edit(e)) is not None] if isinstance(raw, list) else []
             if not edits or len(edits) != len(raw or []):
                 continue  # a partial edit would be worse than none
-            preferred = len(fixes) == 1 and fix.get("applicability") == SAFE
+            preferred = len(fixes) == 1 and fix.get("applicability") == Applicability.SAFE
             out.append(
                 lsp.CodeAction(
                     title=fix["title"],
@@ -121,7 +121,7 @@ def safe_edits(snap: Snapshot) -> list[Edit]:
     out: list[Edit] = []
     for d in snap.compiled.diagnostics:
         for fix in d.fixes:
-            if fix.applicability != SAFE or not fix.edits:
+            if fix.applicability != Applicability.SAFE or not fix.edits:
                 continue
             spans = [e.span for e in fix.edits]
             inner = any(_clash(s, t) for i, s in enumerate(spans) for t in spans[i + 1 :])
@@ -151,18 +151,18 @@ def fix_all(snap: Snapshot, encoding: str, *, versioned: bool) -> lsp.CodeAction
     )
 
 
-def _document_changes(ls: NikaLanguageServer) -> bool:
+def _document_changes(ls: Host) -> bool:
     ws = ls.client_capabilities.workspace
     return bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach the code action handler."""
 
     options = lsp.CodeActionOptions(code_action_kinds=[QUICK_FIX_KIND, FIX_ALL_KIND], resolve_provider=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)
-    async def code_action(ls: NikaLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    async def code_action(ls: Host, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         uri = params.text_document.uri
         only = params.context.only
         out: list[lsp.CodeAction] = []

@@ -18,7 +18,7 @@ from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 __all__ = ["certificate_markdown", "certificate_of", "code_lenses", "register"]
 
@@ -71,11 +71,11 @@ def code_lenses(snap: Snapshot, encoding: str) -> list[lsp.CodeLens]:
     ]
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach the code lens handler (the hover card is part of :mod:`nika_lsp.features.hover`)."""
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
-    async def code_lens(ls: NikaLanguageServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens] | None:
+    async def code_lens(ls: Host, params: lsp.CodeLensParams) -> list[lsp.CodeLens] | None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None

@@ -1,6 +1,6 @@
 """``textDocument/completion``: what may be written at the cursor.
 
-The cursor context comes from the current text (:func:`nika_lsp.features.context.analyze`,
+The cursor context comes from the current text (:func:`nika_lsp.features.cursor.analyze`,
 which needs no parse), the facts from the newest snapshot that produced a workflow. A request
 never compiles the document when a snapshot is already cached, so it stays cheap on large
 workflows; only the very first request of a document (before its first check) pays for one.
@@ -49,11 +49,10 @@ from checker.grammar import table as G
 from checker.model.graph import edge_kind
 from checker.model.workflow import Task
 from nika_lsp.convert import offset_of, position
-from nika_lsp.features.context import (
+from nika_lsp.features.cursor import (
     EXCLUSIVE,
     Context,
     Frame,
-    ModelView,
     analyze,
     args_owner,
     child_keys,
@@ -62,13 +61,13 @@ from nika_lsp.features.context import (
     shape,
     task_frame,
     tool_near,
-    view_of,
     where_of,
 )
+from nika_lsp.features.model_view import ModelView, view_of
 
 if TYPE_CHECKING:
     from nika_lsp.documents import DocumentText, Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 TRIGGER_CHARACTERS = [".", "/", ":", "[", " "]
 
@@ -91,13 +90,13 @@ TASK_FIELD_DOCS: dict[str, str] = {f.name: f.doc for f in TASK_RECORD}  # the on
 # ---------------------------------------------------------------------------------------------
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach the completion handler (and its trigger characters) to ``server``."""
 
     threading.Thread(target=_warm, name="nika-completion-warmup", daemon=True).start()
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS))
-    async def on_completion(ls: NikaLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
+    async def on_completion(ls: Host, params: lsp.CompletionParams) -> lsp.CompletionList | None:
         doc = ls.docs.text(params.text_document.uri)
         if doc is None:
             return None
@@ -111,13 +110,13 @@ def register(server: NikaLanguageServer) -> None:
         return await loop.run_in_executor(ls.thread_pool, lambda: ls.safely("completion", run, None))
 
 
-def snippet_support(ls: NikaLanguageServer) -> bool:
+def snippet_support(ls: Host) -> bool:
     td = ls.client_capabilities.text_document
     item = td.completion.completion_item if td and td.completion else None
     return bool(item and item.snippet_support)
 
 
-def model_for(ls: NikaLanguageServer, uri: str, line_no: int) -> ModelView | None:
+def model_for(ls: Host, uri: str, line_no: int) -> ModelView | None:
     """The facts to complete with: the newest snapshot that produced a workflow.
 
     Nothing is compiled here when the document has been analysed: the very first request
@@ -149,7 +148,7 @@ def repaired(snap: Snapshot, line_no: int) -> ModelView | None:
 
 
 def completion_at(
-    ls: NikaLanguageServer, doc: DocumentText, pos: lsp.Position, encoding: str, snippets: bool
+    ls: Host, doc: DocumentText, pos: lsp.Position, encoding: str, snippets: bool
 ) -> lsp.CompletionList | None:
     """Answer one completion request on the client's current text (runs in a worker thread)."""
     src = doc.source

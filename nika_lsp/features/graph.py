@@ -20,7 +20,7 @@ from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 __all__ = [
     "GRAPH_VERSION",
@@ -60,11 +60,11 @@ def _uri_of(params: Any) -> str | None:
     return uri if isinstance(uri, str) else None
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach the ``nika/graph`` request handler."""
 
     @server.feature(GRAPH_METHOD)
-    async def nika_graph(ls: NikaLanguageServer, params: Any) -> dict[str, Any] | None:
+    async def nika_graph(ls: Host, params: Any) -> dict[str, Any] | None:
         uri = _uri_of(params)
         if uri is None:
             from pygls.exceptions import JsonRpcInvalidParams

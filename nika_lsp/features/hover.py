@@ -39,21 +39,20 @@ from checker.model.graph import edge_kind, pass_set
 from checker.model.workflow import RESERVED_BINDINGS, STATUSES, Task
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value
 from nika_lsp.convert import client_lines, offset_of, position
-from nika_lsp.features.context import (
+from nika_lsp.features.cursor import (
     CODE_TOKEN,
     Context,
-    ModelView,
     analyze,
     args_owner,
     fields_for,
     tool_near,
-    view_of,
     where_of,
 )
+from nika_lsp.features.model_view import ModelView, view_of
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 _TOKEN_STOP = frozenset(" \t{}[],\"'#")
 _CHAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -75,11 +74,11 @@ class Card:
     topic: str | None = None  # "workflow": the envelope's `workflow:` key (the certificate joins the card)
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach the hover handler to ``server``."""
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    async def on_hover(ls: NikaLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    async def on_hover(ls: Host, params: lsp.HoverParams) -> lsp.Hover | None:
         uri = params.text_document.uri
         if not ls.docs.known(uri):
             return None

@@ -27,7 +27,7 @@ from nika_lsp.convert import offset_of, span_to_range
 from nika_lsp.documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 
 class RenameRefused(JsonRpcException):
@@ -143,18 +143,18 @@ def _refuse(outcome: object) -> None:
 # -- registration --------------------------------------------------------------------------
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach this module's handlers to server."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    async def definition(ls: NikaLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    async def definition(ls: Host, params: lsp.DefinitionParams) -> lsp.Location | None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
         return ls.safely("definition", lambda: find_definition(snap, params.position, ls.encoding), None)
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    async def references(ls: NikaLanguageServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+    async def references(ls: Host, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
@@ -162,7 +162,7 @@ def register(server: NikaLanguageServer) -> None:
         return ls.safely("references", lambda: find_references(snap, params.position, ls.encoding, include), None)
 
     @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
-    async def prepare(ls: NikaLanguageServer, params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
+    async def prepare(ls: Host, params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
@@ -171,7 +171,7 @@ def register(server: NikaLanguageServer) -> None:
         return outcome if isinstance(outcome, lsp.PrepareRenamePlaceholder) else None
 
     @server.feature(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameOptions(prepare_provider=True))
-    async def do_rename(ls: NikaLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+    async def do_rename(ls: Host, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None

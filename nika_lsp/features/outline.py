@@ -31,7 +31,7 @@ from nika_lsp.features.graph import extent, node_text, scalar_text, task_model
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 # -- document symbols ------------------------------------------------------------------------
 
@@ -330,18 +330,18 @@ def _merge(parts: list[lsp.InlayHintLabelPart]) -> list[lsp.InlayHintLabelPart]:
 # -- registration ----------------------------------------------------------------------------
 
 
-def _hierarchical(ls: NikaLanguageServer) -> bool:
+def _hierarchical(ls: Host) -> bool:
     td = ls.client_capabilities.text_document
     ds = td.document_symbol if td else None
     return bool(ds and ds.hierarchical_document_symbol_support)
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach outline, folding and inlay hint handlers."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(
-        ls: NikaLanguageServer, params: lsp.DocumentSymbolParams
+        ls: Host, params: lsp.DocumentSymbolParams
     ) -> list[lsp.DocumentSymbol] | list[lsp.SymbolInformation] | None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
@@ -351,7 +351,7 @@ def register(server: NikaLanguageServer) -> None:
         return ls.safely("documentSymbol", lambda: symbol_information(snap, ls.encoding), [])
 
     @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
-    async def folding_range(ls: NikaLanguageServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange] | None:
+    async def folding_range(ls: Host, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange] | None:
         snap = await ls.snapshot_async(params.text_document.uri)
         if snap is None:
             return None
@@ -360,7 +360,7 @@ def register(server: NikaLanguageServer) -> None:
         return ls.safely("foldingRange", lambda: folding_ranges(snap, limit), [])
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
-    async def inlay_hint(ls: NikaLanguageServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
+    async def inlay_hint(ls: Host, params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
         if not ls.settings.inlay_hints:
             return []
         snap = await ls.snapshot_async(params.text_document.uri)

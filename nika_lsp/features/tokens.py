@@ -32,7 +32,7 @@ from nika_lsp.convert import UTF32, position
 if TYPE_CHECKING:
     from checker.model.workflow import ExprSite
     from nika_lsp.documents import Snapshot
-    from nika_lsp.server import NikaLanguageServer
+    from nika_lsp.host import Host
 
 TOKEN_TYPES = ("namespace", "property", "function", "operator", "string", "number", "keyword")
 LEGEND = lsp.SemanticTokensLegend(token_types=list(TOKEN_TYPES), token_modifiers=[])
@@ -282,22 +282,18 @@ def delta(
     return lsp.SemanticTokensDelta(edits=edits, result_id=answer.result_id)
 
 
-
-
 # -- registration ----------------------------------------------------------------------------
 
 
-def _cache(ls: NikaLanguageServer, uri: str) -> TokenCache:
+def _cache(ls: Host, uri: str) -> TokenCache:
     return ls.docs.state(uri, "semantic-tokens", TokenCache)
 
 
-def register(server: NikaLanguageServer) -> None:
+def register(server: Host) -> None:
     """Attach the semantic token handlers (``full`` and ``full/delta``)."""
 
     @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
-    async def semantic_tokens_full(
-        ls: NikaLanguageServer, params: lsp.SemanticTokensParams
-    ) -> lsp.SemanticTokens | None:
+    async def semantic_tokens_full(ls: Host, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens | None:
         uri = params.text_document.uri
         snap = await ls.snapshot_async(uri)
         if snap is None:
@@ -308,7 +304,7 @@ def register(server: NikaLanguageServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
     async def semantic_tokens_delta(
-        ls: NikaLanguageServer, params: lsp.SemanticTokensDeltaParams
+        ls: Host, params: lsp.SemanticTokensDeltaParams
     ) -> lsp.SemanticTokens | lsp.SemanticTokensDelta | None:
         uri = params.text_document.uri
         snap = await ls.snapshot_async(uri)

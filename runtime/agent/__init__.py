@@ -2,7 +2,8 @@
 
 * :mod:`~runtime.agent.loop`: the turns (budgets, the model call through the executor, the reply);
 * :mod:`~runtime.agent.ledger` and :mod:`~runtime.agent.budgets`: what was spent, the envelope
-  (wall clock, cost ceiling) and the pre-call admission that keeps the next call inside both;
+  (wall clock, cost ceiling) and the pre-call fit (:func:`~runtime.agent.budgets.fit_call`) that
+  keeps the next call inside both;
 * :mod:`~runtime.agent.snapshot`: the self-model each turn sends (what is left, the tools wired);
 * :mod:`~runtime.agent.batch` and :mod:`~runtime.agent.outcomes`: one reply's tool calls, vetted
   as a whole before any runs, read-only ones concurrently, and what each outcome does;

@@ -43,7 +43,7 @@ class Audit:
     ledger: Ledger
     by_wire: dict[str, str]
 
-    def model(self, model: str, t0: float, reply: Response | None, code: str | None, admitted: dict[str, Any]) -> None:
+    def model(self, model: str, t0: float, reply: Response | None, code: str | None, fitted: dict[str, Any]) -> None:
         """One model request: its tokens and proposals, or the error (``cut``: the call never returned)."""
         led = self.ledger
         fields: list[tuple[str, Any]] = [
@@ -53,7 +53,7 @@ class Audit:
             ("model", model),
             ("turn", led.turns + (0 if reply is not None else 1)),
             ("duration_ms", _ms(t0)),
-            *admitted.items(),
+            *fitted.items(),
         ]
         if reply is not None:
             fields += [
@@ -68,9 +68,9 @@ class Audit:
             fields.append(("error_code", code))
         self.ctx.emit("verb_invoked", fields)
 
-    def cut(self, model: str, t0: float, code: str, admitted: dict[str, Any]) -> None:
+    def cut(self, model: str, t0: float, code: str, fitted: dict[str, Any]) -> None:
         """A model call in flight when the deadline hit (or the run was cancelled)."""
-        self.model(model, t0, None, code, {**admitted, "cut": True})
+        self.model(model, t0, None, code, {**fitted, "cut": True})
 
     def tool(
         self, call: ToolCall, tool_id: str, status: str, code: str | None, t0: float, result: str | None = None

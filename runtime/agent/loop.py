@@ -1,4 +1,4 @@
-"""The turn loop: check every budget, admit the call, call the model once (through the run's
+"""The turn loop: check every budget, fit the call to them, call the model once (through the run's
 executor), act on its reply; until one named stop (:mod:`runtime.agent.stops`)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from runtime.values import materialise
 
 if TYPE_CHECKING:
     from checker.model.workflow import Agent as AgentVerb
-    from runtime.agent.budgets import Admission
+    from runtime.agent.budgets import CallBudget
     from runtime.engine.context import VerbContext
 
 
@@ -68,11 +68,11 @@ class AgentLoop(Batch):
             self.schema = returns_schema(ctx.workflow, self.tid)  # `returns:`: the same contract as a Nika type
         max_turns = verb.turn_budget if verb.turn_budget is not None else self._value(verb.max_turns, "`max_turns:`")
         max_tokens = self._value(verb.max_tokens_total, "`max_tokens_total:`")
-        self.env: Envelope = resolve_envelope(ctx, model, ctx.engine_env)
+        self.envelope: Envelope = resolve_envelope(ctx, model, ctx.engine_env)
         self.ledger = Ledger(
             int(max_turns) if isinstance(max_turns, int) else limits.DEFAULT_MAX_TURNS,
             int(max_tokens) if isinstance(max_tokens, int) else limits.DEFAULT_MAX_TOKENS_TOTAL,
-            self.env.max_cost_usd,
+            self.envelope.max_cost_usd,
         )
         if ctx.agent_spent is not None:  # a task `retry:` attempt: the budgets are the task's, one ledger
             self.ledger.carry(ctx.agent_spent(ctx.scope.get("index") if self._iterated() else None))
@@ -87,9 +87,9 @@ class AgentLoop(Batch):
         base = self._prepare()
         ctx = self.ctx
         self.audit = Audit(ctx, self.ledger, self.by_wire)
-        TOOL_DEADLINE.set(self.env.deadline)  # every tool call of this loop is bounded by the time left
+        TOOL_DEADLINE.set(self.envelope.deadline)  # every tool call of this loop is bounded by the time left
         try:
-            clock = asyncio.timeout(self.env.time_left()) if self.env.own_clock else contextlib.nullcontext()
+            clock = asyncio.timeout(self.envelope.time_left()) if self.envelope.own_clock else contextlib.nullcontext()
             try:
                 async with clock:
                     await self._offer(base)
@@ -99,11 +99,11 @@ class AgentLoop(Batch):
                     raise
                 self._cut(TIMEOUT_CODE)
                 self.leave_unrun(cut=True)
-                raise stops.deadline(self.env.deadline_source) from None
+                raise stops.deadline(self.envelope.deadline_source) from None
         except Stop as stop:
             return self._finish(stop)
         except asyncio.CancelledError:
-            left = self.env.time_left()
+            left = self.envelope.time_left()
             self._cut(TIMEOUT_CODE if left <= 0 else "NIKA-CANCEL-001")
             self.leave_unrun(cut=True)  # the tool calls the deadline (or the cancel) cut, and the unrun
             self.ledger.stop_reason = StopReason.DEADLINE if left <= 0 else StopReason.CANCELLED
@@ -125,9 +125,9 @@ class AgentLoop(Batch):
 
     def _cut(self, code: str) -> None:
         if self._in_flight is not None:  # a model call cut by the deadline or a cancel is journaled
-            model, t0, admitted = self._in_flight
+            model, t0, fitted = self._in_flight
             self._in_flight = None
-            self.audit.cut(model, t0, code, admitted)
+            self.audit.cut(model, t0, code, fitted)
 
     def _iterated(self) -> bool:
         task = self.ctx.task
@@ -153,8 +153,8 @@ class AgentLoop(Batch):
     async def _turns(self, base: Request) -> None:
         led = self.ledger
         while True:
-            budgets.check_before(led, self.env)
-            reply, admission = await self._call(base)
+            budgets.check_before(led, self.envelope)
+            reply, fitted = await self._call(base)
             cut = reply.finish_reason in limits.TRUNCATED_FINISH and not reply.tool_calls
             text = led.cut_text + reply.text if led.cut_text and not reply.tool_calls else reply.text
             led.cut_text = ""
@@ -163,52 +163,52 @@ class AgentLoop(Batch):
             self.messages.append(Message("assistant", reply.text, reply.tool_calls))
             if cut:  # never an answer: one request to continue, then the stop
                 if led.continued:
-                    raise stops.truncated(admission.capped_by, admission.max_tokens, again=True)
+                    raise stops.truncated(fitted.capped_by, fitted.max_tokens, again=True)
                 led.continued, led.cut_text = True, text
                 self.audit.nudge("answer cut by the output limit")
                 self.messages.append(Message("user", limits.CONTINUE_NUDGE))
                 try:
-                    budgets.check_before(led, self.env)
+                    budgets.check_before(led, self.envelope)
                 except Stop as stop:
                     if stop.reason in (StopReason.TOKEN_BUDGET, StopReason.COST_BUDGET, StopReason.MAX_TURNS):
-                        raise stops.truncated(admission.capped_by, admission.max_tokens, again=False) from None
+                        raise stops.truncated(fitted.capped_by, fitted.max_tokens, again=False) from None
                     raise
             elif reply.tool_calls:
                 await self.act(reply.tool_calls)
             else:
                 self.final(text)
 
-    def _request(self, base: Request) -> tuple[Request, Admission, tuple[int, int]]:
-        """The next request: the snapshot in the system prompt, the conversation as sent, admitted."""
-        led, env, services = self.ledger, self.env, self.ctx.services
+    def _request(self, base: Request) -> tuple[Request, CallBudget, tuple[int, int]]:
+        """The next request: the snapshot in the system prompt, the conversation as sent, its budget fitted."""
+        led, envelope, services = self.ledger, self.envelope, self.ctx.services
         priced = services.is_priced(base.model)
-        system = with_snapshot(self.system, snapshot(led, env, self.tools, priced, env.time_left()))
+        system = with_snapshot(self.system, snapshot(led, envelope, self.tools, priced, envelope.time_left()))
         messages = history.wire_messages(self.messages)
         size = history.body_bytes(system, messages, self.tools)
-        admission = budgets.admit(led, env, services, base.model, history.estimate_in(size, led.reported_in))
+        fitted = budgets.fit_call(led, envelope, services, base.model, history.estimate_in(size, led.reported_in))
         req = Request(
             base.model,
             base.prompt,
             system,
             base.temperature,
-            admission.max_tokens,
+            fitted.max_tokens,
             base.schema,
             messages=messages,
             tools=tuple(self.tools),
-            timeout_s=admission.timeout_s,
+            timeout_s=fitted.timeout_s,
         )
-        return req, admission, size
+        return req, fitted, size
 
-    async def _call(self, base: Request) -> tuple[Response, Admission]:
-        """One model call through the run's executor: admitted first (budgets bound it), transient
+    async def _call(self, base: Request) -> tuple[Response, CallBudget]:
+        """One model call through the run's executor: fitted first (budgets bound it), transient
         failures retried a bounded number of times inside the same turn (an attempt, not a turn)."""
         from runtime.engine.executor import ModelEffect
 
         attempt = 0
         while True:
-            req, admission, size = self._request(base)
+            req, fitted, size = self._request(base)
             t0 = time.monotonic()
-            self._in_flight = (base.model, t0, admission.frame())
+            self._in_flight = (base.model, t0, fitted.frame())
             result = await self.ctx.perform(ModelEffect(self.tid, base.model, req, turn=True))
             self._in_flight = None
             self.ledger.provider_attempts += 1
@@ -217,42 +217,42 @@ class AgentLoop(Batch):
             except TaskError as err:
                 attempt += 1
                 if err.code == TIMEOUT_CODE:  # the call's timeout is the time left: the deadline cut it
-                    self.audit.cut(base.model, t0, err.code, admission.frame())
+                    self.audit.cut(base.model, t0, err.code, fitted.frame())
                 else:
-                    self.audit.model(base.model, t0, None, err.code, admission.frame())
+                    self.audit.model(base.model, t0, None, err.code, fitted.frame())
                 await self._after_failure(err, attempt)
                 continue
             reply = Response.from_record(output)
-            return self._account(base.model, reply, t0, admission, size), admission
+            return self._account(base.model, reply, t0, fitted, size), fitted
 
     async def _after_failure(self, err: TaskError, attempt: int) -> None:
         """A failed model call: the stop it is, or the wait before the next attempt of the turn."""
         led = self.ledger
         if err.code == TIMEOUT_CODE:
             led.turns += 1
-            raise stops.deadline(self.env.deadline_source, err)
+            raise stops.deadline(self.envelope.deadline_source, err)
         if not err.transient:
             led.turns += 1
             raise Stop(StopReason.PROVIDER_ERROR, err)
         delay = retry_delay_s(err, attempt)
-        if attempt > limits.PROVIDER_RETRIES_IN_LOOP or delay >= self.env.time_left():
+        if attempt > limits.PROVIDER_RETRIES_IN_LOOP or delay >= self.envelope.time_left():
             led.turns += 1
             raise Stop(StopReason.PROVIDER_UNREACHABLE, err)
         await asyncio.sleep(delay)
-        budgets.check_before(led, self.env)
+        budgets.check_before(led, self.envelope)
 
-    def _account(self, model: str, reply: Response, t0: float, admission: Admission, size: tuple[int, int]) -> Response:
+    def _account(self, model: str, reply: Response, t0: float, fitted: CallBudget, size: tuple[int, int]) -> Response:
         """Count one answered call: a turn, its tokens (reported, else estimated) and its cost."""
         led, services = self.ledger, self.ctx.services
         led.turns += 1
         led.last_call_s = time.monotonic() - t0
         if not reply.usage_reported and services.is_priced(model):
-            self.audit.model(model, t0, reply, "NIKA-AGENT-005", admission.frame())
+            self.audit.model(model, t0, reply, "NIKA-AGENT-005", fitted.frame())
             raise stops.unpriced_usage(model)
         if not reply.usage_reported and not reply.tokens:
             # the token budget is never blind: an unreported turn counts its estimate
             out = json.dumps([reply.text, [[c.name, c.raw] for c in reply.tool_calls]], ensure_ascii=False)
-            led.tokens_in += admission.input_estimate
+            led.tokens_in += fitted.input_estimate
             led.tokens_out += -(-len(out.encode("utf-8")) // limits.ESTIMATE_BYTES_PER_TOKEN)
             led.estimated_turns += 1
         led.tokens_in += reply.tokens_in
@@ -261,7 +261,7 @@ class AgentLoop(Batch):
             led.tokens_out += reply.tokens
         led.reported_in = (reply.tokens_in, *size) if reply.usage_reported and reply.tokens_in > 0 else None
         led.cost_usd += services.cost_of(model, reply.tokens_in, reply.tokens_out)
-        self.audit.model(model, t0, reply, None, admission.frame())
+        self.audit.model(model, t0, reply, None, fitted.frame())
         return reply
 
 

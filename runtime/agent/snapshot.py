@@ -22,7 +22,7 @@ def time_text(seconds: float) -> str:
     return f"about {max(0, math.ceil(seconds))} s"
 
 
-def snapshot(led: Ledger, env: Envelope, tools: Sequence[ToolSpec], priced: bool, time_left: float) -> str:
+def snapshot(led: Ledger, envelope: Envelope, tools: Sequence[ToolSpec], priced: bool, time_left: float) -> str:
     """The section for the call about to be made (this call counts as one of the turns left)."""
     lines = [
         HEADING,
@@ -31,9 +31,9 @@ def snapshot(led: Ledger, env: Envelope, tools: Sequence[ToolSpec], priced: bool
         f"- tokens left: {max(0, led.max_tokens_total - led.tokens)} of {led.max_tokens_total} (input and output)",
         f"- time left: {time_text(time_left)}",
     ]
-    if priced and env.max_cost_usd is not None:
-        left = max(0.0, env.max_cost_usd - led.cost_usd)
-        lines.append(f"- cost left: ${left:.4f} of ${env.max_cost_usd:.4f}")
+    if priced and envelope.max_cost_usd is not None:
+        left = max(0.0, envelope.max_cost_usd - led.cost_usd)
+        lines.append(f"- cost left: ${left:.4f} of ${envelope.max_cost_usd:.4f}")
     wired = ", ".join(t.tool_id for t in tools) if tools else "none"
     lines.append(f"- tools wired now: {wired}")
     lines.append(f"- at most {limits.MAX_CALLS_PER_REPLY} tool calls per reply")

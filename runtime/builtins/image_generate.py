@@ -3,7 +3,7 @@
 The provider wires are :mod:`runtime.media.image_wires`. Every payload is validated from its header
 alone (:mod:`runtime.media.sniff`: the magic bytes decide the format; a non-image is ``-007``),
 named by the normative grammar with its content hash, judged by ``permits.fs.write`` on its final
-path and written atomically (:mod:`runtime.media.assets`); a provenance manifest lands beside the
+path and written atomically (:mod:`runtime.builtins._assets`); a provenance manifest lands beside the
 images. Bytes never ride the output, the events or the trace: only paths, sizes and sha256.
 PNG renders without content credentials carry the provenance core in a ``nika`` tEXt chunk;
 a payload that carries C2PA credentials is left byte-for-byte as the provider signed it.
@@ -70,7 +70,8 @@ def _services(ctx: BuiltinContext, pid: str) -> Any:
 
 @builtin(IMAGE_GENERATE)
 async def image_generate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
-    from runtime.media import assets, image_wires
+    from runtime.builtins import _assets as assets
+    from runtime.media import image_wires
 
     pid = image_wires.provider_of(args)
     model = args.get("model") or image_wires.DEFAULT_MODELS[pid]

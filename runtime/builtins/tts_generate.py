@@ -22,7 +22,8 @@ PLANE = "NIKA-BUILTIN-TTS_GENERATE"
 
 @builtin(TTS_GENERATE)
 async def tts_generate(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
-    from runtime.media import assets, sniff, tts_wires
+    from runtime.builtins import _assets as assets
+    from runtime.media import sniff, tts_wires
 
     pid = tts_wires.provider_of(args)
     model = args.get("model") or tts_wires.DEFAULT_MODELS[pid]

@@ -1,2 +1,3 @@
-"""Durability (ADR-099): the human gate and its tickets, the effects a gate unleashes, opening a
-trace to resume (the resume index) and matching each task of the new run against it."""
+"""Durability (ADR-099): the human gate and its tickets, the effects a gate unleashes, and opening a
+trace to resume (the resume index); the run's side of a resume (matching each task against the index)
+is :mod:`runtime.engine.resume_match`."""

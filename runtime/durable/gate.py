@@ -29,20 +29,38 @@ import json
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from runtime.engine.events import Fields
 from runtime.errors import TaskError
-from runtime.journal.write import APPROVAL_FIELDS
+from runtime.journal.write import APPROVAL_FIELDS, Fields
 
 if TYPE_CHECKING:
+    from checker.model.workflow import CompiledWorkflow, Workflow
     from runtime.durable.resume_index import ResumeIndex
-    from runtime.engine.records import Options
-    from runtime.engine.run import Run
 
 APPROVALS_PER_RUN = 5  # NEP-0013 §3: N per run; the N+1th is a HALT, never a queue
 TICKET_TTL_S = 15 * 60  # NEP-0013 §2: the engine-named TTL
 SEC_010 = "NIKA-SEC-010"
+
+
+class GatedRun(Protocol):
+    """What a gate reads of its run (:class:`runtime.engine.run.Run`)."""
+
+    run_nonce: str
+    wf: Workflow
+    compiled: CompiledWorkflow
+
+    def emit(self, kind: str, fields: Fields) -> None: ...
+
+
+class GateOptions(Protocol):
+    """What a gate reads of the run's options (:class:`runtime.engine.options.Options`)."""
+
+    answers: dict[str, Any]
+    resume: ResumeIndex | None
+    prompter: Callable[[dict[str, Any]], Any] | None
+    interactive: bool
+    parent_gate: Any
 
 
 class GatePause(Exception):
@@ -91,7 +109,7 @@ class Gate:
         self.parent = parent  # a child workflow's caller's gate: each approval counts against every caller too
 
     @classmethod
-    def for_run(cls, run: Run, o: Options) -> Gate:
+    def for_run(cls, run: GatedRun, o: GateOptions) -> Gate:
         from runtime.durable.downstream_effects import effects_after
 
         return cls(

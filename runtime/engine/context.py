@@ -14,6 +14,9 @@ run: never the run object, never its private state. It holds
   ``run_child``, which runs a compiled child workflow (a verb never builds a run itself), and
   ``tool_call``, one tool call of an agent's turn (``nika test`` answers it from a case);
 * ``settings``: the run options a verb may need (the model override, prompts, nesting).
+
+The engine never imports a verb: what each verb kind runs is a :class:`VerbTable` the caller hands
+the run (:data:`runtime.verbs.VERBS`), so the arrows point from the verbs down to the engine.
 """
 
 from __future__ import annotations
@@ -24,16 +27,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.model.workflow import Task, Workflow
-from runtime.engine.events import EventSink, Fields
+from runtime.engine.events import EventSink
+from runtime.engine.services import Services
 from runtime.guard.permits import Boundary
-from runtime.services import Services
+from runtime.journal.write import Fields
 
 if TYPE_CHECKING:
     from checker.model.workflow import CompiledWorkflow
     from runtime.engine.executor import EffectCall, EffectResult, Executor, ExecutorFactory
-    from runtime.engine.records import Options, RunResult
+    from runtime.engine.options import Options
+    from runtime.engine.records import RunResult
 
     ChildRunner = Callable[[CompiledWorkflow, dict[str, Any], Options], Awaitable[RunResult]]
+
+
+@dataclass(frozen=True)
+class VerbTable:
+    """What each verb kind runs (``runners``, by ``Verb.kind``: ``exec``, ``infer``, ``invoke``,
+    ``agent``) and how one tool call of an agent's turn is made (``tool_call``). A run is handed
+    one (:data:`runtime.verbs.VERBS`); its child runs get the same."""
+
+    runners: Mapping[str, Callable[[VerbContext, Any], Awaitable[Any]]]
+    tool_call: Callable[[VerbContext, str, dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)

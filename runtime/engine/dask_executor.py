@@ -45,8 +45,6 @@ from runtime.engine.dask_wire import (
     version_mismatch,
 )
 from runtime.engine.executor import (
-    EFFECT_DEADLINE,
-    PROVIDER_TOOLS,
     EffectCall,
     EffectResult,
     ExecEffect,
@@ -57,6 +55,7 @@ from runtime.engine.executor import (
     journal_witness,
 )
 from runtime.errors import TaskError
+from runtime.guard.limits import EFFECT_DEADLINE
 
 CONNECT_TIMEOUT_S = 5.0
 CANCEL_ACK_S = 5.0
@@ -145,7 +144,7 @@ class DaskSession:
         session = cls(client, cluster, str(client.scheduler.address), cap_bytes=_cap(environ))
         client.subscribe_topic(dask_worker.STARTED_TOPIC, session._on_started)
         try:
-            session._admit(timeout_s)
+            session._vet_workers(timeout_s)
         except DaskUnavailable:
             session.close()
             raise
@@ -153,7 +152,7 @@ class DaskSession:
             session.dashboard = str(cluster.dashboard_link)
         return session
 
-    def _admit(self, timeout_s: float) -> None:
+    def _vet_workers(self, timeout_s: float) -> None:
         """At least one worker, every worker on this engine's versions, the failure policy known."""
         try:
             self.client.wait_for_workers(1, timeout=timeout_s)
@@ -227,8 +226,8 @@ class DaskExecutor:
             return await self.local.perform(call)
         meter = getattr(self.host.services, "meter", None) if isinstance(call, ModelEffect) else None
         if meter is not None:
-            try:  # the run's cost meter admits each model call in the driver, before it is sent
-                meter.admit(call.model, call.request)
+            try:  # the run's cost meter bounds each model call in the driver, before it is sent
+                meter.ensure_fits(call.model, call.request)
             except TaskError as err:
                 error = {"code": err.code, "message": err.message, "transient": err.transient, "details": err.details}
                 return EffectResult(None, error)
@@ -346,9 +345,9 @@ class DaskExecutor:
         from checker.contracts import tables as contracts
 
         c = contracts.contract(call.tool)
-        if c is None or not c.effects or call.tool in PROVIDER_TOOLS:
-            return None  # nothing to distribute, or a media provider reached through the run's services
-        env = tool_env(call.tool, host.engine_env) if call.net else {}
+        if c is None or not c.effects or c.transport == "provider":
+            return None  # nothing to distribute, or a model provider reached through the run's services
+        env = tool_env(c.engine_env, host.engine_env) if call.net else {}
         return {**base, "kind": "tool", "env": env, "grant": self.grant()}
 
     def grant(self) -> list[Any]:

@@ -30,15 +30,35 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from runtime.engine.dask_worker import CLOSE_WAIT_S, IDLE_S, LOST_CODE, close_run, touch_run
-from runtime.engine.executor import EffectResult, McpEffect, journal_witness
+from runtime.engine.executor import EffectCall, EffectResult, ExecutorHost, McpEffect, journal_witness
 from runtime.errors import TaskError
 from runtime.tools.mcp_client import Listing, MCPPool, split_tool
 
-if TYPE_CHECKING:
-    from runtime.engine.dask_executor import DaskExecutor
+
+class Cluster(Protocol):
+    """What the MCP half reads of the executor's cluster session (``DaskSession``)."""
+
+    client: Any
+
+    def worker_addresses(self) -> list[str]: ...
+    def next_worker(self, alive: list[str]) -> str: ...
+
+
+class Driver(Protocol):
+    """What the MCP half reads of the Dask executor (:class:`runtime.engine.dask_executor.DaskExecutor`)."""
+
+    host: ExecutorHost
+    session: Cluster
+
+    def base_payload(self, call: EffectCall) -> dict[str, Any]: ...
+    def grant(self) -> list[Any]: ...
+    async def remote(
+        self, call: EffectCall, payload: dict[str, Any], workers: list[str] | None = None
+    ) -> EffectResult: ...
+
 
 WATCH_S = 0.5  # how often the driver checks that the worker holding a call's session is still there
 KEEPALIVE_S = IDLE_S / 4  # how often a live run tells its workers that its sessions are still wanted
@@ -50,7 +70,7 @@ class RemoteMcp:
     """The run's MCP client under the Dask executor (``services.mcp``): decides here, calls on
     the worker each server of the run is pinned to."""
 
-    def __init__(self, executor: DaskExecutor) -> None:
+    def __init__(self, executor: Driver) -> None:
         self.executor = executor
         self.decide = MCPPool(executor.host)  # the table, the writable refusal, the composed environment
         self.servers = self.decide.servers

@@ -40,13 +40,11 @@ def version_mismatch(ours: dict[str, str], theirs: dict[str, dict[str, str]]) ->
     return None
 
 
-# The engine configuration a network builtin reads (the SSRF allowance; notify's targets and relay).
-TOOL_ENV_PREFIXES = {"nika:notify": ("NIKA_FETCH_", "NIKA_NOTIFY_", "NIKA_SMTP_")}
-
-
-def tool_env(tool: str, engine_env: Any) -> dict[str, str]:
-    """The engine variables the network builtin ``tool`` reads, and no others."""
-    prefixes = TOOL_ENV_PREFIXES.get(tool, ("NIKA_FETCH_",))
+def tool_env(prefixes: tuple[str, ...], engine_env: Any) -> dict[str, str]:
+    """The engine variables a builtin reads (its ``engine_env`` column in builtins.toml: the SSRF
+    allowance, notify's targets and relay), and no others."""
+    if not prefixes:
+        return {}
     return {n: v for n, v in engine_env.items() if n.startswith(prefixes)}
 
 

@@ -188,7 +188,7 @@ async def _effect(
     if payload.get("timeout_s") is not None:  # the task's `timeout:` governs its network reads, as in the driver
         import time
 
-        from runtime.engine.executor import EFFECT_DEADLINE
+        from runtime.guard.limits import EFFECT_DEADLINE
 
         EFFECT_DEADLINE.set((time.monotonic() + float(payload["timeout_s"]), int(payload.get("timeout_ms") or 0)))
     if kind == "exec":
@@ -221,7 +221,7 @@ def _on_this_worker(call: Any) -> Any:
 
 
 async def _model(payload: dict[str, Any]) -> tuple[Any, tuple[int | None, int | None, str | None]]:
-    from runtime.services import Services
+    from runtime.engine.services import Services
 
     call = payload["call"]
     from runtime.engine.executor import effect_sink

@@ -1,4 +1,4 @@
-"""The dispatch pipeline of one admitted task (03 §DAG execution model):
+"""The dispatch pipeline of one task the gate let through (03 §DAG execution model):
 
     with: bindings  ->  when:  ->  verb (retry:, timeout:)  ->  on_error:  ->  output: bindings
 
@@ -11,20 +11,16 @@ without consulting ``on_error:``. The verb stage (retry under timeout, ``on_erro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from checker.core.vocab import Status
 from checker.model.workflow import Task
+from runtime.engine.for_each import FanningRun
 from runtime.engine.records import Outcome
 from runtime.engine.stage import verb_stage
 from runtime.errors import TaskError
 from runtime.values import condition, materialise, reads_locals
 
-if TYPE_CHECKING:
-    from runtime.engine.run import Run
 
-
-async def pipeline(run: Run, task: Task) -> Outcome:
+async def pipeline(run: FanningRun, task: Task) -> Outcome:
     scope = dict(run.base)
     # 1. with: (boundary) — bindings that read item/index wait for their iteration
     try:

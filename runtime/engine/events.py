@@ -12,9 +12,7 @@ from typing import Any
 
 from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
 from checker.parse.values import ScalarValue
-from runtime.journal.write import Journal
-
-Fields = list[tuple[str, Any]]
+from runtime.journal.write import Fields, Journal
 
 
 class EventSink:
@@ -26,7 +24,7 @@ class EventSink:
         self.events: list[dict[str, Any]] = []
         self.on_event = on_event
         self.answered_by: dict[str, str] = {}
-        # adds what the run knows and the emitter does not (runtime.guard.cost prices each model-call frame)
+        # adds what the run knows and the emitter does not (runtime.providers.cost prices each model-call frame)
         self.annotate: Callable[[str, Fields], Fields] | None = None
 
     def emit(self, kind: str, fields: Fields) -> None:

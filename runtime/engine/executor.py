@@ -15,7 +15,7 @@ while performing it, the timing and the tokens. ``perform`` never raises a task 
 cancellation still propagates); :meth:`EffectResult.value` turns the record back into the
 value or the :class:`~runtime.errors.TaskError` on the driver's side.
 
-What stays in the driver, whatever the executor: the admission gate, ``with:``/``when:``,
+What stays in the driver, whatever the executor: the gate (GATE-v2), ``with:``/``when:``,
 the permit decisions taken before the effect, ``retry:`` and its backoff, ``timeout:``,
 budgets, ``on_error:``, ``output:``, the trace and its witnesses. An executor only performs.
 
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,10 +46,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from checker.core.records import field, record
 from runtime.engine.events import EventSink
 from runtime.engine.records import now_iso
+from runtime.engine.services import Services
 from runtime.errors import TaskError
 from runtime.guard.permits import Boundary
 from runtime.net import egress
-from runtime.services import Services
 
 if TYPE_CHECKING:
     from runtime.providers.base import Request
@@ -141,11 +140,6 @@ class ExecutorHost:
 ExecutorFactory = Callable[[ExecutorHost], Executor]
 
 
-# The task's ``timeout:`` as (``time.monotonic()`` deadline, the timeout in ms), set by the dispatch
-# around the verb: an executor out of process sends what is left of it with the effect.
-EFFECT_DEADLINE: ContextVar[tuple[float, int] | None] = ContextVar("nika_effect_deadline", default=None)
-
-
 def journal_witness(events: EventSink, result: EffectResult) -> None:
     """Journal the witnesses and builtin events an out-of-process executor returned (the local
     one journals them as they happen and returns none)."""
@@ -219,9 +213,12 @@ class LocalExecutor:
             sink.flush()
 
     async def _builtin(self, call: ToolEffect) -> Any:
+        from checker.contracts import tables as contracts
         from runtime import builtins
 
         host, tid = self.host, call.task_id
+        c = contracts.contract(call.tool)
+        transport = c.transport if c is not None else "in_process"  # what the builtin is handed (builtins.toml)
         extra: dict[str, Any] = {}
         if call.net:  # the run's one HTTP client, the SSRF allowance, the judge for every redirect hop
             extra = {
@@ -230,9 +227,9 @@ class LocalExecutor:
                 "judge_url": lambda url: host.boundary.check_url(tid, url, inert=call.inert),
                 "trusted": call.trusted,
             }
-        if call.tool == "nika:prompt" and host.gate is not None:
+        if transport == "human" and host.gate is not None:  # a person asked through the run's gate
             extra["gate"] = host.gate
-        if call.tool in PROVIDER_TOOLS:  # media providers are engine transport, like `infer:`, never permits.net
+        if transport == "provider":  # a model provider is engine transport, like `infer:`, never permits.net
             extra["services"] = host.services
         ctx = builtins.BuiltinContext(
             workdir=host.workdir,
@@ -255,7 +252,6 @@ def effect_sink(call: ModelEffect | ToolEffect) -> str:
 
 
 EXECUTORS: dict[str, ExecutorFactory] = {"local": LocalExecutor}
-PROVIDER_TOOLS = frozenset({"nika:image_generate", "nika:tts_generate"})  # builtins that call a model provider
 
 
 def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor:

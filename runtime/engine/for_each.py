@@ -11,20 +11,23 @@ failure, with every failed iteration listed in its details.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from checker.core.vocab import Status
 from checker.model.workflow import Task
 from runtime.engine.records import Outcome
-from runtime.engine.stage import verb_stage
+from runtime.engine.resume_match import ResumingRun
+from runtime.engine.stage import StagedRun, verb_stage
 from runtime.errors import TaskError
 from runtime.values import condition, materialise, reads_locals
 
-if TYPE_CHECKING:
-    from runtime.engine.run import Run
+
+class FanningRun(StagedRun, ResumingRun, Protocol):
+    """What a ``for_each`` task reads of the run (:class:`runtime.engine.run.Run`): the verb
+    stage's needs and the resume hooks' (iterations are checkpointed and matched one by one)."""
 
 
-async def for_each(run: Run, task: Task, scope: dict[str, Any], with_now: dict[str, Any]) -> Outcome:
+async def for_each(run: FanningRun, task: Task, scope: dict[str, Any], with_now: dict[str, Any]) -> Outcome:
     items = _collection(task, scope)
     if isinstance(items, Outcome):
         return items
@@ -57,7 +60,7 @@ def _collection(task: Task, scope: dict[str, Any]) -> list[Any] | Outcome:
 class FanOut:
     """The iterations of one ``for_each`` task and what they gathered."""
 
-    def __init__(self, run: Run, task: Task, scope: dict[str, Any], with_now: dict[str, Any], items: list[Any]):
+    def __init__(self, run: FanningRun, task: Task, scope: dict[str, Any], with_now: dict[str, Any], items: list[Any]):
         self.run, self.task, self.scope, self.with_now, self.items = run, task, scope, with_now, items
         n = len(items)
         self.outputs: list[Any] = [None] * n
@@ -113,7 +116,7 @@ class FanOut:
     async def _iteration(self, i: int, item: Any, s: dict[str, Any]) -> Outcome:
         """One iteration: rehydrated when a resumed trace holds it (ADR-099 §1), else run live."""
         from runtime.durable.gate import GatePause
-        from runtime.durable.resume_match import cached_iteration, iteration_key, journal_iteration
+        from runtime.engine.resume_match import cached_iteration, iteration_key, journal_iteration
         from runtime.engine.stage import bind
 
         key = iteration_key(self.run, self.task, i, item)

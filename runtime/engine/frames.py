@@ -5,18 +5,28 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from checker.core.vocab import Status
-from runtime.engine.events import Fields, note
+from runtime.engine.events import note
 from runtime.engine.records import ENGINE_VERSION, TaskRecord, compact
-from runtime.journal.write import TRACE_FORMAT, source_digests
+from runtime.engine.resume_match import ResumingRun, resumable
+from runtime.journal.write import TRACE_FORMAT, Fields, source_digests
 
 if TYPE_CHECKING:
-    from runtime.engine.run import Run
+    from checker.model.workflow import Workflow
+    from runtime.durable.gate import Gate
 
 
-def announce(self: Run) -> None:
+class FramedRun(ResumingRun, Protocol):
+    """What the run's frames read of it (:class:`runtime.engine.run.Run`), besides the resume hooks'."""
+
+    wf: Workflow
+    run_nonce: str
+    gate: Gate
+
+
+def announce(self: FramedRun) -> None:
     """The prologue: what the journal says of the run before its first task (17-trace)."""
     wf = self.wf
     permits_json = json.dumps(wf.permits.value.to_python(), separators=(",", ":")) if wf.permits else None
@@ -54,10 +64,8 @@ def _platform() -> str:
     return f"{u.sysname.lower()}/{u.machine}"
 
 
-def settled_fields(self: Run, rec: TaskRecord) -> Fields:
+def settled_fields(self: FramedRun, rec: TaskRecord) -> Fields:
     """What a task's terminal frame carries (ADR-099 hashes where the task can be resumed)."""
-    from runtime.durable.resume_match import resumable
-
     fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
     if rec.duration_ms is not None:
         fields.append(("duration_ms", rec.duration_ms))

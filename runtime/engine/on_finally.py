@@ -5,25 +5,35 @@ published downstream (03 §on_finally). Each step sees the task's provisional re
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from checker.model.workflow import FinallyStep, Task
+from checker.model.workflow import FinallyStep, Task, Verb
 from runtime.engine.records import TIMEOUT_CODE, TaskRecord
 from runtime.errors import INTERNAL, TaskError
 from runtime.values import condition
 
 if TYPE_CHECKING:
-    from runtime.engine.run import Run
+    from runtime.engine.events import EventSink
 
 
-async def run_finally(run: Run, task: Task, provisional: TaskRecord) -> None:
+class FinallyRun(Protocol):
+    """What the cleanup steps read of the run (:class:`runtime.engine.run.Run`)."""
+
+    base: dict[str, Any]
+    task_views: dict[str, dict[str, Any]]
+    sink: EventSink
+
+    async def run_verb(self, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any: ...
+
+
+async def run_finally(run: FinallyRun, task: Task, provisional: TaskRecord) -> None:
     views = {**run.task_views, task.id: provisional.view()}
     scope = {**run.base, "tasks": views, "with": {}}
     for i, step in enumerate(task.on_finally):
         await finally_step(run, f"{task.id}.on_finally[{i}]", step, scope)
 
 
-async def finally_step(run: Run, name: str, step: FinallyStep, scope: dict[str, Any]) -> None:
+async def finally_step(run: FinallyRun, name: str, step: FinallyStep, scope: dict[str, Any]) -> None:
     status, code = "success", None
     try:
         if step.when is not None and not condition(step.when, scope):

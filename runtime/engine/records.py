@@ -1,27 +1,20 @@
-"""The run's records: how to run (:class:`Options`), ``tasks.X`` (:class:`TaskRecord`), one
-pipeline's result (:class:`Outcome`) and the run as it leaves the process (:class:`RunResult`)."""
+"""The run's records: ``tasks.X`` (:class:`TaskRecord`), one pipeline's result (:class:`Outcome`)
+and the run as it leaves the process (:class:`RunResult`). How to run is :mod:`runtime.engine.options`."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runtime.errors import TaskError
 from runtime.values import plain
 
-if TYPE_CHECKING:
-    from runtime.durable.resume_index import ResumeIndex
-    from runtime.engine.executor import ExecutorFactory
-
 CANCEL_CODE = "NIKA-CANCEL-001"
 TIMEOUT_CODE = "NIKA-TIMEOUT-001"
 ENGINE_VERSION = "nika-tools 0.1.0"
-DEFAULT_MAX_PARALLEL = 64
-MAX_DEPTH = 8
 
 
 def now_iso() -> str:
@@ -38,31 +31,6 @@ def now_iso() -> str:
 
 
 _SECOND: tuple[int, str] = (-1, "")  # the last second now_iso wrote, and its text
-
-
-@dataclass
-class Options:
-    """How to run: concurrency, the model override, where traces go, nesting, and the executor
-    that performs effects (a name from :data:`runtime.engine.executor.EXECUTORS`, or a factory)."""
-
-    max_parallel: int = DEFAULT_MAX_PARALLEL
-    model: str | None = None
-    trace_dir: Path | None = Path(".nika/traces")
-    interactive: bool = False
-    depth: int = 0
-    max_depth: int = MAX_DEPTH
-    call_stack: tuple[str, ...] = ()
-    on_event: Callable[[dict[str, Any]], None] | None = None
-    engine_env: Mapping[str, str] | None = None
-    executor: str | ExecutorFactory = "local"
-    resume: ResumeIndex | None = None  # `--resume TRACE` (runtime.durable.resume_index): matched tasks cache-hit
-    answers: dict[str, Any] = field(default_factory=dict)  # `--answer TASK=VALUE` for paused prompts
-    prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.durable.gate
-    max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.guard.cost)
-    parent_meter: Any = None  # a child workflow's caller's runtime.guard.cost.CostMeter (its cap binds the child)
-    # a child workflow's caller's runtime.durable.gate.Gate (its approvals count against the caller)
-    parent_gate: Any = None
-    mcp_config: Any = None  # the root run's MCP table (runtime.tools.mcp_config.McpConfig), shared with child runs
 
 
 @dataclass

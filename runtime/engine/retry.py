@@ -8,18 +8,35 @@ seeded generator), and a provider's ``Retry-After`` wins when it is longer (capp
 
 from __future__ import annotations
 
+import asyncio
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from checker.model.workflow import Retry, Task
+from checker.model.workflow import Retry, Task, Verb, Workflow
 from runtime.engine.records import TIMEOUT_CODE
 from runtime.errors import TaskError
 from runtime.guard.policy import judge_human_gate
 
 if TYPE_CHECKING:
-    from runtime.engine.run import Run
+    from checker.model.graph import Graph
+    from runtime.engine.events import EventSink
+    from runtime.engine.records import TaskRecord
 
 MAX_RETRY_AFTER_MS = 60_000  # runtime.guard.limits.MAX_RETRY_AFTER_S, the cap on a provider's Retry-After
+
+
+class AttemptingRun(Protocol):
+    """What the attempts of a task read of the run (:class:`runtime.engine.run.Run`)."""
+
+    wf: Workflow
+    graph: Graph
+    sink: EventSink
+    records: dict[str, TaskRecord]
+    sem: asyncio.Semaphore
+    rng: random.Random
+
+    async def run_verb(self, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any: ...
+    async def backoff_wait(self, seconds: float) -> None: ...
 
 
 def retryable(err: TaskError, on_codes: tuple[str, ...]) -> bool:
@@ -51,7 +68,7 @@ def retry_delay_ms(r: Retry, attempt: int, err: TaskError, rng: random.Random) -
     return delay
 
 
-async def attempts(run: Run, task: Task, scope: dict[str, Any], iteration: int | None) -> Any:
+async def attempts(run: AttemptingRun, task: Task, scope: dict[str, Any], iteration: int | None) -> Any:
     """The verb, attempted until it succeeds or ``retry:`` gives up (the last error is raised)."""
     r = task.retry
     max_attempts = r.max_attempts if r is not None else 1

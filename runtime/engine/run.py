@@ -1,9 +1,9 @@
 """One run of one compiled workflow: the ready set over the precedence graph, on asyncio.
 
 There are no level barriers: a task is considered the moment its last producer settles. Its
-admission follows the gate algebra v2 of the graph the checker built (``Edge.passes``): every
+start is decided by the gate algebra v2 of the graph the checker built (``Edge.passes``): every
 incoming edge's producer must have settled inside that edge's pass-set, else the task settles
-``cancelled`` and the dead path spreads by the same rule. An admitted task runs the dispatch
+``cancelled`` and the dead path spreads by the same rule. A task the gate lets through runs the dispatch
 pipeline (:mod:`runtime.engine.dispatch`); ``on_finally:`` (:mod:`runtime.engine.on_finally`)
 runs after a started task's outcome is known and before it is published downstream. A failed
 task never stops unrelated work (in-flight tasks drain); only a user cancellation stops
@@ -24,16 +24,15 @@ from typing import Any
 from checker.core.vocab import Status
 from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
 from runtime.durable.gate import GatePause
-from runtime.durable.resume_match import cache_hit, hash_task
-from runtime.engine.context import RunSettings, VerbContext
+from runtime.engine.context import RunSettings, VerbContext, VerbTable
 from runtime.engine.dispatch import pipeline
-from runtime.engine.events import EventSink, Fields, note
+from runtime.engine.events import EventSink, note
 from runtime.engine.executor import ExecutorHost, make_executor
 from runtime.engine.frames import announce, settled_fields
 from runtime.engine.on_finally import run_finally
+from runtime.engine.options import Options
 from runtime.engine.records import (
     CANCEL_CODE,
-    Options,
     Outcome,
     RunResult,
     TaskRecord,
@@ -41,13 +40,14 @@ from runtime.engine.records import (
     compact,
     now_iso,
 )
+from runtime.engine.resume_match import cache_hit, hash_task
 from runtime.engine.scope import Secrets, base_scope, workflow_outputs
+from runtime.engine.services import Services
 from runtime.engine.stage import bind
 from runtime.errors import INTERNAL, TaskError
-from runtime.guard.cost import CURRENT_TASK
 from runtime.guard.permits import Boundary
-from runtime.journal.write import Journal
-from runtime.services import Services
+from runtime.journal.write import Fields, Journal
+from runtime.providers.cost import CURRENT_TASK
 
 _SETTLED_KIND = {
     Status.SUCCESS: "task_completed",
@@ -72,17 +72,19 @@ class Run:
         inputs: dict[str, Any],
         options: Options | None = None,
         *,
+        verbs: VerbTable,
         workdir: Path | None = None,
         parent_boundary: Boundary | None = None,
     ) -> None:
         assert compiled.workflow is not None and compiled.graph is not None
         from runtime.durable.gate import Gate
-        from runtime.guard.cost import CostMeter
         from runtime.guard.redact import Redactor
         from runtime.journal.write import uuid7
         from runtime.net.ssrf import with_project_allowance
+        from runtime.providers.cost import CostMeter
 
         self.compiled = compiled
+        self.verbs = verbs  # what each verb kind runs (runtime.verbs.VERBS): the engine imports no verb
         self.wf: Workflow = compiled.workflow
         self.graph = compiled.graph
         self.options = o = options or Options()
@@ -194,7 +196,7 @@ class Run:
     # -- the ready set -----------------------------------------------------------------------
 
     def _pump(self) -> None:
-        """Admit every ready task: apply the gate, then start it or settle it cancelled."""
+        """Every ready task through the gate: started, or settled cancelled."""
         while self._ready:
             tid = self._ready.popleft()
             if self.records[tid].status != "pending" or tid in self._inflight or tid in self.gate.parked:
@@ -209,7 +211,7 @@ class Run:
             self._inflight[tid] = asyncio.get_running_loop().create_task(self._run_task(tid), name=f"nika:{tid}")
 
     def _gate(self, tid: str) -> TaskError | None:
-        """GATE-v2: ``None`` when every incoming edge admits, else the cancellation error."""
+        """GATE-v2: ``None`` when every incoming edge passes, else the cancellation error."""
         for e in self.graph.incoming(tid):
             rec = self.records.get(e.producer)
             if rec is None:
@@ -274,7 +276,7 @@ class Run:
 
     def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
         """The run of a child workflow: in this run's working directory, under its permits too."""
-        return Run(compiled, inputs, options, workdir=self.workdir, parent_boundary=self.boundary)
+        return Run(compiled, inputs, options, verbs=self.verbs, workdir=self.workdir, parent_boundary=self.boundary)
 
     async def backoff_wait(self, seconds: float) -> None:
         """The pause between two attempts of a retried task."""
@@ -288,9 +290,7 @@ class Run:
 
     async def call_tool(self, ctx: VerbContext, tool: str, args: dict[str, Any]) -> Any:
         """One tool call of an agent's turn."""
-        from runtime.verbs.invoke import call_tool
-
-        return await call_tool(ctx, tool, args)
+        return await self.verbs.tool_call(ctx, tool, args)
 
     # -- one task ----------------------------------------------------------------------------
 

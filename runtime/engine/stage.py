@@ -7,22 +7,26 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from checker.core.vocab import OnErrorAction, Status
 from checker.model.workflow import Exec, Invoke, Task
-from runtime.engine.executor import EFFECT_DEADLINE
 from runtime.engine.records import Outcome, timeout_error
-from runtime.engine.retry import attempts
+from runtime.engine.retry import AttemptingRun, attempts
 from runtime.errors import INTERNAL, TaskError
-from runtime.guard.limits import MAX_VALUE_DEPTH
+from runtime.guard.limits import EFFECT_DEADLINE, MAX_VALUE_DEPTH
 from runtime.values import deeper_than, materialise
 
-if TYPE_CHECKING:
-    from runtime.engine.run import Run
+
+class StagedRun(AttemptingRun, Protocol):
+    """What the verb stage reads of the run besides the attempts' (:class:`runtime.engine.run.Run`):
+    the settled events a recovery waits on and the task views it reads."""
+
+    settled: dict[str, asyncio.Event]
+    task_views: dict[str, dict[str, Any]]
 
 
-async def verb_stage(run: Run, task: Task, scope: dict[str, Any], iteration: int | None = None) -> Outcome:
+async def verb_stage(run: StagedRun, task: Task, scope: dict[str, Any], iteration: int | None = None) -> Outcome:
     """The verb with ``retry:`` under ``timeout:``, then ``on_error:``, then ``output:`` bindings."""
     try:
         if task.timeout is not None:
@@ -42,7 +46,7 @@ async def verb_stage(run: Run, task: Task, scope: dict[str, Any], iteration: int
         return await on_error(run, task, scope, err)
 
 
-def check_returns(run: Run, task: Task, raw: Any) -> None:
+def check_returns(run: StagedRun, task: Task, raw: Any) -> None:
     """``returns:`` on ``exec:``/``invoke:``: the value must fit its type (NIKA-TYPE-101).
     (On ``infer:``/``agent:`` the contract is the provider's structured-output lane.)"""
     if task.returns is None or not isinstance(task.verb, Exec | Invoke):
@@ -57,7 +61,7 @@ def check_returns(run: Run, task: Task, raw: Any) -> None:
         )
 
 
-async def on_error(run: Run, task: Task, scope: dict[str, Any], err: TaskError) -> Outcome:
+async def on_error(run: StagedRun, task: Task, scope: dict[str, Any], err: TaskError) -> Outcome:
     oe = task.on_error
     if oe is None or (oe.on_codes and err.code not in oe.on_codes) or oe.action == OnErrorAction.FAIL_WORKFLOW:
         return Outcome(Status.FAILURE, error=err, started=True)
@@ -91,7 +95,7 @@ def refuse_deep(tid: str, raw: Any) -> None:
             f"the output of `{tid}` nests deeper than {MAX_VALUE_DEPTH} levels, which this engine refuses to hold",
             details={"max_depth": MAX_VALUE_DEPTH},
         )
-    from runtime.guard.admission import value_problem
+    from runtime.engine.inputs import value_problem
 
     problem = value_problem(raw)
     if problem is not None:

@@ -1,20 +1,56 @@
 """Calling a verb: the :class:`~runtime.engine.context.VerbContext` a verb receives (what it may
-read and do, nothing else of the run) and the dispatch to the verb's own module."""
+read and do, nothing else of the run) and the dispatch to the verb's own module through the run's
+:class:`~runtime.engine.context.VerbTable`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from checker.model.workflow import Agent, CompiledWorkflow, Exec, Infer, Invoke, Task, Verb
-from runtime.engine.context import VerbContext
-from runtime.engine.records import Options, RunResult
+from checker.model.workflow import CompiledWorkflow, Task, Verb
+from runtime.engine.context import RunSettings, VerbContext, VerbTable
+from runtime.engine.options import Options
+from runtime.engine.records import RunResult, TaskRecord
 from runtime.errors import INTERNAL, TaskError
 
 if TYPE_CHECKING:
-    from runtime.engine.run import Run
+    from collections.abc import Mapping
+
+    from checker.model.workflow import Workflow
+    from runtime.durable.gate import Gate
+    from runtime.engine.events import EventSink
+    from runtime.engine.executor import Executor
+    from runtime.engine.services import Services
+    from runtime.guard.permits import Boundary
 
 
-def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -> VerbContext:
+class ChildRun(Protocol):
+    async def execute(self) -> RunResult: ...
+
+
+class CallingRun(Protocol):
+    """What calling a verb reads of the run (:class:`runtime.engine.run.Run`): what the verb's
+    context is built from, the run's verb table, and its two seams (a child run, a tool call)."""
+
+    verbs: VerbTable
+    records: dict[str, TaskRecord]
+    agent_records: dict[str, dict[str, Any]]
+    wf: Workflow
+    compiled: CompiledWorkflow
+    workdir: Path
+    boundary: Boundary
+    services: Services
+    engine_env: Mapping[str, str]
+    sink: EventSink
+    executor: Executor
+    settings: RunSettings
+    gate: Gate
+
+    def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> ChildRun: ...
+    async def call_tool(self, ctx: VerbContext, tool: str, args: dict[str, Any]) -> Any: ...
+
+
+def verb_context(run: CallingRun, tid: str, scope: dict[str, Any], task: Task | None) -> VerbContext:
     """What the verb of ``tid`` may read and do (``task`` is ``None`` for an ``on_finally`` step)."""
     rec = run.records.get(tid) if task is not None else None
 
@@ -84,22 +120,9 @@ def verb_context(run: Run, tid: str, scope: dict[str, Any], task: Task | None) -
     return ctx
 
 
-async def run_verb(run: Run, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:
-    ctx = verb_context(run, tid, scope, task)
-    if isinstance(verb, Exec):
-        from runtime.verbs.exec import run_exec_verb
-
-        return await run_exec_verb(ctx, verb)
-    if isinstance(verb, Infer):
-        from runtime.verbs.infer import run_infer
-
-        return await run_infer(ctx, verb)
-    if isinstance(verb, Invoke):
-        from runtime.verbs.invoke import run_invoke
-
-        return await run_invoke(ctx, verb)
-    if isinstance(verb, Agent):
-        from runtime.agent import run_agent
-
-        return await run_agent(ctx, verb)
-    raise TaskError(INTERNAL, "the task has no runnable verb")
+async def run_verb(run: CallingRun, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:
+    """The verb's own module, through the table the run was handed (the engine imports no verb)."""
+    runner = run.verbs.runners.get(verb.kind)
+    if runner is None:
+        raise TaskError(INTERNAL, "the task has no runnable verb")
+    return await runner(verb_context(run, tid, scope, task), verb)

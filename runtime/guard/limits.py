@@ -6,6 +6,15 @@ from traces); "seed" marks a value taken from the agent-loop design note the loo
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
+# -- the task's deadline ----------------------------------------------------------------------
+
+# The task's ``timeout:`` as (``time.monotonic()`` deadline, the timeout in ms), set by the verb
+# stage around the verb: an executor out of process sends what is left of it with the effect, and
+# a network exchange defers to it instead of the engine's own deadline.
+EFFECT_DEADLINE: ContextVar[tuple[float, int] | None] = ContextVar("nika_effect_deadline", default=None)
+
 # -- the agent loop ---------------------------------------------------------------------------
 
 # spec 02 §agent Fields: `max_turns` defaults to 10 (the checker resolves it: Agent.turn_budget).

@@ -136,7 +136,7 @@ class RunView:
     error_code: str | None = None
     paused_task: str | None = None
     prologue: dict[str, Any] = field(default_factory=dict)
-    run_cost: Any = UNRECORDED  # the terminal frame's `cost_usd` (runtime.guard.cost): null = unknown
+    run_cost: Any = UNRECORDED  # the terminal frame's `cost_usd` (runtime.providers.cost): null = unknown
 
     @property
     def duration_ms(self) -> float | None:

@@ -32,6 +32,7 @@ from typing import Any
 
 from runtime.journal.read import read_frame
 
+Fields = list[tuple[str, Any]]  # one frame's fields in order: what every emitter hands the journal
 TRACE_FORMAT = 2
 GENESIS_TAG = b"nika-trace/genesis/v2"
 # Genesis digests this verifier recognises: ours, and the one the reference engine's journals open with.

@@ -81,21 +81,25 @@ async def post(
             details={"status_code": None},
         ) from None
     if status >= 400:
-        text = _scrub(data.decode("utf-8", "replace"), t.secret)
-        if status in (400, 403) and any(w in text.lower() for w in POLICY_WORDS):
-            raise TaskError(
-                f"{t.plane}-005",
-                f"`{t.provider}` refused the request on content policy: {text}",
-                details={"status_code": status},
-            )
-        transient = status >= 500 or status in (408, 429)
-        raise TaskError(
-            f"{t.plane}-003",
-            f"`{t.provider}` answered HTTP {status}: {text}",
-            transient=transient,
+        raise _refused(t, status, _scrub(data.decode("utf-8", "replace"), t.secret))
+    return data, kind
+
+
+def _refused(t: Target, status: int, text: str) -> TaskError:
+    """An HTTP error reply: a content-policy refusal, or a failure (transient for 5xx, 408 and 429)."""
+    if status in (400, 403) and any(w in text.lower() for w in POLICY_WORDS):
+        return TaskError(
+            f"{t.plane}-005",
+            f"`{t.provider}` refused the request on content policy: {text}",
             details={"status_code": status},
         )
-    return data, kind
+    transient = status >= 500 or status in (408, 429)
+    return TaskError(
+        f"{t.plane}-003",
+        f"`{t.provider}` answered HTTP {status}: {text}",
+        transient=transient,
+        details={"status_code": status},
+    )
 
 
 def json_body(data: bytes, t: Target) -> Any:

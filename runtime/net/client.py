@@ -69,7 +69,7 @@ def fail(message: str, *, transient: bool = False, **details: Any) -> TaskError:
 def deadline_s(env: Mapping[str, str] | None) -> float | None:
     """The engine's total deadline for one network exchange of a task without ``timeout:``
     (``None`` when the task has one: its deadline governs)."""
-    from runtime.engine.executor import EFFECT_DEADLINE
+    from runtime.guard.limits import EFFECT_DEADLINE
 
     if EFFECT_DEADLINE.get() is not None:
         return None
@@ -171,16 +171,7 @@ async def _exchange(
             carried = egress.carried(carrier.held, url, hdrs, body)
             host, origin = canonical_host(u.host), canonical_host(first.host)
             carrier.decide(egress.Hop(carrier.sink, u.scheme, host, hop, origin, first.scheme, carried))
-            try:
-                resp = await http.send(req, stream=True)
-            except httpx.TimeoutException as e:
-                raise fail(f"`{u.host}` did not answer in time ({type(e).__name__})", transient=True) from None
-            except httpx.RemoteProtocolError as e:
-                if "location header" in str(e).lower():  # httpx reads a redirect's target as it answers
-                    raise fail(f"`{u.host}` redirected to a malformed `Location`: {e}") from None
-                raise fail(f"the request to `{u.host}` failed: {type(e).__name__}", transient=True) from None
-            except httpx.HTTPError as e:
-                raise fail(f"the request to `{u.host}` failed: {type(e).__name__}", transient=True) from None
+            resp = await _send(http, req, u.host)
             try:
                 if resp.status_code in (301, 302, 303, 307, 308) and "location" in resp.headers:
                     url = urls.join(url, resp.headers["location"])
@@ -195,6 +186,22 @@ async def _exchange(
     finally:
         if owned:
             await http.aclose()
+
+
+async def _send(http: Any, req: Any, host: str) -> Any:
+    """One hop sent (its body streamed later); a transport failure as the typed failure it is."""
+    import httpx
+
+    try:
+        return await http.send(req, stream=True)
+    except httpx.TimeoutException as e:
+        raise fail(f"`{host}` did not answer in time ({type(e).__name__})", transient=True) from None
+    except httpx.RemoteProtocolError as e:
+        if "location header" in str(e).lower():  # httpx reads a redirect's target as it answers
+            raise fail(f"`{host}` redirected to a malformed `Location`: {e}") from None
+        raise fail(f"the request to `{host}` failed: {type(e).__name__}", transient=True) from None
+    except httpx.HTTPError as e:
+        raise fail(f"the request to `{host}` failed: {type(e).__name__}", transient=True) from None
 
 
 def _hop_headers(headers: dict[str, str], u: urls.Url) -> dict[str, str]:

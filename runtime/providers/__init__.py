@@ -1,8 +1,8 @@
 """Model providers behind one interface (:mod:`runtime.providers.base`).
 
-A run reaches them through :meth:`runtime.services.Services.provider_for`, which builds each
-provider once per run on one HTTP client; :mod:`runtime.providers.registry` maps the 17 ids to
-the three wire adapters and the mock.
+A run reaches them through :meth:`runtime.engine.services.Services.provider_for`, which builds each
+provider once per run on one HTTP client; :mod:`runtime.providers.registry` maps each provider's
+``wire`` (a column of the provider table) to its adapter: the three wires and the mock.
 """
 
 from __future__ import annotations

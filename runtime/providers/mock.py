@@ -153,6 +153,21 @@ class MockProvider(Provider):
             raise TaskError("NIKA-PROVIDER-001", f"the {SCRIPT_VAR} script must be a list of steps")
         return steps
 
+    def _tool_call(self, i: int, c: dict[str, Any]) -> ToolCall:
+        """One scripted tool call: its arguments as given (a JSON string is decoded, kept raw too)."""
+        args = c.get("arguments", {})
+        if isinstance(args, str):
+            try:
+                decoded = json.loads(args)
+            except ValueError:
+                decoded = None
+            return ToolCall(
+                c.get("id", f"s{self._cursor}_{i}"), c["name"], decoded if isinstance(decoded, dict) else None, args
+            )
+        return ToolCall(
+            c.get("id", f"s{self._cursor}_{i}"), c["name"], args if isinstance(args, dict) else None, json.dumps(args)
+        )
+
     def _scripted(self, request: Request) -> Response:
         if self._script is None:
             self._script = self._load_script()
@@ -176,31 +191,7 @@ class MockProvider(Provider):
                 bool(e.get("transient", False)),
                 details,
             )
-        calls = []
-        for i, c in enumerate(step.get("tool_calls") or []):
-            args = c.get("arguments", {})
-            if isinstance(args, str):
-                try:
-                    decoded = json.loads(args)
-                except ValueError:
-                    decoded = None
-                calls.append(
-                    ToolCall(
-                        c.get("id", f"s{self._cursor}_{i}"),
-                        c["name"],
-                        decoded if isinstance(decoded, dict) else None,
-                        args,
-                    )
-                )
-            else:
-                calls.append(
-                    ToolCall(
-                        c.get("id", f"s{self._cursor}_{i}"),
-                        c["name"],
-                        args if isinstance(args, dict) else None,
-                        json.dumps(args),
-                    )
-                )
+        calls = [self._tool_call(i, c) for i, c in enumerate(step.get("tool_calls") or [])]
         text = step.get("text", "")
         if not isinstance(text, str):
             text = json.dumps(text)

@@ -173,8 +173,6 @@ class WireProvider(Provider):
 
         import httpx
 
-        from runtime.providers.stream import sse_events
-
         client = self.services.http()
         idle = self._idle_s()
         host = httpx.URL(url).host or url
@@ -198,40 +196,9 @@ class WireProvider(Provider):
                 if resp.status_code >= 300 or "text/event-stream" not in kind:
                     data = await self._read_capped(resp)
                     return self._classify(resp.status_code, data, resp.headers.get("retry-after"))
-                async for name, data in sse_events(self._lines(resp, got)):
-                    try:
-                        fold.event(name, data)
-                    except SHAPE_ERRORS as exc:
-                        # a member of the wrong type (an index that is not a number, content that is
-                        # not an object): the provider's malformed stream, not an engine bug
-                        raise self.stream_error(
-                            f"a stream event of an unexpected shape ({type(exc).__name__})"
-                        ) from None
-                    if fold.done:
-                        break
+                await self._fold_events(resp, fold, got)
         except (TimeoutError, httpx.TimeoutException) as exc:
-            took = time.monotonic() - started
-            if request.timeout_s is not None and isinstance(exc, TimeoutError):
-                raise TaskError(
-                    TIMEOUT_CODE,
-                    f"`{self.id}` did not finish streaming within the task's remaining time ({took:.1f}s, "
-                    f"{got[0]} bytes received)",
-                    details={"provider": self.id, "received_bytes": got[0]},
-                ) from None
-            if total is not None and isinstance(exc, TimeoutError):
-                raise TaskError(
-                    TRANSIENT,
-                    f"`{self.id}` did not finish streaming within the engine's provider deadline of {total:g}s "
-                    f"({limits.PROVIDER_DEADLINE_VAR}; {got[0]} bytes received)",
-                    True,
-                    {"provider": self.id, "deadline_s": total, "received_bytes": got[0]},
-                ) from None
-            what = (
-                f"the stream from `{self.id}` stalled: nothing arrived for {idle:g}s after {got[0]} bytes"
-                if got[0]
-                else f"`{self.id}` did not start its stream within {idle:g}s"
-            )
-            raise TaskError(TRANSIENT, what, True, {"provider": self.id, "stream": "stalled"}) from None
+            raise self._stream_timeout(exc, request, time.monotonic() - started, got[0], idle, total) from None
         except httpx.TransportError as exc:
             if got[0]:
                 raise self._cut(got[0], type(exc).__name__) from None
@@ -239,6 +206,47 @@ class WireProvider(Provider):
         if not (fold.done or fold.whole_at_end()):
             raise self._cut(got[0], "no end marker")
         return fold.document()
+
+    async def _fold_events(self, resp: Any, fold: Fold, got: list[int]) -> None:
+        """Fold the stream's events until the provider's end marker (or the stream's end)."""
+        from runtime.providers.stream import sse_events
+
+        async for name, data in sse_events(self._lines(resp, got)):
+            try:
+                fold.event(name, data)
+            except SHAPE_ERRORS as exc:
+                # a member of the wrong type (an index that is not a number, content that is
+                # not an object): the provider's malformed stream, not an engine bug
+                raise self.stream_error(f"a stream event of an unexpected shape ({type(exc).__name__})") from None
+            if fold.done:
+                break
+
+    def _stream_timeout(
+        self, exc: Exception, request: Request, took: float, got: int, idle: float, total: float | None
+    ) -> TaskError:
+        """The task's ``timeout:`` ran out mid-stream (a timeout error), the engine's provider
+        deadline did (transient), or the idle guard fired (transient)."""
+        if request.timeout_s is not None and isinstance(exc, TimeoutError):
+            return TaskError(
+                TIMEOUT_CODE,
+                f"`{self.id}` did not finish streaming within the task's remaining time ({took:.1f}s, "
+                f"{got} bytes received)",
+                details={"provider": self.id, "received_bytes": got},
+            )
+        if total is not None and isinstance(exc, TimeoutError):
+            return TaskError(
+                TRANSIENT,
+                f"`{self.id}` did not finish streaming within the engine's provider deadline of {total:g}s "
+                f"({limits.PROVIDER_DEADLINE_VAR}; {got} bytes received)",
+                True,
+                {"provider": self.id, "deadline_s": total, "received_bytes": got},
+            )
+        what = (
+            f"the stream from `{self.id}` stalled: nothing arrived for {idle:g}s after {got} bytes"
+            if got
+            else f"`{self.id}` did not start its stream within {idle:g}s"
+        )
+        return TaskError(TRANSIENT, what, True, {"provider": self.id, "stream": "stalled"})
 
     def _unreachable(self, host: str, exc: Exception) -> TaskError:
         return TaskError(

@@ -51,7 +51,7 @@ class NdjsonSink:
             raise UsageError(f"--events: cannot write {path}: {(exc.strerror or str(exc)).lower()}") from None
 
     def __call__(self, event: dict[str, Any]) -> None:
-        from runtime.report import terminal_safe
+        from checker.core.display import terminal_safe
 
         line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str)
         self._stream.write(terminal_safe(line) + "\n")  # C1 controls only occur inside strings: still JSON

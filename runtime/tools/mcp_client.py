@@ -32,12 +32,24 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from runtime.errors import TaskError
 from runtime.guard import limits
-from runtime.tools.mcp_config import CONFIG_FILE, ServerConfig, refuse_if_writable
+from runtime.tools.mcp_config import CONFIG_FILE, McpConfig, ServerConfig, refuse_if_writable
 
 if TYPE_CHECKING:
-    from runtime.engine.events import EventSink
     from runtime.guard.permits import Boundary
-    from runtime.services import Services
+
+
+class McpServices(Protocol):
+    """What the MCP client reads of the run's services (:class:`runtime.engine.services.Services`):
+    the server table, and the slot the run's one pool of connections lives in."""
+
+    mcp_config: McpConfig
+    mcp: Any
+
+
+class McpEvents(Protocol):
+    """Where the MCP client reports a spawn decision (:class:`runtime.engine.events.EventSink`)."""
+
+    def tool_event(self, task: str, event: dict[str, Any]) -> None: ...
 
 
 class McpHost(Protocol):
@@ -48,11 +60,11 @@ class McpHost(Protocol):
     @property
     def boundary(self) -> Boundary: ...
     @property
-    def services(self) -> Services: ...
+    def services(self) -> McpServices: ...
     @property
     def engine_env(self) -> Mapping[str, str]: ...
     @property
-    def events(self) -> EventSink: ...
+    def events(self) -> McpEvents: ...
 
 
 UNAVAILABLE = "NIKA-MCP-001"

@@ -87,8 +87,8 @@ async def call_tool(
 
 async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
     """Compile, admit and run the child workflow; its outputs, or its first failure."""
-    from runtime.engine.records import Options
-    from runtime.guard.admission import InputError, bind_inputs
+    from runtime.engine.inputs import InputError, bind_inputs
+    from runtime.engine.options import Options
 
     s = ctx.settings
     target, path, stack = _child_target(ctx, verb)
@@ -175,7 +175,7 @@ def _admit_child(target: str, path: str) -> Any:
     configuration apply), or the task failure naming its first error."""
     from checker.project.admission import admit
     from checker.project.finalize import SettingsError
-    from runtime.guard.admission import compile_file, unsupported_features, unsupported_run_block
+    from runtime.engine.inputs import compile_file, unsupported_features, unsupported_run_block
 
     compiled, why = compile_file(path, named=False)
     if compiled is None:

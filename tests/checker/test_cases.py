@@ -105,9 +105,10 @@ def _seed(root: Path) -> None:
 def test_corpus_workflow_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from runtime.engine.records import Options
+    from runtime.engine.inputs import bind_inputs
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
-    from runtime.guard.admission import bind_inputs
+    from runtime.verbs import VERBS
 
     text = path.read_text(encoding="utf-8")
     first = text.splitlines()[0]
@@ -119,7 +120,9 @@ def test_corpus_workflow_runs(path: Path, tmp_path: Path, monkeypatch: pytest.Mo
     compiled = compile_text(text, str(tmp_path / path.name), str(tmp_path))
     assert compiled.workflow is not None
     bound = bind_inputs(compiled.workflow, {})
-    result = asyncio.run(Run(compiled, bound, Options(trace_dir=tmp_path / "traces"), workdir=tmp_path).execute())
+    result = asyncio.run(
+        Run(compiled, bound, Options(trace_dir=tmp_path / "traces"), verbs=VERBS, workdir=tmp_path).execute()
+    )
     bad = {tid: (rec.status, rec.error) for tid, rec in result.tasks.items() if rec.status != "success"}
     assert not bad, bad
 

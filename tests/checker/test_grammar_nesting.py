@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from checker.grammar import table as G
-from checker.views.json_schema import workflow_json_schema
-from nika_lsp.features.context import fields_for
+from checker.views.workflow_schema import workflow_json_schema
+from nika_lsp.features.cursor import fields_for
 
 Schema = dict[str, Any]
 

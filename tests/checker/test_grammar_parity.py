@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from checker.engine.pipeline import compile_text
 from checker.grammar import table as G
 from checker.grammar.table import Block, Kind
-from checker.views.json_schema import workflow_json_schema
+from checker.views.workflow_schema import workflow_json_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

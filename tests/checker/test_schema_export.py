@@ -19,7 +19,7 @@ from checker.engine.pipeline import compile_text
 from checker.grammar import table as G
 from checker.grammar.table import CAPTURE_MODES, DECODE_MODES
 from checker.parse.nodes import parse_yaml
-from checker.views.json_schema import workflow_json_schema
+from checker.views.workflow_schema import workflow_json_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.nika.yaml"))

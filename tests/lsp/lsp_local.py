@@ -34,7 +34,7 @@ from nika_lsp.features import (
     outline,
     tokens,
 )
-from nika_lsp.features.context import view_of
+from nika_lsp.features.model_view import view_of
 
 _ids = itertools.count()
 

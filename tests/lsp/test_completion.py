@@ -388,7 +388,7 @@ def test_the_editor_places_each_expression_where_the_compiler_does() -> None:
     """The position class the editor reads off the text (``where_of``) is the one the compiler
     gives the expression's site, at every position of the scope document."""
     from checker import compile_text
-    from nika_lsp.features.context import analyze, where_of
+    from nika_lsp.features.cursor import analyze, where_of
 
     doc = SCOPE_DOC.format(**{w: f'"${{{{ inputs.a == {i} }}}}"' for i, w in enumerate(sorted(SCOPE_NEUTRAL))})
     doc = doc.replace("    when:", '    output: { n: ".x ${{ inputs.a }}" }\n    when:')  # and a jq binding

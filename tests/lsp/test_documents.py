@@ -311,8 +311,8 @@ def test_an_analysis_overtaken_by_an_edit_is_still_the_last_good_one(monkeypatch
     """Version 2 is analysed while version 3 (broken YAML) arrives: the analysis of 2 moved the
     tasks it shares with version 1, so it, not version 1, must be what hover reads next."""
     from checker.engine.incremental import IncrementalDocument
-    from nika_lsp.features.context import view_of
     from nika_lsp.features.hover import task_card
+    from nika_lsp.features.model_view import view_of
 
     uri = "file:///tmp/nika-race/w.nika.yaml"
     v2 = _RACE_V1.replace("  a:\n", "  # a new comment line\n  a:\n")

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from checker.engine.pipeline import compile_text
-from runtime.engine.records import Options, RunResult
+from runtime.engine.inputs import bind_inputs
 
 # In the driver's environment while the shared Dask cluster's workers start (conftest.py): they
+from runtime.engine.options import Options
+from runtime.engine.records import RunResult
 from runtime.engine.run import Run
-from runtime.guard.admission import bind_inputs
+from runtime.verbs import VERBS
 
 # must not keep it.
 DASK_SECRET_VAR = "NIKA_TEST_DRIVER_ONLY_TOKEN"
@@ -32,7 +34,7 @@ def run_yaml(text: str, tmp_path: Path, inputs: dict[str, Any] | None = None, **
     assert compiled.workflow is not None
     bound = bind_inputs(compiled.workflow, inputs or {})
     options = Options(trace_dir=tmp_path / "traces", **opts)
-    return asyncio.run(Run(compiled, bound, options, workdir=tmp_path).execute())
+    return asyncio.run(Run(compiled, bound, options, verbs=VERBS, workdir=tmp_path).execute())
 
 
 def statuses(result: RunResult) -> dict[str, str]:

@@ -34,8 +34,8 @@ def test_the_reading_equals_the_live_registry() -> None:
 
 def test_thinking_on_a_provider_without_it_is_warned_and_refused_alike() -> None:
     """`build/unavailable` at check for a literal provider whose adapter sends no reasoning
-    parameter; the run refuses the same task with NIKA-IMPL-002 (runtime/guard/admission.py)."""
-    from runtime.guard.admission import unsupported_run_block
+    parameter; the run refuses the same task with NIKA-IMPL-002 (runtime/engine/inputs.py)."""
+    from runtime.engine.inputs import unsupported_run_block
 
     def wf(model: str) -> str:
         return f"nika: v1\nworkflow: {{ id: t }}\ntasks:\n  a:\n    infer:\n      model: {model}\n" + (

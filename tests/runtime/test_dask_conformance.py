@@ -189,8 +189,9 @@ def test_the_fs_cases_run_end_to_end_alike_on_dask(session: DaskSession, fs_case
     does, with the local executor's record."""
     import asyncio
 
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     cases = fs_cases[:40]
     refused = 0
@@ -199,7 +200,7 @@ def test_the_fs_cases_run_end_to_end_alike_on_dask(session: DaskSession, fs_case
         for name, executor in (("local", "local"), ("dask", session.executor)):
             (tmp / name).mkdir()
             opts = Options(trace_dir=None, executor=executor)
-            r = asyncio.run(Run(compiled, {}, opts, workdir=tmp / name).execute()).tasks["t"]
+            r = asyncio.run(Run(compiled, {}, opts, verbs=VERBS, workdir=tmp / name).execute()).tasks["t"]
             error = r.error and (r.error["code"], r.error["message"].replace(str(tmp / name), "<work>"))
             records.append((r.status, r.output, error))
         assert records[1] == records[0], path

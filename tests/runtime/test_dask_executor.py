@@ -167,8 +167,9 @@ tasks:
 
 def test_cancelling_the_run_cancels_the_future_and_kills_the_child(session: DaskSession, tmp_path: Path) -> None:
     from checker.engine.pipeline import compile_text
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     pidfile = tmp_path / "pid"
     script = tmp_path / "slow.sh"
@@ -179,7 +180,7 @@ def test_cancelling_the_run_cancels_the_future_and_kills_the_child(session: Dask
     compiled = compile_text(src, str(tmp_path / "c.nika.yaml"), str(tmp_path))
 
     async def go() -> RunResult:
-        run = Run(compiled, {}, Options(trace_dir=None, executor=session.executor), workdir=tmp_path)
+        run = Run(compiled, {}, Options(trace_dir=None, executor=session.executor), verbs=VERBS, workdir=tmp_path)
         task = asyncio.ensure_future(run.execute())
         deadline = asyncio.get_running_loop().time() + 60  # generous: a loaded machine starts processes slowly
         while asyncio.get_running_loop().time() < deadline:  # the process runs, its worker announced first

@@ -162,8 +162,9 @@ def test_an_agent_under_dask_lists_and_calls_mcp_tools(session: DaskSession, tmp
 
 def test_cancelling_the_run_cancels_the_call_and_stops_the_server(session: DaskSession, tmp_path: Path) -> None:
     from checker.engine.pipeline import compile_text
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     declare(tmp_path, {"demo": stdio(tmp_path)})
     marker = tmp_path / "napping"
@@ -175,7 +176,7 @@ def test_cancelling_the_run_cancels_the_call_and_stops_the_server(session: DaskS
 
     async def go() -> RunResult:
         opts = Options(trace_dir=None, executor=session.executor, engine_env={"PATH": os.environ.get("PATH", "")})
-        run = Run(compiled, {}, opts, workdir=tmp_path)
+        run = Run(compiled, {}, opts, verbs=VERBS, workdir=tmp_path)
         task = asyncio.ensure_future(run.execute())
         deadline = asyncio.get_running_loop().time() + 60  # generous: the server starts on a worker first
         while asyncio.get_running_loop().time() < deadline:

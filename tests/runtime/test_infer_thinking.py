@@ -8,7 +8,7 @@ import pytest
 from fake_llm import Reply, anthropic, gemini, openai, serve
 
 from checker.engine.pipeline import compile_text
-from runtime.guard.admission import unsupported_run_block
+from runtime.engine.inputs import unsupported_run_block
 
 KEY = "thinking-key-0123456789"
 ENV = {

@@ -163,15 +163,18 @@ def test_the_literal_the_check_refuses_the_run_refuses_with_the_same_code(pictur
     gate bypassed), refuses it with the same code, before any model call."""
     import asyncio
 
-    from runtime.engine.records import Options
+    from runtime.engine.inputs import bind_inputs
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
-    from runtime.guard.admission import bind_inputs
+    from runtime.verbs import VERBS
 
     src = vision_wf("mock/echo", "[{ source: file, path: ./secret.png }]")
     compiled = compile_text(src, str(pictures / "wf.nika.yaml"), str(pictures))
     assert [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-SEC-004"]
     bound = bind_inputs(compiled.workflow, {})
-    result = asyncio.run(Run(compiled, bound, Options(trace_dir=pictures / "traces"), workdir=pictures).execute())
+    result = asyncio.run(
+        Run(compiled, bound, Options(trace_dir=pictures / "traces"), verbs=VERBS, workdir=pictures).execute()
+    )
     assert result.tasks["t"].error["code"] == "NIKA-SEC-004"
 
 

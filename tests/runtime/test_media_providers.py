@@ -14,8 +14,8 @@ from builtins_harness import fails, make_ctx
 from fake_llm import Reply, serve
 
 from runtime.builtins import call
+from runtime.engine.services import Services
 from runtime.media.image_wires import mock_png
-from runtime.services import Services
 
 KEY = "sk-test-key-0123456789abcdef"
 PNG = mock_png("fixture", 0, 0, (8, 6), "fixture")

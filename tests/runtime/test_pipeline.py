@@ -364,8 +364,9 @@ def test_cancellation_cancels_in_flight_work_runs_on_finally_and_settles_the_res
     import asyncio
 
     from checker.engine.pipeline import compile_text
-    from runtime.engine.records import Options
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     src = """\
 nika: v1
@@ -383,7 +384,7 @@ tasks:
     compiled = compile_text(src, str(tmp_path / "c.nika.yaml"), str(tmp_path))
 
     async def go():
-        run = Run(compiled, {}, Options(trace_dir=tmp_path / "t"), workdir=tmp_path)
+        run = Run(compiled, {}, Options(trace_dir=tmp_path / "t"), verbs=VERBS, workdir=tmp_path)
         asyncio.get_running_loop().call_later(0.3, run.cancel)
         return await run.execute()
 

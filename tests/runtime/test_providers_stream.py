@@ -320,7 +320,7 @@ def test_a_secret_split_across_pieces_is_masked():
 @pytest.mark.parametrize("columns", [80, 40])
 def test_the_live_line_never_wraps(columns):
     """A wrapped line leaves its first row behind at each rewrite (the erase clears one row)."""
-    from runtime.report import StreamLine, _cells
+    from nika.output.run_text import StreamLine, _cells
 
     live = StreamLine(columns) if columns != 80 else StreamLine()
     pieces = ["a fairly long streamed sentence ", "with 寬字符 and emoji 🙂🙂 ", "\x1b[2J", "and more words " * 5]

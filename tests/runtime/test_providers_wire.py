@@ -10,7 +10,7 @@ import pytest
 from fake_llm import Reply, anthropic, gemini, openai, serve
 
 from checker.contracts import tables as contracts
-from runtime.providers.registry import CLOUD_ENDPOINTS, WIRES, endpoint_for
+from runtime.providers.registry import endpoint_for
 
 KEY = "secret-key-abcdef123456"
 
@@ -196,8 +196,8 @@ def test_every_provider_has_a_wire_and_an_endpoint():
     for pid in ids:
         ep = endpoint_for(pid, {})
         assert ep.url.startswith("http")
-        assert (pid in CLOUD_ENDPOINTS) != ep.local
-        assert WIRES.get(pid, "openai") in ("openai", "anthropic", "gemini", "ollama")
+        assert (contracts.providers()[pid].kind == "cloud") != ep.local
+        assert contracts.providers()[pid].wire in ("openai", "anthropic", "gemini", "ollama")
     assert endpoint_for("ollama", {}).url == "http://localhost:11434/api/chat"  # the native chat API
     assert endpoint_for("lmstudio", {}).url == "http://localhost:1234/v1/chat/completions"
     hatch = endpoint_for("openai", {"NIKA_OPENAI_BASE_URL": "http://localhost:1337/v1/chat/completions"})

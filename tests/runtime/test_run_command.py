@@ -12,7 +12,8 @@ import pytest
 
 from checker.core.codes import lookup
 from checker.project.files import compile_path
-from nika.commands.run import run_command, trace_verify_command
+from nika.commands.run import run_command
+from nika.commands.trace import trace_verify
 from runtime.journal.write import verify
 
 SUITE = Path(__file__).resolve().parents[3] / "shared" / "nika-spec"
@@ -118,7 +119,7 @@ def test_check_refusal_prints_the_findings_and_exits_2(tmp_path):
 def test_trace_verify_command(greet, capsys):
     _code, rep, _ = nika_run(greet, var_pairs=["name=Ada"])
     out = io.StringIO()
-    assert trace_verify_command(rep["trace"], output_format="json", out=out) == 0
+    assert trace_verify(rep["trace"], "json", out) == 0
     assert json.loads(out.getvalue())["verdict"] == "clean"
 
 

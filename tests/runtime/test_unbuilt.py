@@ -83,7 +83,7 @@ def test_every_impl_002_site_names_a_feature_of_the_one_list() -> None:
     named = {feat for _, _, feat in sites} - {"<run block>"}
     assert named <= FAMILIES | DECLARED, named - FAMILIES - DECLARED
     # every declared feature but the run block's is raised at a site of its own; those two are
-    # refused before any effect by the admission (runtime/guard/admission.py: unsupported_features)
+    # refused before any effect by the admission (runtime/engine/inputs.py: unsupported_features)
     assert DECLARED - named == {"seeded-entropy", "virtual-clock"}
     assert FAMILIES - named == set()
 
@@ -144,15 +144,17 @@ def test_check_dry_run_and_explain_tell_the_same_truth(feature: str, tmp_path: P
 @pytest.mark.parametrize("feature", ["mock-model", "inspect", "registry-workflow"])
 def test_the_run_fails_with_impl_002_naming_the_feature(feature: str, tmp_path: Path) -> None:
     """In process, no effect: the three a run reaches (the others are refused before the first task)."""
-    from runtime.engine.records import Options
+    from runtime.engine.inputs import bind_inputs
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
-    from runtime.guard.admission import bind_inputs
+    from runtime.verbs import VERBS
 
     path = tmp_path / "u.nika.yaml"
     path.write_text(SAMPLES[feature])
     compiled = compile_text(SAMPLES[feature], str(path), str(tmp_path))
     assert compiled.workflow is not None
-    run = Run(compiled, bind_inputs(compiled.workflow, {}), Options(trace_dir=None, engine_env={}), workdir=tmp_path)
+    opts = Options(trace_dir=None, engine_env={})
+    run = Run(compiled, bind_inputs(compiled.workflow, {}), opts, verbs=VERBS, workdir=tmp_path)
     result = asyncio.run(run.execute())
     err = result.tasks["t"].error
     assert err is not None and err["code"] == "NIKA-IMPL-002" and err["details"]["feature"] == feature
@@ -160,7 +162,7 @@ def test_the_run_fails_with_impl_002_naming_the_feature(feature: str, tmp_path: 
 
 @pytest.mark.parametrize("feature", ["seeded-entropy", "virtual-clock", "thinking"])
 def test_the_admission_refuses_naming_the_feature(feature: str) -> None:
-    from runtime.guard.admission import unsupported_features, unsupported_run_block
+    from runtime.engine.inputs import unsupported_features, unsupported_run_block
 
     compiled = compile_text(SAMPLES[feature], "/tmp/u.nika.yaml", "/tmp")
     assert feature in unsupported_features(compiled.workflow)

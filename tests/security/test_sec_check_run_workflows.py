@@ -42,7 +42,7 @@ from checker.project.admission import admit
 from nika.commands.run import run_command
 from runtime.engine import executor as executor_mod
 from runtime.engine.executor import EffectCall, EffectResult, LocalExecutor
-from runtime.guard.admission import compile_file
+from runtime.engine.inputs import compile_file
 
 SPEC = Path(__file__).resolve().parents[2] / ".." / "shared" / "nika-spec"
 STATIC = {"NIKA-SEC-004", "NIKA-SEC-001"}

@@ -104,7 +104,7 @@ def test_an_inadmissible_var_is_a_one_line_error(tmp_path: Path, raw: bytes) -> 
 
 
 def test_admission_refuses_each_class_on_plain_data() -> None:
-    from runtime.guard.admission import value_problem
+    from runtime.engine.inputs import value_problem
 
     assert value_problem({"a": ["ok", 1, None]}) is None
     assert "surrogate" in (value_problem({"k": "x\udc80"}) or "")

@@ -27,7 +27,7 @@ import pytest
 
 from checker.project.admission import admit
 from nika.commands.run import run_command
-from runtime.guard.admission import compile_file
+from runtime.engine.inputs import compile_file
 
 KEY = "rk-e2e-93b4d1a7"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from checker.core.display import terminal_safe
 from nika.commands.run import run_command
-from runtime.report import terminal_safe
 
 
 def test_hostile_error_text_is_escaped_in_the_text_reporter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

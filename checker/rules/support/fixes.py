@@ -12,10 +12,8 @@ from itertools import pairwise
 from checker.core.diagnostics import Diagnostic, Edit, Fix
 from checker.core.records import record
 from checker.core.source import Span
+from checker.core.vocab import Applicability
 from checker.parse.values import Entry, MapValue
-
-SAFE = "safe"
-
 
 # -- building edits -------------------------------------------------------------------------
 
@@ -69,7 +67,7 @@ class Applied:
 def fixable(d: Diagnostic, *, unsafe: bool) -> Fix | None:
     """The first fix of ``d`` the user allowed (safe ones always; the rest with ``unsafe``)."""
     for fix in d.fixes:
-        if fix.edits and (fix.applicability == SAFE or unsafe):
+        if fix.edits and (fix.applicability == Applicability.SAFE or unsafe):
             return fix
     return None
 
@@ -127,7 +125,13 @@ def _indent_of(text: str, offset: int) -> str | None:
 
 
 def hoist_into_with(
-    text: str, task: object, ref_span: Span, name: str, *, bound: str | None = None, applicability: str = SAFE
+    text: str,
+    task: object,
+    ref_span: Span,
+    name: str,
+    *,
+    bound: str | None = None,
+    applicability: str = Applicability.SAFE,
 ) -> Fix | None:
     """Bind the ``tasks.…`` reference at ``ref_span`` as ``with.<name>`` of ``task`` and read that.
 

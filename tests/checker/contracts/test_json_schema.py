@@ -1,4 +1,4 @@
-"""The JSON Schema of a builtin's arguments, written once (checker/contracts/json_schema.py) and read
+"""The JSON Schema of a builtin's arguments, written once (checker/contracts/args_schema.py) and read
 by ``nika schema`` and the agent's tool definitions."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from checker.contracts import tables as contracts
-from checker.contracts.json_schema import ecma_pattern, json_schema
+from checker.contracts.args_schema import ecma_pattern, json_schema
 
 TEMPLATE = {"type": "string", "pattern": r"\$\{\{"}
 

@@ -198,7 +198,7 @@ def test_a_child_pause_inside_for_each_resumes_each_iteration_from_its_own_journ
     assert sorted(_log(tmp_path)) == ["prep-a", "prep-b", "ship-a", "ship-b"]  # each `prep` ran once
     assert cache_hits(done) == set()
     from runtime.durable.resume_index import open_resume
-    from runtime.guard.admission import compile_file
+    from runtime.engine.inputs import compile_file
 
     compiled, _ = compile_file(str(fan))
     index = open_resume(done["trace"], compiled)  # the children's decisions count against this run's budget
@@ -271,13 +271,14 @@ def test_on_a_terminal_a_childs_prompt_is_asked_and_counts_against_the_caller(pa
 def test_without_a_journal_a_childs_pause_fails_its_caller_and_says_why(parent, tmp_path):
     import asyncio
 
-    from runtime.engine.records import Options
+    from runtime.engine.inputs import bind_inputs, compile_file
+    from runtime.engine.options import Options
     from runtime.engine.run import Run
-    from runtime.guard.admission import bind_inputs, compile_file
+    from runtime.verbs import VERBS
 
     compiled, _ = compile_file(str(parent))
     assert compiled is not None and compiled.workflow is not None
-    res = asyncio.run(Run(compiled, bind_inputs(compiled.workflow, {}), Options(trace_dir=None)).execute())
+    res = asyncio.run(Run(compiled, bind_inputs(compiled.workflow, {}), Options(trace_dir=None), verbs=VERBS).execute())
     err = res.tasks["call"].error
     assert res.workflow_state == "failure" and err is not None and err["code"] == "NIKA-BUILTIN-PROMPT-001"
     assert "paused on the prompt of task `ok` and the child kept no journal to resume it from" in err["message"]

@@ -18,10 +18,11 @@ from opentelemetry.trace import StatusCode
 
 from checker.engine.pipeline import compile_text
 from nika.commands.run import run_command
-from runtime.engine.records import Options
+from runtime.engine.inputs import bind_inputs
+from runtime.engine.options import Options
 from runtime.engine.run import Run
-from runtime.guard.admission import bind_inputs
 from runtime.telemetry.otel_sink import OtelConfigError, OtelSink, otel_endpoint
+from runtime.verbs import VERBS
 
 SECRET = "sk-test-0123456789abcdef"
 WF = """\
@@ -55,7 +56,9 @@ def run_with(sink: OtelSink, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert not [d for d in compiled.diagnostics if d.is_error], [d.message for d in compiled.diagnostics]
     assert compiled.workflow is not None
     opts = Options(trace_dir=tmp_path / "traces", on_event=sink)
-    result = asyncio.run(Run(compiled, bind_inputs(compiled.workflow, {}), opts, workdir=tmp_path).execute())
+    result = asyncio.run(
+        Run(compiled, bind_inputs(compiled.workflow, {}), opts, verbs=VERBS, workdir=tmp_path).execute()
+    )
     assert sink.close() is None
     return result.workflow_state
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from checker.compiler import TASK_ID_RE, WORKFLOW_ID_RE
 from checker.contracts import tables as C
-from checker.contracts.json_schema import each_required, ecma_pattern, json_schema
+from checker.contracts.args_schema import each_required, ecma_pattern, json_schema
 from checker.core.codes import CODE_RE
 from checker.core.durations import duration_pattern
 from checker.core.vocab import PREDICATES, RESERVED_BINDINGS

@@ -60,10 +60,10 @@ class CostMeter:
             return None
         return p.usd(tokens_in, tokens_out)
 
-    def admit(self, model: str, request: Request) -> None:
+    def ensure_fits(self, model: str, request: Request) -> None:
         """Refuse the call before it is sent when the cap cannot be kept."""
         if self.parent is not None:
-            self.parent.admit(model, request)
+            self.parent.ensure_fits(model, request)
         if self.cap is None:
             return
         worst = self.usd(model, _estimate_in(request), _max_out(model, request))
@@ -139,7 +139,7 @@ class CostMeter:
 
 
 class MeteredProvider(Provider):
-    """A provider whose every call the meter admits first and prices after."""
+    """A provider whose every call the meter bounds first (:meth:`CostMeter.ensure_fits`) and prices after."""
 
     def __init__(self, inner: Provider, meter: CostMeter, prefix: str) -> None:
         self.inner, self.meter, self.prefix = inner, meter, prefix
@@ -147,7 +147,7 @@ class MeteredProvider(Provider):
 
     async def complete(self, name: str, request: Request) -> Response:
         model = f"{self.prefix}/{name}"
-        self.meter.admit(model, request)
+        self.meter.ensure_fits(model, request)
         reply = await self.inner.complete(name, request)
         self.meter.record(model, reply)
         return reply

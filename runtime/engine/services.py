@@ -40,7 +40,7 @@ class Services:
         self.mcp_config = mcp_config if mcp_config is not None else snapshot(workdir, self.env)
         self.mcp: Any = None
         self._prices: Any = None
-        self.meter: Any = None  # the run's runtime.guard.cost.CostMeter: every model call is admitted and priced
+        self.meter: Any = None  # the run's runtime.providers.cost.CostMeter: every model call is bounded and priced
 
     # -- providers ------------------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
-"""Admission: compile once with the checker, refuse what it refuses, and bind the inputs.
+"""A run's inputs: the file compiled once (:func:`compile_file`), ``--var`` pairs parsed and bound
+to the declared ``inputs:`` (:func:`bind_inputs`), and what this build cannot honour
+(:func:`unsupported_run_block`), refused before any effect.
 
-``nika run`` never re-reads the file after :func:`admit`: the compiled model judged here is the
-one that runs (a file edited between check and run changes nothing).
+The verdict a run is admitted by is ``nika check``'s (:func:`checker.project.admission.admit`);
+``nika run`` never re-reads the file after it: the compiled model judged there is the one that
+runs (a file edited between check and run changes nothing).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from checker.core.display import kind_of
@@ -16,17 +18,6 @@ from checker.model.workflow import CompiledWorkflow, Workflow
 
 class InputError(Exception):
     """A ``--var`` or child-workflow argument that does not fit the declared ``inputs:``."""
-
-
-@dataclass(frozen=True)
-class Admitted:
-    compiled: CompiledWorkflow
-    path: str
-
-    @property
-    def workflow(self) -> Workflow:
-        assert self.compiled.workflow is not None
-        return self.compiled.workflow
 
 
 def compile_file(path: str, *, named: bool = True) -> tuple[CompiledWorkflow | None, str | None]:

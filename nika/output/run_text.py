@@ -1,14 +1,15 @@
 """What ``nika run`` shows: the dry-run plan and the plain-text progress and summary lines.
 
-Pure functions returning strings; ``nika/cli.py`` decides where they are written.
+Pure functions returning strings; :mod:`nika.commands.run` decides where they are written (through
+:func:`checker.core.display.terminal_safe`, as everything the command prints).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from checker.core.display import terminal_safe
 from checker.model.workflow import Agent, CompiledWorkflow, Exec, Infer, Invoke, ScalarValue
 from checker.parse.values import templates
 
@@ -228,13 +229,3 @@ def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
     if report.get("trace"):
         line += f"\n  trace: {report['trace']}"
     return line + "\n"
-
-
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with every C0/C1 control (and DEL) but newline and tab spelled ``\\uXXXX``: untrusted
-    text (a model output inside an error message) cannot move the cursor, erase a line, fake a
-    status or write the clipboard (OSC 52). The spelling is a JSON escape, so JSON stays JSON."""
-    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

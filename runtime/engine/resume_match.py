@@ -7,27 +7,43 @@ new trace can itself be resumed). ``for_each`` iterations are checkpointed and m
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from checker.core.vocab import Status
 from checker.model.workflow import Task
-from runtime.engine.events import Fields, note
+from runtime.engine.events import note
 from runtime.engine.records import Outcome, TaskRecord, compact
 from runtime.errors import TaskError
 from runtime.journal.task_hash import definition_hash, input_hash, iteration_hash
+from runtime.journal.write import Fields
 
 if TYPE_CHECKING:
+    from checker.model.workflow import CompiledWorkflow
     from runtime.durable.resume_index import Hit
-    from runtime.engine.run import Run
+    from runtime.engine.options import Options
+    from runtime.guard.redact import Redactor
 
 
-def hash_task(run: Run, task: Task, rec: TaskRecord) -> None:
+class ResumingRun(Protocol):
+    """What the resume hooks read of the run (:class:`runtime.engine.run.Run`)."""
+
+    options: Options
+    compiled: CompiledWorkflow
+    base: dict[str, Any]
+    task_views: dict[str, dict[str, Any]]
+    records: dict[str, TaskRecord]
+    redactor: Redactor
+
+    def emit(self, kind: str, fields: Fields) -> None: ...
+
+
+def hash_task(run: ResumingRun, task: Task, rec: TaskRecord) -> None:
     """The task's definition and resolved-input hashes, now that its producers have settled."""
     rec.definition_hash = definition_hash(task, run.options.model)
     rec.input_hash = input_hash(run.compiled, task.id, run.base, run.task_views)
 
 
-def resumable(run: Run, rec: TaskRecord, out: str | None = None) -> bool:
+def resumable(run: ResumingRun, rec: TaskRecord, out: str | None = None) -> bool:
     """Whether the journaled output is the output: one the redactor masked (it carries a secret) is
     not, so it is journaled without hashes and a resume runs the task again rather than rehydrate a mask.
     ``out`` is ``compact(rec.output)`` when the caller has it already."""
@@ -39,7 +55,7 @@ def resumable(run: Run, rec: TaskRecord, out: str | None = None) -> bool:
 
 
 async def cache_hit(
-    run: Run, task: Task, rec: TaskRecord, bind: Callable[[Task, Any], Awaitable[dict[str, Any]]]
+    run: ResumingRun, task: Task, rec: TaskRecord, bind: Callable[[Task, Any], Awaitable[dict[str, Any]]]
 ) -> tuple[Outcome, Fields] | None:
     """The rehydrated outcome and the ``task_cache_hit`` fields, when the resumed trace matches
     (``bind`` computes the ``output:`` bindings: the dispatch's own)."""
@@ -57,14 +73,14 @@ async def cache_hit(
     return Outcome(Status.SUCCESS, hit.output, bindings), [("cached_from", hit.ref)]
 
 
-def iteration_key(run: Run, task: Task, index: int, item: Any) -> str | None:
+def iteration_key(run: ResumingRun, task: Task, index: int, item: Any) -> str | None:
     rec = run.records.get(task.id)
     if rec is None or rec.input_hash is None:
         return None
     return iteration_hash(rec.input_hash, index, item)
 
 
-def cached_iteration(run: Run, task: Task, key: str | None) -> Hit | None:
+def cached_iteration(run: ResumingRun, task: Task, key: str | None) -> Hit | None:
     resume = run.options.resume
     rec = run.records.get(task.id)
     if resume is None or key is None or rec is None or rec.definition_hash is None:
@@ -72,7 +88,7 @@ def cached_iteration(run: Run, task: Task, key: str | None) -> Hit | None:
     return resume.lookup_iteration(task.id, rec.definition_hash, key)
 
 
-def journal_iteration(run: Run, task: Task, index: int, key: str | None, output: Any, hit: Hit | None) -> None:
+def journal_iteration(run: ResumingRun, task: Task, index: int, key: str | None, output: Any, hit: Hit | None) -> None:
     """One finished iteration, journaled so a resume can skip it (a cache hit says where it came from)."""
     rec = run.records.get(task.id)
     out = compact(output)
