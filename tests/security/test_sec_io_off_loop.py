@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from checker.engine.pipeline import compile_text
+from runtime.engine.inputs import bind_inputs
 from runtime.engine.options import Options
 from runtime.engine.records import RunResult
 from runtime.engine.run import Run
-from runtime.engine.inputs import bind_inputs
 
 HELD_S = 120.0  # the longest a stuck read waits to be let go (never reached when all is well)
 
