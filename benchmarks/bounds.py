@@ -127,10 +127,11 @@ def _run(text: str, env: dict[str, str] | None = None) -> float:
     from checker.engine.pipeline import compile_text
     from runtime.engine.options import Options
     from runtime.engine.run import Run
+    from runtime.verbs import VERBS
 
     with tempfile.TemporaryDirectory() as d:
         compiled = compile_text(text, str(Path(d) / "w.nika.yaml"), d)
-        run = Run(compiled, {}, Options(trace_dir=None, engine_env=env or {}), workdir=Path(d))
+        run = Run(compiled, {}, Options(trace_dir=None, engine_env=env or {}), verbs=VERBS, workdir=Path(d))
         return _clock(lambda: asyncio.run(run.execute()))
 
 

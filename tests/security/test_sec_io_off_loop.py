@@ -17,6 +17,7 @@ from runtime.engine.inputs import bind_inputs
 from runtime.engine.options import Options
 from runtime.engine.records import RunResult
 from runtime.engine.run import Run
+from runtime.verbs import VERBS
 
 HELD_S = 120.0  # the longest a stuck read waits to be let go (never reached when all is well)
 
@@ -56,7 +57,8 @@ def _run_then_release(text: str, tmp_path: Path, reads: StuckReads) -> tuple[Run
     src = textwrap.dedent(text)
     compiled = compile_text(src, str(tmp_path / "wf.nika.yaml"), str(tmp_path))
     assert compiled.workflow is not None and not [d for d in compiled.diagnostics if d.is_error]
-    run = Run(compiled, bind_inputs(compiled.workflow, {}), Options(trace_dir=tmp_path / "traces"), workdir=tmp_path)
+    bound = bind_inputs(compiled.workflow, {})
+    run = Run(compiled, bound, Options(trace_dir=tmp_path / "traces"), verbs=VERBS, workdir=tmp_path)
     loop = asyncio.new_event_loop()
     try:
         result = loop.run_until_complete(run.execute())
