@@ -438,29 +438,9 @@ def analyze_source(
         else compile_source(src, base, roots=roots, buffers=buffers)
     )
     reads = frozenset(buffers.asked) if buffers is not None else frozenset()
-    return Snapshot(uri, version, _as_configured(compiled, path), base, roots, reads)
+    from checker.project.admission import configured  # the findings `nika check` would print
 
-
-def _as_configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWorkflow:
-    """The findings ``nika check`` would print for this file: its `# nika: ignore[…]` comments
-    and the project configuration found upward from it applied. A broken configuration file is
-    `nika check`'s error to report; here the findings then stay as compiled."""
-    from checker.core.records import replace
-    from checker.project.admission import admit
-    from checker.project.finalize import SettingsError
-
-    try:
-        if path is None:  # an unsaved document: its own suppressions, no project configuration
-            from checker.project.settings import DEFAULT
-
-            done = admit(compiled, "<unsaved>", settings=DEFAULT).report
-        else:
-            done = admit(compiled, path).report
-    except (SettingsError, OSError):
-        return compiled
-    if done.diagnostics == compiled.diagnostics:
-        return compiled
-    return replace(compiled, diagnostics=done.diagnostics)
+    return Snapshot(uri, version, configured(compiled, path), base, roots, reads)
 
 
 def analyze(uri: str, text: str, version: int | None, folders: Sequence[str] = ()) -> Snapshot:

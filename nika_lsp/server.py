@@ -453,9 +453,18 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
 
 
 def _register_features() -> None:
-    from nika_lsp.features import actions, certificate, completion, graph, hover, navigation, outline, tokens
+    from nika_lsp.features import (
+        actions,
+        certificate,
+        completion,
+        hover,
+        navigation,
+        outline,
+        semantic_document,
+        tokens,
+    )
 
-    for module in (hover, completion, navigation, outline, tokens, actions, graph, certificate):
+    for module in (hover, completion, navigation, outline, tokens, actions, semantic_document, certificate):
         module.register(server)
 
 

@@ -90,6 +90,21 @@ def reads_locals(value: Value | None) -> bool:
     return any(r in LOCAL_ROOTS for r in roots_of(value))
 
 
+def reads_with(value: Value | None, names: set[str]) -> bool:
+    """True when ``value`` reads one of the ``with:`` bindings ``names`` (``with.X``; a ``with``
+    read by a computed key counts as reading them all)."""
+    if value is None or not names:
+        return False
+    from checker.parse.values import templates
+
+    for tv in templates(value):
+        for island in tv.template.islands if tv.template is not None else ():
+            for ref in references(island.expr) if island.expr is not None else ():
+                if ref.root == "with" and (not ref.path or ref.path[0] is None or ref.path[0] in names):
+                    return True
+    return False
+
+
 def plain(value: Any) -> Any:
     """A JSON-friendly copy of run-time data (tuples to lists, bytes described)."""
     if isinstance(value, dict):

@@ -40,7 +40,7 @@ def test_every_builtin_row_has_every_fact(tool: str) -> None:
     assert (c.transport == "http") == ("net" in c.effects), tool
     assert (c.transport == "fs") == (c.effects == ("fs",)), tool
     assert c.transport != "provider" or "tools" in c.effects, tool
-    assert (c.transport == "in_process" or c.transport == "human") == (c.capability == "pure_internal"), tool
+    assert (c.transport in ("in_process", "human", "run")) == (c.capability == "pure_internal"), tool
     assert bool(c.engine_env) == (c.transport == "http"), tool  # a network builtin reads its SSRF allowance
     assert all(re.fullmatch(r"NIKA_[A-Z]+_", p) for p in c.engine_env), tool
 

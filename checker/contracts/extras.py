@@ -50,6 +50,7 @@ class Need:
     executor: str | None = None
     env: tuple[str, ...] = ()
     note_only: bool = False
+    flag: str | None = None  # a command-line flag (`run --watch`): no workflow walk selects the row
 
     def missing(self) -> list[str]:
         """The import names of this feature that cannot be imported here (``[]``: all present)."""
@@ -79,7 +80,7 @@ class Use:
 
 _NEED_KEYS = frozenset(
     {"what", "extra", "imports", "tool", "arg", "values", "present", "secret_source", "unless_env"}
-    | {"executor", "env", "note_only"}
+    | {"executor", "env", "note_only", "flag"}
 )
 
 
@@ -119,6 +120,7 @@ def needs() -> tuple[Need, ...]:
                 executor=row.get("executor"),
                 env=tuple(row.get("env", ())),
                 note_only=bool(row.get("note_only", False)),
+                flag=row.get("flag"),
             )
         )
     return tuple(out)

@@ -28,7 +28,7 @@ TOOL_CODE = "NIKA-INVOKE-001"
 
 
 # How the engine reaches what a builtin touches (the `transport` column of builtins.toml).
-TRANSPORTS = ("in_process", "fs", "http", "provider", "human")
+TRANSPORTS = ("in_process", "fs", "http", "provider", "human", "run")
 # The wire protocols a provider's adapter speaks (the `wire` column of providers.toml).
 WIRES = ("openai", "anthropic", "gemini", "ollama", "mock")
 

@@ -10,7 +10,7 @@ from checker.core.diagnostics import Diagnostic
 from checker.core.display import clip
 from checker.core.records import replace
 from checker.core.source import SourceText, Span
-from checker.model.workflow import CompiledWorkflow, ExprSite, Workflow
+from checker.model.workflow import CompiledWorkflow, ExprSite, Regate, Workflow
 from checker.parse.nodes import decode_source, parse_yaml
 from checker.parse.values import Value
 
@@ -79,6 +79,7 @@ def judge(
     wf, structural, sites = compiled
     diags.extend(structural)
     graph = None
+    regates: tuple[Regate, ...] = ()
     if wf is not None:
         from checker.model.graph import build_graph
         from checker.rules import RULES, RuleContext
@@ -92,7 +93,8 @@ def judge(
                 diags.extend(rule(ctx))
             except Exception as exc:  # a bug in one rule must not hide the others' findings
                 diags.append(_internal(f"rule `{getattr(rule, '__qualname__', rule)}`", exc))
-    return CompiledWorkflow(src, root, wf, sites, _finish(diags), graph)
+        regates = tuple(ctx.regates)
+    return CompiledWorkflow(src, root, wf, sites, _finish(diags), graph, regates)
 
 
 def compile_text(text: str, path: str = "<stdin>", base_dir: str | None = None) -> CompiledWorkflow:

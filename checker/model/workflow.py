@@ -55,6 +55,7 @@ __all__ = [
     "Output",
     "Permits",
     "Policy",
+    "Regate",
     "Retry",
     "RunSettings",
     "Secret",
@@ -479,6 +480,20 @@ class ExprSite:
         return refs
 
 
+@record
+class Regate:
+    """One place ``nika run`` judges again a value only the run knows, found by the check's own
+    judge call (:func:`checker.contracts.argv.judge_argv` deferring a word,
+    :func:`checker.contracts.effects.judge_env_value` on a value it cannot resolve): the file stays
+    valid (spec 10 §permit parameterization) and the certificate lists it (``effects.dynamic``)."""
+
+    task: str
+    plane: str  # exec | env
+    judge: str  # argv | env
+    arg: str  # the field: ``command[1]``, ``env.CC``
+    source: str  # the untrusted reference the value comes from: ``tasks.review.output``
+
+
 @record(eq=False)
 class CompiledWorkflow:
     """What ``compile`` returns: the model (when the text was a mapping), its expression sites,
@@ -494,6 +509,7 @@ class CompiledWorkflow:
     sites: tuple[ExprSite, ...]
     diagnostics: tuple[Diagnostic, ...]
     graph: Graph | None = None
+    regates: tuple[Regate, ...] = ()  # the deferred re-gates the rules found, in task order
 
     @property
     def clean(self) -> bool:

@@ -79,3 +79,25 @@ def model_option(model: str) -> Diagnostic | None:
 
     found = contracts.check_model_ref(ScalarValue(Span(0, len(model)), model, model), task=None)
     return found[0] if found else None
+
+
+def configured(compiled: CompiledWorkflow, path: str | None) -> CompiledWorkflow:
+    """``compiled`` with the findings ``nika check`` would print for it: its ``# nika: ignore[…]``
+    comments and the project configuration found upward from ``path`` applied (``None``: an
+    unsaved document, its own comments only; ``-``: standard input, searched from the working
+    directory). A broken configuration file is ``nika check``'s error to report; the findings then
+    stay as compiled. The language server's documents and the projection's surfaces read this."""
+    from checker.project.finalize import SettingsError
+
+    try:
+        if path is None:
+            from checker.project.settings import DEFAULT
+
+            done = admit(compiled, "<unsaved>", settings=DEFAULT).report
+        else:
+            done = admit(compiled, path).report
+    except (SettingsError, OSError):
+        return compiled
+    if done.diagnostics == compiled.diagnostics:
+        return compiled
+    return replace(compiled, diagnostics=done.diagnostics)

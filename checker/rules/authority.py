@@ -12,9 +12,10 @@
 * NIKA-SEC-008 — a ``nika:fetch`` of a code-bearing artifact without the ``inert:`` door;
 * NIKA-AUTH-008 too for an untrusted argv word in a re-entry class (:mod:`checker.contracts.argv`)
   and an untrusted value in a locator environment name (:func:`effects.judge_env_value`);
-* ``authority/001`` (info) — an untrusted argv word or env value the check cannot resolve:
-  the run re-gates it (spec 10: the file stays valid; the report lists the deferred re-gates; a
-  computed path or URL is listed in the certificate's ``effects.dynamic``);
+* no finding for an untrusted argv word or env value the check cannot resolve: the run re-gates
+  it (spec 10: the file stays valid); the deferred re-gate is recorded on the context
+  (:class:`~checker.model.workflow.Regate`) and the certificate lists it in ``effects.dynamic``,
+  beside the computed paths and URLs the permits judge at run time;
 * ``authority/002`` (warning) — a write grant covering a configuration file a granted
   program reads (the workflow could write the command the program runs).
 
@@ -34,7 +35,7 @@ from checker.core.diagnostics import Diagnostic, Edit, Fix, Label
 from checker.core.globs import glob_base, match_path
 from checker.core.records import record
 from checker.core.source import Span
-from checker.model.workflow import Agent, Exec, Infer, Invoke, Task
+from checker.model.workflow import Agent, Exec, Infer, Invoke, Regate, Task
 from checker.parse.values import ListValue, MapValue, ScalarValue, TemplateValue, Value, templates
 from checker.rules.support.context import RuleContext, task_verbs
 from checker.rules.support.flow import (
@@ -433,7 +434,9 @@ def _judge_value(ctx: RuleContext, bound: Boundary, n: NeedSite) -> Iterator[Dia
 
 def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
     """The argv judge (under a program list) and the env judge on every ``exec:`` task: an
-    untrusted value the check resolves is refused (AUTH-008); one it cannot is deferred."""
+    untrusted value the check resolves is refused (AUTH-008); one it cannot is deferred to the
+    run, which judges it again before the effect: no finding, a :class:`Regate` on the context
+    (the certificate's ``effects.dynamic``)."""
     from checker.contracts.argv import judge_argv
 
     for task in ctx.workflow.tasks.values():
@@ -448,7 +451,8 @@ def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
                     el = verb.command[f.index]
                     arg = f"command[{f.index}]"
                     if f.deferred:
-                        yield deferred(task.id, el.span, arg, "the argv judge (options, subcommands)")
+                        source = integrity(ctx, task, el).source
+                        ctx.regates.append(Regate(task.id, "exec", "argv", arg, source))
                         continue
                     n = NeedSite(task, "exec", el.span, el, kind="argv", arg=arg)
                     d = Denial("exec", f.text, f.text, f.reason)
@@ -465,7 +469,7 @@ def _exec_values(ctx: RuleContext, bound: Boundary) -> Iterator[Diagnostic]:
                     continue
                 raw = resolve_str(ctx, task, v)
                 if raw is None:
-                    yield deferred(task.id, v.span, f"env.{name}", "the env judge")
+                    ctx.regates.append(Regate(task.id, "env", "env", f"env.{name}", trust.source))
                     continue
                 n = NeedSite(task, "env", v.span, v, kind="env", arg=f"env.{name}")
                 yield _untrusted(n, Denial("env", raw, None, why), raw, trust.witness)
@@ -477,20 +481,6 @@ def _known_text(ctx: RuleContext, task: Task, el: Value) -> str | None:
     if isinstance(el, ScalarValue) and el.value is not None and not isinstance(el.value, bool):
         return str(el.value)
     return None
-
-
-def deferred(task: str, span: Span, arg: str, judge: str) -> Diagnostic:
-    """``authority/001``: an untrusted value only the run knows; the run judges it before
-    the effect (spec 10 §permit parameterization: the file stays valid, the re-gate is listed)."""
-    return lint(
-        "authority/001",
-        span,
-        f"task `{task}`: `{arg}` takes an untrusted value known only at run time; `nika run` judges it "
-        f"against {judge} before the effect",
-        "Nothing to fix: this lists the attack surface. Give the input a default to judge it here, or "
-        "`declassify:` it when its source is reviewed.",
-        task=task,
-    )
 
 
 def check_config_writes(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -642,6 +632,35 @@ def _absent(ctx: RuleContext, needs: list[NeedSite]) -> Diagnostic:
     )
 
 
+def grant_of(n: NeedSite) -> tuple[str | bool | None, str | None]:
+    """The ``permits:`` entry one need calls for under its plane, and a note for the author:
+    ``True`` is ``exec: true`` (a shell line, a computed program); ``None`` grants nothing (a
+    target only the run knows that has no safe widest form, a floor host, an agent's pick).
+
+    The one effect walk: :func:`inferred_block` folds these into the workflow's boundary, the
+    projection (:mod:`checker.views.projection`) lists them per task."""
+    if n.plane == "tools":
+        return n.tool or None, None
+    if n.plane == "exec" and n.kind in ("shell", ""):
+        return True, None
+    if n.value is None:
+        return None, None
+    if isinstance(n.value, TemplateValue):
+        wide = _widest(n)
+        note = f"`{n.task.id}` {n.arg} is computed at run time: narrow the {n.plane} grant to what it may be"
+        return (True if n.plane == "exec" else wide), note
+    raw = n.value.value
+    target = _target(n, raw)
+    if n.plane == "net" and target is None:
+        return None, None
+    if n.plane == "net" and target is not None and effects.floor_reason(target) is not None:
+        return None, f"net: `{target}` is blocked by the SSRF floor and is not granted here"
+    item = target if target is not None else raw
+    if n.kind == "dir":
+        item = item.rstrip("/") + "/**"
+    return item, None
+
+
 def inferred_block(ctx: RuleContext, needs: list[NeedSite], *, one_line: bool = False) -> str:
     """The ``permits:`` block the needs call for, as YAML text (never a loopback or floor host;
     targets the check cannot know are left as comments)."""
@@ -649,36 +668,13 @@ def inferred_block(ctx: RuleContext, needs: list[NeedSite], *, one_line: bool = 
     notes: list[str] = []
     exec_any = False
     for n in needs:
-        vals = planes[n.plane]
-        if n.plane == "tools":
-            if n.tool and n.tool not in vals:
-                vals.append(n.tool)
-            continue
-        if n.plane == "exec" and n.kind in ("shell", ""):
+        item, note = grant_of(n)
+        if note is not None:
+            notes.append(note)
+        if item is True:
             exec_any = True
-            continue
-        if n.value is None:
-            continue
-        if isinstance(n.value, TemplateValue):
-            wide = _widest(n)
-            if wide is not None and wide not in vals:
-                vals.append(wide)
-            if n.plane == "exec":
-                exec_any = True
-            notes.append(f"`{n.task.id}` {n.arg} is computed at run time: narrow the {n.plane} grant to what it may be")
-            continue
-        raw = n.value.value
-        target = _target(n, raw)
-        if n.plane == "net" and target is None:
-            continue
-        if n.plane == "net" and target is not None and effects.floor_reason(target) is not None:
-            notes.append(f"net: `{target}` is blocked by the SSRF floor and is not granted here")
-            continue
-        item = target if target is not None else raw
-        if n.kind == "dir":
-            item = item.rstrip("/") + "/**"
-        if item not in vals:
-            vals.append(item)
+        elif isinstance(item, str) and item not in planes[n.plane]:
+            planes[n.plane].append(item)
 
     def flow(xs: list[str]) -> str:
         return "[" + ", ".join(_q(x) for x in xs) + "]"

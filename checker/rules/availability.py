@@ -4,7 +4,7 @@ The one list of what the build lacks is the runtime's own registries read as dat
 no implementation, a secret source it cannot resolve, ``infer.thinking:`` on a provider whose
 adapter sends no reasoning parameter, a ``mock/`` model it does not answer, a ``nika:fetch``
 extract mode with no extractor) and the declared entries of ``runtime/unbuilt.toml`` (registry
-workflows, declared determinism, ``nika:inspect``…), both read by
+workflows, declared determinism, xai image edits), both read by
 :mod:`checker.contracts.built_features`. A use of one fails every run (or every call) with
 NIKA-IMPL-002 naming the feature; the check says so ahead, as information: the workflow is not
 wrong, so the verdict never changes. ``nika run --dry-run`` lists the same notes and
@@ -70,14 +70,11 @@ def _calls(ctx: RuleContext) -> Iterator[tuple[str, str, Span, str]]:
 
 
 def _builtins(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
-    inspect = have.lacks("inspect")
     for tid, tool, span, then in _calls(ctx):
         if not tool.startswith("nika:") or contracts.contract(tool) is None:
             continue
         if tool not in have.tools:
             yield _note(span, f"`{tool}`", then, _ELSEWHERE, tid)
-        elif tool == "nika:inspect" and inspect is not None:
-            yield _note(span, inspect.what, then, _ELSEWHERE, tid)
 
 
 _ELSEWHERE = "Keep it if you run the workflow elsewhere; with this build, do the step another way."
@@ -167,8 +164,7 @@ def _contract_modes() -> frozenset[str]:
 
 
 def _declared(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
-    """The entries of ``runtime/unbuilt.toml`` that no registry shows (``inspect`` is a builtin's)."""
-    wf = ctx.workflow
+    """The entries of ``runtime/unbuilt.toml`` that no registry shows."""
     registry = have.lacks("registry-workflow")
     xai_edit = have.lacks("image-edit-xai")
     for tid, verb in ctx.verbs():
@@ -183,18 +179,3 @@ def _declared(ctx: RuleContext, have: Built) -> Iterator[Diagnostic]:
                 at = verb.args.get("mode")
                 assert at is not None
                 yield _note(at.span, xai_edit.what, "every run of this task fails", "Edit with another provider.", tid)
-    run = wf.run
-    if run is None:
-        return
-    for field, value, feature in (("entropy", run.entropy, "seeded-entropy"), ("clock", run.clock, "virtual-clock")):
-        lacking = have.lacks(feature)
-        wanted = {"seeded-entropy": "seeded", "virtual-clock": "virtual"}[feature]
-        if lacking is None or value != wanted:
-            continue
-        at = run.value.get(field)
-        yield _note(
-            at.span if at is not None else run.value.span,
-            lacking.what,
-            "every run of this workflow is refused before any effect",
-            f"Remove `run.{field}` to run with the ambient {field} in this build.",
-        )

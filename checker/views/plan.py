@@ -1,41 +1,21 @@
-"""The compiled plan of one workflow as plain JSON: what ``nika graph`` prints and ``nika/graph`` answers.
+"""Helpers over the compiled plan shared by the editor's outline features and the drawings.
 
-The document::
-
-    {"nika_graph_version": 1,
-     "nodes": [{"id", "verb", "wave", "when", "for_each", "tool"?, "model"?, "dead"?}, …],
-     "edges": [{"from", "to", "kind", "label"}, …],
-     "waves": [[task ids of wave 0], [wave 1], …],
-     "spans": {task id: <the task entry's span, in the caller's position format>}}
-
-Nodes come in wave order, then the tasks caught on a cycle (``wave: null``). ``wave`` is the
-0-based index into ``waves``. Edges are the derived ones of :mod:`checker.model.graph` (data, control
-and recovery), in source order, without edges from undeclared tasks (those are findings, not
-plan). ``dead: true`` marks a task that is cancelled on every run: one ``NIKA-DAG-006`` names,
-and every task whose edges from a dead task do not pass ``cancelled``.
-
-Pure and protocol-free: ``nika graph`` uses it without loading the language server; the server
-passes its own span converter (the client's position encoding).
+A node's written extent, a task's effective model, values as one line of text, the tasks that are
+cancelled on every run. The plan's machine-readable view is the canonical projection
+(:mod:`checker.views.projection`); nothing here is a document of its own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
 
 from checker.core.display import clip, show_value
 from checker.core.source import SourceText, Span
 from checker.core.vocab import ALL_STATES
 from checker.model.graph import Graph
-from checker.model.workflow import Agent, CompiledWorkflow, Infer, Invoke, Task, Workflow
+from checker.model.workflow import Agent, CompiledWorkflow, Infer, Task, Workflow
 from checker.parse.values import ListValue, MapValue, ScalarValue, Value
 
-# Our own document's version. Deliberately not the spec's `graph_format` key: this payload is not
-# the spec's semantic-document projection and must not be mistaken for one.
-GRAPH_VERSION = 1
-
-SpanJson = Callable[[SourceText, Span], Any]
 # Values quoted in the plan (a `when:`, a `for_each:`, a model) are bounded like every shown value.
 TEXT_LIMIT = 200
 
@@ -102,7 +82,7 @@ def task_model(wf: Workflow, task: Task) -> str | None:
     return scalar_text(verb.effective_model)
 
 
-# -- the plan document -----------------------------------------------------------------------
+# -- positions and dead tasks ------------------------------------------------------------------
 
 
 def line_col_span(src: SourceText, span: Span) -> dict[str, dict[str, int]]:
@@ -128,55 +108,3 @@ def dead_tasks(compiled: CompiledWorkflow, graph: Graph) -> set[str]:
                 dead.add(consumer)
                 stack.append(consumer)
     return dead
-
-
-def _node_json(wf: Workflow, task: Task, wave: int | None, dead: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": task.id,
-        "verb": task.verb_kind,
-        "wave": wave,
-        "when": node_text(task.when),
-        "for_each": node_text(task.for_each),
-    }
-    verb = task.verb
-    if isinstance(verb, Invoke) and verb.tool is not None:
-        out["tool"] = verb.tool
-    model = task_model(wf, task)
-    if model is not None:
-        out["model"] = model
-    if dead:
-        out["dead"] = True
-    return out
-
-
-def _edges_json(graph: Graph) -> list[dict[str, Any]]:
-    known = set(graph.nodes)
-    seen: set[tuple[str, str, str, str | None]] = set()
-    out: list[dict[str, Any]] = []
-    for e in sorted(graph.edges, key=lambda e: (e.span.start, e.span.end)):
-        key = (e.producer, e.consumer, e.kind, e.label)
-        if e.producer not in known or key in seen:
-            continue
-        seen.add(key)
-        out.append({"from": e.producer, "to": e.consumer, "kind": e.kind, "label": e.label})
-    return out
-
-
-def plan_document(compiled: CompiledWorkflow, span_json: SpanJson = line_col_span) -> dict[str, Any]:
-    """The plan of ``compiled``; ``{"reason": "parse"}`` when the text has no model."""
-    wf = compiled.workflow
-    graph = compiled.graph
-    if wf is None or graph is None:
-        return {"reason": "parse"}
-    src = compiled.source
-    waves = graph.waves
-    wave_of = {t: i for i, wave in enumerate(waves) for t in wave}
-    order = [t for wave in waves for t in wave] + [t for t in graph.nodes if t not in wave_of]
-    dead = dead_tasks(compiled, graph)
-    return {
-        "nika_graph_version": GRAPH_VERSION,
-        "nodes": [_node_json(wf, wf.tasks[t], wave_of.get(t), t in dead) for t in order],
-        "edges": _edges_json(graph),
-        "waves": [list(w) for w in waves],
-        "spans": {t: span_json(src, task_extent(src, task)) for t, task in wf.tasks.items()},
-    }

@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {  # command -> its module under nika/commands/
     "check": "check",
     "explain": "explain",
     "graph": "graph",
+    "inspect": "inspect",
     "lsp": "lsp",
     "schema": "schema",
     "run": "run",

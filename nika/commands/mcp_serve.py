@@ -1,9 +1,9 @@
 """``nika mcp serve``: the checker as an MCP server, so coding agents check workflows as they write.
 
 Tools (each takes the workflow as ``text`` or a ``path``; see :mod:`nika.commands.mcp_tools`): ``check``
-(the JSON report), ``explain`` (a code's teaching text), ``graph`` (the plan), ``schema`` (the
-workflow JSON Schema), ``fix`` (the diff; writes only with ``write: true``) and ``run_dry`` (the
-plan of a run, nothing executed). Resources: ``nika://codes`` (the code registry) and
+(the JSON report), ``explain`` (a code's teaching text), ``nika_inspect`` (the canonical projection,
+read-only), ``schema`` (the workflow JSON Schema), ``fix`` (the diff; writes only with ``write: true``)
+and ``run_dry`` (the plan of a run, nothing executed). Resources: ``nika://codes`` (the code registry) and
 ``nika://codes/{code}`` (one code explained). Transports: stdio (default) and streamable HTTP
 (``--http HOST:PORT``, loopback unless told otherwise). Built on the ``mcp`` SDK's ``MCPServer``.
 """
@@ -16,8 +16,9 @@ from typing import Any
 
 INSTRUCTIONS = (
     "Check Nika workflow files (nika: v1) while you write them: call `check` with the file's text, fix "
-    "every error it reports (`explain` teaches a code; `fix` returns the safe fixes as a diff), and "
-    "call `run_dry` to see the plan and the effects a run would need. Nothing here runs a workflow."
+    "every error it reports (`explain` teaches a code; `fix` returns the safe fixes as a diff), "
+    "call `nika_inspect` for the task graph (each task's permits, cost and policy; the derived edges) and "
+    "`run_dry` to see the plan and the effects a run would need. Nothing here runs a workflow."
 )
 
 
@@ -28,12 +29,14 @@ def _annotations() -> dict[str, Any]:
     from mcp.types import ToolAnnotations
 
     def ro(title: str) -> Any:
-        return ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
+        return ToolAnnotations(
+            title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        )
 
     return {
         "check": ro("Check a workflow"),
         "explain": ro("Explain a code"),
-        "graph": ro("The plan of a workflow"),
+        "nika_inspect": ro("Inspect a workflow's projection"),
         "schema": ro("The workflow JSON Schema"),
         "run_dry": ro("What a run would do"),
         "fix": ToolAnnotations(
@@ -87,6 +90,7 @@ def build() -> Any:
     import anyio
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+    from mcp.types import CallToolResult, TextContent
 
     from nika.commands import mcp_tools as t
 
@@ -117,10 +121,17 @@ def build() -> Any:
         """Explain a NIKA code (e.g. NIKA-DAG-001 or DAG-001) or a lint rule (native-first/001)."""
         return await guarded(None, t.explain, code)  # type: ignore[no-any-return]
 
-    @srv.tool(annotations=notes["graph"])
-    async def graph(ctx: Context, text: str | None = None, path: str | None = None) -> dict[str, Any]:
-        """The workflow's plan: tasks in waves, edges by role, dead tasks, tasks on a cycle."""
-        return await guarded(ctx, t.graph, text, path)  # type: ignore[no-any-return]
+    @srv.tool(
+        annotations=notes["nika_inspect"],
+        structured_output=False,  # the result is built here: the canonical text, and the same document as data
+    )
+    async def nika_inspect(ctx: Context, text: str | None = None, path: str | None = None) -> Any:
+        """The workflow's canonical projection (spec 16, graph_format 2): tasks in wave order with
+        the permits, cost interval and policy each declares, and the derived edges (value,
+        observation, control, recovery). The text is the canonical JSON `nika inspect --format json`
+        prints, byte for byte. Errors with `parse` or `findings` when there is no projection."""
+        doc = await guarded(ctx, t.nika_inspect, text, path)
+        return CallToolResult(content=[TextContent(type="text", text=doc)], structured_content=json.loads(doc))
 
     @srv.tool(annotations=notes["schema"])
     def schema() -> dict[str, Any]:
@@ -144,6 +155,16 @@ def build() -> Any:
         permits, or the refusal with `nika check`'s findings."""
         return await guarded(ctx, t.run_dry, text, path, model)  # type: ignore[no-any-return]
 
+    _resources(srv)
+    return srv
+
+
+def _resources(srv: Any) -> None:
+    """The read-only resources: the code registry and one code explained."""
+    from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+
+    from nika.commands import mcp_tools as t
+
     @srv.resource("nika://codes", mime_type="application/json", description="Every NIKA code and lint rule.")
     def codes() -> str:
         return json.dumps(t.codes())
@@ -154,8 +175,6 @@ def build() -> Any:
             return t.explain(code)
         except t.ToolError as exc:
             raise McpToolError(str(exc)) from None
-
-    return srv
 
 
 def _version() -> str:

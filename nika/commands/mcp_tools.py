@@ -139,14 +139,18 @@ def codes() -> list[dict[str, str]]:
     return out
 
 
-def graph(text: str | None = None, path: str | None = None, roots: Roots | None = None) -> dict[str, Any]:
-    """The plan ``nika graph --format json`` prints: waves, nodes, edges by role."""
-    from checker.views.plan import plan_document
+def nika_inspect(text: str | None = None, path: str | None = None, roots: Roots | None = None) -> str:
+    """The canonical projection (spec 16): the bytes ``nika inspect --format json`` prints and the
+    language server's ``nika/semanticDocument`` carries under ``graph``. Without one, the tool
+    error names the one-word reason (``parse`` or ``findings``)."""
+    from nika.commands.inspect import projection_of
 
     source, shown = _source(text, path, roots)
-    doc = plan_document(_compile(source, shown))
-    if "reason" in doc:
-        raise ToolError(f"{shown}: no workflow to draw (the text is not a YAML mapping); `check` says more")
+    p = projection_of(_compile(source, shown), shown if shown != DEFAULT_NAME and os.path.exists(shown) else None)
+    doc = p.canonical()
+    if doc is None:
+        why = "the text is not a workflow" if p.reason == "parse" else "the workflow has check errors"
+        raise ToolError(f"no projection ({p.reason}): {why}; `check` shows the findings")
     return doc
 
 

@@ -82,12 +82,27 @@ def register(sub: Any) -> None:
         action="store_true",
         help="do not collect old journals before the run (ADR-100 retention: NIKA_TRACE_KEEP/_MAX_AGE/_MAX_SIZE)",
     )
+    r.add_argument(
+        "--watch",
+        action="store_true",
+        help="run, then re-run on each save what it changed, reusing the rest (pip install 'nika-tools[watch]')",
+    )
+    r.add_argument(
+        "--debounce",
+        type=int,
+        metavar="MS",
+        help="with --watch: wait for MS milliseconds without a change before re-running (default 200)",
+    )
     from nika.commands.run_durable import add_arguments as add_durable_arguments  # stdlib-only at import
 
     add_durable_arguments(r)
 
 
 def run(args: Any) -> int:
+    if args.watch or args.debounce is not None:
+        from nika.commands.run_watch import watch_command
+
+        return watch_command(args, sys.modules[__name__])  # the session takes this module's steps
     return run_command(
         args.file,
         output_format=args.output_format,
@@ -272,8 +287,9 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
         raise Refused(str(exc), exit_code=1) from None
     for line in sinks.notes:
         say.note(line)
-    try:  # --resume is verified, matched and locked before any effect
-        extra = options_for(durable, admitted.compiled, how.model)
+    interactive = say.fmt == "text" and is_tty(sys.stdin) and is_tty(say.err)
+    try:  # --resume is verified, matched and locked before any effect (and a --task selection judged)
+        extra = options_for(durable, admitted.compiled, how.model, interactive=interactive)
     except DurableRefused as exc:
         sinks.fanout.close()
         raise Refused(str(exc)) from None
@@ -282,7 +298,6 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
     trace_path = Path(how.trace_dir) if how.trace_dir else Path(".nika/traces")
     if how.gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
         write(say.err, line + "\n")
-    interactive = say.fmt == "text" and is_tty(sys.stdin) and is_tty(say.err)
     opts = Options(
         max_parallel=how.max_parallel or DEFAULT_MAX_PARALLEL,
         model=how.model,
@@ -294,7 +309,7 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
         **extra,
     )
     try:
-        session = dask_session(how.executor, how.scheduler, say.err)
+        session = dask_session(how.executor, how.scheduler, say.err, deterministic=_deterministic(admitted.compiled))
     except ValueError as exc:
         sinks.fanout.close()
         if opts.resume is not None:
@@ -303,6 +318,13 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
     if session is not None:
         opts.executor = session.executor
     return Prepared(opts, sinks, session)
+
+
+def _deterministic(compiled: CompiledWorkflow) -> bool:
+    from runtime.determinism import Determinism
+
+    assert compiled.workflow is not None
+    return Determinism.of(compiled.workflow.run).deterministic
 
 
 def _with_project_cap(durable: Durable, file: str) -> Durable:

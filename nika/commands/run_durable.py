@@ -19,6 +19,19 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
         metavar="TRACE",
         help="re-run, skipping every task the trace holds a matching completed record of (ADR-099)",
     )
+    r.add_argument(
+        "--task",
+        action="append",
+        default=[],
+        dest="tasks",
+        metavar="ID",
+        help="with --resume: run only this task (repeatable), reusing its ancestors' records and running those "
+        "without one",
+    )
+    r.add_argument("--with-dependents", action="store_true", help="with --task: also run what depends on it")
+    r.add_argument(
+        "--item", type=int, metavar="N", help="with --task naming a for_each task: re-run only its iteration N"
+    )
     r.add_argument("--from", dest="from_task", metavar="TASK", help="with --resume: re-run TASK and its dependents")
     r.add_argument(
         "--answer",
@@ -41,32 +54,67 @@ class Durable:
     from_task: str | None = None
     answers: list[str] = field(default_factory=list)
     max_cost_usd: float | None = None
+    tasks: list[str] = field(default_factory=list)  # `--task ID`: a task run (runtime.durable.selection)
+    with_dependents: bool = False
+    item: int | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Durable:
-        return cls(args.resume, args.from_task, list(args.answer or []), args.max_cost_usd)
+        return cls(
+            args.resume,
+            args.from_task,
+            list(args.answer or []),
+            args.max_cost_usd,
+            list(getattr(args, "tasks", None) or []),
+            bool(getattr(args, "with_dependents", False)),
+            getattr(args, "item", None),
+        )
 
 
 class DurableRefused(Exception):
     """A one-line reason the durable flags cannot be honoured (refused before any effect)."""
 
 
-def options_for(d: Durable, compiled: Any, model: str | None = None) -> dict[str, Any]:
+def options_for(d: Durable, compiled: Any, model: str | None = None, *, interactive: bool = False) -> dict[str, Any]:
     """The ``Options`` fields the flags give; raises :class:`DurableRefused`."""
     if d.max_cost_usd is not None and (not math.isfinite(d.max_cost_usd) or d.max_cost_usd < 0):
         raise DurableRefused(f"--max-cost-usd must be a non-negative number, not {d.max_cost_usd}")
     answers = parse_answers(d.answers)
+    if (d.with_dependents or d.item is not None) and not d.tasks:
+        raise DurableRefused(f"{'--with-dependents' if d.with_dependents else '--item'} needs --task ID")
     if d.resume is None:
+        if d.tasks:  # the default record source is the workflow's run history: one chain of runs, not built yet
+            raise DurableRefused(
+                "--task needs --resume TRACE (the journal whose records it reuses); taking them from the latest "
+                "run history of the workflow by default is not built yet"
+            )
         if d.from_task is not None or answers:
             raise DurableRefused("--from and --answer need --resume TRACE (the run they continue)")
         return {"max_cost_usd": d.max_cost_usd}
+    if d.tasks and d.from_task is not None:
+        raise DurableRefused("--task and --from do not combine: --task ID --with-dependents is --from ID for one task")
+    selection = None
+    if d.tasks:  # refused before the journal is opened (and locked)
+        from runtime.durable.selection import SelectionRefused, select
+
+        try:
+            selection = select(
+                compiled, d.tasks, with_dependents=d.with_dependents, interactive=interactive, item=d.item
+            )
+        except SelectionRefused as exc:
+            raise DurableRefused(str(exc)) from None
     from runtime.durable.resume_index import ResumeRefused, open_resume  # the journal reader, only for a resume
 
     try:
         index = open_resume(d.resume, compiled, d.from_task, answers, model)
     except ResumeRefused as exc:
         raise DurableRefused(str(exc)) from None
-    return {"resume": index, "answers": answers, "max_cost_usd": d.max_cost_usd}
+    extra: dict[str, Any] = {"resume": index, "answers": answers, "max_cost_usd": d.max_cost_usd}
+    if selection is not None:
+        index.forced = index.forced | selection.forced
+        index.forced_items = selection.items
+        extra |= {"select": selection.tasks, "named": selection.named}
+    return extra
 
 
 def parse_answers(pairs: list[str]) -> dict[str, Any]:

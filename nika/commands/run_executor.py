@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from nika.commands.run_console import write
 
 
-def dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> Any:
+def dask_session(executor: str | None, scheduler: str | None, err: TextIO, *, deterministic: bool = False) -> Any:
     """The Dask session ``--executor dask`` asks for (``None`` for the local executor); a
     ``ValueError`` with a one-line message when it cannot be had."""
     import os
@@ -21,6 +21,11 @@ def dask_session(executor: str | None, scheduler: str | None, err: TextIO) -> An
         if scheduler:
             raise ValueError("--scheduler needs --executor dask")
         return None
+    if deterministic:
+        raise ValueError(
+            "--executor dask: a deterministic run (`run: { entropy: …, clock: virtual }`, NEP-0010) performs its "
+            "effects in this process, in order, on its virtual clock; run it with the local executor"
+        )
     from runtime.engine.dask_executor import DaskSession, DaskUnavailable
 
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None

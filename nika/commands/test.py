@@ -52,9 +52,23 @@ def register(sub: Any) -> None:
     t.add_argument("-v", "--verbose", action="store_true", help="one line per case")
     t.add_argument("--update", action="store_true", help="rewrite each case's expect: from what the run did")
     t.add_argument("--junit-xml", metavar="FILE", help="also write a JUnit XML report to FILE (for CI)")
+    t.add_argument(
+        "--watch",
+        action="store_true",
+        help="run, then re-run the test files a save touches (pip install 'nika-tools[watch]')",
+    )
+    t.add_argument("--debounce", type=int, default=200, metavar="MS", help="with --watch: quiet time before a re-run")
 
 
 def run(args: Any) -> int:
+    if args.watch:
+        if args.update or args.junit_xml:
+            print("nika test: --watch does not combine with --update or --junit-xml", file=sys.stderr)
+            return USAGE
+        from nika.commands.test_watch import watch_tests
+
+        this = sys.modules[__name__]  # the session runs this module's run_tests
+        return watch_tests(args.paths, this, keyword=args.keyword, verbose=args.verbose, debounce_ms=args.debounce)
     return run_tests(args.paths, keyword=args.keyword, update=args.update, junit=args.junit_xml, verbose=args.verbose)
 
 

@@ -227,7 +227,7 @@ def trace_verify(file: str, fmt: str, out: TextIO) -> int:
 
 # -- the command line -------------------------------------------------------------------------
 
-SUBCOMMANDS = ("ls", "show", "outputs", "diff", "replay", "gc", "rm", "receipt", "verify")
+SUBCOMMANDS = ("ls", "show", "outputs", "diff", "replay", "reproduce", "gc", "rm", "receipt", "verify")
 
 
 def register(sub: Any) -> None:
@@ -255,6 +255,12 @@ def add_parsers(tsub: Any) -> None:
     sub("outputs", "a run's workflow outputs and every task's output", "run")
     sub("diff", "which tasks changed status, input, output, cost or tokens between two runs", "run_a", "run_b")
     sub("replay", "re-render a run's progress view from its journal (json: the event stream)", "run")
+    rp = sub(
+        "reproduce",
+        "run a recorded deterministic run again and report the first frame whose bytes differ (NEP-0010)",
+        "run",
+    )
+    rp.add_argument("--workflow", metavar="FILE", help="the workflow file (default: the one the journal names)")
     gc = sub("gc", "collect old journals by the ADR-100 retention rules (paused runs and the newest are kept)")
     gc.add_argument("--dry-run", action="store_true", help="say what would be removed; remove nothing")
     rm = sub("rm", "remove journals (a paused run only with --force)")
@@ -283,6 +289,10 @@ def run(args: Any, out: TextIO | None = None) -> int:
         return trace_diff(args.run_a, args.run_b, d, fmt, out)
     if cmd == "replay":
         return trace_replay(args.run, d, fmt, out)
+    if cmd == "reproduce":
+        from nika.commands.trace_reproduce import reproduce
+
+        return reproduce(args.run, d, fmt, out, workflow=args.workflow)
     if cmd == "gc":
         return trace_gc(d, fmt, out, dry_run=args.dry_run)
     if cmd == "rm":

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checker.views.certificate import effects_text, plan_text, spend_text
+from checker.views.certificate import dynamic_text, effects_text, plan_text, spend_text
 
 if TYPE_CHECKING:
     from checker.views.certificate import Certificate
 
-__all__ = ["MAX_COST_ROWS", "MAX_REASONS", "certificate_lines"]
+__all__ = ["MAX_COST_ROWS", "MAX_DYNAMIC_ROWS", "MAX_REASONS", "certificate_lines"]
 
 # At most this many per-task cost rows are listed; the rest are counted.
 MAX_COST_ROWS = 8
+# At most this many values judged only at run time are listed under the effects; the rest are counted.
+MAX_DYNAMIC_ROWS = 8
 # At most this many reasons for the risk grade are listed.
 MAX_REASONS = 3
 _LABEL = 13
@@ -60,7 +62,12 @@ def certificate_lines(cert: Certificate, path: str) -> list[str]:
     lines.append(_row("runs", runs))
     term = cert.termination
     lines.append(_row("termination", f"{term.verdict} — {term.statement}"))
-    lines.append(_row("effects", effects_text(cert.effects)))
+    fx = cert.effects
+    lines.append(_row("effects", effects_text(fx)))
+    for d in fx.dynamic[:MAX_DYNAMIC_ROWS]:
+        lines.append(_cont(dynamic_text(d)))
+    if len(fx.dynamic) > MAX_DYNAMIC_ROWS:
+        lines.append(_cont(f"… and {len(fx.dynamic) - MAX_DYNAMIC_ROWS} more (`--output-format json` lists all)"))
     reasons = list(cert.risk.reasons[:MAX_REASONS])
     if len(cert.risk.reasons) > MAX_REASONS:
         reasons.append(f"and {len(cert.risk.reasons) - MAX_REASONS} more")

@@ -1,16 +1,22 @@
-"""Renderings of the plan document (:func:`checker.views.plan.plan_document`) for ``nika graph``.
+"""``nika graph``'s drawings of the canonical projection (:mod:`checker.views.projection`).
 
-Pure functions from the JSON document to text: ``json`` as is, ``mermaid`` (a ``flowchart LR``
-that GitHub and most Markdown viewers draw) and ``dot`` (Graphviz). Both drawings put each wave
-in its own column, colour nodes by verb, draw edges by role and mark dead tasks and tasks caught
-on a cycle. The VS Code extension's graph view uses the same palette.
+``json`` is the projection itself (the bytes ``nika inspect --format json`` prints); ``mermaid``
+(a ``flowchart LR`` that GitHub and most Markdown viewers draw) and ``dot`` (Graphviz) draw it:
+each wave (computed from the projection's edges, :func:`~checker.views.projection.waves_of`) in
+its own column, nodes coloured by verb, edges by role, each reference labelled with the field it
+reads (the projection's edges keep their references for this), dead tasks greyed and tasks
+caught on a cycle in a last column. A drawing also shows a workflow with findings: it draws the
+projection's draft (:attr:`~checker.views.projection.Projection.draft`), where the JSON has no
+graph to print. The VS Code extension's graph view uses the same palette.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from checker.core.display import clip
+from checker.views.plan import TEXT_LIMIT
+from checker.views.projection import Projection, waves_of
 from nika.output import GRAPH_FORMATS
 
 # verb -> (fill, stroke); `None` is a task whose verb is missing or unknown
@@ -34,15 +40,45 @@ _EDGE_STYLE: dict[str, tuple[str, str, str]] = {
 }
 
 
-def render_graph(doc: dict[str, Any], fmt: str, *, name: str = "workflow") -> str:
-    """Render the plan ``doc`` in ``fmt`` (one of ``GRAPH_FORMATS``); ``name`` titles the drawing."""
+def drawing(p: Projection, dead: set[str]) -> dict[str, Any] | None:
+    """What the drawings show of ``p``'s draft: nodes with their wave and caption fields, each
+    reference as an edge labelled with the field it reads, the waves; ``dead`` (the tasks that
+    never run: :func:`checker.views.plan.dead_tasks`, from the diagnostics) greyed. ``None``
+    without a model to draw."""
+    g = p.draft
+    if g is None:
+        return None
+    waves = waves_of(g.to_json())
+    wave_of = {t: i for i, wave in enumerate(waves) for t in wave}
+    nodes = []
+    for n in g.nodes:
+        node: dict[str, Any] = {"id": n.id, "verb": n.verb, "wave": wave_of.get(n.id), "when": n.when}
+        node["for_each"] = n.fan_out
+        if n.tool is not None:
+            node["tool"] = n.tool
+        if n.model is not None:
+            node["model"] = clip(n.model, TEXT_LIMIT)
+        if n.id in dead:
+            node["dead"] = True
+        nodes.append(node)
+    edges = [{"from": e.producer, "to": e.consumer, "kind": e.kind, "label": e.label} for e in g.reads()]
+    return {"nodes": nodes, "edges": edges, "waves": waves}
+
+
+def render_graph(p: Projection, fmt: str, *, name: str = "workflow", dead: set[str] | None = None) -> str:
+    """Render ``p`` in ``fmt`` (one of ``GRAPH_FORMATS``); ``name`` titles a drawing. ``json`` is
+    the canonical projection (a :class:`ValueError` without one: ``p.reason`` says why)."""
     if fmt == "json":
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "mermaid":
-        return render_mermaid(doc, name)
-    if fmt == "dot":
-        return render_dot(doc, name)
-    raise ValueError(f"unknown graph format {fmt!r}; expected one of: {', '.join(GRAPH_FORMATS)}")
+        text = p.canonical()
+        if text is None:
+            raise ValueError(f"no projection: {p.reason}")
+        return text + "\n"
+    if fmt not in ("mermaid", "dot"):
+        raise ValueError(f"unknown graph format {fmt!r}; expected one of: {', '.join(GRAPH_FORMATS)}")
+    doc = drawing(p, dead or set())
+    if doc is None:
+        raise ValueError(f"no projection: {p.reason}")
+    return render_mermaid(doc, name) if fmt == "mermaid" else render_dot(doc, name)
 
 
 def node_caption(node: dict[str, Any]) -> list[str]:

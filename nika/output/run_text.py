@@ -135,6 +135,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         )
     if t == "agent.budget_checkpoint":
         return f"  … {task} stopped: {event.get('stop_reason')} after {event.get('turns')} turns"
+    if t == "checkpoint.written" and isinstance(event.get("index"), int) and event.get("status"):
+        return iteration_line(event)
     if t == "task.cache_hit":  # ADR-099 §2: a skip is never silent
         src = event.get("cached_from") if isinstance(event.get("cached_from"), dict) else {}
         at = f"[{event['index']}]" if isinstance(event.get("index"), int) else ""
@@ -146,6 +148,19 @@ def event_line(event: dict[str, Any]) -> str | None:
     if t == "task.retrying":
         return f"  retrying {task} (attempt {event.get('attempt')} failed: {event.get('error_code')})"
     return None
+
+
+ITERATION_MARK = {**MARK, "cancelled": "cancelled"}
+
+
+def iteration_line(event: dict[str, Any]) -> str:
+    """One settled ``for_each`` iteration: ``       ok fan[2] "c" (4 ms)`` (its error on a failure)."""
+    status = str(event.get("status"))
+    dur = event.get("duration_ms")
+    took = f" ({dur:.0f} ms)" if isinstance(dur, int | float) else ""
+    item = f" {event['item']}" if isinstance(event.get("item"), str) and event["item"] else ""
+    err = f": {event.get('error_code')} {event.get('message')}" if event.get("error_code") else ""
+    return f"  {ITERATION_MARK.get(status, status):>9} {event.get('task')}[{event.get('index')}]{item}{took}{err}"
 
 
 class StreamLine:
@@ -224,8 +239,25 @@ def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
             f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({p.get('mode')}); answer with "
             f"nika run {file} --resume {report.get('trace') or 'TRACE'} --answer {p['task']}=VALUE"
         )
+    line += determinism_text(report.get("determinism"))
     if report.get("error"):
         line += f"\n  error: {report['error']['code']} {report['error']['message']}"
     if report.get("trace"):
         line += f"\n  trace: {report['trace']}"
     return line + "\n"
+
+
+def determinism_text(d: dict[str, Any] | None) -> str:
+    """The summary's lines on ``run:`` (NEP-0010): the declaration, and what could not be fixed."""
+    if not d:
+        return ""
+    entropy = f"seeded {d.get('seed')}" if d.get("entropy") == "seeded" else f"{d.get('entropy')} entropy"
+    line = f"\n  determinism: {entropy} · {d.get('clock')} clock"
+    unfixed = d.get("not_deterministic") or []
+    if d.get("deterministic"):
+        line += " (its journal repeats byte for byte outside the nonce fields" + (
+            ", where what these reach answers the same)" if unfixed else ")"
+        )
+    for item in unfixed:
+        line += f"\n  not deterministic: `{item['task']}` reaches {item['why']}"
+    return line

@@ -55,7 +55,7 @@ def ls_text(rows: list[dict[str, Any]]) -> str:
                 r["run"],
                 (r["workflow"] or "?") + (" (child)" if r.get("depth") else ""),
                 state,
-                when(r["started_ns"]),
+                when(r["started_ns"]) + (" (virtual)" if r.get("virtual_clock") else ""),
                 took(r["duration_ms"]),
                 str(r["tasks"]),
                 usd(r["cost_usd"]),
@@ -102,7 +102,8 @@ def _tool_line(call: dict[str, Any]) -> str:
 def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
     lines = [
         f"run {v.run_id} · workflow {v.workflow or '?'} · {v.state}",
-        f"  started {when(v.started)} · took {took(v.duration_ms)} · {len(v.tasks)} tasks · cost {usd(v.cost_usd)}",
+        f"  started {when(v.started)}{' (virtual clock)' if v.virtual_clock else ''} · took {took(v.duration_ms)}"
+        f" · {len(v.tasks)} tasks · cost {usd(v.cost_usd)}",
         f"  journal {v.path} · {v.frames} frames"
         + (f" · verify: {verdict['verdict']}" if verdict else "")
         + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else "")
@@ -117,16 +118,50 @@ def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
     for t in v.tasks.values():
         lines.append(_task_line(t, width))
         subs = [f"retry after attempt {r.get('attempt')}: {r.get('error_code')}" for r in t.retries]
+        subs = [s for r, s in zip(t.retries, subs, strict=True) if r.get("index") is None]  # else its iteration's
         subs += [_call_line(c) for c in t.model_calls]
         subs += [_tool_line(c) for c in t.tool_calls]
         if len(subs) > MAX_SUBS:  # a wide for_each or a long agent loop: the json has every call
             subs = [*subs[: MAX_SUBS - 1], f"… {len(subs) - MAX_SUBS + 1} more (--output-format json lists all)"]
+        subs = _iteration_lines(v.iterations.of(t.id), v.iterations.sizes.get(t.id)) + subs
         if t.error_code:
             subs.append(f"{t.error_code}: {t.message or ''}".rstrip())
         for i, s in enumerate(subs):
             lines.append(f"  {' ' * 9} {'└─' if i == len(subs) - 1 else '├─'} {s}")
     lines += ["", "timeline:", *timeline(v)]
     return "\n".join(lines) + "\n"
+
+
+ITERATIONS_SHOWN = 20  # a wider fan-out shows its first ten, every failure, and a count of the rest
+
+
+def _iteration_lines(rows: list[dict[str, Any]], size: int | None) -> list[str]:
+    """A ``for_each`` task's iterations (:mod:`runtime.journal.iterations`), one line each."""
+    if not rows:
+        return []
+    shown = rows
+    if len(rows) > ITERATIONS_SHOWN:
+        shown = [r for i, r in enumerate(rows) if i < ITERATIONS_SHOWN // 2 or r["status"] != "success"]
+    out = [iteration_text(r) for r in shown]
+    if len(shown) < len(rows):
+        out.append(f"… {len(rows) - len(shown)} more iterations ok (--output-format json lists all)")
+    if size is not None and size > len(rows):
+        out.append(f"{size - len(rows)} of {size} iterations never settled")
+    return out
+
+
+def iteration_text(r: dict[str, Any]) -> str:
+    """``[2] c · FAILED NIKA-EXEC-001: … · 3 ms`` (one row of runtime.journal.iterations)."""
+    parts = [f"[{r['index']}]" + (f" {r['item']}" if r.get("item") else "")]
+    status = "cache hit" if r.get("cache_hit") else MARK.get(r["status"], r["status"])
+    if r.get("error_code"):
+        status += f" {r['error_code']}" + (f": {r['message']}" if r.get("message") else "")
+    parts.append(status)
+    if r.get("retries"):
+        parts.append(f"{len(r['retries']) + 1} attempts")
+    if r.get("duration_ms") is not None and not r.get("cache_hit"):
+        parts.append(took(r["duration_ms"]))
+    return " · ".join(parts)
 
 
 def timeline(v: RunView) -> list[str]:

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from checker.views.certificate import Certificate, certify, effects_text, plan_text, prices_from_env, task_summary
+from checker.views.certificate import (
+    Certificate,
+    certify,
+    dynamic_text,
+    effects_text,
+    plan_text,
+    prices_from_env,
+    task_summary,
+)
 from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
@@ -24,6 +32,8 @@ __all__ = ["certificate_markdown", "certificate_of", "code_lenses", "register"]
 
 # Reasons listed under the risk grade in the hover card; the rest are counted.
 MAX_REASONS = 5
+# Values judged only at run time listed under the effects in the hover card; the rest are counted.
+MAX_DYNAMIC = 5
 
 
 def certificate_of(snap: Snapshot) -> Certificate | None:
@@ -43,6 +53,10 @@ def certificate_markdown(cert: Certificate | None) -> str:
         f"- **Termination** — {cert.termination.verdict}: {cert.termination.statement}",
         f"- **Effects** — {effects_text(cert.effects)}",
     ]
+    dynamic = cert.effects.dynamic
+    rows.extend(f"  - `{dynamic_text(d)}`" for d in dynamic[:MAX_DYNAMIC])
+    if len(dynamic) > MAX_DYNAMIC:
+        rows.append(f"  - and {len(dynamic) - MAX_DYNAMIC} more")
     reasons = list(cert.risk.reasons[:MAX_REASONS])
     if len(cert.risk.reasons) > MAX_REASONS:
         reasons.append(f"and {len(cert.risk.reasons) - MAX_REASONS} more")

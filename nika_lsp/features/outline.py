@@ -26,8 +26,8 @@ from checker.core.source import SourceText
 from checker.model.graph import Edge
 from checker.model.workflow import Exec, Invoke, Task, Workflow
 from checker.parse.values import Entry, ListValue, MapValue, ScalarValue, Value
+from checker.views.plan import extent, node_text, scalar_text, task_model
 from nika_lsp.convert import offset_of, position, span_to_range
-from nika_lsp.features.graph import extent, node_text, scalar_text, task_model
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot

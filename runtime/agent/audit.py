@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from runtime.agent.ledger import Ledger
+from runtime.determinism import elapsed_ms
 from runtime.guard import limits
 from runtime.providers.base import Response, ToolCall
 from runtime.values import plain
@@ -33,8 +33,9 @@ def summary(result: str) -> str:
     return cut + ("…" if len(result) > len(cut) else "")
 
 
-def _ms(t0: float) -> float:
-    return round((time.monotonic() - t0) * 1000, 3) if t0 else 0.0
+def _ms(clock: Any, t0: float) -> float:
+    """Milliseconds since ``t0`` on the run's clock (:mod:`runtime.determinism`)."""
+    return elapsed_ms(clock, t0) if t0 else 0.0
 
 
 @dataclass
@@ -52,7 +53,7 @@ class Audit:
             ("provider", model.partition("/")[0]),
             ("model", model),
             ("turn", led.turns + (0 if reply is not None else 1)),
-            ("duration_ms", _ms(t0)),
+            ("duration_ms", _ms(self.ctx.events.clock, t0)),
             *fitted.items(),
         ]
         if reply is not None:
@@ -82,7 +83,7 @@ class Audit:
             ("tool", tool_id),
             ("turn", self.ledger.turns),
             ("status", status),
-            ("duration_ms", _ms(t0)),
+            ("duration_ms", _ms(self.ctx.events.clock, t0)),
             ("fingerprint", digest(canonical)),
             ("cost_usd", 0.0),  # builtin and MCP calls are unmetered; the model calls carry the spend
         ]

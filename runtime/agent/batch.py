@@ -17,7 +17,6 @@ leaves a ``not-run`` frame for every call of the reply that never ran.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +50,7 @@ class Item:
     read_only: bool = False
     outcome: tuple[Any, TaskError | None, float] | None = None
     settled: bool = False
-    started: float = 0.0  # when it started running (``time.monotonic``), 0 before
+    started: float | None = None  # when it started running (the run's clock), None before
 
 
 def wire_candidates(name: str) -> list[str]:
@@ -143,11 +142,12 @@ class Batch(Outcomes):
             self.malformed(f"the arguments of your `{bad[0].call.name}` call were not a JSON object")
         else:
             self.ledger.malformed_in_a_row = 0
+        serial = self.ctx.settings.serial  # a deterministic run: one call at a time, in order (NEP-0010)
         try:
             i = 0
             while i < len(items):
                 n = 1  # consecutive read-only calls run at once; any other call runs alone
-                while items[i].read_only and i + n < len(items) and items[i + n].read_only:
+                while not serial and items[i].read_only and i + n < len(items) and items[i + n].read_only:
                     n += 1
                 await self._run_group(items[i : i + n])
                 i += n
@@ -167,7 +167,7 @@ class Batch(Outcomes):
             if it.outcome is not None:
                 err, t0 = it.outcome[1], it.outcome[2]
                 self.audit.tool(it.call, it.tool_id, "error" if err else "ok", err and err.code, t0)
-            elif cut and it.started:
+            elif cut and it.started is not None:
                 self.audit.tool(it.call, it.tool_id, "cut", "NIKA-TIMEOUT-001", it.started)
             else:
                 self.audit.tool(it.call, it.tool_id, "not-run", None, 0.0)
@@ -183,7 +183,7 @@ class Batch(Outcomes):
 
     async def perform(self, it: Item) -> tuple[Any, TaskError | None, float]:
         self.ledger.tool_calls += 1
-        t0 = it.started = time.monotonic()
+        t0 = it.started = self.ctx.events.clock.monotonic()  # the run's clock (virtual in a deterministic run)
         args = it.call.arguments or {}
         try:
             result = self.compose(args) if it.tool_id == COMPOSE else await self.ctx.tool_call(it.tool_id, args)

@@ -43,6 +43,7 @@ class AgentLoop(Batch):
         self.schema: dict[str, Any] | None = None
         self.system: str | None = None
         self._in_flight: tuple[str, float, dict[str, Any]] | None = None
+        self._real_t0 = 0.0
 
     def _value(self, node: Any, what: str) -> Any:
         return materialise(node, self.ctx.scope, what) if node is not None else None
@@ -207,7 +208,8 @@ class AgentLoop(Batch):
         attempt = 0
         while True:
             req, fitted, size = self._request(base)
-            t0 = time.monotonic()
+            t0 = self.ctx.events.clock.monotonic()  # the run's clock: what the audit's durations read
+            self._real_t0 = time.monotonic()  # the real clock: what the deadline's expected call length reads
             self._in_flight = (base.model, t0, fitted.frame())
             result = await self.ctx.perform(ModelEffect(self.tid, base.model, req, turn=True))
             self._in_flight = None
@@ -245,7 +247,7 @@ class AgentLoop(Batch):
         """Count one answered call: a turn, its tokens (reported, else estimated) and its cost."""
         led, services = self.ledger, self.ctx.services
         led.turns += 1
-        led.last_call_s = time.monotonic() - t0
+        led.last_call_s = time.monotonic() - self._real_t0  # real seconds, even on a virtual clock (NEP-0010)
         if not reply.usage_reported and services.is_priced(model):
             self.audit.model(model, t0, reply, "NIKA-AGENT-005", fitted.frame())
             raise stops.unpriced_usage(model)

@@ -23,7 +23,6 @@ they are. A security error a tool raises fails the task at once, mid-reply.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,12 +64,12 @@ class Outcomes(Answers):
 
     def failed(self, call: ToolCall, tool_id: str, err: TaskError, t0: float | None = None) -> None:
         if err.category == "security_error":
-            self.audit.tool(call, tool_id, "refused", err.code, t0 or time.monotonic())
+            self.audit.tool(call, tool_id, "refused", err.code, t0 or self.ctx.events.clock.monotonic())
             raise Stop(StopReason.SECURITY, err)
         self.ledger.failed_tool_calls += 1
         self.step.failures.append((tool_id, err))
         status = "cut" if err.code == stops.TIMEOUT_CODE else "error"  # cut by the task's deadline
-        self.audit.tool(call, tool_id, status, err.code, t0 or time.monotonic())
+        self.audit.tool(call, tool_id, status, err.code, t0 or self.ctx.events.clock.monotonic())
         self.answer(call, {"error": {"code": err.code, "message": err.message}})
 
     def duplicate(self, call: ToolCall, tool_id: str, fp: str, told: bool) -> None:

@@ -6,11 +6,11 @@ it stays unregistered here.
 Keys read from ``BuiltinContext.extra``:
 
 ``"inspect"``
-    ``(view: str) -> dict``, supplied by the scheduler: the run's own state for one view.
-    ``cost`` → ``{total_usd, by_task, by_provider}``; ``records`` → ``{tasks: [...]}``;
-    ``dag_info`` → ``{nodes, edges, waves}``; ``threads`` → ``{active, queued, completed}``
-    (advisory). Without it the builtin fails with the "not available in this build" code
-    rather than invent a state.
+    ``(view: str) -> dict``, supplied by the run (:meth:`runtime.engine.run.Run.inspect`, the views
+    of :mod:`runtime.engine.introspect`): ``cost`` → ``{total_usd, by_task, by_provider}``;
+    ``records`` → ``{tasks: [...]}``; ``dag_info`` → ``{nodes, edges, waves}`` (the canonical
+    projection's); ``threads`` → ``{active, queued, completed}`` (advisory). A host that hands no
+    run state is a bug of the host (NIKA-IMPL-001), never an invented state.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from runtime.builtins import BuiltinContext, builtin
 from runtime.builtins._support import describe
-from runtime.errors import TaskError, not_built, unbuilt_what
+from runtime.errors import INTERNAL, TaskError
 
 INSPECT = "nika:inspect"
 INSPECT_001 = "NIKA-BUILTIN-INSPECT-001"
@@ -39,9 +39,9 @@ async def inspect(args: dict[str, Any], ctx: BuiltinContext) -> dict[str, Any]:
         raise TaskError(INSPECT_001, f"`view:` must be one of {', '.join(VIEW_KEYS)}, not {describe(view)}")
     source = ctx.extra.get("inspect")
     if source is None:
-        raise not_built("inspect", f"this build of nika does not implement {unbuilt_what('inspect')} yet")
+        raise TaskError(INTERNAL, f"`{INSPECT}` was called without its run's state (a bug of the host)")
     state = source(view)
     missing = [k for k in VIEW_KEYS[view] if not isinstance(state, dict) or k not in state]
     if missing:
-        raise not_built("inspect", f"the run state for `view: {view}` lacks {', '.join(missing)}")
+        raise TaskError(INTERNAL, f"the run state for `view: {view}` lacks {', '.join(missing)}")
     return {k: state[k] for k in VIEW_KEYS[view]}

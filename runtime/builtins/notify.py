@@ -72,15 +72,18 @@ async def notify(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     if not isinstance(target, str) or not target:
         hint = f" (or set {_DEFAULT_TARGET[channel]} in the engine configuration)" if channel in _DEFAULT_TARGET else ""
         raise unconfigured(channel, f"`channel: {channel}` needs a `target:` URL{hint}")
+    judge_url = ctx.extra.get("judge_url")
+    if judge_url is not None:
+        # before anything else, as for a fetch URL: permits.net.http judges the target with the one
+        # URL reading (checker.contracts.effects.url_host), so a port that is no port is NIKA-SEC-004
+        # at run as at check, never this channel's own refusal
+        judge_url(target)
     try:
         urls.parse(target)  # the one URL parser: a malformed target is this channel's own refusal
     except TaskError as e:
         if e.code != FETCH_FAILED:
             raise  # not http(s): NIKA-SEC-004, as a fetch URL
         raise unconfigured(channel, f"`target:` {e.message}") from None
-    judge_url = ctx.extra.get("judge_url")
-    if judge_url is not None:
-        judge_url(target)  # permits.net.http judges the target like a fetch URL
     content = json.dumps(_payload(channel, message, severity, args.get("data"), "data" in args), ensure_ascii=False)
     try:
         resp = await request(ctx.extra, "POST", target, {"content-type": "application/json"}, {"content": content})

@@ -50,19 +50,23 @@ class ResumeIndex:
     approvals_used: int = 0
     depth: int = 0  # the prologue's: > 0 for a child workflow's run (resumed by its caller's resume)
     forced: frozenset[str] = frozenset()
+    # `--task ID --item N` (runtime.durable.selection): these iterations run again, the task's others are reused
+    forced_items: dict[str, frozenset[int]] = field(default_factory=dict)
+    # a watch session's re-run (nika/commands/run_watch.py): a task that runs again forces what depends on it
+    cascade: bool = False
     notes: list[str] = field(default_factory=list)
     _lock: Any = None
 
     def lookup(self, tid: str, definition: str, inputs: str) -> Hit | None:
-        if tid in self.forced:
+        if tid in self.forced or tid in self.forced_items:
             return None
         rec = self.completed.get(tid)
         if rec is None or rec.get("definition_hash") != definition or rec.get("input_hash") != inputs:
             return None
         return Hit(rec["output"], rec["ref"])
 
-    def lookup_iteration(self, tid: str, definition: str, iteration: str) -> Hit | None:
-        if tid in self.forced:
+    def lookup_iteration(self, tid: str, definition: str, iteration: str, index: int | None = None) -> Hit | None:
+        if tid in self.forced or index in self.forced_items.get(tid, ()):
             return None
         rec = self.iterations.get((tid, iteration))
         if rec is None or rec.get("definition_hash") != definition:

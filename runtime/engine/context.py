@@ -63,6 +63,12 @@ class RunSettings:
     max_depth: int
     call_stack: tuple[str, ...]
     executor: str | ExecutorFactory
+    determinism: Any = None  # the run's runtime.determinism.Determinism (a deterministic run is serial)
+
+    @property
+    def serial(self) -> bool:
+        """One effect at a time, in a fixed order (a deterministic run, NEP-0010)."""
+        return bool(self.determinism is not None and self.determinism.deterministic)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ class EventSink:
 
     def __init__(self, journal: Journal, on_event: Callable[[dict[str, Any]], None] | None) -> None:
         self.journal = journal
+        self.clock = journal.clock  # the run's clock (runtime.determinism): what an effect's duration is read on
         self.events: list[dict[str, Any]] = []
         self.on_event = on_event
         self.answered_by: dict[str, str] = {}

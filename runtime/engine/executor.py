@@ -37,13 +37,13 @@ secrets it was given included), a model call its request.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from checker.core.records import field, record
+from runtime.determinism import elapsed_ms, iso
 from runtime.engine.events import EventSink
 from runtime.engine.records import now_iso
 from runtime.engine.services import Services
@@ -135,6 +135,8 @@ class ExecutorHost:
     events: EventSink
     engine_env: Mapping[str, str] = field(default_factory=dict)
     gate: Any = None  # the run's human gate (runtime.durable.gate), handed to `nika:prompt`
+    inspect: Callable[[str], dict[str, Any]] | None = None  # the run's own state by view, for `nika:inspect`
+    determinism: Any = None  # the run's runtime.determinism.Determinism: the builtins' clock and entropy
 
 
 ExecutorFactory = Callable[[ExecutorHost], Executor]
@@ -158,14 +160,15 @@ class LocalExecutor:
         self.host = host
 
     async def perform(self, call: EffectCall) -> EffectResult:
-        started, t0 = now_iso(), time.monotonic()
+        clock = self.host.events.clock
+        started, t0 = (iso(clock.now_ns()) if clock.virtual else now_iso()), clock.monotonic()
         usage: Usage = (None, None, None, None)
         try:
             output, usage = await self._perform(call)
         except TaskError as err:
             error = {"code": err.code, "message": err.message, "transient": err.transient, "details": err.details}
-            return EffectResult(None, error, (), started, _since(t0))
-        return EffectResult(output, None, (), started, _since(t0), *usage)
+            return EffectResult(None, error, (), started, elapsed_ms(clock, t0))
+        return EffectResult(output, None, (), started, elapsed_ms(clock, t0), *usage)
 
     async def _perform(self, call: EffectCall) -> tuple[Any, Usage]:
         none: Usage = (None, None, None, None)
@@ -229,8 +232,16 @@ class LocalExecutor:
             }
         if transport == "human" and host.gate is not None:  # a person asked through the run's gate
             extra["gate"] = host.gate
+        if transport == "run" and host.inspect is not None:  # the run's own state: it never leaves the driver
+            extra["inspect"] = host.inspect
         if transport == "provider":  # a model provider is engine transport, like `infer:`, never permits.net
             extra["services"] = host.services
+        det = host.determinism
+        if det is not None:  # NEP-0010: the declared clock and entropy reach the builtins that read them
+            if det.clock.virtual:
+                extra["clock"] = det.clock
+            if det.entropy.seeded:
+                extra["rng"] = det.entropy.stream("builtin", tid)
         ctx = builtins.BuiltinContext(
             workdir=host.workdir,
             resolve_read=lambda p: host.boundary.resolve(tid, p, "read"),
@@ -263,7 +274,3 @@ def make_executor(choice: str | ExecutorFactory, host: ExecutorHost) -> Executor
         known = ", ".join(sorted(EXECUTORS))
         raise ValueError(f"executor `{choice}` is not available in this build of nika (known: {known})")
     return factory(host)
-
-
-def _since(t0: float) -> float:
-    return round((time.monotonic() - t0) * 1000, 3)

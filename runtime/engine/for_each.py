@@ -15,11 +15,12 @@ from typing import Any, Protocol
 
 from checker.core.vocab import Status
 from checker.model.workflow import Task
+from runtime.determinism import elapsed_ms
 from runtime.engine.records import Outcome
 from runtime.engine.resume_match import ResumingRun
 from runtime.engine.stage import StagedRun, verb_stage
 from runtime.errors import TaskError
-from runtime.values import condition, materialise, reads_locals
+from runtime.values import condition, materialise, reads_locals, reads_with
 
 
 class FanningRun(StagedRun, ResumingRun, Protocol):
@@ -48,13 +49,20 @@ def _collection(task: Task, scope: dict[str, Any]) -> list[Any] | Outcome:
         return Outcome(Status.FAILURE, error=err)
     if not items:
         return Outcome(Status.SKIPPED)
-    if task.when is not None and not reads_locals(task.when):
+    if task.when is not None and not when_each(task):
         try:
             if not condition(task.when, scope):
                 return Outcome(Status.SKIPPED)
         except TaskError as err:
             return Outcome(Status.FAILURE, error=err)
     return items
+
+
+def when_each(task: Task) -> bool:
+    """The task's ``when:`` is judged per iteration: it reads ``item``/``index``, or a ``with:``
+    binding that does (a late binding)."""
+    late = {b.name for b in task.with_ if reads_locals(b.value)}
+    return task.when is not None and (reads_locals(task.when) or reads_with(task.when, late))
 
 
 class FanOut:
@@ -67,8 +75,9 @@ class FanOut:
         self.bindings: dict[str, list[Any]] = {b.name: [None] * n for b in task.output}
         self.failures: list[tuple[int, TaskError]] = []
         self.late = [b for b in task.with_ if reads_locals(b.value)]
-        self.when_each = task.when is not None and reads_locals(task.when)
-        self.limit = asyncio.Semaphore(task.max_parallel) if task.max_parallel else None
+        self.when_each = when_each(task)
+        width = 1 if run.serial else task.max_parallel  # a deterministic run: one iteration at a time, in order
+        self.limit = asyncio.Semaphore(width) if width else None
         self.stop = asyncio.Event()
         self.pause: BaseException | None = None
 
@@ -94,14 +103,21 @@ class FanOut:
         try:
             if self.stop.is_set():
                 return
+            t0 = self.run.clock.monotonic()
             try:
                 s = self._iteration_scope(i, item)
             except TaskError as err:
                 self._fail(i, err)
+                self._journal(i, item, Outcome(Status.FAILURE, error=err), t0)
                 return
-            if s is None:
+            if s is None:  # its `when:` is false
+                self._journal(i, item, Outcome(Status.SKIPPED), t0)
                 return
-            out = await self._iteration(i, item, s)
+            try:
+                out = await self._iteration(i, item, s, t0)
+            except asyncio.CancelledError:  # `fail_fast` stopped it, or the run was cancelled
+                self._journal(i, item, Outcome(Status.CANCELLED), t0)
+                raise
             if out.status == Status.SUCCESS:
                 self.outputs[i] = out.output
                 n = len(self.items)
@@ -113,14 +129,14 @@ class FanOut:
             if self.limit is not None:
                 self.limit.release()
 
-    async def _iteration(self, i: int, item: Any, s: dict[str, Any]) -> Outcome:
+    async def _iteration(self, i: int, item: Any, s: dict[str, Any], t0: float) -> Outcome:
         """One iteration: rehydrated when a resumed trace holds it (ADR-099 §1), else run live."""
         from runtime.durable.gate import GatePause
-        from runtime.engine.resume_match import cached_iteration, iteration_key, journal_iteration
+        from runtime.engine.resume_match import cached_iteration, iteration_key
         from runtime.engine.stage import bind
 
         key = iteration_key(self.run, self.task, i, item)
-        hit = cached_iteration(self.run, self.task, key)
+        hit = cached_iteration(self.run, self.task, key, i)
         if hit is not None:
             out = Outcome(Status.SUCCESS, hit.output, await bind(self.task, hit.output), started=True)
         else:
@@ -129,9 +145,15 @@ class FanOut:
             except GatePause as pause:  # re-raised by outcome(): the whole task waits for the answer
                 self.pause = pause
                 return Outcome(Status.SKIPPED)
-        if out.status == Status.SUCCESS:
-            journal_iteration(self.run, self.task, i, key, out.output, hit)
+        self._journal(i, item, out, t0, key, hit)
         return out
+
+    def _journal(self, i: int, item: Any, out: Outcome, t0: float, key: str | None = None, hit: Any = None) -> None:
+        """The iteration's frame (:func:`runtime.engine.resume_match.journal_iteration`)."""
+        from runtime.engine.resume_match import journal_iteration
+
+        took = elapsed_ms(self.run.clock, t0)
+        journal_iteration(self.run, self.task, i, item, len(self.items), out, took, key, hit)
 
     async def drive(self) -> None:
         """Run every iteration; under ``fail_fast`` cancel the rest once one failed."""

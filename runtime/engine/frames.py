@@ -14,7 +14,10 @@ from runtime.engine.resume_match import ResumingRun, resumable
 from runtime.journal.write import TRACE_FORMAT, Fields, source_digests
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from checker.model.workflow import Workflow
+    from runtime.determinism import Determinism
     from runtime.durable.gate import Gate
 
 
@@ -24,6 +27,9 @@ class FramedRun(ResumingRun, Protocol):
     wf: Workflow
     run_nonce: str
     gate: Gate
+    det: Determinism  # the run's time and randomness (NEP-0010)
+    workdir: Path
+    inputs: dict[str, Any]
 
 
 def announce(self: FramedRun) -> None:
@@ -42,14 +48,48 @@ def announce(self: FramedRun) -> None:
             ("engine_version", ENGINE_VERSION),
             ("platform", _platform()),
             ("depth", self.options.depth),
-            ("source", self.compiled.source.path),  # read back by `nika trace receipt` (additive)
+            ("source", _source(self)),  # read back by `nika trace receipt` and `trace reproduce` (additive)
             ("run_nonce", self.run_nonce),
             *self.gate.prologue_fields(),
+            *determinism_fields(self),
         ],
     )
     if self.options.resume is not None:
         for line in self.options.resume.notes:
             self.emit("checkpoint_written", [("note", line)])
+
+
+def _source(self: FramedRun) -> str | None:
+    """The workflow file; in a deterministic run relative to the working directory (its journal
+    names no absolute path, so the same layout elsewhere writes the same bytes)."""
+    path = self.compiled.source.path
+    if path and self.det.deterministic and os.path.isabs(path):
+        return os.path.relpath(path, self.workdir)
+    return path
+
+
+def determinism_fields(self: FramedRun) -> Fields:
+    """What the ``run:`` block declared (NEP-0010: the journal self-describes its determinism
+    contract); for a deterministic run also its inputs and model override (what ``nika trace
+    reproduce`` runs it again with), the fields left random on purpose and what it cannot fix."""
+    det = self.det
+    if not det.declared:
+        return []
+    fields: Fields = [("entropy", det.entropy_mode), ("seed", det.seed), ("clock", det.clock_mode)]
+    if self.options.determinism is not None:
+        fields.append(("determinism_from", "the calling workflow (one run, one clock)"))
+    if det.deterministic:
+        from runtime.engine.reproducible import unreproducible
+        from runtime.journal.nonces import nonce_paths
+
+        fields += [
+            ("deterministic", True),
+            ("inputs", compact(self.inputs)),
+            ("model_override", self.options.model),
+            ("nonce_fields", nonce_paths()),
+            ("not_deterministic", compact(unreproducible(self.compiled, self.options.model))),
+        ]
+    return fields
 
 
 def _platform() -> str:

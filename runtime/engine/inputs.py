@@ -164,38 +164,19 @@ def unsupported_task_fields(wf: Any, model_override: str | None = None) -> list[
 def unsupported_features(wf: Any, model_override: str | None = None) -> list[str]:
     """The features of the one list of what this build lacks (``runtime/unbuilt.toml`` and the
     registries) that refuse this workflow before any effect: ``thinking`` on a literal model whose
-    adapter sends no reasoning parameter, and the declared determinism of ``run:`` (NEP-0010)."""
-    from runtime.errors import unbuilt
-
-    out = ["thinking"] if unsupported_task_fields(wf, model_override) else []
-    block = getattr(wf, "run", None)
-    if block is not None:
-        if block.entropy == "seeded" and "seeded-entropy" in unbuilt():
-            out.append("seeded-entropy")
-        if block.clock == "virtual" and "virtual-clock" in unbuilt():
-            out.append("virtual-clock")
-    return out
+    adapter sends no reasoning parameter."""
+    return ["thinking"] if unsupported_task_fields(wf, model_override) else []
 
 
 def unsupported_run_block(wf: Any, model_override: str | None = None) -> str | None:
-    """Why this build cannot honour the workflow (:func:`unsupported_features`), or ``None``. Seeded
-    entropy and a virtual clock promise byte-identical journals; this build still draws ids and
-    timestamps from the ambient clock and entropy, so it refuses such a workflow before any effect
-    rather than run it as if ``run:`` were absent."""
-    from runtime.errors import unbuilt_what
-
+    """Why this build cannot honour the workflow (:func:`unsupported_features`), or ``None``: it is
+    refused before any effect rather than run as if the field were absent."""
     fields = unsupported_task_fields(wf, model_override)
-    if fields:
-        return (
-            f"{', '.join(fields)} {'is' if len(fields) == 1 else 'are'} not available in this build of nika "
-            f"(that adapter sends no reasoning parameter; {_thinking_takers()} do); remove it to run without it"
-        )
-    asked = [unbuilt_what(f) for f in unsupported_features(wf, model_override)]
-    if not asked:
+    if not fields:
         return None
     return (
-        f"this build of nika does not implement {' and '.join(asked)} yet;"
-        " remove it to run with ambient entropy and clock"
+        f"{', '.join(fields)} {'is' if len(fields) == 1 else 'are'} not available in this build of nika "
+        f"(that adapter sends no reasoning parameter; {_thinking_takers()} do); remove it to run without it"
     )
 
 

@@ -32,6 +32,10 @@ class Options:
     engine_env: Mapping[str, str] | None = None
     executor: str | ExecutorFactory = "local"
     resume: ResumeIndex | None = None  # `--resume TRACE` (runtime.durable.resume_index): matched tasks cache-hit
+    # `--task ID` (runtime.durable.selection): the tasks this run may run or reuse (the rest are not scheduled),
+    # and the named ones, whose outputs are the run's
+    select: frozenset[str] | None = None
+    named: tuple[str, ...] = ()
     answers: dict[str, Any] = field(default_factory=dict)  # `--answer TASK=VALUE` for paused prompts
     prompter: Callable[[dict[str, Any]], Any] | None = None  # asks a person (a TTY), runtime.durable.gate
     max_cost_usd: float | None = None  # `--max-cost-usd`: the run's spend cap (runtime.providers.cost)
@@ -39,3 +43,6 @@ class Options:
     # a child workflow's caller's runtime.durable.gate.Gate (its approvals count against the caller)
     parent_gate: Any = None
     mcp_config: Any = None  # the root run's MCP table (runtime.tools.mcp_config.McpConfig), shared with child runs
+    # a child workflow's deterministic caller's runtime.determinism.Determinism (its clock binds the child)
+    determinism: Any = None
+    seed: int | None = None  # with `determinism`: the child's seed, from the caller's `child` stream

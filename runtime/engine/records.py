@@ -48,7 +48,8 @@ class TaskRecord:
     attempts: int = 0
     agent: dict[str, Any] | None = None  # an agent task's stop reason and spend (runtime.agent)
     recovered_from: dict[str, Any] | None = None  # the original error when on_error.recover settled it (13)
-    started_monotonic: float = 0.0
+    started_monotonic: float = 0.0  # time.monotonic() at the start: what deadlines count from
+    started_clock: float = 0.0  # the run clock's monotonic() at the start: what duration_ms counts from
     definition_hash: str | None = None  # ADR-099 §1: what a resume matches the task by
     input_hash: str | None = None
     cache_hit: bool = False  # rehydrated from the resumed trace (ADR-099 §2), never run
@@ -116,6 +117,7 @@ class RunResult:
     redact: Callable[[Any], Any] = field(default=lambda v: v, repr=False)
     paused: list[dict[str, Any]] = field(default_factory=list)  # the prompts a paused run waits on
     cost_usd: float | None = None  # the run's spend (None when a call could not be priced)
+    determinism: dict[str, Any] | None = None  # what `run:` declared (NEP-0010), when it is there
 
     def __repr__(self) -> str:
         return f"RunResult(workflow_state={self.workflow_state!r}, tasks={len(self.tasks)}, trace={self.trace!r})"
@@ -133,6 +135,7 @@ class RunResult:
                 "trace_head": self.head,
                 "cost_usd": self.cost_usd,
                 **({"paused": self.paused} if self.paused else {}),
+                **({"determinism": self.determinism} if self.determinism is not None else {}),
             }
         )
 

@@ -80,27 +80,41 @@ def iteration_key(run: ResumingRun, task: Task, index: int, item: Any) -> str | 
     return iteration_hash(rec.input_hash, index, item)
 
 
-def cached_iteration(run: ResumingRun, task: Task, key: str | None) -> Hit | None:
+def cached_iteration(run: ResumingRun, task: Task, key: str | None, index: int | None = None) -> Hit | None:
     resume = run.options.resume
     rec = run.records.get(task.id)
     if resume is None or key is None or rec is None or rec.definition_hash is None:
         return None
-    return resume.lookup_iteration(task.id, rec.definition_hash, key)
+    return resume.lookup_iteration(task.id, rec.definition_hash, key, index)
 
 
-def journal_iteration(run: ResumingRun, task: Task, index: int, key: str | None, output: Any, hit: Hit | None) -> None:
-    """One finished iteration, journaled so a resume can skip it (a cache hit says where it came from)."""
+def journal_iteration(
+    run: ResumingRun,
+    task: Task,
+    index: int,
+    item: Any,
+    items: int,
+    out: Outcome,
+    duration_ms: float,
+    key: str | None = None,
+    hit: Hit | None = None,
+) -> None:
+    """One settled iteration of a ``for_each`` (every one: success, failure, skipped, cancelled): a
+    ``checkpoint_written`` frame, or ``task_cache_hit`` when it was rehydrated, carrying ``index``,
+    ``items`` (the fan-out's size), an ``item`` preview, ``status``, ``duration_ms``, the error's code
+    and message, and for a success a resume can skip (hashed, and not masked) its ``iteration_hash``,
+    ``definition_hash`` and ``output``. :mod:`runtime.journal.iterations` reads them back."""
+    from runtime.journal.iterations import preview
+
     rec = run.records.get(task.id)
-    out = compact(output)
-    if key is None or rec is None or run.redactor(out) != out:  # a masked output is never rehydrated
-        return
-    fields: Fields = [
-        ("task", task.id),
-        ("index", index),
-        ("iteration_hash", key),
-        ("definition_hash", rec.definition_hash),
-        ("output", out),
-    ]
+    fields: Fields = [("task", task.id), ("index", index), ("items", items), ("item", preview(item))]
+    fields += [("status", str(out.status)), ("duration_ms", duration_ms)]
+    if out.error is not None:
+        fields += [("error_code", out.error.code), ("message", out.error.message)]
+    if out.status == Status.SUCCESS and key is not None and rec is not None:
+        output = compact(out.output)
+        if run.redactor(output) == output:  # a masked output is never rehydrated
+            fields += [("iteration_hash", key), ("definition_hash", rec.definition_hash), ("output", output)]
     if hit is not None:
         run.emit("task_cache_hit", [*fields, ("note", note(task, run.options.model)), ("cached_from", hit.ref)])
     else:

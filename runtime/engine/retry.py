@@ -57,7 +57,7 @@ def backoff_ms(strategy: str, base: int, cap: int, attempt: int) -> float:
     return float(min(delay, cap))
 
 
-def retry_delay_ms(r: Retry, attempt: int, err: TaskError, rng: random.Random) -> float:
+def retry_delay_ms(r: Retry, attempt: int, err: TaskError, rng: random.Random | random.SystemRandom) -> float:
     """How long to wait after failed attempt number ``attempt``."""
     delay = backoff_ms(r.backoff_strategy, r.backoff_ms, r.backoff_max_ms, attempt)
     if r.jitter:
@@ -84,7 +84,7 @@ async def attempts(run: AttemptingRun, task: Task, scope: dict[str, Any], iterat
         except TaskError as err:
             if r is None or attempt >= max_attempts or not retryable(err, r.on_codes):
                 raise
-            delay = retry_delay_ms(r, attempt, err, run.rng)
+            delay = retry_delay_ms(r, attempt, err, run.det.entropy.stream("retry", task.id))
             fields: list[tuple[str, Any]] = [("task", task.id), ("attempt", attempt), ("error_code", err.code)]
             fields.append(("delay_ms", round(delay, 3)))
             if iteration is not None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import random
 import time
 from collections import deque
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from checker.core.vocab import Status
 from checker.model.workflow import CompiledWorkflow, Task, Verb, Workflow
+from runtime.determinism import Determinism, elapsed_ms, iso, uuid7
 from runtime.durable.gate import GatePause
 from runtime.engine.context import RunSettings, VerbContext, VerbTable
 from runtime.engine.dispatch import pipeline
@@ -79,7 +79,6 @@ class Run:
         assert compiled.workflow is not None and compiled.graph is not None
         from runtime.durable.gate import Gate
         from runtime.guard.redact import Redactor
-        from runtime.journal.write import uuid7
         from runtime.net.ssrf import with_project_allowance
         from runtime.providers.cost import CostMeter
 
@@ -93,7 +92,15 @@ class Run:
         self.records = {tid: TaskRecord(tid) for tid in self.wf.tasks}
         self.secret_values: set[str] = set()
         self.redactor = Redactor(self.secret_values)
-        self.sink = EventSink(Journal(o.trace_dir, run_id=None, redact=self.redactor), o.on_event)
+        # NEP-0010: the declared clock and entropy (a deterministic caller's bind its children)
+        self.det = det = Determinism.of(self.wf.run, o.determinism, o.seed)
+        self.clock = det.clock
+        self.serial = det.deterministic  # one task, one iteration, one tool call at a time: a fixed order
+        self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for (random, always)
+        journal = Journal(o.trace_dir, run_id=None, redact=self.redactor, clock=det.clock, name_id=self.run_nonce)
+        if det.entropy.seeded:
+            journal.ids = det.entropy.stream("frame")
+        self.sink = EventSink(journal, o.on_event)
         self.boundary = Boundary(self.wf.permits, self.workdir, self.sink.witness, parent_boundary)
         self.sem = asyncio.Semaphore(max(1, o.max_parallel))
         self.cancelled = False
@@ -104,24 +111,56 @@ class Run:
         self.held: dict[str, Any] = {}  # the resolved secrets with their egress rules (runtime.net.egress)
         secrets = Secrets(self.wf, self.engine_env, self.secret_values, self.workdir, self.held)
         self.base = base_scope(self.wf, inputs, secrets, self.task_views)
-        self.rng = random.Random(self.wf.run.seed if self.wf.run and self.wf.run.seed is not None else None)
         self.services = self.make_services()
         self.services.held = self.held
         self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
         self.sink.annotate = self.meter.annotate
-        self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for
         self.gate = Gate.for_run(self, o)
-        host = ExecutorHost(self.workdir, self.boundary, self.services, self.sink, self.engine_env, self.gate)
+        host = ExecutorHost(
+            self.workdir,
+            self.boundary,
+            self.services,
+            self.sink,
+            self.engine_env,
+            self.gate,
+            inspect=self.inspect,
+            determinism=det,
+        )
         self.executor = make_executor(o.executor, host)
         self.settings = RunSettings(
-            o.model, o.interactive, o.max_parallel, o.trace_dir, o.depth, o.max_depth, o.call_stack, o.executor
+            o.model,
+            o.interactive,
+            o.max_parallel,
+            o.trace_dir,
+            o.depth,
+            o.max_depth,
+            o.call_stack,
+            o.executor,
+            det,
         )
         self.agent_records: dict[str, dict[str, Any]] = {}
         self._inflight: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, set[str]] = {}
         self._ready: deque[str] = deque()
         self._left = len(self.wf.tasks)
+        self._unselected: set[str] = set()
         self._done = asyncio.Event()
+        self._dag_info: dict[str, Any] | None = None  # nika:inspect `view: dag_info`, computed once
+
+    @property
+    def in_flight(self) -> frozenset[str]:
+        """The tasks running now."""
+        return frozenset(self._inflight)
+
+    def inspect(self, view: str) -> dict[str, Any]:
+        """One view of this run's own state, for ``nika:inspect`` (:mod:`runtime.engine.introspect`)."""
+        from runtime.engine.introspect import view as run_view
+
+        return run_view(self, view)
+
+    def now_iso(self) -> str:
+        """Now on the run's clock, as a task record's ``started_at``/``ended_at`` carries it."""
+        return iso(self.clock.now_ns()) if self.clock.virtual else now_iso()
 
     @property
     def journal(self) -> Journal:
@@ -134,11 +173,16 @@ class Run:
 
     async def execute(self) -> RunResult:
         self._announce()
+        select = self.options.select
         for tid in self.wf.tasks:
             self.settled[tid] = asyncio.Event()
             self._waiting[tid] = {e.producer for e in self.graph.incoming(tid) if e.producer in self.wf.tasks}
+            if select is not None and tid not in select:  # `--task`: outside the selection, never scheduled
+                self._unselected.add(tid)
+                self._left -= 1
+                continue
             self.emit("task_scheduled", [("task", tid)])
-        self._ready.extend(tid for tid in self.wf.tasks if not self._waiting[tid])
+        self._ready.extend(tid for tid in self.wf.tasks if not self._waiting[tid] and tid not in self._unselected)
         try:
             self._pump()
             if self._left:
@@ -149,7 +193,10 @@ class Run:
             await self._cancel_all()
         await self.services.aclose()
         failed = any(r.status == Status.FAILURE for r in self.records.values())
-        outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled, failed)
+        if select is not None:  # a task run's outputs are its named tasks' (the workflow's may read others)
+            outputs, error = {t: self.records[t].output for t in self.options.named}, None
+        else:
+            outputs, error = workflow_outputs(self.wf, {**self.base, "tasks": self.task_views}, self.cancelled, failed)
         failed = failed or error is not None
         state = "cancelled" if self.cancelled else ("failure" if failed else "success")
         end: Fields = [("workflow", self.wf.id), ("state", state), ("outputs", compact(outputs))]
@@ -161,9 +208,29 @@ class Run:
         j = self.journal
         j.close()
         path = str(j.path) if j.path else None
-        result = RunResult(state, self.records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
+        records = {t: r for t, r in self.records.items() if t not in self._unselected}  # a task run's own
+        result = RunResult(state, records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
         result.paused, result.cost_usd = list(self.gate.paused), total
+        result.determinism = self._determinism_report()
         return result
+
+    def _determinism_report(self) -> dict[str, Any] | None:
+        """What the report says of ``run:`` (NEP-0010): the declaration, and in a deterministic run
+        what could not be made deterministic (the prologue says the same)."""
+        det = self.det
+        if not det.declared:
+            return None
+        out: dict[str, Any] = {
+            "entropy": det.entropy_mode,
+            "seed": det.seed,
+            "clock": det.clock_mode,
+            "deterministic": det.deterministic,
+        }
+        if det.deterministic:
+            from runtime.engine.reproducible import unreproducible
+
+            out["not_deterministic"] = unreproducible(self.compiled, self.options.model)
+        return out
 
     def _announce(self) -> None:
         announce(self)
@@ -177,7 +244,8 @@ class Run:
         for t in list(self._inflight.values()):
             t.cancel()
         for tid, rec in self.records.items():
-            if rec.status == "pending" and tid not in self._inflight and tid not in self.gate.parked:
+            idle = tid not in self._inflight and tid not in self.gate.parked and tid not in self._unselected
+            if rec.status == "pending" and idle:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
         self._pump()
 
@@ -190,16 +258,18 @@ class Run:
                     self._inflight.pop(tid, None)
         if self._left:
             for tid, rec in self.records.items():
-                if rec.status == "pending" and tid not in self.gate.parked:
+                if rec.status == "pending" and tid not in self.gate.parked and tid not in self._unselected:
                     self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
 
     # -- the ready set -----------------------------------------------------------------------
 
     def _pump(self) -> None:
         """Every ready task through the gate: started, or settled cancelled."""
-        while self._ready:
+        while self._ready and not (self.serial and self._inflight):
             tid = self._ready.popleft()
             if self.records[tid].status != "pending" or tid in self._inflight or tid in self.gate.parked:
+                continue
+            if tid in self._unselected:
                 continue
             if self.cancelled:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
@@ -236,9 +306,9 @@ class Run:
         if outcome.recovered_from is not None:
             rec.recovered_from = outcome.recovered_from.record(tid, rec.attempts or None)
         rec.agent = self.agent_records.pop(tid, None)
-        rec.ended_at = now_iso()
+        rec.ended_at = self.now_iso()
         if rec.started_at is not None:
-            rec.duration_ms = round((time.monotonic() - rec.started_monotonic) * 1000, 3)
+            rec.duration_ms = elapsed_ms(self.clock, rec.started_clock)
         rec.cost_usd, rec.cost_known = self.meter.task_cost(tid)
         self.task_views[tid] = rec.view()
         self.emit(kind or _SETTLED_KIND[Status(rec.status)], [*self._settled_fields(rec), *extra])
@@ -261,7 +331,8 @@ class Run:
         from runtime.durable.resume_index import descendants
 
         for t in sorted(descendants(self.compiled, tid)):
-            if self.records[t].status == "pending" and t not in self._inflight and t not in self.gate.parked:
+            idle = t not in self._inflight and t not in self.gate.parked and t not in self._unselected
+            if self.records[t].status == "pending" and idle:
                 self.gate.parked.add(t)
                 self._waiting[t] = set()  # never woken by a producer settling
                 self._left -= 1
@@ -275,11 +346,17 @@ class Run:
         return Services(self.engine_env, self.workdir, self.secret_values, self.options.mcp_config)
 
     def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
-        """The run of a child workflow: in this run's working directory, under its permits too."""
+        """The run of a child workflow: in this run's working directory, under its permits too, and
+        on this run's clock with a seed of this run's when this run is deterministic (NEP-0010 §5)."""
+        if self.det.deterministic:
+            options.determinism, options.seed = self.det, self.det.entropy.child_seed(CURRENT_TASK.get() or "")
         return Run(compiled, inputs, options, verbs=self.verbs, workdir=self.workdir, parent_boundary=self.boundary)
 
     async def backoff_wait(self, seconds: float) -> None:
-        """The pause between two attempts of a retried task."""
+        """The pause between two attempts of a retried task: waited for really (whatever is retried
+        may be a remote that asked for it), and on a virtual clock counted there too."""
+        if self.clock.virtual:
+            await self.clock.sleep(seconds)
         await asyncio.sleep(seconds)
 
     async def run_verb(self, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:
@@ -322,13 +399,19 @@ class Run:
         rec = self.records[tid]
         CURRENT_TASK.set(tid)
         hash_task(self, task, rec)
-        if self.options.resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
+        resume = self.options.resume
+        if resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
             self._pump()
             return
-        rec.started_at = now_iso()
-        rec.started_monotonic = time.monotonic()
+        if resume is not None and resume.cascade:  # it runs again: so does everything downstream of it
+            from runtime.durable.resume_index import descendants
+
+            resume.forced = resume.forced | descendants(self.compiled, tid)
+        rec.started_at = self.now_iso()
+        rec.started_clock = self.clock.monotonic()
+        rec.started_monotonic = time.monotonic()  # the real clock: what deadlines count from
         self.emit("task_started", [("task", tid), ("note", note(task, self.options.model))])
         outcome: Outcome
         try:

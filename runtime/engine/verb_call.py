@@ -54,39 +54,7 @@ def verb_context(run: CallingRun, tid: str, scope: dict[str, Any], task: Task | 
     """What the verb of ``tid`` may read and do (``task`` is ``None`` for an ``on_finally`` step)."""
     rec = run.records.get(tid) if task is not None else None
 
-    def _attempts(index: Any) -> list[dict[str, Any]]:
-        earlier = run.agent_records.get(tid)
-        if earlier is None:
-            return []
-        return [a for a in earlier.get("attempts") or [{"attempt": 1, **earlier}] if a.get("index") == index]
-
-    def agent_spent(index: Any) -> tuple[int, int, float]:
-        """What the earlier ``retry:`` attempts of this task (this iteration) spent: one ledger."""
-        done = _attempts(index)
-        return (
-            sum(int(a.get("tokens_in", 0)) for a in done),
-            sum(int(a.get("tokens_out", 0)) for a in done),
-            sum(float(a.get("cost_usd", 0.0)) for a in done),
-        )
-
-    def record_agent(record: dict[str, Any]) -> None:
-        """The agent's stop and spend. The record's headline totals every attempt of the task (its
-        ``retry:`` attempts draw on one budget); each attempt (or ``for_each`` iteration) is kept
-        under ``attempts`` with its own turns, tokens, cost and stop."""
-        idx = record.get("index")
-        before = agent_spent(idx)
-        own = {**record, "tokens_in": record.get("tokens_in", 0) - before[0]}
-        own["tokens_out"] = record.get("tokens_out", 0) - before[1]
-        if "cost_usd" in record:
-            own["cost_usd"] = round(record["cost_usd"] - before[2], 6)
-        earlier = run.agent_records.get(tid)
-        if earlier is None:
-            run.agent_records[tid] = record
-            return
-        attempts = earlier.get("attempts") or [{"attempt": 1, **earlier}]
-        n = 1 + sum(1 for a in attempts if a.get("index") == idx)  # per iteration
-        attempts = [*attempts, {"attempt": n, **own}]
-        run.agent_records[tid] = {**record, "attempts": attempts}
+    spend = _AgentSpend(run.agent_records, tid)
 
     async def run_child(compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> RunResult:
         return await run.child(compiled, inputs, options).execute()  # this module never imports the ready set
@@ -109,15 +77,57 @@ def verb_context(run: CallingRun, tid: str, scope: dict[str, Any], task: Task | 
         events=run.sink,
         executor=run.executor,
         settings=run.settings,
-        record_agent=record_agent,
+        record_agent=spend.record,
         run_child=run_child,
         tool_call=tool_call,
         started_monotonic=rec.started_monotonic if rec is not None else None,
         gate=run.gate,
-        agent_spent=agent_spent,
+        agent_spent=spend.spent,
     )
     holder.append(ctx)
     return ctx
+
+
+class _AgentSpend:
+    """One agent task's spend across its ``retry:`` attempts (and ``for_each`` iterations): the
+    attempts draw on one budget, so each sees what the earlier ones of its iteration spent."""
+
+    def __init__(self, records: dict[str, dict[str, Any]], tid: str) -> None:
+        self.records, self.tid = records, tid
+
+    def _attempts(self, index: Any) -> list[dict[str, Any]]:
+        earlier = self.records.get(self.tid)
+        if earlier is None:
+            return []
+        return [a for a in earlier.get("attempts") or [{"attempt": 1, **earlier}] if a.get("index") == index]
+
+    def spent(self, index: Any) -> tuple[int, int, float]:
+        """What the earlier ``retry:`` attempts of this task (this iteration) spent: one ledger."""
+        done = self._attempts(index)
+        return (
+            sum(int(a.get("tokens_in", 0)) for a in done),
+            sum(int(a.get("tokens_out", 0)) for a in done),
+            sum(float(a.get("cost_usd", 0.0)) for a in done),
+        )
+
+    def record(self, record: dict[str, Any]) -> None:
+        """The agent's stop and spend. The record's headline totals every attempt of the task (its
+        ``retry:`` attempts draw on one budget); each attempt (or ``for_each`` iteration) is kept
+        under ``attempts`` with its own turns, tokens, cost and stop."""
+        idx = record.get("index")
+        before = self.spent(idx)
+        own = {**record, "tokens_in": record.get("tokens_in", 0) - before[0]}
+        own["tokens_out"] = record.get("tokens_out", 0) - before[1]
+        if "cost_usd" in record:
+            own["cost_usd"] = round(record["cost_usd"] - before[2], 6)
+        earlier = self.records.get(self.tid)
+        if earlier is None:
+            self.records[self.tid] = record
+            return
+        attempts = earlier.get("attempts") or [{"attempt": 1, **earlier}]
+        n = 1 + sum(1 for a in attempts if a.get("index") == idx)  # per iteration
+        attempts = [*attempts, {"attempt": n, **own}]
+        self.records[self.tid] = {**record, "attempts": attempts}
 
 
 async def run_verb(run: CallingRun, tid: str, verb: Verb, scope: dict[str, Any], task: Task | None) -> Any:

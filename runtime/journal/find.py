@@ -62,12 +62,15 @@ def journals(trace_dir: Path) -> list[Path]:
 
 
 def _opened(path: Path) -> tuple[int, str]:
+    """When the run started: its first frame's timestamp, else (no readable first frame, or a
+    virtual clock's, which says nothing of when it ran) the file's modification time."""
     try:
         with path.open("rb") as fh:
-            ts = (read_frame(fh.readline())[0] or {}).get("timestamp")
+            head = read_frame(fh.readline())[0] or {}
     except OSError:
-        ts = None
-    if not isinstance(ts, int):
+        head = {}
+    ts = head.get("timestamp")
+    if not isinstance(ts, int) or event_of(head).get("clock") == "virtual":
         try:
             ts = path.stat().st_mtime_ns
         except OSError:

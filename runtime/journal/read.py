@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.journal.iterations import IterationFold
+
 TERMINAL_STATE = {
     "workflow_completed": "success",
     "workflow_failed": "failure",
@@ -137,6 +139,12 @@ class RunView:
     paused_task: str | None = None
     prologue: dict[str, Any] = field(default_factory=dict)
     run_cost: Any = UNRECORDED  # the terminal frame's `cost_usd` (runtime.providers.cost): null = unknown
+    iterations: IterationFold = field(default_factory=IterationFold)  # each for_each's iterations
+
+    @property
+    def virtual_clock(self) -> bool:
+        """The run declared ``clock: virtual`` (NEP-0010): its timestamps say nothing of when it ran."""
+        return self.prologue.get("clock") == "virtual"
 
     @property
     def duration_ms(self) -> float | None:
@@ -173,6 +181,7 @@ class RunView:
             "cost_usd": self.cost_usd,
             "size": self.size,
             "paused_task": self.paused_task,
+            "virtual_clock": self.virtual_clock,
             "depth": self.prologue.get("depth") if isinstance(self.prologue.get("depth"), int) else None,
         }
 
@@ -188,8 +197,15 @@ class RunView:
             "error_code": self.error_code,
             "outputs": None if self.outputs is UNRECORDED else self.outputs,
             "outputs_recorded": self.outputs is not UNRECORDED,
-            "task_records": {tid: t.to_json() for tid, t in self.tasks.items()},
+            "task_records": {tid: {**t.to_json(), **self.iterations_of(tid)} for tid, t in self.tasks.items()},
         }
+
+    def iterations_of(self, tid: str) -> dict[str, Any]:
+        """``{"items": N, "iterations": [row, …]}`` for a ``for_each`` task (:mod:`runtime.journal.iterations`)."""
+        rows = self.iterations.of(tid)
+        if not rows:
+            return {}
+        return {"items": self.iterations.sizes.get(tid), "iterations": rows}
 
 
 def read_run(path: Path) -> RunView:
@@ -245,6 +261,9 @@ def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
 
 
 def _fold_task(view: RunView, kind: str, tid: str, ev: dict[str, Any], at: int | None) -> None:
+    if view.iterations.add(ev) is not None:  # one for_each iteration settled: not the task's own frame
+        view.tasks.setdefault(tid, TaskView(tid))
+        return
     if kind in ("verb_invoked", "tool_invoked", "cost_incurred", "agent_budget_checkpoint"):
         owner = tid.split(".on_finally[", 1)[0]  # a cleanup step's events belong to its task
         task = view.tasks.setdefault(owner, TaskView(owner))

@@ -149,8 +149,9 @@ def plan_gc(runs: list[RunView], policy: Policy, now: float | None = None) -> Pl
 
 
 def _started(r: RunView) -> float:
-    """When the run started (seconds): its first frame, else the file's modification time."""
-    if r.started is not None:
+    """When the run started (seconds): its first frame, else (or under a virtual clock, whose
+    timestamps say nothing of when it ran) the file's modification time."""
+    if r.started is not None and not r.virtual_clock:
         return r.started / 1e9
     try:
         return r.path.stat().st_mtime

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.determinism import SYSTEM_CLOCK, Clock
+from runtime.determinism import uuid7 as _uuid7
 from runtime.journal.read import read_frame
 
 Fields = list[tuple[str, Any]]  # one frame's fields in order: what every emitter hands the journal
@@ -84,13 +86,8 @@ APPROVAL_FIELDS = ("ticket", "shown_hash", "decision", "answered_by", "ttl_remai
 
 
 def uuid7() -> str:
-    """A time-ordered UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version, 12 random
-    bits, the variant, 62 random bits."""
-    b = bytearray((time.time_ns() // 1_000_000 & 0xFFFF_FFFF_FFFF).to_bytes(6, "big") + os.urandom(10))
-    b[6] = 0x70 | (b[6] & 0x0F)
-    b[8] = 0x80 | (b[8] & 0x3F)
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """A time-ordered UUIDv7 (RFC 9562) on the wall clock, from the system's entropy."""
+    return _uuid7()
 
 
 # One encoder for every frame (``json.dumps`` with options builds a new one per call).
@@ -139,7 +136,10 @@ def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str
 
 @dataclass
 class Journal:
-    """An append-only, hash-chained journal, opened at its first frame."""
+    """An append-only, hash-chained journal, opened at its first frame. ``clock`` stamps each frame
+    (``timestamp`` and the time part of its UUIDv7 id) and ``ids`` gives the id's random bits (the
+    run's ``frame`` stream, :mod:`runtime.determinism`; ``None``: the system's entropy). The file is
+    named ``<first frame's time>-<the last 12 hex digits of name_id>.ndjson`` (the run nonce)."""
 
     directory: Path | None
     run_id: str | None = None
@@ -147,6 +147,9 @@ class Journal:
     path: Path | None = None
     head: str = field(default_factory=lambda: hashlib.sha256(GENESIS_TAG).hexdigest())
     error: str | None = None
+    clock: Clock = SYSTEM_CLOCK
+    ids: Any = None
+    name_id: str | None = None
     _fh: Any = None
 
     def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -170,15 +173,17 @@ class Journal:
         redact = self.redact
         if redact is not None and not getattr(redact, "idle", False):
             fields = [(k, v if _engine_identifier(k) else redact(v)) for k, v in fields]
-        uuid, ts = uuid7(), time.time_ns()
+        ts = self.clock.now_ns()
+        uuid = _uuid7(ts, self.ids)
         line = encode_frame(self.head, fields, uuid, kind, self.run_id, ts)
         self.head = hashlib.sha256(line).hexdigest()
         if self.directory is not None and self.error is None:
             try:
                 if self._fh is None:
                     self.directory.mkdir(parents=True, exist_ok=True)
-                    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-                    self.path = self.directory / f"{stamp}-{(self.run_id or uuid7())[-12:]}.ndjson"
+                    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(ts // 1_000_000_000))
+                    name = (self.name_id or self.run_id or uuid7()).replace("-", "")[-12:]
+                    self.path = self.directory / f"{stamp}-{name}.ndjson"
                     self._fh = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
                 _write_all(self._fh, line + b"\n")
                 if _is_barrier(kind, fields):

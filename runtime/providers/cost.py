@@ -44,6 +44,8 @@ class CostMeter:
         self.spent = 0.0
         self.by_task: dict[str, float] = {}
         self.unknown: set[str] = set()  # tasks with a call the table could not price
+        self.by_provider: dict[str, float] = {}
+        self.unknown_providers: set[str] = set()  # providers with a call the table could not price
         self.calls = 0
         self._unframed: dict[str, list[float | None]] = {}  # priced calls whose frame is not out yet
 
@@ -89,14 +91,11 @@ class CostMeter:
     def record(self, model: str, reply: Response) -> None:
         tid = CURRENT_TASK.get() or "?"
         cost = self.usd(model, reply.tokens_in, reply.tokens_out)
+        provider = model.partition("/")[0]
         if self.parent is not None:
-            self.parent.add(self.parent_task or "?", cost)
+            self.parent.add(self.parent_task or "?", cost, provider)
         self.calls += 1
-        if cost is None:
-            self.unknown.add(tid)
-        else:
-            self.spent += cost
-            self.by_task[tid] = self.by_task.get(tid, 0.0) + cost
+        self._count(tid, cost, provider)
         self._unframed.setdefault(tid, []).append(round(cost, 9) if cost is not None else None)
 
     def annotate(self, kind: str, fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -109,15 +108,22 @@ class CostMeter:
             return fields
         return [*fields, ("cost_usd", pending.pop(0)), ("run_cost_usd", round(self.spent, 9))]
 
-    def add(self, tid: str, cost: float | None) -> None:
+    def add(self, tid: str, cost: float | None, provider: str | None = None) -> None:
         """A child workflow's call, counted here (journaled in the child's own trace)."""
         if self.parent is not None:
-            self.parent.add(self.parent_task or "?", cost)
+            self.parent.add(self.parent_task or "?", cost, provider)
+        self._count(tid, cost, provider)
+
+    def _count(self, tid: str, cost: float | None, provider: str | None) -> None:
         if cost is None:
             self.unknown.add(tid)
-        else:
-            self.spent += cost
-            self.by_task[tid] = self.by_task.get(tid, 0.0) + cost
+            if provider is not None:
+                self.unknown_providers.add(provider)
+            return
+        self.spent += cost
+        self.by_task[tid] = self.by_task.get(tid, 0.0) + cost
+        if provider is not None:
+            self.by_provider[provider] = self.by_provider.get(provider, 0.0) + cost
 
     def left(self) -> float | None:
         """What the cap leaves, the callers' caps included (``None`` without any cap)."""

@@ -15,6 +15,7 @@ from checker.views.certificate import (
     parse_prices,
     task_summary,
 )
+from nika.output.certificate_text import certificate_lines
 
 # $0.15 in / $0.60 out per million tokens
 PRICES = parse_prices('{"openai/gpt-x": {"input": 0.15, "output": 0.6}, "anthropic/big": {"input": 3, "output": 15}}')
@@ -219,7 +220,56 @@ def test_run_time_targets_are_listed_as_dynamic() -> None:
     )
     fx = cert.to_json()["effects"]
     assert fx["needed"]["net"] == {"http": []}
-    assert fx["dynamic"] == [{"task": "get", "plane": "net", "arg": "args.url"}]
+    assert fx["dynamic"] == [
+        {"task": "get", "plane": "net", "arg": "args.url", "judge": "permits", "source": "inputs.url"}
+    ]
+
+
+# the deferred re-gates: what the check's own argv and env judge calls leave to the run
+_REGATE_HEAD = "inputs:\n  extra: {{type: string{default}}}\npermits:\n  exec: [\"sqlite3\", \"make\"]\n"
+_REGATE_BODY = (
+    "  fetch:\n    infer: { prompt: \"a query\", max_tokens: 10 }\n"
+    "  q:\n    with: { sql: \"${{ tasks.fetch.output }}\" }\n"
+    "    exec: { command: [\"sqlite3\", \"db.sqlite\", \"${{ with.sql }}\"] }\n"
+    "  build:\n    exec: { command: [\"make\"], env: { CC: \"${{ inputs.extra }}\", OK: \"${{ inputs.extra }}\" } }\n"
+)
+
+
+def test_deferred_argv_and_env_re_gates_are_listed_not_reported() -> None:
+    head = _REGATE_HEAD.format(default="")
+    text = f"nika: v1\nworkflow:\n  id: demo\nmodel: openai/gpt-x\n{head}tasks:\n{_REGATE_BODY}"
+    compiled = compile_text(text, "demo.nika.yaml")
+    assert compiled.diagnostics == ()  # a deferred re-gate is no finding (spec 10: the file stays valid)
+    cert = certify(compiled, PRICES)
+    assert cert is not None
+    assert cert.to_json()["effects"]["dynamic"] == [
+        {"task": "q", "plane": "exec", "arg": "command[2]", "judge": "argv", "source": "tasks.fetch.output"},
+        # `OK` is no locator: the env judge has nothing to re-judge there
+        {"task": "build", "plane": "env", "arg": "env.CC", "judge": "env", "source": "inputs.extra"},
+    ]
+    # the same judge calls: exactly the re-gates the authority rules deferred, in task order
+    assert [(d.task, d.arg) for d in cert.effects.dynamic] == [(r.task, r.arg) for r in compiled.regates]
+    lines = certificate_lines(cert, "demo.nika.yaml")
+    effects = next(i for i, line in enumerate(lines) if line.lstrip().startswith("effects"))
+    assert "(+2 values judged only at run time)" in lines[effects]
+    assert lines[effects + 1].strip() == "q  command[2] ← tasks.fetch.output  argv judge"
+    assert lines[effects + 2].strip() == "build  env.CC ← inputs.extra  env judge"
+
+
+def test_a_value_the_check_resolves_is_judged_there_not_listed() -> None:
+    head = _REGATE_HEAD.format(default=', default: "/tmp/x/cc"')
+    compiled = compile_text(f"nika: v1\nworkflow:\n  id: demo\n{head}tasks:\n{_REGATE_BODY}", "demo.nika.yaml")
+    assert [d.code for d in compiled.diagnostics if d.is_error] == ["NIKA-AUTH-008"]  # env.CC, refused now
+    cert = certify(compiled, PRICES)
+    assert cert is not None and [d.arg for d in cert.effects.dynamic] == ["command[2]"]
+
+
+def test_no_argv_re_gate_where_the_argv_judge_has_nothing_to_vouch_for() -> None:
+    """Under `exec: true` any program may run: the argv judge is not asked, so nothing is listed
+    for its words (the run does not ask it either)."""
+    head = _REGATE_HEAD.format(default="").replace('[\"sqlite3\", \"make\"]', "true")
+    cert = certify(compile_text(f"nika: v1\nworkflow:\n  id: demo\n{head}tasks:\n{_REGATE_BODY}", "d.nika.yaml"))
+    assert cert is not None and [d.judge for d in cert.effects.dynamic] == ["env"]
 
 
 def test_reads_and_model_calls_are_low_risk() -> None:

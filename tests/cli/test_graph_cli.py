@@ -1,4 +1,4 @@
-"""`nika graph`: the plan document, its Mermaid and DOT drawings, exit codes, no LSP imports."""
+"""`nika graph`: the projection's Mermaid and DOT drawings, its JSON, exit codes, no LSP imports."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from test_cli import nika_here
 
 from checker import compile_text
-from checker.views.plan import plan_document
-from nika.output.graph_formats import render_dot, render_mermaid
+from checker.views.plan import dead_tasks
+from checker.views.projection import project
+from nika.output.graph_formats import drawing, render_dot, render_mermaid
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,6 +78,15 @@ tasks:
 """
 
 
+def draw(text: str) -> dict[str, Any]:
+    """What `nika graph` draws of ``text``: its projection's draft, dead tasks greyed."""
+    compiled = compile_text(text)
+    assert compiled.graph is not None
+    doc = drawing(project(compiled), dead_tasks(compiled, compiled.graph))
+    assert doc is not None
+    return doc
+
+
 def nika(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m nika ARGS` in a process of its own (stdin through a pipe)."""
     return subprocess.run([sys.executable, "-m", "nika", *args], input=stdin, capture_output=True, text=True, cwd=ROOT)
@@ -86,12 +97,10 @@ def nika_in_process(*args: str, stdin: str | None = None) -> subprocess.Complete
     return nika_here(*args, stdin=stdin, cwd=ROOT)
 
 
-def test_plan_document_spans_are_check_positions() -> None:
-    doc = plan_document(compile_text(PLAN))
-    assert doc["nika_graph_version"] == 1
-    assert doc["waves"] == [["fetch"], ["summarize"], ["translate", "notify"]]
-    end = len(PLAN.split("\n")[8]) + 1  # 1-based column just past the task's last character
-    assert doc["spans"]["fetch"] == {"start": {"line": 6, "column": 3}, "end": {"line": 9, "column": end}}
+def test_the_drawing_reads_the_projection() -> None:
+    doc = draw(PLAN)
+    assert doc["waves"] == [["fetch"], ["summarize"], ["translate", "notify"]]  # from the projection's edges
+    assert [n["id"] for n in doc["nodes"]] == ["fetch", "summarize", "translate", "notify"]
     assert {(e["from"], e["to"], e["kind"]) for e in doc["edges"]} == {
         ("fetch", "summarize", "value"),
         ("summarize", "translate", "value"),
@@ -101,16 +110,39 @@ def test_plan_document_spans_are_check_positions() -> None:
     assert not any("dead" in n for n in doc["nodes"])
 
 
+def test_each_reference_is_drawn_with_the_field_it_reads() -> None:
+    reads = """nika: v1
+workflow: {id: reads}
+permits: {exec: true}
+tasks:
+  a:
+    exec: { command: ["true"] }
+  c:
+    with:
+      x: "${{ tasks.a.status }} ${{ tasks.a.duration_ms }}"
+      y: ${{ tasks.a.status }}
+    exec: { command: ["echo", "${{ with.x }}", "${{ with.y }}"] }
+"""
+    p = project(compile_text(reads))
+    assert p.graph is not None
+    # the projection: one edge per binding; the drawing: one arrow per field read
+    assert [e.to_json() for e in p.graph.edges] == [
+        {"from": "a", "to": "c", "kind": "terminal-observation", "binding": "x"},
+        {"from": "a", "to": "c", "kind": "terminal-observation", "binding": "y"},
+    ]
+    assert [e["label"] for e in draw(reads)["edges"]] == ["status", "duration_ms"]
+
+
 def test_dead_tasks_follow_the_gate_algebra() -> None:
     compiled = compile_text(DEAD)
     assert [d.code for d in compiled.diagnostics] == ["NIKA-DAG-006"]
-    dead = {n["id"] for n in plan_document(compiled)["nodes"] if n.get("dead")}
+    dead = {n["id"] for n in draw(DEAD)["nodes"] if n.get("dead")}
     # `later`'s value edge does not pass `cancelled`; `watcher` waits for any terminal state
     assert dead == {"never", "later"}
 
 
 def test_mermaid_drawing() -> None:
-    text = render_mermaid(plan_document(compile_text(PLAN)), "plan")
+    text = render_mermaid(draw(PLAN), "plan")
     lines = text.splitlines()
     assert lines[0] == "flowchart LR"
     assert '  subgraph w0["wave 1"]' in lines and '  subgraph w2["wave 3"]' in lines  # labels count from 1
@@ -124,10 +156,10 @@ def test_mermaid_drawing() -> None:
 
 
 def test_mermaid_marks_dead_and_cyclic_tasks() -> None:
-    dead = render_mermaid(plan_document(compile_text(DEAD)))
+    dead = render_mermaid(draw(DEAD))
     assert '    t1["never<br/>exec<br/>dead"]' in dead
     assert "  class t1,t2 dead" in dead
-    cyc = render_mermaid(plan_document(compile_text(CYCLE)))
+    cyc = render_mermaid(draw(CYCLE))
     assert '  subgraph w1["on a cycle"]' in cyc
     assert "  class t1,t2 cycle" in cyc
 
@@ -142,7 +174,7 @@ def test_mermaid_escapes_labels() -> None:
 
 
 def test_dot_drawing() -> None:
-    text = render_dot(plan_document(compile_text(PLAN)), "plan")
+    text = render_dot(draw(PLAN), "plan")
     assert text.startswith('digraph "plan" {\n  rankdir=LR;')
     assert text.count("subgraph cluster_") == 3
     assert '"fetch" [label="fetch\\ninvoke nika:fetch", fillcolor="#fef3c7", color="#d97706"];' in text
@@ -153,7 +185,8 @@ def test_dot_drawing() -> None:
 def test_cli_formats_and_stdin() -> None:
     proc = nika("graph", "--format", "json", "-", stdin=PLAN)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == plan_document(compile_text(PLAN))
+    assert proc.stdout == project(compile_text(PLAN)).canonical() + "\n"  # the projection, as nika inspect prints it
+    assert json.loads(proc.stdout)["graph_format"] == 2
     proc = nika("graph", "-", stdin=PLAN)
     assert proc.returncode == 0 and proc.stdout.startswith("flowchart LR\n  %% plan: 4 tasks, 3 waves")
     proc = nika("graph", "--format", "dot", "examples/translate-fanout.nika.yaml")
@@ -176,6 +209,12 @@ def test_cli_failures_exit_1() -> None:
     assert proc.returncode == 1 and "not a YAML mapping" in proc.stderr
     proc = nika_in_process("graph", "--format", "svg", "-", stdin=PLAN)
     assert proc.returncode == 1 and "invalid choice" in proc.stderr
+
+
+def test_json_has_no_graph_to_print_for_a_workflow_with_errors() -> None:
+    proc = nika_in_process("graph", "--format", "json", "-", stdin=CYCLE)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("nika graph: -: no projection (findings): ")
 
 
 def test_graph_never_loads_the_language_server() -> None:

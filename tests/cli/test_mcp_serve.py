@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from checker import compile_text
+from checker.views.projection import project
 from nika.commands import mcp_tools
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,12 +21,14 @@ BROKEN = (
     "nika: v1\nworkflow: {id: x}\ntasks:\n  a:\n    with: {v: '${{ tasks.b.output }}'}\n    exec: {command: [echo]}\n"
 )
 FIXABLE = "nika: v1\nworkflow: {id: My_Flow}\nmodel: mock/echo\ntasks:\n  a:\n    infer: {prompt: hi}\n"
+CLEAN = FIXABLE.replace("My_Flow", "my-flow")
 
 
 async def _session(tmp_path: Path) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
     (tmp_path / "flow.nika.yaml").write_text(FIXABLE)
+    (tmp_path / "clean.nika.yaml").write_text(CLEAN)
     env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")}
     target = StdioServerParameters(
         command=sys.executable, args=["-m", "nika", "mcp", "serve"], env=env, cwd=str(tmp_path)
@@ -36,7 +40,12 @@ async def _session(tmp_path: Path) -> dict[str, Any]:
         seen["check_path"] = (await client.call_tool("check", {"path": "flow.nika.yaml"})).structured_content
         seen["fix"] = (await client.call_tool("fix", {"path": "flow.nika.yaml"})).structured_content
         seen["dry"] = (await client.call_tool("run_dry", {"path": "flow.nika.yaml"})).structured_content
-        seen["graph"] = (await client.call_tool("graph", {"text": FIXABLE})).structured_content
+        inspected = await client.call_tool("nika_inspect", {"path": "clean.nika.yaml"})
+        seen["inspect"] = (inspected.content[0].text, inspected.structured_content)
+        refused = await client.call_tool("nika_inspect", {"text": BROKEN})
+        seen["inspect_refused"] = (refused.is_error, refused.content[0].text)
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        seen["inspect_annotations"] = listed["nika_inspect"].annotations
         seen["schema"] = (await client.call_tool("schema", {})).structured_content
         explained = await client.call_tool("explain", {"code": "DAG-002"})
         seen["explain"] = explained.content[0].text
@@ -49,14 +58,18 @@ async def _session(tmp_path: Path) -> dict[str, Any]:
 
 def test_an_agent_checks_fixes_and_plans_over_stdio(tmp_path: Path) -> None:
     seen = asyncio.run(_session(tmp_path))
-    assert seen["tools"] == ["check", "explain", "fix", "graph", "run_dry", "schema"]
+    assert seen["tools"] == ["check", "explain", "fix", "nika_inspect", "run_dry", "schema"]
     findings = seen["check"]["reports"][0]["findings"]
     assert {f["code"] for f in findings} == {"NIKA-DAG-002", "NIKA-AUTH-006"} and seen["check"]["clean"] is False
     assert [f["code"] for f in seen["check_path"]["reports"][0]["findings"]] == ["NIKA-PARSE-004"]
     assert seen["fix"]["fixed"] == 1 and "+workflow: {id: my-flow}" in seen["fix"]["diff"]
     assert seen["fix"]["written"] is False and (tmp_path / "flow.nika.yaml").read_text() == FIXABLE  # never unasked
     assert seen["dry"]["workflow_state"] == "refused"
-    assert [n["id"] for n in seen["graph"]["nodes"]] == ["a"]
+    text, data = seen["inspect"]
+    assert text == project(compile_text(CLEAN)).canonical() and data == json.loads(text)  # nika inspect's bytes
+    assert seen["inspect_refused"][0] is True and "no projection (findings)" in seen["inspect_refused"][1]
+    notes = seen["inspect_annotations"]
+    assert notes.read_only_hint is True and notes.destructive_hint is False and notes.open_world_hint is False
     assert seen["schema"]["$schema"].startswith("https://json-schema.org/draft/2020-12")
     assert seen["explain"].startswith("NIKA-DAG-002: ") and seen["code"] == seen["explain"]
     assert seen["bad"][0] is True and "unknown code `NOPE-1`" in seen["bad"][1]
@@ -73,7 +86,7 @@ def test_fix_writes_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(mcp_tools.ToolError, match="no such file"):
         mcp_tools.check(path="missing.nika.yaml")
     with pytest.raises(mcp_tools.ToolError, match="give the workflow as `text`"):
-        mcp_tools.graph()
+        mcp_tools.nika_inspect()
 
 
 def test_run_dry_plans_a_clean_workflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ starts. A test that needs a fresh server (position-encoding negotiation) starts 
 What a feature answers is mostly checked in-process instead (``editor``, see
 :mod:`lsp_local`), for the same capability sets; the end-to-end tests keep the protocol path
 covered for each: initialize, diagnostics push and pull, hover, completion, code actions,
-navigation, configuration, the custom ``nika/graph`` request and shutdown.
+navigation, configuration, the custom ``nika/semanticDocument`` request and shutdown.
 """
 
 from __future__ import annotations

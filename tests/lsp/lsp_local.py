@@ -28,10 +28,10 @@ from nika_lsp.features import (
     certificate,
     completion,
     diagnostics,
-    graph,
     hover,
     navigation,
     outline,
+    semantic_document,
     tokens,
 )
 from nika_lsp.features.model_view import view_of
@@ -162,8 +162,8 @@ class Editor:
         cache = self.docs.state(uri, "semantic-tokens", tokens.TokenCache)
         return tokens.semantic_tokens(self.snap(uri), self.encoding, cache)
 
-    def graph(self, uri: str) -> dict[str, object]:
-        return graph.graph_document(self.snap(uri), self.encoding)
+    def semantic_document(self, uri: str) -> dict[str, object]:
+        return semantic_document.document_for(self.snap(uri), self.encoding)
 
     def code_lenses(self, uri: str) -> list[lsp.CodeLens]:
         return certificate.code_lenses(self.snap(uri), self.encoding)

@@ -122,9 +122,9 @@ class RawClient:
                 return msg
 
     def sync(self) -> list[dict[str, Any]]:
-        """Every response sent before the answer to a fresh ``nika/graph`` request (the server
+        """Every response sent before the answer to a fresh ``nika/semanticDocument`` request (the server
         reads in order), that answer last."""
-        return self.collect_until(self.request("nika/graph", {"textDocument": {"uri": "file:///sync"}}))
+        return self.collect_until(self.request("nika/semanticDocument", {"textDocument": {"uri": "file:///sync"}}))
 
     def tracebacks(self) -> str:
         text = "".join(self.stderr)

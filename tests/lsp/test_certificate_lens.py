@@ -53,6 +53,22 @@ def test_hover_on_workflow_shows_the_certificate(editor: Editor) -> None:
     assert "**Termination** — bounded:" in text and "**Risk** — **low**" in text
 
 
+def test_the_hover_card_lists_what_the_run_judges_again(editor: Editor) -> None:
+    """A model output in an argv word is no diagnostic in the editor (the file stays valid); the
+    card lists it under the effects, as `nika check --certificate` does."""
+    doc = DOC.replace("tasks:\n", 'permits: { exec: ["./publish.sh"], tools: ["nika:jq"] }\ntasks:\n', 1) + (
+        '  publish:\n    with: { t: "${{ tasks.review.output }}" }\n'
+        '    exec: { command: ["./publish.sh", "${{ with.t }}"] }\n'
+    )
+    uri = editor.open(doc, URI)
+    assert not [d for d in editor.diagnostics(uri) if d.severity != lsp.DiagnosticSeverity.Hint]
+    hover = editor.hover(uri, position_of(doc, doc.index("workflow:") + 3, encoding(editor)))
+    assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+    text = hover.contents.value
+    assert "(+1 value judged only at run time)" in text
+    assert "  - `publish  command[1] ← tasks.review.output  argv judge`" in text
+
+
 def test_hover_elsewhere_has_no_certificate(editor: Editor) -> None:
     uri = editor.open(DOC, URI)
     hover = editor.hover(uri, position_of(DOC, DOC.index("model:") + 1, encoding(editor)))

@@ -81,7 +81,7 @@ def _answers(ed: Editor, uri: str, text: str) -> list[Any]:
         ed.folding_ranges(uri),
         ed.semantic_tokens(uri),
         ed.inlay_hints(uri, full),
-        ed.graph(uri),
+        ed.semantic_document(uri),
         ed.code_lenses(uri),
     ]
     for at in _positions(text):

@@ -61,9 +61,9 @@ def test_a_second_initialize_is_an_error(misused: RawClient) -> None:
     assert reply.get("error", {}).get("code") == -32600
 
 
-def test_nika_graph_with_malformed_params_is_invalid_params(misused: RawClient) -> None:
+def test_nika_semantic_document_with_malformed_params_is_invalid_params(misused: RawClient) -> None:
     for params in ({"bogus": 1}, 5, {"textDocument": {"uri": 3}}):
-        assert misused.call("nika/graph", params).get("error", {}).get("code") == -32602
+        assert misused.call("nika/semanticDocument", params).get("error", {}).get("code") == -32602
 
 
 def test_the_server_exits_when_the_client_process_dies() -> None:

@@ -97,5 +97,5 @@ def test_a_non_integer_version_is_dropped_and_the_client_told(client: EdgeClient
     _change(client, version, FIXED)
     note = _notification(client, "window/logMessage")["params"]
     assert "textDocument/didChange" in note["message"] and "dropped" in note["message"]
-    reply = client.call("nika/graph", {"textDocument": {"uri": client.uri}})
+    reply = client.call("nika/semanticDocument", {"textDocument": {"uri": client.uri}})
     assert "result" in reply  # the server goes on serving

@@ -11,7 +11,6 @@ import pytest
 from builtins_harness import VirtualClock, fails, make_ctx, seeded
 
 from runtime.builtins import call
-from runtime.errors import NOT_BUILT
 
 
 @pytest.fixture
@@ -205,9 +204,9 @@ async def test_inspect_unknown_view(tmp_path):
     assert (e.code, e.category) == ("NIKA-BUILTIN-INSPECT-001", "validation_error")
 
 
-async def test_inspect_without_run_state_says_so(ctx):
+async def test_inspect_without_run_state_is_a_host_bug(ctx):
     e = await fails("nika:inspect", {"view": "cost"}, ctx)
-    assert e.code == NOT_BUILT
+    assert e.code == "NIKA-IMPL-001" and "without its run's state" in e.message
 
 
 async def test_inspect_contract_refusal(ctx):

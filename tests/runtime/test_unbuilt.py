@@ -36,12 +36,6 @@ SAMPLES = {
     "thinking": HEAD + 'tasks:\n  t:\n    infer: { model: groq/llama, prompt: "p", thinking: { budget_tokens: 99 } }\n',
     "mock-model": HEAD + 'tasks:\n  t:\n    infer: { model: mock/nope, prompt: "p" }\n',
     "registry-workflow": HEAD + 'tasks:\n  t:\n    invoke: { workflow: "registry:acme/audit@1.2.0" }\n',
-    "seeded-entropy": HEAD + 'run: { entropy: { seeded: 7 } }\npermits: { tools: ["nika:log"] }\n'
-    'tasks:\n  t:\n    invoke: { tool: "nika:log", args: { message: hi } }\n',
-    "virtual-clock": HEAD + 'run: { entropy: none, clock: virtual }\npermits: { tools: ["nika:log"] }\n'
-    'tasks:\n  t:\n    invoke: { tool: "nika:log", args: { message: hi } }\n',
-    "inspect": HEAD + 'permits: { tools: ["nika:inspect"] }\ntasks:\n'
-    '  t:\n    invoke: { tool: "nika:inspect", args: { view: cost } }\n',
     "image-edit-xai": HEAD + 'permits: { tools: ["nika:image_generate"], '
     'fs: { read: ["./in.png"], write: ["./out"] } }\n'
     "tasks:\n  t:\n    invoke:\n      tool: nika:image_generate\n"
@@ -77,14 +71,13 @@ def _raise_sites() -> list[tuple[str, int, str | None]]:
 
 def test_every_impl_002_site_names_a_feature_of_the_one_list() -> None:
     sites = _raise_sites()
-    assert len(sites) >= 9
+    assert len(sites) >= 8  # nine until nika:inspect was built (issue 44)
     unnamed = [(f, n) for f, n, feat in sites if feat is None]
     assert unnamed == [], "raise NIKA-IMPL-002 through runtime.errors.not_built(feature, …)"
     named = {feat for _, _, feat in sites} - {"<run block>"}
     assert named <= FAMILIES | DECLARED, named - FAMILIES - DECLARED
-    # every declared feature but the run block's is raised at a site of its own; those two are
-    # refused before any effect by the admission (runtime/engine/inputs.py: unsupported_features)
-    assert DECLARED - named == {"seeded-entropy", "virtual-clock"}
+    # every declared feature is raised at a site of its own
+    assert DECLARED - named == set()
     assert FAMILIES - named == set()
 
 
@@ -128,7 +121,7 @@ def test_check_dry_run_and_explain_tell_the_same_truth(feature: str, tmp_path: P
         main(["run", "u.nika.yaml", "--dry-run"])
     monkeypatch.setattr("sys.stderr", io.StringIO())
     said = out.getvalue()
-    if feature in ("seeded-entropy", "virtual-clock", "thinking"):  # refused before the plan, naming it
+    if feature == "thinking":  # refused before the plan, naming it
         err = io.StringIO()
         monkeypatch.setattr("sys.stderr", err)
         assert main(["run", "u.nika.yaml", "--dry-run"]) != 0
@@ -141,9 +134,9 @@ def test_check_dry_run_and_explain_tell_the_same_truth(feature: str, tmp_path: P
     assert f"  {feature} " in explained.getvalue() or feature in FAMILIES
 
 
-@pytest.mark.parametrize("feature", ["mock-model", "inspect", "registry-workflow"])
+@pytest.mark.parametrize("feature", ["mock-model", "registry-workflow"])
 def test_the_run_fails_with_impl_002_naming_the_feature(feature: str, tmp_path: Path) -> None:
-    """In process, no effect: the three a run reaches (the others are refused before the first task)."""
+    """In process, no effect: the two a run reaches (the others are refused before the first task)."""
     from runtime.engine.inputs import bind_inputs
     from runtime.engine.options import Options
     from runtime.engine.run import Run
@@ -160,7 +153,7 @@ def test_the_run_fails_with_impl_002_naming_the_feature(feature: str, tmp_path: 
     assert err is not None and err["code"] == "NIKA-IMPL-002" and err["details"]["feature"] == feature
 
 
-@pytest.mark.parametrize("feature", ["seeded-entropy", "virtual-clock", "thinking"])
+@pytest.mark.parametrize("feature", ["thinking"])
 def test_the_admission_refuses_naming_the_feature(feature: str) -> None:
     from runtime.engine.inputs import unsupported_features, unsupported_run_block
 

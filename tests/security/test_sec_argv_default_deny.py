@@ -18,6 +18,7 @@ import pytest
 
 from checker.contracts.argv import Word, judge_argv
 from checker.engine.pipeline import compile_text
+from checker.model.workflow import Regate
 
 
 def _words(*spec: tuple[str | None, bool] | str) -> list[Word]:
@@ -140,9 +141,10 @@ def test_check_refuses_a_resolvable_option_and_defers_the_rest() -> None:
     refused = compile_text(_WF.format(default=', default: "-cmd"'), "wf.nika.yaml", ".")
     assert [d.code for d in refused.diagnostics if d.is_error] == ["NIKA-AUTH-008"]
     deferred = compile_text(_WF.format(default=""), "wf.nika.yaml", ".")
-    assert not [d for d in deferred.diagnostics if d.is_error]
-    infos = [d for d in deferred.diagnostics if d.rule == "authority/001"]
-    assert len(infos) == 1 and infos[0].severity.value == "info" and "command[2]" in infos[0].message
+    # deferred: no finding at all (the file is clean); the certificate lists the re-gate
+    assert deferred.diagnostics == ()
+    assert deferred.regates == (Regate("q", "exec", "argv", "command[2]", "inputs.extra"),)
+    assert refused.regates == ()
 
 
 # -- run: the resolved word is refused before the process starts --------------------------------

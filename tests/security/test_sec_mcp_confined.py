@@ -45,7 +45,7 @@ def _tools():
     "path",
     ["../private/notes.nika.yaml", "escape.nika.yaml", "linkdir/notes.nika.yaml", "{outside}/notes.nika.yaml"],
 )
-@pytest.mark.parametrize("tool", ["check", "fix", "graph", "run_dry"])
+@pytest.mark.parametrize("tool", ["check", "fix", "nika_inspect", "run_dry"])
 def test_no_tool_reads_outside_the_tree(tree: Path, tool: str, path: str) -> None:
     t = _tools()
     path = path.format(outside=tree.parent / "private")
@@ -119,7 +119,8 @@ def test_read_only_tools_say_so() -> None:
 
     ANNOTATIONS = mcp_serve.ANNOTATIONS
 
-    assert {k for k, v in ANNOTATIONS.items() if v.read_only_hint} == {"check", "explain", "graph", "schema", "run_dry"}
+    read_only = {k for k, v in ANNOTATIONS.items() if v.read_only_hint}
+    assert read_only == {"check", "explain", "nika_inspect", "schema", "run_dry"}
     assert ANNOTATIONS["fix"].read_only_hint is False and ANNOTATIONS["fix"].destructive_hint is True
 
 

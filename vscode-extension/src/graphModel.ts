@@ -1,12 +1,124 @@
 /**
- * The `nika/graph` document → something to draw. Pure (no DOM, no `vscode`): the webview and the
- * unit tests share it.
+ * The `nika/semanticDocument` reply (spec 16) → something to draw. Pure (no DOM, no `vscode`): the
+ * webview and the unit tests share it.
+ *
+ * The server sends the canonical projection (`graph`, `graph_format: 2`: the bytes `nika inspect
+ * --format json` prints) verbatim with the spans of the task ids; this module only reads it. The
+ * waves are computed from the projection's edges (as `waves_of` in checker/views/projection.py
+ * does), so the columns are the run's waves. Without a graph (`reason`: `parse` or `findings`)
+ * there is nothing new to draw: the view keeps the last graph and says why.
  *
  * Waves are columns: a grid layout places them at once; for graphs up to ELK_MAX_NODES the
  * webview then asks ELK (layered, with one partition per wave so columns stay waves) for a layout
  * with fewer crossings and routed edges.
  */
 
+/** A node of the canonical projection (03 §graph projection). */
+export interface ProjectionNode {
+  id: string;
+  verb: string | null;
+  permits: string[];
+  when: string | null;
+  fan_out: { kind: string; count?: number } | null;
+  cost_interval: [number, number] | null;
+  tool?: string;
+  model?: string;
+  retry_max_attempts?: number;
+  timeout_ms?: number;
+  on_error?: string;
+  outputs?: string[];
+}
+
+/** An edge of the canonical projection: `binding` on data edges, `predicate` on control edges. */
+export interface ProjectionEdge {
+  from: string;
+  to: string;
+  kind: string;
+  binding?: string;
+  predicate?: string;
+}
+
+export interface GraphProjection {
+  graph_format: number;
+  workflow: string | null;
+  nodes: ProjectionNode[];
+  edges: ProjectionEdge[];
+}
+
+export interface LspRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+
+/** What `nika/semanticDocument` answers (16 §semantic document). */
+export interface SemanticDocument {
+  semantic_document_format: number;
+  graph: GraphProjection | null;
+  reason?: string;
+  spans: Record<string, LspRange>;
+}
+
+export type SemanticReply = SemanticDocument | null;
+
+/** The graph format this view reads: a reader refuses a format it does not speak (03). */
+export const GRAPH_FORMAT = 2;
+
+export function isSemanticDocument(reply: unknown): reply is SemanticDocument {
+  return (
+    typeof reply === "object" &&
+    reply !== null &&
+    typeof (reply as SemanticDocument).semantic_document_format === "number" &&
+    typeof (reply as SemanticDocument).spans === "object"
+  );
+}
+
+/** The reply's graph when it is one this view can draw (format 2), else null. */
+export function drawableGraph(reply: unknown): GraphProjection | null {
+  if (!isSemanticDocument(reply)) return null;
+  const g = reply.graph;
+  return g && g.graph_format === GRAPH_FORMAT && Array.isArray(g.nodes) && Array.isArray(g.edges) ? g : null;
+}
+
+/** Why a reply holds no graph to draw, in words for the view's bar. */
+export function noGraphReason(reply: unknown): string {
+  if (!isSemanticDocument(reply)) return "Open the workflow in an editor to see its graph.";
+  if (reply.graph && reply.graph.graph_format !== GRAPH_FORMAT) {
+    return `This server sends graph_format ${reply.graph.graph_format}; this extension reads ${GRAPH_FORMAT}. Update the extension.`;
+  }
+  if (reply.reason === "parse") return "This file is not a workflow yet (the text is not a YAML mapping).";
+  return "No graph while `nika check` finds an error in this file (see the Problems panel).";
+}
+
+/** Kahn levels over the scheduling edges (every kind but `recovery`), in the document's node order. */
+export function wavesOf(g: GraphProjection): string[][] {
+  const order = new Map(g.nodes.map((n, i) => [n.id, i]));
+  const left = new Map(g.nodes.map((n) => [n.id, 0]));
+  const succ = new Map<string, Set<string>>(g.nodes.map((n) => [n.id, new Set<string>()]));
+  const preds = new Map<string, Set<string>>(g.nodes.map((n) => [n.id, new Set<string>()]));
+  for (const e of g.edges) {
+    if (e.kind === "recovery" || !order.has(e.from) || !order.has(e.to)) continue;
+    if (preds.get(e.to)!.has(e.from)) continue;
+    preds.get(e.to)!.add(e.from);
+    succ.get(e.from)!.add(e.to);
+    left.set(e.to, left.get(e.to)! + 1);
+  }
+  const waves: string[][] = [];
+  let level = g.nodes.map((n) => n.id).filter((id) => left.get(id) === 0);
+  while (level.length) {
+    waves.push(level);
+    const next = new Set<string>();
+    for (const id of level) {
+      for (const s of succ.get(id)!) {
+        left.set(s, left.get(s)! - 1);
+        if (left.get(s) === 0) next.add(s);
+      }
+    }
+    level = [...next].sort((a, b) => order.get(a)! - order.get(b)!);
+  }
+  return waves;
+}
+
+/** A task as drawn: the projection's node with its wave and the captions' fields. */
 export interface GraphNode {
   id: string;
   verb: string | null;
@@ -15,9 +127,9 @@ export interface GraphNode {
   for_each: string | null;
   tool?: string;
   model?: string;
-  dead?: boolean;
 }
 
+/** An edge as drawn: its label is the `with:` binding or the `after:` predicate. */
 export interface GraphEdge {
   from: string;
   to: string;
@@ -25,20 +137,33 @@ export interface GraphEdge {
   label: string | null;
 }
 
-export interface LspRange {
-  start: { line: number; character: number };
-  end: { line: number; character: number };
-}
-
+/** What the view draws: the projection's nodes with their waves, its edges with their labels. */
 export interface GraphDocument {
-  nika_graph_version: number;
   nodes: GraphNode[];
   edges: GraphEdge[];
   waves: string[][];
-  spans: Record<string, LspRange>;
 }
 
-export type GraphReply = GraphDocument | { reason: string } | null;
+export function drawingOf(g: GraphProjection): GraphDocument {
+  const waves = wavesOf(g);
+  const waveOf = new Map<string, number>();
+  waves.forEach((w, i) => w.forEach((id) => waveOf.set(id, i)));
+  const nodes = g.nodes.map((n) => {
+    const fan = n.fan_out;
+    const node: GraphNode = {
+      id: n.id,
+      verb: n.verb,
+      wave: waveOf.get(n.id) ?? null,
+      when: n.when,
+      for_each: fan ? (fan.count !== undefined ? `a list of ${fan.count}` : "an expression") : null,
+    };
+    if (n.tool !== undefined) node.tool = n.tool;
+    if (n.model !== undefined) node.model = n.model;
+    return node;
+  });
+  const edges = g.edges.map((e) => ({ from: e.from, to: e.to, kind: e.kind, label: e.binding ?? e.predicate ?? null }));
+  return { nodes, edges, waves };
+}
 
 export const ELK_MAX_NODES = 400;
 export const ELK_MAX_EDGES = 2000;
@@ -50,8 +175,6 @@ export const VERB_COLORS: Record<string, { fill: string; stroke: string }> = {
   agent: { fill: "#f3e8ff", stroke: "#9333ea" },
   none: { fill: "#f3f4f6", stroke: "#6b7280" },
 };
-export const DEAD_COLORS = { fill: "#e5e7eb", stroke: "#9ca3af" };
-export const CYCLE_STROKE = "#dc2626";
 
 export interface EdgeStyle {
   color: string;
@@ -67,7 +190,7 @@ export const EDGE_STYLES: Record<string, EdgeStyle> = {
   "terminal-observation": { color: "#6b7280", dash: "6 4", width: 1.5, schedules: true, prefix: "" },
   "failure-observation": { color: "#dc2626", dash: "6 4", width: 1.5, schedules: true, prefix: "" },
   control: { color: "#2563eb", dash: null, width: 2.5, schedules: true, prefix: "after: " },
-  recovery: { color: "#d97706", dash: "2 4", width: 1.5, schedules: false, prefix: "recover: " },
+  recovery: { color: "#d97706", dash: "2 4", width: 1.5, schedules: false, prefix: "recover" },
 };
 
 export function edgeStyle(kind: string): EdgeStyle {
@@ -75,18 +198,7 @@ export function edgeStyle(kind: string): EdgeStyle {
 }
 
 export function nodeColors(node: GraphNode): { fill: string; stroke: string } {
-  if (node.dead) return DEAD_COLORS;
-  const base = VERB_COLORS[node.verb ?? "none"] ?? VERB_COLORS.none;
-  return node.wave === null ? { fill: base.fill, stroke: CYCLE_STROKE } : base;
-}
-
-export function isGraphDocument(reply: unknown): reply is GraphDocument {
-  return (
-    typeof reply === "object" &&
-    reply !== null &&
-    (reply as GraphDocument).nika_graph_version === 1 &&
-    Array.isArray((reply as GraphDocument).nodes)
-  );
+  return VERB_COLORS[node.verb ?? "none"] ?? VERB_COLORS.none;
 }
 
 /** The two caption lines of a task: its id, then its verb with the tool or model, and modifiers. */
@@ -95,8 +207,6 @@ export function caption(node: GraphNode): [string, string] {
   const mods: string[] = [];
   if (node.when) mods.push("when");
   if (node.for_each) mods.push("for_each");
-  if (node.dead) mods.push("dead");
-  if (node.wave === null) mods.push("cycle");
   const verb = node.verb ?? "no verb";
   const second = [detail ? `${verb} ${detail}` : verb, ...mods].join(" · ");
   return [node.id, second];
@@ -144,15 +254,13 @@ const ROW_GAP = 18;
 const MARGIN = 30;
 const HEADER = 30;
 
-/** Column index of a node: its wave, or one past the last wave for tasks on a cycle. */
+/** Column index of a node: its wave (a projection is acyclic: every task has one). */
 export function columnOf(doc: GraphDocument, node: GraphNode): number {
   return node.wave ?? doc.waves.length;
 }
 
 export function columnTitles(doc: GraphDocument): string[] {
-  const titles = doc.waves.map((_, i) => `wave ${i + 1}`); // labels count from 1, as in --dry-run and the LSP
-  if (doc.nodes.some((n) => n.wave === null)) titles.push("on a cycle");
-  return titles;
+  return doc.waves.map((_, i) => `wave ${i + 1}`); // labels count from 1, as in --dry-run and the LSP
 }
 
 /** Edges whose both ends are drawn. */
@@ -277,11 +385,7 @@ export function fromElk(doc: GraphDocument, out: ElkGraph & { width?: number; he
 /** The line that says how the graph is drawn (shown above it). */
 export function summary(doc: GraphDocument, layout: Layout): string {
   const n = doc.nodes.length;
-  const dead = doc.nodes.filter((x) => x.dead).length;
-  const cyclic = doc.nodes.filter((x) => x.wave === null).length;
   const parts = [`${n} task${n === 1 ? "" : "s"}`, `${doc.waves.length} wave${doc.waves.length === 1 ? "" : "s"}`];
-  if (dead) parts.push(`${dead} dead`);
-  if (cyclic) parts.push(`${cyclic} on a cycle`);
   if (layout.engine === "grid" && !useElk(doc)) {
     parts.push(`simple column layout: more than ${ELK_MAX_NODES} tasks or ${ELK_MAX_EDGES} edges`);
   }

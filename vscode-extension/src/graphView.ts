@@ -1,7 +1,9 @@
-/** The task-graph webview: asks the server for `nika/graph`, draws it, reveals a task on click. */
+/** The task-graph webview: asks the server for `nika/semanticDocument` (the canonical projection,
+ * spec 16), draws its graph, reveals a task on click. While the file has no graph (not a workflow
+ * yet, or `nika check` finds an error) the last graph stays drawn and the bar says why. */
 import * as vscode from "vscode";
 import type { NikaClient } from "./client";
-import { type GraphReply, isGraphDocument } from "./graphModel";
+import { drawableGraph, drawingOf, type LspRange, noGraphReason, type SemanticReply } from "./graphModel";
 
 const DEBOUNCE_MS = 300;
 
@@ -9,7 +11,8 @@ export class GraphView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private uri: vscode.Uri | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private lastReply: GraphReply = null;
+  /** The spans of the graph on show (task id → the range of its id), for a click to reveal. */
+  private spans: Record<string, LspRange> = {};
   /** The last run's task statuses, per workflow file (from the live run view). */
   private readonly runs = new Map<string, Record<string, string>>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -76,32 +79,31 @@ export class GraphView implements vscode.Disposable {
       void panel.webview.postMessage({ type: "message", text: "The Nika language server is not running (see “Nika: Show Output”)." });
       return;
     }
-    let reply: GraphReply;
+    let reply: SemanticReply;
     try {
-      reply = await client.sendRequest<GraphReply>("nika/graph", { textDocument: { uri: uri.toString() } });
+      reply = await client.sendRequest<SemanticReply>("nika/semanticDocument", { textDocument: { uri: uri.toString() } });
     } catch (err) {
-      void panel.webview.postMessage({ type: "message", text: `nika/graph failed: ${String(err)}` });
+      void panel.webview.postMessage({ type: "message", text: `nika/semanticDocument failed: ${String(err)}` });
       return;
     }
     if (uri.toString() !== this.uri?.toString()) return; // superseded
-    this.lastReply = reply;
-    if (isGraphDocument(reply)) {
-      void panel.webview.postMessage({ type: "graph", doc: reply, file: uri.path.split("/").pop() });
+    const graph = drawableGraph(reply);
+    if (graph && reply) {
+      this.spans = reply.spans;
+      void panel.webview.postMessage({ type: "graph", doc: drawingOf(graph), file: uri.path.split("/").pop() });
       void panel.webview.postMessage({ type: "run", statuses: this.runs.get(uri.toString()) ?? {} });
-    } else if (reply && "reason" in reply) {
-      void panel.webview.postMessage({ type: "message", text: "This file is not a workflow yet (the text is not a YAML mapping)." });
     } else {
-      void panel.webview.postMessage({ type: "message", text: "Open the workflow in an editor to see its graph." });
+      if (reply) this.spans = { ...this.spans, ...reply.spans }; // the tasks it could recover still link back
+      void panel.webview.postMessage({ type: "message", text: noGraphReason(reply) });
     }
   }
 
   private async onMessage(m: { type: string; id?: string }): Promise<void> {
     if (m.type === "ready") return this.schedule(0);
-    if (m.type !== "reveal" || !m.id || !this.uri || !isGraphDocument(this.lastReply)) return;
-    const r = this.lastReply.spans[m.id];
+    if (m.type !== "reveal" || !m.id || !this.uri) return;
+    const r = this.spans[m.id];
     if (!r) return;
-    const start = new vscode.Position(r.start.line, r.start.character);
-    const key = new vscode.Range(start, new vscode.Position(r.start.line, r.start.character + m.id.length));
+    const key = new vscode.Range(new vscode.Position(r.start.line, r.start.character), new vscode.Position(r.end.line, r.end.character));
     const doc = await vscode.workspace.openTextDocument(this.uri);
     const visible = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === this.uri?.toString());
     const editor = await vscode.window.showTextDocument(doc, { viewColumn: visible?.viewColumn ?? vscode.ViewColumn.One, selection: key });

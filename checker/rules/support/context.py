@@ -7,12 +7,12 @@ from functools import cached_property
 
 from checker.core.buffers import Buffers
 from checker.core.memo import RuleMemo
-from checker.core.records import record
+from checker.core.records import field, record
 from checker.core.source import SourceText, Span
 from checker.expr import Island
 from checker.expr.refs import Ref
 from checker.model.graph import Graph
-from checker.model.workflow import ExprSite, Task, Verb, Workflow
+from checker.model.workflow import ExprSite, Regate, Task, Verb, Workflow
 
 
 def task_verbs(task: Task) -> Iterator[Verb]:
@@ -34,6 +34,8 @@ class RuleContext:
     roots: tuple[str, ...] | None = None  # the only folders files may be read from (language server)
     memo: RuleMemo | None = None  # results kept across versions of the document (language server)
     buffers: Buffers | None = None  # open editors' unsaved texts of other files (language server)
+    # what the authority rules leave to the run's judges (the certificate's ``effects.dynamic``)
+    regates: list[Regate] = field(default_factory=list, compare=False, repr=False)
 
     def locate(self, path: str, *, beside: bool = True) -> str | None:
         """The file a path the workflow names points to (:func:`checker.core.paths.resolve_inside`;

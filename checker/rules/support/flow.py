@@ -90,6 +90,7 @@ class Trust:
 
     witness: Witness = ()
     unresolvable: bool = False
+    source: str = ""  # the untrusted reference it comes from (`inputs.topic`, `tasks.review.output`)
 
     @property
     def trusted(self) -> bool:
@@ -122,19 +123,21 @@ def value_trust(wf: Workflow, task: Task | None, v: Value | None, _depth: int = 
         if ref.root in UNTRUSTED_ROOTS:
             decl = _declaration(wf, ref.root, name)
             origin = (Label(decl, f"`{ref_text(ref)}` is supplied from outside the file (untrusted)"),) if decl else ()
-            return Trust((*origin, Label(span, f"`{ref_text(ref)}` flows in here")))
+            return Trust((*origin, Label(span, f"`{ref_text(ref)}` flows in here")), source=ref_text(ref))
         if ref.root == "tasks":
-            return Trust((Label(span, f"`{ref_text(ref)}` is a task result (untrusted)"),), unresolvable=True)
+            text = ref_text(ref)
+            return Trust((Label(span, f"`{text}` is a task result (untrusted)"),), unresolvable=True, source=text)
         if ref.root in LOOP_ROOTS and task is not None and task.for_each is not None and _depth < 8:
             inner = value_trust(wf, task, task.for_each, _depth + 1)
             if not inner.trusted:
-                return Trust((*inner.witness, Label(span, f"`{ref_text(ref)}` iterates over it")), True)
+                return Trust((*inner.witness, Label(span, f"`{ref_text(ref)}` iterates over it")), True, inner.source)
         if ref.root == "with" and task is not None and name and _depth < 8:
             b = task.binding(name)
             if b is not None:
                 inner = value_trust(wf, task, b.value, _depth + 1)
                 if not inner.trusted:
-                    return Trust((*inner.witness, Label(span, f"`with.{name}` carries it here")), inner.unresolvable)
+                    carried = Label(span, f"`with.{name}` carries it here")
+                    return Trust((*inner.witness, carried), inner.unresolvable, inner.source)
     return Trust()
 
 

@@ -6,7 +6,7 @@ Five parts, each computed from :class:`~checker.model.workflow.CompiledWorkflow`
 no subprocess, no file read; the price table is an argument):
 
 * **plan** — the waves of :attr:`Graph.waves <checker.model.graph.Graph.waves>` (the same ones
-  ``nika graph`` and ``nika/graph`` draw), the width (most tasks in one wave) and a critical path
+  ``nika graph`` and the editor's graph view draw), the width (most tasks in one wave) and a critical path
   (a longest chain of scheduling edges, counted in tasks).
 * **cost** — the worst-case spend: for each ``infer:`` task, ``max_tokens`` × the model's output
   price; for each ``agent:`` task, ``max_tokens_total`` × the higher of its input and output
@@ -44,11 +44,11 @@ from __future__ import annotations
 
 from checker.views.certificate.certify import CERTIFICATE_VERSION, Certificate, certify
 from checker.views.certificate.cost import Cost, Spend
-from checker.views.certificate.needs import Effects
+from checker.views.certificate.needs import Dynamic, Effects
 from checker.views.certificate.prices import PRICES_ENV, Price, PriceTable, parse_prices, prices_from_env
 from checker.views.certificate.resources import Resources
 from checker.views.certificate.risk import GRADES, Risk
-from checker.views.certificate.sentences import effects_text, plan_text, spend_text, task_summary
+from checker.views.certificate.sentences import dynamic_text, effects_text, plan_text, spend_text, task_summary
 from checker.views.certificate.termination import Loop, Termination
 from checker.views.certificate.waves import Plan
 from checker.views.certificate.words import format_usd
@@ -59,6 +59,7 @@ __all__ = [
     "PRICES_ENV",
     "Certificate",
     "Cost",
+    "Dynamic",
     "Effects",
     "Loop",
     "Plan",
@@ -69,6 +70,7 @@ __all__ = [
     "Spend",
     "Termination",
     "certify",
+    "dynamic_text",
     "effects_text",
     "format_usd",
     "parse_prices",

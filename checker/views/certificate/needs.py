@@ -6,22 +6,43 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from checker.model.workflow import Agent, CompiledWorkflow, Invoke, Task, Workflow
-from checker.parse.values import ScalarValue, TemplateValue
+from checker.parse.values import ScalarValue, TemplateValue, Value
 
 #: effect planes that reach outside the run (reads stay inside)
 OUTWARD_PLANES = frozenset({"exec", "fs.write", "net"})
 _ESCAPE_CODES = frozenset({"NIKA-SEC-004", "NIKA-AUTH-006", "NIKA-AUTH-008"})
 
 
+class Dynamic(NamedTuple):
+    """One place ``nika run`` judges a value only the run knows, just before the effect.
+
+    ``judge`` names the judge: ``permits`` (a computed path, URL or program against the grant, or
+    an agent's choice of target), ``argv`` (an untrusted argv word in a re-entry position:
+    :func:`checker.contracts.argv.judge_argv` deferred it) or ``env`` (an untrusted value of a
+    locator variable: :func:`checker.contracts.effects.judge_env_value`). ``source`` is the
+    untrusted reference the value comes from (``tasks.review.output``), ``None`` when it is not a
+    reference (an agent's choice, a shell line, a computed value of trusted parts)."""
+
+    task: str
+    plane: str
+    arg: str
+    judge: str
+    source: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "plane": self.plane, "arg": self.arg, "judge": self.judge, "source": self.source}
+
+
 class Effects(NamedTuple):
     """``needed`` and ``granted`` share the shape of a ``permits:`` block (planes with what is
-    known at check); ``dynamic`` lists the targets only the run knows; ``escapes`` counts the
-    findings that report a need outside the grant (NIKA-SEC-004, NIKA-AUTH-006, NIKA-AUTH-008)."""
+    known at check); ``dynamic`` lists what the run judges again at the effect (the targets only
+    the run knows and the deferred argv and env re-gates); ``escapes`` counts the findings that
+    report a need outside the grant (NIKA-SEC-004, NIKA-AUTH-006, NIKA-AUTH-008)."""
 
     boundary_declared: bool
     needed: dict[str, Any]
     granted: dict[str, Any] | None
-    dynamic: tuple[tuple[str, str, str], ...]  # (task, plane, argument)
+    dynamic: tuple[Dynamic, ...]  # in task order
     escapes: int
     outward: dict[str, list[str]]  # task -> what it does outside the run (risk reasons)
 
@@ -30,7 +51,7 @@ class Effects(NamedTuple):
             "boundary_declared": self.boundary_declared,
             "needed": self.needed,
             "granted": self.granted,
-            "dynamic": [{"task": t, "plane": p, "arg": a} for t, p, a in self.dynamic],
+            "dynamic": [d.to_json() for d in self.dynamic],
             "escapes": self.escapes,
         }
 
@@ -47,12 +68,13 @@ class _Needs:
     """What the body needs, plane by plane, gathered one need at a time (``None``: the plane is not
     needed; ``exec`` is ``True`` once any program is not a literal)."""
 
-    def __init__(self) -> None:
+    def __init__(self, wf: Workflow) -> None:
+        self.wf = wf
         self.fs: dict[str, list[str]] = {}
         self.net: list[str] | None = None
         self.exec_: list[str] | bool | None = None
         self.tools: list[str] | None = None
-        self.dynamic: list[tuple[str, str, str]] = []
+        self.dynamic: list[Dynamic] = []
         self.outward: dict[str, list[str]] = {}
 
     def note(self, tid: str, what: str) -> None:
@@ -65,9 +87,10 @@ class _Needs:
         v = n.value
         literal = v.value if isinstance(v, ScalarValue) and not isinstance(v, TemplateValue) else None
         if isinstance(v, TemplateValue) or (n.plane == "exec" and n.kind == "shell"):
-            self.dynamic.append((task.id, n.plane, n.arg or n.kind))
+            self.dynamic.append(Dynamic(task.id, n.plane, n.arg or n.kind, "permits", _source(self.wf, task, v)))
         elif isinstance(task.verb, Agent) and v is None and n.plane != "tools":
-            self.dynamic.append((task.id, n.plane, f"agent tool {n.tool}"))  # the model picks the target
+            # the model picks the target
+            self.dynamic.append(Dynamic(task.id, n.plane, f"agent tool {n.tool}", "permits", None))
         if n.plane in ("fs.read", "fs.write"):
             lst = self.fs.setdefault(n.plane.split(".")[1], [])
             if isinstance(literal, str):
@@ -126,13 +149,28 @@ def _granted(wf: Workflow) -> dict[str, Any] | None:
     }
 
 
+def _source(wf: Workflow, task: Task, v: Value | None) -> str | None:
+    """The untrusted reference a computed target comes from (the integrity label the rules read)."""
+    from checker.rules.support.flow import value_trust
+
+    if not isinstance(v, TemplateValue):
+        return None
+    return value_trust(wf, task, v).source or None
+
+
 def effects_of(compiled: CompiledWorkflow, wf: Workflow) -> Effects:
+    """The effects part; the argv and env re-gates are the ones the authority rules' own judge
+    calls deferred during the check (``compiled.regates``), listed with the task's targets."""
     from checker.rules.authority import needs_of
 
-    acc = _Needs()
+    regates: dict[str, list[Dynamic]] = {}
+    for r in compiled.regates:
+        regates.setdefault(r.task, []).append(Dynamic(r.task, r.plane, r.arg, r.judge, r.source))
+    acc = _Needs(wf)
     for task in wf.tasks.values():
         for n in needs_of(task):
             acc.add(task, n)
+        acc.dynamic.extend(regates.get(task.id, ()))
         verb = task.verb
         if isinstance(verb, Agent):
             for entry in verb.tools:

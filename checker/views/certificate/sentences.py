@@ -6,7 +6,7 @@ from typing import Any
 
 from checker.views.certificate.certify import Certificate
 from checker.views.certificate.cost import Spend
-from checker.views.certificate.needs import Effects
+from checker.views.certificate.needs import Dynamic, Effects
 from checker.views.certificate.waves import Plan
 from checker.views.certificate.words import format_usd
 
@@ -70,10 +70,17 @@ def effects_text(fx: Effects) -> str:
     needs = "needs " + " · ".join(items) if items else "needs no authority"
     if fx.dynamic:
         n = len(fx.dynamic)
-        needs += f" (+{n} target{'s' if n != 1 else ''} known only at run time)"
+        needs += f" (+{n} value{'s' if n != 1 else ''} judged only at run time)"
     grant = "`permits:` declared" if fx.boundary_declared else "no `permits:` block"
     outside = f"{fx.escapes} outside the grant" if fx.escapes else "nothing outside the grant"
     return f"{needs}; {grant}; {outside}"
+
+
+def dynamic_text(d: Dynamic) -> str:
+    """One run-time judgement: where, from what, by which judge, e.g.
+    ``publish  command[1] ← tasks.review.output  argv judge``."""
+    source = f" ← {d.source}" if d.source else ""
+    return f"{d.task}  {d.arg}{source}  {d.judge} judge"
 
 
 def task_summary(cert: Certificate, tid: str) -> str:

@@ -1,4 +1,4 @@
-/** The graph view's page script: draws the plan, lets ELK refine it in a worker, reports clicks. */
+/** The graph view's page script: draws the projection, lets ELK refine it in a worker, reports clicks. */
 import ELK from "elkjs/lib/elk-api.js";
 import {
   caption,
@@ -13,8 +13,6 @@ import {
   toElkGraph,
   useElk,
   VERB_COLORS,
-  DEAD_COLORS,
-  CYCLE_STROKE,
 } from "../graphModel";
 
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
@@ -65,8 +63,6 @@ function legend(): void {
   const items = Object.entries(VERB_COLORS)
     .filter(([v]) => v !== "none")
     .map(([v, c]) => chip(v, c.fill, c.stroke));
-  items.push(chip("dead", DEAD_COLORS.fill, DEAD_COLORS.stroke, true));
-  items.push(chip("cycle", "none", CYCLE_STROKE));
   const edges = Object.entries(EDGE_STYLES).map(
     ([k, s]) =>
       `<span class="edge-key"><svg width="26" height="8"><line x1="0" y1="4" x2="26" y2="4" stroke="${s.color}" stroke-width="${s.width}"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""}/></svg>${k}</span>`,
@@ -113,11 +109,10 @@ function draw(doc: GraphDocument, layout: Layout): void {
     const n = b.node;
     const c = nodeColors(n);
     const [top, bottom] = caption(n);
-    const cls = ["task", n.dead ? "dead" : "", n.wave === null ? "cycle" : ""].filter(Boolean).join(" ");
-    const tip = [n.id, bottom, n.when ? `when: ${n.when}` : "", n.for_each ? `for_each: ${n.for_each}` : ""].filter(Boolean).join("\n");
+    const tip = [n.id, bottom, n.when ? `when: ${n.when}` : "", n.for_each ? `for_each over ${n.for_each}` : ""].filter(Boolean).join("\n");
     parts.push(
-      `<g class="${cls}" data-task="${esc(n.id)}" data-verb="${esc(n.verb ?? "")}" data-wave="${n.wave ?? ""}"${n.dead ? ' data-dead="true"' : ""} transform="translate(${b.x},${b.y})" tabindex="0" role="button"><title>${esc(tip)}</title>` +
-        `<rect width="${b.width}" height="${b.height}" rx="7" fill="${c.fill}" stroke="${c.stroke}"${n.dead ? ' stroke-dasharray="5 3"' : ""}/>` +
+      `<g class="task" data-task="${esc(n.id)}" data-verb="${esc(n.verb ?? "")}" data-wave="${n.wave ?? ""}" transform="translate(${b.x},${b.y})" tabindex="0" role="button"><title>${esc(tip)}</title>` +
+        `<rect width="${b.width}" height="${b.height}" rx="7" fill="${c.fill}" stroke="${c.stroke}"/>` +
         `<text x="10" y="18" class="id">${esc(top)}</text><text x="10" y="34" class="detail">${esc(bottom)}</text></g>`,
     );
   }
@@ -182,13 +177,18 @@ async function show(doc: GraphDocument): Promise<void> {
 
 window.addEventListener("message", (ev: MessageEvent) => {
   const m = ev.data as { type: string; doc?: GraphDocument; text?: string; statuses?: Record<string, string> };
-  if (m.type === "graph" && m.doc) void show(m.doc);
+  if (m.type === "graph" && m.doc) {
+    svg.dataset.stale = "";
+    void show(m.doc);
+  }
   else if (m.type === "run" && m.statuses) {
     runStatuses = m.statuses;
     applyRun();
   }
   else if (m.type === "message" && m.text) {
-    summaryEl.textContent = m.text;
+    // the last graph stays drawn (dimmed) under the reason there is no newer one
+    summaryEl.textContent = current ? `${m.text} The graph shown is the last one.` : m.text;
+    svg.dataset.stale = current ? "true" : "";
     if (!current) svg.innerHTML = "";
   }
 });

@@ -1,0 +1,109 @@
+"""``nika test [PATH…] --watch``: run the cases, then on each save re-run the test files it touches.
+
+A save of a test file re-runs that file's cases; a save of a workflow re-runs the cases of every
+test file naming it. Cases run under the mock provider and write no trace, so a re-run is the whole
+of each touched test file (nothing to reuse). The set of watched files is discovered again after
+each cycle, so a test file naming another workflow is followed. Stopping (Ctrl-C) exits 2, the code
+``nika test`` gives an interrupted run (pytest's).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+INTERRUPTED = 2
+
+
+def watched(paths: list[str], discover: Callable[[list[str]], tuple[list[Path], list[str]]]) -> dict[str, set[str]]:
+    """``{absolute path: {test files it re-runs}}`` for the test files ``discover`` finds under ``paths``."""
+    from nika.testing.runner import _workflow_path
+    from nika.testing.spec import SpecError, is_test_file, load
+
+    out: dict[str, set[str]] = {}
+    files, _ = discover(paths or ["."])
+    for f in files:
+        if not is_test_file(f):
+            continue
+        me = os.path.realpath(f)
+        out.setdefault(me, set()).add(str(f))
+        try:
+            test = load(f)
+        except SpecError:
+            continue  # reported by the run; a save of the test file re-runs it
+        out.setdefault(os.path.realpath(_workflow_path(test)), set()).add(str(f))
+    return out
+
+
+def watch_tests(
+    paths: list[str],
+    command: Any,
+    *,
+    keyword: str | None = None,
+    verbose: bool = False,
+    debounce_ms: int = 200,
+    stop: Any = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """The session: one full run, then a re-run of the touched test files per save (``command``:
+    :mod:`nika.commands.test`, whose ``run_tests`` and ``discover`` it uses: handed in by it, so this
+    module never imports the command that imports it)."""
+    from nika.commands.run_watch import MISSING, READY_MS, load_watchfiles
+
+    run, discover = command.run_tests, command.discover
+
+    out, err = out or sys.stdout, err or sys.stderr
+    watchfiles = load_watchfiles()
+    if watchfiles is None:
+        print(f"nika test: {MISSING}", file=err)
+        return 4
+    if debounce_ms < 0:
+        print(f"nika test: --debounce must be a number of milliseconds ≥ 0, not {debounce_ms}", file=err)
+        return 4
+    run(paths, keyword=keyword, verbose=verbose, out=out)
+    try:
+        while not (stop is not None and stop.is_set()):
+            table = watched(paths, discover)
+            keep = set(table)
+            folders = sorted({os.path.dirname(p) for p in keep if os.path.isdir(os.path.dirname(p))})
+            if not folders:
+                print("nika test: no test file to watch", file=err)
+                return 5
+            ready = False
+            for changes in watchfiles.watch(
+                *folders,
+                watch_filter=lambda _c, p, keep=keep: os.path.realpath(p) in keep,
+                debounce=debounce_ms,
+                step=max(1, min(50, debounce_ms)),
+                stop_event=stop,
+                recursive=False,
+                rust_timeout=READY_MS,
+                yield_on_timeout=True,
+            ):
+                if not ready:
+                    ready = True
+                    print(f"watching {len(keep)} files (Ctrl-C stops)", file=err, flush=True)
+                if not changes:
+                    continue
+                saved = {os.path.realpath(p) for _, p in changes}
+                tests = sorted({t for s in saved for t in table.get(s, ())})
+                print(f"\n{', '.join(_shown(s) for s in sorted(saved))} changed", file=err, flush=True)
+                status = run(tests, keyword=keyword, verbose=verbose, out=out) if tests else 5
+                print(f"re-run finished: {', '.join(tests) or 'no test file'} · exit {status}", file=err, flush=True)
+                if set(watched(paths, discover)) != keep:  # a test file now names another workflow: watch anew
+                    break
+            else:
+                break
+    except KeyboardInterrupt:
+        pass
+    print("watch stopped", file=err, flush=True)
+    return INTERRUPTED
+
+
+def _shown(path: str) -> str:
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(Path(path))
