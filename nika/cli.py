@@ -45,6 +45,10 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     program, argv = argv is None, sys.argv[1:] if argv is None else argv  # program: the process ends after
+    if program and argv and argv[0] == "run":  # a signal from the first instant on is a cancellation: exit 3
+        from nika.commands import run_stop
+
+        run_stop.install()
     if program:  # an in-process call (a test, an embedding) keeps its collector as it was
         from nika.heap import freeze_at_exit
 

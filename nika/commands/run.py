@@ -6,7 +6,8 @@
 * :func:`options` — how to run: the event sinks (progress, ``--events``, OpenTelemetry), the durable
   flags (``--resume`` verified, matched and locked; ``--answer``; ``--max-cost-usd``), trace retention,
   the executor (local, or a Dask session);
-* :func:`execute` — the run, with SIGINT/SIGTERM cancelling it;
+* :func:`execute` — the run, with SIGINT/SIGTERM cancelling it (a signal before it began: exit 3,
+  nothing ran);
 * :func:`render` — the report (JSON, or the summary and the outputs), the notes, the exit code.
 
 ``--dry-run`` stops after :func:`admit` with the plan. What a run looks like on a terminal (the plan
@@ -14,7 +15,9 @@ text, the progress lines, the summary) is :mod:`nika.output.run_text`.
 
 Exit codes: 0 the workflow succeeded, 1 it failed, 2 it was refused before any effect (``nika
 check`` found an error, a ``--var`` does not fit ``inputs:``, a ``--resume`` trace cannot be
-resumed), 3 it was cancelled, 4 it paused on a prompt nobody could answer (``--resume --answer``).
+resumed, an ``--answer`` is refused), 3 it was cancelled (SIGINT or SIGTERM, from the command's
+first statement: :mod:`nika.commands.run_stop`), 4 it paused on a prompt nobody could answer
+(``--resume --answer``).
 """
 
 from __future__ import annotations
@@ -190,6 +193,24 @@ def _lean_heap(command: Callable[P, int]) -> Callable[P, int]:
     return lean
 
 
+def _stoppable(command: Callable[P, int]) -> Callable[P, int]:
+    """SIGINT and SIGTERM cancel the command from its first statement (:mod:`nika.commands.run_stop`):
+    taken here when the command line did not take them already, and given back after."""
+
+    @functools.wraps(command)
+    def stoppable(*args: P.args, **kwargs: P.kwargs) -> int:
+        from nika.commands import run_stop
+
+        mine = None if run_stop.current() is not None else run_stop.install()
+        try:
+            return command(*args, **kwargs)
+        finally:
+            run_stop.uninstall(mine)
+
+    return stoppable
+
+
+@_stoppable
 @_lean_heap
 def run_command(
     file: str,
@@ -212,6 +233,11 @@ def run_command(
         prepared = options(admitted, how, say)
     except Refused as why:
         return refuse(say, why)
+    except Stopped:
+        return cancelled(say)
+    if _stopped():  # a signal before the run began: nothing ran, no journal was opened
+        close(prepared)
+        return cancelled(say)
     return render(admitted, prepared, execute(admitted, prepared), say)
 
 
@@ -287,15 +313,18 @@ def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
         raise Refused(str(exc), exit_code=1) from None
     for line in sinks.notes:
         say.note(line)
+    trace_path = Path(how.trace_dir) if how.trace_dir else Path(".nika/traces")
+    if _stopped():
+        sinks.fanout.close()
+        raise Stopped
     interactive = say.fmt == "text" and is_tty(sys.stdin) and is_tty(say.err)
-    try:  # --resume is verified, matched and locked before any effect (and a --task selection judged)
-        extra = options_for(durable, admitted.compiled, how.model, interactive=interactive)
+    try:  # --resume verified, matched and locked before any effect; --answer judged and spent; --task judged
+        extra = options_for(durable, admitted.compiled, how.model, trace_path, interactive=interactive)
     except DurableRefused as exc:
         sinks.fanout.close()
         raise Refused(str(exc)) from None
     for line in extra["resume"].notes if extra.get("resume") else []:
         say.note(line)
-    trace_path = Path(how.trace_dir) if how.trace_dir else Path(".nika/traces")
     if how.gc and not durable.resume and (line := _gc_at_start(trace_path)):  # ADR-100 D2: bounded, never silently
         write(say.err, line + "\n")
     opts = Options(
@@ -357,10 +386,14 @@ def execute(admitted: Admitted, prepared: Prepared) -> RunResult:
     from nika import heap
 
     heap.loaded(RUN_GC_THRESHOLDS)  # what is loaded and compiled lives as long as the run
+    from nika.commands import run_stop
+
     box: list[RunResult] = []
     try:
         asyncio.run(_run(admitted, prepared.options, Path.cwd(), box))
     finally:
+        if (stop := run_stop.current()) is not None:
+            stop.detach()  # the run has its verdict
         if prepared.session is not None:
             prepared.session.close()
         if prepared.options.resume is not None:
@@ -368,24 +401,59 @@ def execute(admitted: Admitted, prepared: Prepared) -> RunResult:
     return box[0]
 
 
+def close(prepared: Prepared) -> None:
+    """What :func:`options` opened, closed without a run (a signal came first)."""
+    if prepared.session is not None:
+        prepared.session.close()
+    if prepared.options.resume is not None:
+        prepared.options.resume.release()
+    prepared.sinks.fanout.close()
+
+
 async def _run(admitted: Admitted, options: Options, workdir: Path, box: list[RunResult]) -> None:
     """Run the workflow; the result goes into ``box``, not out as the main task's result:
     ``asyncio.run`` formats ``repr()`` of its main task when it restores the SIGINT handler, and
     the repr of a finished task holds its result's, the whole run's (tens of ms for 1,000 tasks)."""
     import asyncio
-    import signal
 
+    from nika.commands import run_stop
     from runtime.engine.run import Run
     from runtime.verbs import VERBS
 
     run = Run(admitted.compiled, admitted.inputs, options, verbs=VERBS, workdir=workdir)
-    loop = asyncio.get_running_loop()
+    running = asyncio.ensure_future(run.execute())
+    stop = run_stop.current()
+    if stop is not None:  # SIGINT/SIGTERM cancel the run on this loop (a signal already received: at once)
+        stop.attach(asyncio.get_running_loop(), run.cancel)
     try:
-        loop.add_signal_handler(signal.SIGINT, run.cancel)
-        loop.add_signal_handler(signal.SIGTERM, run.cancel)
-    except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix loops
-        pass
-    box.append(await run.execute())
+        box.append(await running)
+    finally:
+        if stop is not None:
+            stop.detach()
+
+
+class Stopped(Exception):
+    """A signal arrived before the run began: nothing ran."""
+
+
+def _stopped() -> bool:
+    from nika.commands import run_stop
+
+    stop = run_stop.current()
+    return stop is not None and stop.requested
+
+
+def cancelled(say: Say) -> int:
+    """A signal before the run began: exit 3, nothing ran (the journal opens at the run's first frame)."""
+    from nika.commands import run_stop
+
+    stop = run_stop.current()
+    why = f"cancelled by {stop.name if stop is not None else 'a signal'} before the run started: nothing ran"
+    if say.fmt == "json":
+        doc = {"workflow_state": "cancelled", "tasks": {}, "outputs": {}, "events": [], "error": None, "trace": None}
+        say.out_text(json.dumps({**doc, "note": why}) + "\n")
+    write(say.err, f"nika run: {why}\n")
+    return EXIT["cancelled"]
 
 
 # -- 4. render -----------------------------------------------------------------------------------
@@ -397,6 +465,8 @@ def render(admitted: Admitted, prepared: Prepared, result: RunResult, say: Say) 
 
     from nika.output.run_text import summary_text
 
+    for line in prepared.session.notes() if prepared.session is not None else []:  # e.g. a lost scheduler
+        say.note(line)
     report = result.report()
     if say.fmt == "json" or report.get("cost_usd", 0) != 0:  # where the summary shows it
         from runtime.providers.cost import static_bound

@@ -17,7 +17,8 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--resume",
         metavar="TRACE",
-        help="re-run, skipping every task the trace holds a matching completed record of (ADR-099)",
+        help="re-run, skipping every task the trace's run history holds a matching completed record of "
+        "(ADR-099); `latest`: the journal `nika trace ls` marks for this workflow",
     )
     r.add_argument(
         "--task",
@@ -75,8 +76,14 @@ class DurableRefused(Exception):
     """A one-line reason the durable flags cannot be honoured (refused before any effect)."""
 
 
-def options_for(d: Durable, compiled: Any, model: str | None = None, *, interactive: bool = False) -> dict[str, Any]:
-    """The ``Options`` fields the flags give; raises :class:`DurableRefused`."""
+def options_for(
+    d: Durable, compiled: Any, model: str | None = None, trace_dir: Any = None, *, interactive: bool = False
+) -> dict[str, Any]:
+    """The ``Options`` fields the flags give; raises :class:`DurableRefused` (exit 2, before any
+    effect). ``--resume latest`` is the journal ``nika trace ls`` marks for this workflow. Every
+    ``--answer`` is judged (its type against the prompt's mode and choices, its ticket) and *spent*
+    here, before the run, once the history is locked: a ticket another answer spent, in any
+    process, is refused; an expired one re-prompts (the run pauses again with a new ticket)."""
     if d.max_cost_usd is not None and (not math.isfinite(d.max_cost_usd) or d.max_cost_usd < 0):
         raise DurableRefused(f"--max-cost-usd must be a non-negative number, not {d.max_cost_usd}")
     answers = parse_answers(d.answers)
@@ -103,18 +110,109 @@ def options_for(d: Durable, compiled: Any, model: str | None = None, *, interact
             )
         except SelectionRefused as exc:
             raise DurableRefused(str(exc)) from None
-    from runtime.durable.resume_index import ResumeRefused, open_resume  # the journal reader, only for a resume
+    from pathlib import Path
 
+    from runtime.durable.resume_index import ResumeLocked, ResumeRefused, open_resume  # only for a resume
+
+    where = Path(trace_dir) if trace_dir is not None else Path(".nika/traces")
+    trace = _latest(compiled, where) if d.resume == "latest" else d.resume
     try:
-        index = open_resume(d.resume, compiled, d.from_task, answers, model)
+        index = open_resume(trace, compiled, d.from_task, answers, model, trace_dir=where, lock=False)
     except ResumeRefused as exc:
         raise DurableRefused(str(exc)) from None
-    extra: dict[str, Any] = {"resume": index, "answers": answers, "max_cost_usd": d.max_cost_usd}
+    for tid, value in answers.items():  # typed and validated before anything runs
+        from runtime.durable.answers import problem, valid_values
+
+        for prompt in index.paused.get(tid) or []:
+            if (why := problem(prompt, value)) is not None:
+                raise DurableRefused(
+                    f"--answer {tid}={_shown(value)}: `{tid}` is a {prompt.get('mode')} prompt, which takes "
+                    f"{valid_values(prompt)} ({why})"
+                )
+    try:
+        index.lock()
+    except ResumeLocked as exc:
+        raise DurableRefused(_revoke_while_held(index, answers, str(exc))) from None
+    try:
+        claims = _spend(index, answers)
+    except DurableRefused:
+        index.release()
+        raise
+    extra: dict[str, Any] = {"resume": index, "answers": answers, "claims": claims, "max_cost_usd": d.max_cost_usd}
     if selection is not None:
         index.forced = index.forced | selection.forced
         index.forced_items = selection.items
         extra |= {"select": selection.tasks, "named": selection.named}
     return extra
+
+
+def _latest(compiled: Any, trace_dir: Any) -> str:
+    """``--resume latest``: this workflow's resume candidate (``nika trace ls`` marks it)."""
+    from runtime.journal.history import candidates
+    from runtime.journal.retention import read_all
+
+    views = read_all(trace_dir)
+    picked = candidates(views)
+    mine = [v.path for v in views if v.run_id in picked and v.workflow == compiled.workflow.id]
+    found = mine[-1] if mine else None
+    if found is None:
+        raise DurableRefused(f"--resume latest: no journal of workflow `{compiled.workflow.id}` in {trace_dir}")
+    return str(found)
+
+
+def _spend(index: Any, answers: dict[str, Any]) -> dict[str, Any]:
+    """Claim every answer's tickets (``runtime.durable.answers``): the claims, by ticket digest."""
+    import os
+
+    from runtime.durable.answers import answer
+
+    claims: dict[str, Any] = {}
+    for tid, value in answers.items():
+        for got in answer(index, tid, value, by=f"nika run --answer (pid {os.getpid()})"):
+            if got.ok and got.claim is not None:
+                claims[got.claim.digest] = got.claim
+                if got.status == "revoked":
+                    index.notes.append(got.message)
+            elif got.status == "expired":
+                index.notes.append(f"--answer {tid}: {got.message}")
+            elif got.status == "already_claimed" and got.claim is not None:
+                raise DurableRefused(
+                    f"--answer {tid}={_shown(value)}: {got.message}; resume without --answer {tid} to go on "
+                    "under the answer that spent it"
+                )
+            else:
+                raise DurableRefused(f"--answer {tid}={_shown(value)}: {got.message}")
+    return claims
+
+
+def _revoke_while_held(index: Any, answers: dict[str, Any], held: str) -> str:
+    """Another run holds the history: a deny that revokes a claimed allow still lands (NEP-0013 §5:
+    that run's gated task then does not start); anything else waits."""
+    import os
+
+    from runtime.durable.answers import answer
+    from runtime.durable.ticket import decision_of, read_claim
+
+    said = []
+    for tid, value in answers.items():
+        allows = [
+            p
+            for p in index.paused.get(tid) or []
+            if isinstance(p.get("ticket"), dict)
+            and (c := read_claim(index.claims_dir(p), str(p["ticket"].get("digest")))) is not None
+            and c.decision == "allow"
+        ]
+        if decision_of(value) != "deny" or not allows:
+            continue
+        for got in answer(index, tid, value, by=f"nika run --answer (pid {os.getpid()})"):
+            said.append(got.message)
+    return "; ".join([*said, held]) if said else held
+
+
+def _shown(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def parse_answers(pairs: list[str]) -> dict[str, Any]:

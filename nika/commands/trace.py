@@ -52,22 +52,36 @@ def _dump(out: TextIO, value: Any) -> None:
     _write(out, json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
 
-def _candidate(r: Any, newest: dict[str, str]) -> bool:
-    """The newest run of its workflow, unless it is a child workflow's pause (its caller's journal is
-    the one to resume: ``runtime.durable.resume_index`` refuses the child's own)."""
-    depth = r.prologue.get("depth")
-    child_pause = r.state == "paused" and isinstance(depth, int) and depth > 0
-    return newest.get(r.workflow or r.run_id) == r.run_id and not child_pause
-
-
 def trace_ls(trace_dir: Path, fmt: str, out: TextIO) -> int:
+    """The runs of the folder, by run history (``runtime.journal.history``): each history's attempts
+    together, newest first, each with the journal it resumed; ``resume_candidate`` marks, per
+    workflow, the journal to resume (the head of its newest history holding the most completed work)."""
     from nika.output.trace_text import ls_text
+    from runtime.journal.history import Histories, Member, candidates
     from runtime.journal.retention import read_all
 
     runs = read_all(trace_dir)
-    newest = {r.workflow or r.run_id: r.run_id for r in runs}
-    rows = [{**r.summary(), "resume_candidate": _candidate(r, newest)} for r in runs]
-    rows.reverse()  # newest first
+    picked = candidates(runs)
+    ms = [Member(r.path, r.prologue, r.started) for r in runs]
+    hist = Histories(ms)
+    groups: dict[str, list[tuple[Member, Any]]] = {}
+    for m, r in zip(ms, runs, strict=True):
+        groups.setdefault(hist.history_id(m), []).append((m, r))
+    rows = []
+    for members in sorted(groups.values(), key=lambda g: max((m.started or 0) for m, _ in g), reverse=True):
+        root = members[0][1].run_id
+        for m, r in reversed(members):
+            parent = hist.parent(m)
+            rows.append(
+                {
+                    **r.summary(),
+                    "resume_candidate": r.run_id in picked,
+                    "history": hist.history_id(m),
+                    "history_root": root,
+                    "attempt": m.attempt,
+                    "resumed_from": parent.run_id if parent is not None else m.parent_name,
+                }
+            )
     _dump(out, {"trace_dir": str(trace_dir), "runs": rows}) if fmt == "json" else _write(out, ls_text(rows))
     return 0
 
@@ -79,7 +93,7 @@ def trace_show(name: str, trace_dir: Path, fmt: str, out: TextIO) -> int:
     view = _load("show", name, trace_dir)
     if isinstance(view, int):
         return view
-    verdict = verify(view.path.read_bytes())
+    verdict = verify(view.path.read_bytes(), view.incomplete)
     if fmt == "json":
         _dump(out, {**view.to_json(), "verify": verdict["verdict"]})
     else:
@@ -186,8 +200,11 @@ def trace_rm(
         print("nika trace rm: nothing removed; pass --force to destroy the pending gate", file=sys.stderr)
         return 2
     removed = []
+    from runtime.journal.incomplete import remove_mark
+
     for r in {str(t.path): t for t in targets}.values():
         r.path.unlink(missing_ok=True)
+        remove_mark(r.path)
         removed.append(r.run_id)
     _dump(out, {"removed": removed}) if fmt == "json" else _write(out, f"removed {len(removed)} trace(s)\n")
     return 0
@@ -206,20 +223,29 @@ def trace_receipt(name: str, trace_dir: Path, fmt: str, out: TextIO, *, workflow
     return 0
 
 
-def trace_verify(file: str, fmt: str, out: TextIO) -> int:
-    """Walk a journal's hash chain: 0 clean, 1 finding, 2 forged (1 also when it cannot be read)."""
+def trace_verify(file: str, fmt: str, out: TextIO, trace_dir: Path = DEFAULT_DIR) -> int:
+    """Walk a journal's hash chain (the one reader, ``runtime.journal.scan``, with its damage class):
+    0 clean, 1 finding, 2 forged (1 also when it cannot be read). ``file``: a path, a run id, a
+    unique prefix or ``latest``, as every trace verb takes."""
+    from runtime.journal.find import RunNotFound, resolve_run
+    from runtime.journal.incomplete import read_mark
     from runtime.journal.write import verify
 
     try:
-        data = Path(file).read_bytes()
+        path = resolve_run(file, trace_dir)
+        data = path.read_bytes()
+    except RunNotFound as exc:
+        print(f"nika trace verify: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"nika trace verify: {file}: {(exc.strerror or str(exc)).lower()}", file=sys.stderr)
         return 1
-    verdict = verify(data)
+    verdict = verify(data, read_mark(path))
     if fmt == "json":
         _write(out, json.dumps(verdict) + "\n")
     else:
-        lines = [f"{file}: {verdict['verdict']} ({verdict['frames']} frames, head {verdict['head']})"]
+        damage = f", {verdict['damage']}" if verdict["damage"] not in ("whole", "forged") else ""
+        lines = [f"{file}: {verdict['verdict']} ({verdict['frames']} frames{damage}, head {verdict['head']})"]
         lines += [f"  line {p['line']}: {p['problem']}" for p in verdict["problems"]]
         _write(out, "\n".join(lines) + "\n")
     return {"clean": 0, "finding": 1, "forged": 2}[verdict["verdict"]]
@@ -234,7 +260,8 @@ def register(sub: Any) -> None:
     t = sub.add_parser("trace", help="work with run journals")
     tsub = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     tv = tsub.add_parser("verify", help="walk a journal's hash chain: clean, finding or forged")
-    tv.add_argument("file", metavar="FILE", help="a journal (.nika/traces/*.ndjson)")
+    tv.add_argument("file", metavar="RUN", help="a journal path, a run id or a unique prefix (or `latest`)")
+    tv.add_argument("--trace-dir", metavar="DIR", help="where journals are (default .nika/traces)")
     add_output_format(tv)
     add_parsers(tsub)
 
@@ -276,9 +303,9 @@ def run(args: Any, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     cmd = args.trace_command
     fmt = getattr(args, "output_format", "text")
-    if cmd == "verify":
-        return trace_verify(args.file, fmt, out)
     d = Path(args.trace_dir) if getattr(args, "trace_dir", None) else DEFAULT_DIR
+    if cmd == "verify":
+        return trace_verify(args.file, fmt, out, d)
     if cmd == "ls":
         return trace_ls(d, fmt, out)
     if cmd == "show":

@@ -6,6 +6,7 @@ Pure functions returning strings; :mod:`nika.commands.run` decides where they ar
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -142,7 +143,7 @@ def event_line(event: dict[str, Any]) -> str | None:
         at = f"[{event['index']}]" if isinstance(event.get("index"), int) else ""
         return f"  {'cache hit':>9} {task}{at} (from {src.get('trace', '?')} line {src.get('line', '?')})"
     if t == "workflow.paused":
-        return f"  {'PAUSED':>9} {task}: {event.get('message')!r} waits for an answer ({event.get('mode')})"
+        return f"  {'PAUSED':>9} {task}: {event.get('message')!r} waits for an answer ({_takes(event)})"
     if t == "approval.decided":
         return f"  {'approval':>9} {task}: {event.get('decision')} ({event.get('answered_by')})"
     if t == "task.retrying":
@@ -236,8 +237,8 @@ def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
             line += f" (the certificate's bound: {bound['headline']})"
     for p in report.get("paused") or []:
         line += (
-            f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({p.get('mode')}); answer with "
-            f"nika run {file} --resume {report.get('trace') or 'TRACE'} --answer {p['task']}=VALUE"
+            f"\n  paused: `{p['task']}` asks {p.get('message')!r} ({_takes(p)}); answer with "
+            f"nika run {file} --resume {report.get('trace') or 'TRACE'} --answer {p['task']}={_example(p)}"
         )
     line += determinism_text(report.get("determinism"))
     if report.get("error"):
@@ -245,6 +246,28 @@ def summary_text(report: dict[str, Any], file: str = "FILE") -> str:
     if report.get("trace"):
         line += f"\n  trace: {report['trace']}"
     return line + "\n"
+
+
+def _takes(prompt: dict[str, Any]) -> str:
+    """``confirm: true or false`` / ``choice: one of "a", "b"``: the mode and what an answer may be."""
+    mode = prompt.get("mode")
+    choices = prompt.get("choices")
+    if isinstance(choices, str):  # the paused frame's own field carries them serialized
+        with contextlib.suppress(ValueError):
+            choices = json.loads(choices)
+    if mode == "confirm":
+        return "confirm: true or false"
+    if mode == "choice" and isinstance(choices, list) and choices:
+        return "choice: one of " + ", ".join(json.dumps(c, ensure_ascii=False) for c in choices)
+    if mode == "input":
+        return "input: a JSON string, e.g. '\"text\"'"
+    return str(mode)
+
+
+def _example(prompt: dict[str, Any]) -> str:
+    if prompt.get("mode") == "confirm":
+        return "true"
+    return "VALUE"
 
 
 def determinism_text(d: dict[str, Any] | None) -> str:

@@ -16,6 +16,7 @@ MARK = {
     "cancelled": "cancelled",
     "running": "running",
     "pending": "pending",
+    "paused": "PAUSED",
 }
 BAR = 32
 MAX_SUBS = 12
@@ -41,18 +42,39 @@ def usd(v: float | None) -> str:
     return "unknown" if v is None else f"${v:.4f}"
 
 
+DAMAGE_NOTE = {
+    "truncated": "cut short",
+    "torn": "torn mid-write",
+    "empty": "empty",
+    "forged": "FORGED",
+}
+
+
 def ls_text(rows: list[dict[str, Any]]) -> str:
+    """The runs, a run history's attempts together (rows come grouped, newest first): a later
+    attempt names the one it resumed (``↳ resumes RUN``)."""
     if not rows:
         return "no runs\n"
     head = ("RUN", "WORKFLOW", "STATE", "STARTED", "DURATION", "TASKS", "COST")
     table = [head]
+    chained = False
     for r in rows:
         state = r["state"] + (f" ({r['paused_task']})" if r.get("paused_task") else "")
+        if r.get("incomplete_from") is not None:
+            state += f", journal incomplete from frame {r['incomplete_from']}"
+        elif r.get("damage") in DAMAGE_NOTE:
+            state += f", {DAMAGE_NOTE[r['damage']]}"
         if r.get("resume_candidate"):
             state += " *"
+        run = r["run"]
+        if r.get("resumed_from"):
+            chained = True
+            run = f"{run} ↳ resumes {r['resumed_from']}"
+        elif r.get("history_root") and r["history_root"] != r["run"]:
+            run = f"{run} ↳"
         table.append(
             (
-                r["run"],
+                run,
                 (r["workflow"] or "?") + (" (child)" if r.get("depth") else ""),
                 state,
                 when(r["started_ns"]) + (" (virtual)" if r.get("virtual_clock") else ""),
@@ -63,7 +85,9 @@ def ls_text(rows: list[dict[str, Any]]) -> str:
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table]
-    lines.append("* the newest run of its workflow (the resume candidate)")
+    lines.append("* the journal to resume: the newest run history's head holding the most completed work")
+    if chained:
+        lines.append("↳ a resume's journal, linked to the one it resumed (one run history, newest attempt first)")
     return "\n".join(lines) + "\n"
 
 
@@ -106,9 +130,14 @@ def show_text(v: RunView, verdict: dict[str, Any] | None = None) -> str:
         f" · {len(v.tasks)} tasks · cost {usd(v.cost_usd)}",
         f"  journal {v.path} · {v.frames} frames"
         + (f" · verify: {verdict['verdict']}" if verdict else "")
+        + (f" ({verdict['damage']})" if verdict and verdict.get("damage") not in (None, "whole", "forged") else "")
         + (f" · {len(v.torn_lines)} torn line(s) skipped" if v.torn_lines else "")
         + (f" · {len(v.deep_lines)} frame(s) nested too deeply to read whole" if v.deep_lines else ""),
     ]
+    if v.incomplete is not None:
+        from runtime.journal.incomplete import describe
+
+        lines.append(f"  {describe(v.incomplete)}")
     if v.paused_task:
         lines.append(f"  paused at task {v.paused_task}: the run waits for an answer")
     if v.error_code:

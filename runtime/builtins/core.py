@@ -132,12 +132,12 @@ async def prompt(args: dict[str, Any], ctx: BuiltinContext) -> Any:
         raise TaskError(ARG_CODE, f"a `mode: choice` prompt needs a non-empty `choices:` list, not {describe(choices)}")
     has_default = args.get("default") is not None
     if has_default:
-        _check_answer(mode, args["default"], choices, "default:", PROMPT_002 if mode == "choice" else ARG_CODE)
+        check_answer(mode, args["default"], choices, "default:", PROMPT_002 if mode == "choice" else ARG_CODE)
     gate = ctx.extra.get("gate")
     if gate is not None:  # the run's human gate (runtime.durable.gate): a TTY, an --answer, or a durable pause
         request = {"mode": mode, "message": message, "choices": choices, "default": args.get("default")}
         answered, answer = await gate.resolve(
-            ctx.task_id, request, lambda v: _check_answer(mode, v, choices, "the answer", ARG_CODE)
+            ctx.task_id, request, lambda v: check_answer(mode, v, choices, "the answer", ARG_CODE)
         )
         if answered:
             _note_prompt(ctx, mode, "human")
@@ -147,7 +147,7 @@ async def prompt(args: dict[str, Any], ctx: BuiltinContext) -> Any:
         request = {"task": ctx.task_id, "mode": mode, "message": message, "choices": choices}
         request["default"] = args.get("default")
         answer = await ask(request)
-        _check_answer(mode, answer, choices, "the answer", ARG_CODE)
+        check_answer(mode, answer, choices, "the answer", ARG_CODE)
         _note_prompt(ctx, mode, "human")
         return answer
     if not has_default:
@@ -160,7 +160,19 @@ async def prompt(args: dict[str, Any], ctx: BuiltinContext) -> Any:
     return args["default"]
 
 
-def _check_answer(mode: str, value: Any, choices: list[Any] | None, what: str, code: str) -> None:
+def answer_problem(mode: Any, value: Any, choices: Any) -> str | None:
+    """Why ``value`` cannot answer a ``mode`` prompt (with these ``choices``), or ``None``: the one
+    rule, which ``nika run --resume --answer`` applies before the resume runs anything."""
+    if mode not in _ANSWER_TYPE and mode != "choice":
+        return f"the prompt's mode {describe(mode)} is not one of confirm, input, choice"
+    try:
+        check_answer(mode, value, choices if isinstance(choices, list) else None, "the answer", ARG_CODE)
+    except TaskError as exc:
+        return exc.message
+    return None
+
+
+def check_answer(mode: str, value: Any, choices: list[Any] | None, what: str, code: str) -> None:
     if mode == "choice":
         if choices is None or value not in choices:
             raise TaskError(code, f"{what} of a `choice` prompt must be one of `choices:`, but it is {describe(value)}")

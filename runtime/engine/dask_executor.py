@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import uuid
@@ -38,7 +39,9 @@ from runtime.engine.dask_batch import Collector, Submitter
 from runtime.engine.dask_wire import (
     TLS_HOWTO,
     clear_text,
+    disconnected,
     effect_result,
+    lost_error,
     provider_env,
     shipped_secrets,
     tool_env,
@@ -93,6 +96,8 @@ class DaskSession:
     _turn: int = field(default=-1, repr=False)
     started: dict[str, Callable[[dict[str, Any]], None]] = field(default_factory=dict, repr=False)  # key -> hook
     collector: Collector = field(init=False, repr=False)  # the records of this client's futures, in batches
+    quiet: QuietLogs | None = field(default=None, repr=False)
+    lost_scheduler: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.collector = Collector(self.client)
@@ -142,6 +147,7 @@ class DaskSession:
                 )
             client = distributed.Client(cluster, set_as_default=False)
         session = cls(client, cluster, str(client.scheduler.address), cap_bytes=_cap(environ))
+        session.quiet = QuietLogs.install()
         client.subscribe_topic(dask_worker.STARTED_TOPIC, session._on_started)
         try:
             session._vet_workers(timeout_s)
@@ -197,10 +203,72 @@ class DaskSession:
     def close(self) -> None:
         if self._closed:
             return
-        self._closed = True
-        self.client.close()
+        lost = disconnected(self.client)
+        self._closed, self.lost_scheduler = True, lost
+        with contextlib.suppress(Exception):
+            self.client.close(timeout=CONNECT_TIMEOUT_S if not lost else 1)
         if self.cluster is not None:
-            self.cluster.close()
+            with contextlib.suppress(Exception):
+                self.cluster.close()
+        if self.quiet is not None:
+            self.quiet.remove()
+
+    def notes(self) -> list[str]:
+        """What ``distributed`` logged at warning level or above in this process (its tracebacks
+        kept off the terminal), first lines only: said once after the run."""
+        said = [line for line in (self.quiet.notes() if self.quiet is not None else []) if "Cancel" not in line]
+        if self.lost_scheduler:
+            said = [
+                f"dask: the connection to the scheduler at {self.address} was lost during the run; the effects "
+                "in flight failed as transient (NIKA-IMPL-003): `nika run --resume` runs them again"
+            ]
+        return said
+
+
+class QuietLogs(logging.Filter):
+    """``distributed``'s own log lines in the driver (a lost scheduler is a page of reconnect
+    tracebacks) kept off the terminal while a session lives: the run reports the loss itself, as a
+    typed transient error per effect, and :meth:`notes` gives the first lines once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+        self.handlers: list[logging.Handler] = []
+        self._lastresort: logging.Handler | None = None
+
+    @classmethod
+    def install(cls) -> QuietLogs:
+        quiet = cls()
+        for name in ("distributed", "tornado"):
+            for h in logging.getLogger(name).handlers + logging.getLogger().handlers:
+                if h not in quiet.handlers:
+                    h.addFilter(quiet)
+                    quiet.handlers.append(h)
+        quiet._lastresort = logging.lastResort
+        if logging.lastResort is not None:
+            logging.lastResort.addFilter(quiet)
+        return quiet
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(("distributed", "tornado")):
+            return True
+        if record.levelno >= logging.WARNING:
+            text = record.getMessage().strip()
+            if not text and record.exc_info and record.exc_info[1] is not None:
+                text = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+            first = (text.splitlines() or [record.name])[0]
+            if first and first not in self.seen and len(self.seen) < 20:
+                self.seen.append(first)
+        return False
+
+    def notes(self) -> list[str]:
+        return [f"dask: {line}" for line in self.seen[:3]]
+
+    def remove(self) -> None:
+        for h in self.handlers:
+            h.removeFilter(self)
+        if self._lastresort is not None:
+            self._lastresort.removeFilter(self)
 
 
 class DaskExecutor:
@@ -269,6 +337,10 @@ class DaskExecutor:
                 loop.call_soon_threadsafe(on_message, msg)
 
         self.session.started[key] = from_client
+        client = getattr(self.session, "client", None)
+        if disconnected(client):  # the scheduler is gone: said at once, typed, never a hang
+            self.session.started.pop(key, None)
+            return EffectResult(error=lost_error("lost", None, scheduler_lost=True))
         try:
             record = await asyncio.wrap_future(await self.submitter.send(payload, workers))
         except asyncio.CancelledError:  # the worker sees it and kills what the effect started
@@ -277,10 +349,12 @@ class DaskExecutor:
                 with contextlib.suppress(Exception):  # bounded: a lost scheduler never holds up the run's end
                     await asyncio.wait_for(asyncio.to_thread(future.cancel), CANCEL_ACK_S)
             raise
+        except Exception as exc:  # the client closed under the submission: a lost scheduler, typed
+            record = ("error", exc)
         finally:
             self.submitter.done(key)
             self.session.started.pop(key, None)
-        result = effect_result(record)
+        result = effect_result(record, client)
         if any(journaled):  # journaled on arrival: the record's first ones are those
             result = replace(result, witness=result.witness[journaled[0] :], events=result.events[journaled[1] :])
         journaled[:] = [journaled[0] + len(result.witness), journaled[1] + len(result.events)]  # a late word: none new

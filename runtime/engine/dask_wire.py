@@ -48,10 +48,12 @@ def tool_env(prefixes: tuple[str, ...], engine_env: Any) -> dict[str, str]:
     return {n: v for n, v in engine_env.items() if n.startswith(prefixes)}
 
 
-def effect_result(outcome: tuple[str, Any]) -> EffectResult:
+def effect_result(outcome: tuple[str, Any], client: Any = None) -> EffectResult:
+    """The worker's record as the effect's result; a Dask failure as the task's typed error
+    (``client``: the session's, to tell a lost scheduler from a lost worker)."""
     status, value = outcome
     if status != "finished":
-        return EffectResult(error=lost_error(status, value))
+        return EffectResult(error=lost_error(status, value, scheduler_lost=disconnected(client)))
     r = value
     ti, to, fr, th = (*(r.get("tokens") or ()), None, None, None, None)[:4]
     return EffectResult(
@@ -69,18 +71,50 @@ def effect_result(outcome: tuple[str, Any]) -> EffectResult:
     )
 
 
-def lost_error(status: str, exc: Any) -> dict[str, Any]:
-    """A Dask failure as the task's error: a lost worker is transient (``retry:`` may run it again)."""
-    name = type(exc).__name__
-    text = str(exc).splitlines()[0] if exc is not None and str(exc) else name
-    lost = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError", "NoValidWorkerError")
-    if name in lost or status == "lost":
+# What a lost worker or a lost scheduler leaves a future with: transient (``retry:`` may run the
+# effect again, ``--resume`` runs it again), never an engine error.
+LOST = frozenset(
+    {
+        "KilledWorker",
+        "CommClosedError",
+        "StreamClosedError",
+        "FutureCancelledError",
+        "FuturesCancelledError",
+        "CancelledError",
+        "TimeoutError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "BrokenPipeError",
+        "OSError",
+        # no worker left that can run it (every worker died and none came back, a pinned one gone)
+        "NoValidWorkerError",
+    }
+)
+
+
+def disconnected(client: Any) -> bool:
+    """Whether a ``distributed.Client`` lost its scheduler (it may be trying to reconnect)."""
+    status = getattr(client, "status", None)
+    return isinstance(status, str) and status not in ("running", "newly-created")
+
+
+def lost_error(status: str, exc: Any, *, scheduler_lost: bool = False) -> dict[str, Any]:
+    """A Dask failure as the task's error: a lost worker or scheduler is transient, typed
+    ``NIKA-IMPL-003`` (``retry:`` may run it again, ``--resume`` re-runs it); only an error the
+    effect's own code raised through Dask is the engine's."""
+    name = type(exc).__name__ if exc is not None else None
+    text = str(exc).splitlines()[0] if exc is not None and str(exc) else (name or status)
+    lost = exc is None or name in LOST or isinstance(exc, OSError | TimeoutError) or status in ("lost", "cancelled")
+    if lost or scheduler_lost:
+        if scheduler_lost or exc is None:
+            what, kind = "the Dask scheduler was lost (the client lost its connection)", "scheduler-lost"
+        else:
+            what, kind = f"the Dask worker performing the effect was lost ({name})", name
         return {
             "code": LOST_CODE,
-            "message": f"the Dask worker performing the effect was lost ({name}); "
-            "`retry:` decides whether it runs again",
+            "message": f"{what}; `retry:` decides whether it runs again, and `--resume` re-runs it",
             "transient": True,
-            "details": {"dask": name},
+            "details": {"dask": kind, "status": status},
         }
     return {
         "code": INTERNAL,

@@ -43,6 +43,8 @@ class Options:
     # a child workflow's caller's runtime.durable.gate.Gate (its approvals count against the caller)
     parent_gate: Any = None
     mcp_config: Any = None  # the root run's MCP table (runtime.tools.mcp_config.McpConfig), shared with child runs
+    # ticket digest -> the runtime.durable.ticket.Claim an `--answer` spent it with (claimed before the run)
+    claims: dict[str, Any] = field(default_factory=dict)
     # a child workflow's deterministic caller's runtime.determinism.Determinism (its clock binds the child)
     determinism: Any = None
     seed: int | None = None  # with `determinism`: the child's seed, from the caller's `child` stream

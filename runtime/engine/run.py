@@ -207,7 +207,7 @@ class Run:
         self.emit(_END_KIND[state], [*end, ("cost_usd", total)])
         j = self.journal
         j.close()
-        path = str(j.path) if j.path else None
+        path = str(j.path) if j.path and not j.lost else None
         records = {t: r for t, r in self.records.items() if t not in self._unselected}  # a task run's own
         result = RunResult(state, records, outputs, self.sink.events, error, path, j.error, j.head, self.redactor)
         result.paused, result.cost_usd = list(self.gate.paused), total
@@ -241,6 +241,8 @@ class Run:
         if self.cancelled:
             return
         self.cancelled = True
+        if not self.settled:  # before the tasks are scheduled: `execute` settles each one cancelled
+            return
         for t in list(self._inflight.values()):
             t.cancel()
         for tid, rec in self.records.items():
@@ -278,7 +280,9 @@ class Run:
             if blocked is not None:
                 self._settle_now(tid, Outcome(Status.CANCELLED, error=blocked))
                 continue
-            self._inflight[tid] = asyncio.get_running_loop().create_task(self._run_task(tid), name=f"nika:{tid}")
+            task = asyncio.get_running_loop().create_task(self._run_task(tid), name=f"nika:{tid}")
+            task.add_done_callback(lambda t, tid=tid: self._ended(tid, t))
+            self._inflight[tid] = task
 
     def _gate(self, tid: str) -> TaskError | None:
         """GATE-v2: ``None`` when every incoming edge passes, else the cancellation error."""
@@ -294,6 +298,15 @@ class Run:
                     details={"producer": e.producer, "producer_status": rec.status, "edge": str(e.kind)},
                 )
         return None
+
+    def _ended(self, tid: str, task: asyncio.Task[None]) -> None:
+        """A task's coroutine ended: one cancelled before its first step never ran a line, so it
+        settles here (``cancelled``), or the run would wait for it forever."""
+        if self._inflight.get(tid) is task:
+            self._inflight.pop(tid, None)
+        if self.records[tid].status == "pending" and tid not in self.gate.parked and tid in self.settled:
+            self._settle_now(tid, Outcome(Status.CANCELLED, error=cancelled()))
+            self._pump()
 
     def _settle_now(self, tid: str, outcome: Outcome, kind: str | None = None, extra: Fields = ()) -> None:
         rec = self.records[tid]
@@ -403,6 +416,12 @@ class Run:
         if resume is not None and (hit := await cache_hit(self, task, rec, bind)) is not None:
             self._inflight.pop(tid, None)
             self._settle_now(tid, hit[0], "task_cache_hit", hit[1])
+            self._pump()
+            return
+        refused = self.gate.before_action(tid) if self.gate.spent else None
+        if refused is not None:  # a revocation settled the allow that gates it first (NEP-0013 §5)
+            self._inflight.pop(tid, None)
+            self._settle_now(tid, Outcome(Status.FAILURE, error=refused))
             self._pump()
             return
         if resume is not None and resume.cascade:  # it runs again: so does everything downstream of it

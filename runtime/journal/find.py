@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runtime.journal.read import TERMINAL_STATE, RunView, event_of, fold_event, read_frame
+from runtime.journal.read import TERMINAL_STATE, RunView, event_of, fold_event
 
 
 class RunNotFound(Exception):
@@ -50,7 +50,9 @@ def peek_run(path: Path) -> RunView:
 
 
 def _frame(line: bytes) -> dict[str, Any] | None:
-    return read_frame(line)[0]
+    from runtime.journal.scan import parse_line
+
+    return parse_line(line)[0]  # the one line reader: never an unbounded recursion
 
 
 def journals(trace_dir: Path) -> list[Path]:
@@ -66,7 +68,7 @@ def _opened(path: Path) -> tuple[int, str]:
     virtual clock's, which says nothing of when it ran) the file's modification time."""
     try:
         with path.open("rb") as fh:
-            head = read_frame(fh.readline())[0] or {}
+            head = _frame(fh.readline()) or {}
     except OSError:
         head = {}
     ts = head.get("timestamp")

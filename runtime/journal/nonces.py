@@ -23,6 +23,9 @@ from typing import Any
 NONCE_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("workflow_started", "run_nonce", "the run nonce: the scope of every ticket (NEP-0013 §2)"),
     ("workflow_started", "resumed_from", "the resumed journal's name, which carries that run's nonce"),
+    ("workflow_started", "history", "the run history's id: the nonce of its first run (runtime.journal.history)"),
+    ("workflow_started", "resumed_from_nonce", "the resumed run's nonce"),
+    ("workflow_started", "resumed_from_head", "the resumed journal's chain head, which hashes that run's nonce"),
     ("approval_decided", "ticket", "the ticket's digest (its issue time is on the real clock)"),
     ("approval_decided", "scope", "the ticket's scope: the run nonce it was minted for"),
     ("approval_decided", "ttl_remaining_s", "what the ticket's TTL has left, on the real clock"),

@@ -1,12 +1,15 @@
 """Reading a run journal back (spec 17 §the fold law): one pass over the frames folds a run view.
 
-The reader is tolerant by law (17 §additive law): an unknown kind, member or field is ignored,
-never guessed at, and a line that does not parse (the torn last line of a killed run) is counted
-and skipped. Integrity is not judged here; :func:`runtime.journal.write.verify` does that.
+The bytes are read by the one reader (:mod:`runtime.journal.scan`), whose damage class (whole,
+truncated, torn, empty, forged; or incomplete, by the run's own mark) rides the view. The fold is
+tolerant by law (17 §additive law): an unknown kind, member or field is ignored, never guessed at,
+and a line that does not parse (the torn last line of a killed run) is counted and skipped.
+Integrity is judged by :func:`runtime.journal.write.verify`, from the same reading.
 
-Every reader of journal lines goes through :func:`read_frame` (the fold, the retention look, the
-verifier, ``--resume``): a frame nested deeper than the JSON reader can follow is not a traceback
-but what its bytes still tell (``chain`` and ``kind``), marked as such.
+Every reader of journal lines goes through the one line reader (:func:`read_frame`, that is
+:func:`runtime.journal.scan.parse_line`: the fold, the retention look, the verifier, ``--resume``): a
+frame nested deeper than the JSON reader can follow is not a traceback but what its bytes still tell
+(``chain`` and ``kind``), marked as such.
 
 A run is named by its journal file, or by its *run id*, the file's stem
 (``20261202T015824Z-c7bcb78ffc7a``), or any unambiguous prefix of the stem or of its short id
@@ -16,7 +19,6 @@ A run is named by its journal file, or by its *run id*, the file's stem
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +141,8 @@ class RunView:
     paused_task: str | None = None
     prologue: dict[str, Any] = field(default_factory=dict)
     run_cost: Any = UNRECORDED  # the terminal frame's `cost_usd` (runtime.providers.cost): null = unknown
+    damage: str = "whole"  # the one reader's class (runtime.journal.scan), or "incomplete" (the run's mark)
+    incomplete: dict[str, Any] | None = None  # the mark its run left when it could not write the journal
     iterations: IterationFold = field(default_factory=IterationFold)  # each for_each's iterations
 
     @property
@@ -183,6 +187,8 @@ class RunView:
             "paused_task": self.paused_task,
             "virtual_clock": self.virtual_clock,
             "depth": self.prologue.get("depth") if isinstance(self.prologue.get("depth"), int) else None,
+            "damage": self.damage,
+            "incomplete_from": self.incomplete.get("from_frame") if self.incomplete else None,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -209,18 +215,20 @@ class RunView:
 
 
 def read_run(path: Path) -> RunView:
-    """Fold the journal at ``path`` (raises ``OSError`` when it cannot be read)."""
+    """Fold the journal at ``path`` (raises ``OSError`` when it cannot be read), read by the one
+    reader (:func:`runtime.journal.scan.scan`): its damage class rides the view."""
+    from runtime.journal.incomplete import read_mark
+    from runtime.journal.scan import scan
+
     data = path.read_bytes()
-    view = RunView(path=path, run_id=path.name.removesuffix(".ndjson"), size=len(data))
-    for n, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        frame, deep = read_frame(line)
-        if frame is None:
-            view.torn_lines.append(n)
-            continue
-        if deep:
-            view.deep_lines.append(n)
+    s = scan(data)
+    view = RunView(path=path, run_id=path.name.removesuffix(".ndjson"), size=len(data), damage=s.damage)
+    view.torn_lines = list(s.unparsed)
+    view.deep_lines = list(s.deep)
+    mark = read_mark(path)
+    if mark is not None and s.damage != "forged":
+        view.damage, view.incomplete = "incomplete", mark
+    for frame in s.frames:
         view.frames += 1
         event = event_of(frame)
         view.events.append(event)
@@ -250,6 +258,7 @@ def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
             view.run_cost = _num(ev["cost_usd"])
         if kind == "workflow_paused":
             view.paused_task = _str(ev.get("task"))
+            _paused(view, ev)
         return
     tid = ev.get("task")
     if not isinstance(tid, str) or not tid:
@@ -258,6 +267,18 @@ def fold_event(view: RunView, kind: str, ev: dict[str, Any]) -> None:
         view.tasks.setdefault(tid, TaskView(tid))
         return
     _fold_task(view, kind, tid, ev, at)
+
+
+def _paused(view: RunView, ev: dict[str, Any]) -> None:
+    """The tasks a paused run waits on are ``paused``, not ``running`` (a child's, ``TASK/STEP``: its caller)."""
+    prompts = parsed_field(ev.get("prompts"))
+    waiting = {p.get("task") for p in prompts if isinstance(p, dict)} if isinstance(prompts, list) else set()
+    waiting.add(ev.get("task"))
+    for tid in waiting:
+        if isinstance(tid, str) and tid:
+            task = view.tasks.get(tid.split("/", 1)[0])
+            if task is not None and task.status in ("running", "pending"):
+                task.status = "paused"
 
 
 def _fold_task(view: RunView, kind: str, tid: str, ev: dict[str, Any], at: int | None) -> None:
@@ -339,28 +360,12 @@ def parsed_field(value: Any) -> Any:
     return value
 
 
-# What a frame too deep for the JSON reader still tells, read from its bytes: the writer encodes
-# with sorted keys, so `chain` is the first member and `kind` follows the last nested value.
-_CHAIN_FIELD = re.compile(rb'^\{"chain":"([0-9a-f]{64})"')
-_KIND_FIELD = re.compile(rb'"kind":"([a-z_]+)","run":')
-
-
 def read_frame(line: bytes) -> tuple[dict[str, Any] | None, bool]:
-    """One journal line as ``(frame, too_deep)``: the frame object, or ``None`` when the line is no
-    JSON object (torn, not JSON); a frame nested too deeply to decode is ``{"chain", "kind"}`` from
-    its bytes, with ``too_deep`` set, so no reader ever meets a RecursionError."""
-    try:
-        frame = json.loads(line)
-    except RecursionError:
-        chain = _CHAIN_FIELD.match(line)
-        kinds = _KIND_FIELD.findall(line)
-        return {
-            "chain": chain.group(1).decode() if chain else None,
-            "kind": kinds[-1].decode() if kinds else None,
-        }, True
-    except (ValueError, UnicodeDecodeError):
-        return None, False
-    return (frame if isinstance(frame, dict) else None), False
+    """One journal line as ``(frame, too_deep)``: the one line reader's
+    (:func:`runtime.journal.scan.parse_line`), so no reader ever meets a RecursionError."""
+    from runtime.journal.scan import parse_line
+
+    return parse_line(line)
 
 
 def _str(v: Any) -> str | None:

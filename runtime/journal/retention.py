@@ -4,7 +4,8 @@ Per workflow, keep the newest ``keep`` finished runs (default 10); collect any j
 ``max_age`` (30 days); then, while the trace folder is over ``max_size`` (256 MB), collect the
 oldest remaining journals. Two kinds are never collected whatever the caps: a run whose last
 state is ``paused`` (an unanswered gate is an obligation) and the newest journal of each workflow
-(the standing resume candidate). An unfinished journal (killed, torn, or still being written) is
+(the standing resume candidate), each with every journal of its run history (a resume reads
+them all). An unfinished journal (killed, torn, or still being written) is
 not a finished run: it does not count against ``keep`` but ages out and yields to the size cap.
 
 The knobs are the ``NIKA_TRACE_KEEP`` / ``NIKA_TRACE_MAX_AGE`` (``30d``, ``12h``, ``90m``) /
@@ -117,6 +118,7 @@ def plan_gc(runs: list[RunView], policy: Policy, now: float | None = None) -> Pl
     for r in ordered:
         newest[r.workflow or r.run_id] = r
     exempt |= {id(r) for r in newest.values()}
+    exempt |= _histories_of(ordered, exempt)  # a resume reads every attempt of its history: kept whole
     removed: dict[int, str] = {}
     by_wf: dict[str, list[RunView]] = {}
     for r in ordered:
@@ -146,6 +148,16 @@ def plan_gc(runs: list[RunView], policy: Policy, now: float | None = None) -> Pl
         else:
             plan.kept.append(r)
     return plan
+
+
+def _histories_of(runs: list[RunView], exempt: set[int]) -> set[int]:
+    """Every journal of a run history one of the ``exempt`` journals belongs to (issue 38)."""
+    from runtime.journal.history import Histories, Member
+
+    ms = [Member(r.path, r.prologue, r.started) for r in runs]
+    hist = Histories(ms)
+    keep = {hist.history_id(m) for m, r in zip(ms, runs, strict=True) if id(r) in exempt}
+    return {id(r) for m, r in zip(ms, runs, strict=True) if hist.history_id(m) in keep}
 
 
 def _started(r: RunView) -> float:
@@ -191,6 +203,9 @@ def collect(trace_dir: Path, policy: Policy, *, dry_run: bool = False, now: floa
     """Plan a collection of ``trace_dir`` and carry it out (unless ``dry_run``)."""
     plan = plan_gc(read_all(trace_dir, whole=False), policy, now)
     if not dry_run:
+        from runtime.journal.incomplete import remove_mark
+
         for r, _ in plan.removed:
             r.path.unlink(missing_ok=True)
+            remove_mark(r.path)
     return plan

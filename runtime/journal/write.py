@@ -13,9 +13,11 @@ judged, and so witnessed, just before it happens) and the ``workflow_started`` p
 record that an effect was about to happen survives whenever the effect could have. Other frames
 (progress, results) are fsync-ed with the next barrier.
 
-:func:`verify` walks a journal: ``forged`` when the chain breaks (any edit, insertion, deletion or
-reorder), ``finding`` when it walks but a requirement is unmet (no prologue manifest, no terminal
-workflow frame, effects without any ``permit_checked`` witness), ``clean`` otherwise.
+:func:`verify` judges a journal read by the one reader (:mod:`runtime.journal.scan`, whose damage
+class it reports): ``forged`` when the chain breaks (any edit, insertion, deletion or reorder),
+``finding`` when it walks but a requirement is unmet (cut short: truncated, torn mid-write, empty or
+marked incomplete by its run; no prologue manifest; effects without any ``permit_checked``
+witness), ``clean`` otherwise.
 """
 
 from __future__ import annotations
@@ -32,18 +34,10 @@ from typing import Any
 
 from runtime.determinism import SYSTEM_CLOCK, Clock
 from runtime.determinism import uuid7 as _uuid7
-from runtime.journal.read import read_frame
+from runtime.journal.scan import GENESIS_TAG, KNOWN_GENESIS, WORKFLOW_TERMINAL  # noqa: F401 - the vocabulary, here too
 
 Fields = list[tuple[str, Any]]  # one frame's fields in order: what every emitter hands the journal
 TRACE_FORMAT = 2
-GENESIS_TAG = b"nika-trace/genesis/v2"
-# Genesis digests this verifier recognises: ours, and the one the reference engine's journals open with.
-KNOWN_GENESIS = frozenset(
-    {
-        hashlib.sha256(GENESIS_TAG).hexdigest(),
-        "7466341540fd02fca9ec21937862176b7821a52495b86d81bb5f30d16c8462dc",
-    }
-)
 
 KINDS = frozenset(
     [
@@ -77,7 +71,6 @@ KINDS = frozenset(
         "approval_decided",  # NEP-0013 §4 (additive: the kind-vs-field choice is deferred there)
     ]
 )
-WORKFLOW_TERMINAL = frozenset({"workflow_completed", "workflow_failed", "workflow_cancelled", "workflow_paused"})
 PROLOGUE_FIELDS = ("workflow", "permits", "permits_json", "trace_format")
 EFFECT_VERBS = ("exec", "agent")
 # What an ``approval_decided`` frame says of a decision, after its ``task`` (the gate writes them;
@@ -150,6 +143,10 @@ class Journal:
     clock: Clock = SYSTEM_CLOCK
     ids: Any = None
     name_id: str | None = None
+    frames: int = 0  # the frames emitted, written or not
+    failed_at: int | None = None  # the first frame that could not be written (the rider: the run goes on)
+    lost: bool = False  # the journal was removed while the run wrote it (its folder deleted)
+    unwritten: dict[str, list[str]] = field(default_factory=dict)  # what the frames not written said, by task
     _fh: Any = None
 
     def append(self, kind: str, fields: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -177,6 +174,7 @@ class Journal:
         uuid = _uuid7(ts, self.ids)
         line = encode_frame(self.head, fields, uuid, kind, self.run_id, ts)
         self.head = hashlib.sha256(line).hexdigest()
+        self.frames += 1
         if self.directory is not None and self.error is None:
             try:
                 if self._fh is None:
@@ -185,19 +183,74 @@ class Journal:
                     name = (self.name_id or self.run_id or uuid7()).replace("-", "")[-12:]
                     self.path = self.directory / f"{stamp}-{name}.ndjson"
                     self._fh = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
+                    _hold(self._fh)
                 _write_all(self._fh, line + b"\n")
                 if _is_barrier(kind, fields):
                     os.fsync(self._fh.fileno())
             except OSError as exc:
-                self.error = f"the trace could not be written: {exc.strerror or exc}"
+                self.error = exc.strerror or str(exc)
+                self.failed_at = self.frames
+        if self.failed_at is not None:
+            self._unwritten(kind, fields)
         return fields, uuid, ts
 
+    def _unwritten(self, kind: str, fields: list[tuple[str, Any]]) -> None:
+        """Keep a word of a frame the journal lost, for the mark (``runtime.journal.incomplete``)."""
+        from runtime.journal.incomplete import MAX_NAMED, NOTABLE
+
+        if kind.startswith("workflow_"):
+            self.unwritten["end"] = [kind]
+            return
+        if kind not in NOTABLE:
+            return
+        task = next((v for k, v in fields if k == "task"), None)
+        if not isinstance(task, str):
+            return
+        if kind == "permit_checked":
+            if ("decision", "allow") not in fields:
+                return
+            key = "effects"
+        else:
+            key = {"task_started": "started", "approval_decided": "approvals"}.get(kind, "completed")
+        names = self.unwritten.setdefault(key, [])
+        if len(names) < MAX_NAMED and task not in names:
+            names.append(task)
+
     def close(self) -> None:
+        """Flush the journal to disk and close it; then say what the run must be told: the journal
+        is incomplete from frame N (and leave its mark), or it was removed while being written."""
         if self._fh is not None:
             with contextlib.suppress(OSError):
                 os.fsync(self._fh.fileno())
+            with contextlib.suppress(OSError):
+                self.lost = os.fstat(self._fh.fileno()).st_nlink == 0
             self._fh.close()
             self._fh = None
+        if self.lost:
+            where = self.path.parent if self.path is not None else self.directory
+            self.error = (
+                f"the journal {self.path} was removed while the run wrote it (was `{where}` deleted?): "
+                "this run left no trace, and a resume cannot continue it"
+            )
+        elif self.failed_at is not None:
+            self.error = self._incomplete_note()
+
+    def _incomplete_note(self) -> str:
+        from runtime.journal.incomplete import describe, mark_path, write_mark
+
+        mark: dict[str, Any] = {"from_frame": self.failed_at, "frames": self.frames, "error": self.error}
+        for key, names in self.unwritten.items():
+            mark[key] = names[0] if key == "end" else names
+        if self.path is None:
+            return (
+                f"the journal could not be written ({self.error}): this run left no trace of its "
+                f"{self.frames} frames, and a resume cannot continue it"
+            )
+        mark["journal"] = self.path.name
+        said = describe(mark)
+        if write_mark(self.path, mark):
+            return f"{said}; marked in {mark_path(self.path)} (`nika trace ls` shows it; a resume names what it redoes)"
+        return f"{said}; the mark beside it could not be written either: `nika trace ls` cannot tell it from a kill"
 
 
 def _engine_identifier(key: str) -> bool:
@@ -220,6 +273,17 @@ def _recordable(value: Any) -> Any:
     if isinstance(value, dict | list | tuple) and deeper_than(value, MAX_VALUE_DEPTH):
         return f"<a value nested deeper than {MAX_VALUE_DEPTH} levels: not recorded>"
     return value
+
+
+def _hold(fh: Any) -> None:
+    """A run holds its own journal (an exclusive ``flock``, dropped by the kernel however the run
+    ends): a resume refuses a journal a live run is still writing (``runtime.durable.resume_index``)."""
+    try:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (ImportError, OSError):  # pragma: no cover - no flock here: a resume's own lock still holds
+        pass
 
 
 def _write_all(fh: Any, data: bytes) -> None:
@@ -251,53 +315,37 @@ def _fields(frame: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def verify(data: bytes) -> dict[str, Any]:
-    """Judge a journal's bytes: ``{"verdict", "frames", "head", "problems": [...]}``."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    problems: list[dict[str, Any]] = []
-    forged: list[dict[str, Any]] = []
-    frames: list[dict[str, Any]] = []
-    prev: bytes | None = None
-    for n, line in enumerate(lines, 1):
-        read, deep = read_frame(line)
-        if read is None:
-            forged.append({"line": n, "problem": f"the line is not a JSON frame ({_why_not_json(line)})"})
-            prev = line
-            continue
-        frame = read
-        if deep:
-            problems.append({"line": n, "problem": "the frame nests too deeply to be read; its chain was checked"})
-        chain = frame.get("chain")
-        if prev is None:
-            if not isinstance(chain, str) or chain not in KNOWN_GENESIS:
-                if frame.get("kind") != "workflow_started":
-                    forged.append({"line": n, "problem": "the journal does not open with its prologue"})
-                else:
-                    problems.append({"line": n, "problem": "the genesis digest is not one this verifier knows"})
-        elif chain != hashlib.sha256(prev).hexdigest():
-            forged.append({"line": n, "problem": "`chain` does not match the previous line's bytes"})
-        frames.append(frame)
-        prev = line
-    head = hashlib.sha256(prev).hexdigest() if prev is not None else None
-    if not lines:
-        forged.append({"line": 0, "problem": "the journal is empty"})
-    if forged:
-        return {"verdict": "forged", "frames": len(lines), "head": head, "problems": forged + problems}
+def verify(data: bytes, mark: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Judge a journal's bytes: ``{"verdict", "damage", "frames", "head", "problems": [...]}``.
+    The damage class is the one reader's (:mod:`runtime.journal.scan`); ``mark``: the journal's
+    incomplete mark (:mod:`runtime.journal.incomplete`), when its run left one."""
+    from runtime.journal.scan import scan
 
-    first = frames[0]
-    if first.get("kind") != "workflow_started":
-        problems.append({"line": 1, "problem": "the first frame is not `workflow_started`"})
-    else:
-        pro = _fields(first)
-        missing = [k for k in PROLOGUE_FIELDS if k not in pro]
-        if missing:
-            problems.append({"line": 1, "problem": f"the prologue lacks {', '.join(missing)}"})
-        elif pro.get("trace_format") != TRACE_FORMAT:
-            problems.append({"line": 1, "problem": f"trace_format {pro.get('trace_format')!r} is not {TRACE_FORMAT}"})
-    if not any(isinstance(f.get("kind"), str) and f["kind"] in WORKFLOW_TERMINAL for f in frames):
-        problems.append({"line": len(lines), "problem": "no terminal workflow frame: the run did not finish"})
+    s = scan(data)
+    problems = list(s.problems)
+    damage = "incomplete" if mark is not None and s.damage not in ("forged",) else s.damage
+    if mark is not None and damage == "incomplete":
+        from runtime.journal.incomplete import describe
+
+        problems.append({"line": mark.get("from_frame"), "problem": describe(mark)})
+    if s.damage == "forged":
+        return {"verdict": "forged", "damage": "forged", "frames": len(s.frames), "head": s.head, "problems": problems}
+    frames = s.frames
+    if frames:
+        first = frames[0]
+        if first.get("kind") != "workflow_started":
+            problems.append({"line": 1, "problem": "the first frame is not `workflow_started`"})
+        else:
+            pro = _fields(first)
+            missing = [k for k in PROLOGUE_FIELDS if k not in pro]
+            if missing:
+                problems.append({"line": 1, "problem": f"the prologue lacks {', '.join(missing)}"})
+            elif pro.get("trace_format") != TRACE_FORMAT:
+                problems.append(
+                    {"line": 1, "problem": f"trace_format {pro.get('trace_format')!r} is not {TRACE_FORMAT}"}
+                )
+        if s.terminal is None:
+            problems.append({"line": s.numbers[-1], "problem": "no terminal workflow frame: the run did not finish"})
     effectful = [f for f in frames if f.get("kind") == "task_started" and _is_effect(_fields(f).get("note"))]
     witnessed = any(f.get("kind") == "permit_checked" for f in frames)
     if effectful and not witnessed:
@@ -309,15 +357,7 @@ def verify(data: bytes) -> dict[str, Any]:
             }
         )
     verdict = "finding" if any(p["problem"] for p in problems if "genesis" not in p["problem"]) else "clean"
-    return {"verdict": verdict, "frames": len(lines), "head": head, "problems": problems}
-
-
-def _why_not_json(line: bytes) -> str:
-    try:
-        value = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return str(exc)
-    return f"not an object, {type(value).__name__}"
+    return {"verdict": verdict, "damage": damage, "frames": len(frames), "head": s.head, "problems": problems}
 
 
 def source_digests(text: str) -> list[tuple[str, Any]]:

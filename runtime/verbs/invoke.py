@@ -114,6 +114,7 @@ async def _child(ctx: VerbContext, verb: Invoke, args: Any) -> Any:
         parent_gate=ctx.gate,  # the caller's approvals-per-run budget binds the child's prompts too
         prompter=ctx.gate.prompter if ctx.gate is not None else None,  # on a terminal, the child's prompts ask too
         mcp_config=ctx.services.mcp_config,  # the root run's MCP table, read once before its first task
+        claims=ctx.gate.claims if ctx.gate is not None else {},  # the tickets the caller's --answer spent
     )
     where = _iteration(ctx)
     journal, answers = ctx.gate.child_resume(ctx.task_id, where) if ctx.gate is not None else (None, {})

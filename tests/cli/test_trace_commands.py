@@ -156,7 +156,8 @@ def test_a_torn_journal_is_read_as_unfinished(runs, capsys):
     view = read_run(torn)
     assert view.state == "unfinished" and view.torn_lines == [view.frames + 1]
     code, out, _ = trace("show", str(torn), capsys=capsys)
-    assert code == 0 and "unfinished" in out and "1 torn line(s) skipped" in out and "verify: forged" in out
+    # one reader, one verdict: a journal cut mid-write is torn (a finding), never forged (issue 38)
+    assert code == 0 and "unfinished" in out and "1 torn line(s) skipped" in out and "verify: finding (torn)" in out
 
 
 def test_receipt_folds_certificate_verdict_and_outcome(runs, capsys):
@@ -251,3 +252,27 @@ def test_the_fan_out_example_reads_back(tmp_path, monkeypatch, capsys):
     assert code == 0 and "ok translate" in text and "4 model calls" in text and "ok collect" in text
     _, doc, _ = trace("outputs", "latest", "--trace-dir", "t", "--output-format", "json", capsys=capsys)
     assert json.loads(doc)["outputs"] == report["outputs"] and len(report["outputs"]["translations"]) == 4
+
+
+def test_verify_takes_latest_and_a_run_id_like_every_trace_verb(runs, capsys):
+    """Before, `nika trace verify latest` was read as a file name (and failed) though the other verbs took it."""
+    code, out, err = trace("verify", "latest", "--trace-dir", "traces", capsys=capsys)
+    assert code == 0 and "latest: clean" in out, err
+    stem = runs["hi"]["journal"].stem
+    code, out, _ = trace("verify", stem, "--trace-dir", "traces", "--output-format", "json", capsys=capsys)
+    assert code == 0 and json.loads(out)["verdict"] == "clean" and json.loads(out)["damage"] == "whole"
+
+
+def test_show_lists_a_paused_task_as_paused_not_running(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    wf = tmp_path / "ask.nika.yaml"
+    wf.write_text(
+        'nika: v1\nworkflow: { id: ask }\npermits: { tools: ["nika:prompt"] }\ntasks:\n'
+        '  ask:\n    invoke: { tool: "nika:prompt", args: { message: "Go?", mode: confirm } }\n'
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert run_command(str(wf), trace_dir="traces", out=out, err=err) == 4
+    code, text, _ = trace("show", "latest", "--trace-dir", "traces", capsys=capsys)
+    assert code == 0 and "PAUSED ask" in text and "running" not in text
+    code, doc, _ = trace("show", "latest", "--trace-dir", "traces", "--output-format", "json", capsys=capsys)
+    assert json.loads(doc)["task_records"]["ask"]["status"] == "paused"

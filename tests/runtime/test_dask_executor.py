@@ -503,6 +503,33 @@ def test_a_task_no_worker_can_run_errs_as_lost_instead_of_waiting_forever(sessio
             task="k", host_restrictions=set(), worker_restrictions=set(), resource_restrictions={}, timeout=120.0
         ),
     )
-    assert (
-        err["code"] == "NIKA-IMPL-003" and err["transient"] is True and err["details"] == {"dask": "NoValidWorkerError"}
-    )
+    assert (err["code"], err["transient"]) == ("NIKA-IMPL-003", True)
+    assert err["details"] == {"dask": "NoValidWorkerError", "status": "error"}
+
+
+def _kill_warden() -> int | None:
+    """Run on a worker: SIGKILL the process warden of this worker process (None: it had none yet)."""
+    from runtime.tools import process_warden
+
+    proc = process_warden._proc
+    if proc is None or proc.poll() is not None:
+        return None
+    proc.kill()
+    proc.wait()
+    return proc.pid
+
+
+def test_a_worker_whose_warden_was_killed_still_runs_exec(session: DaskSession, tmp_path: Path) -> None:
+    """Before: once a worker's warden died, every later exec on that worker died of SIGPIPE (status
+    -13) until the worker restarted, failing every run sent to it."""
+    wf = 'nika: v1\nworkflow: { id: reap }\npermits: { exec: ["sh"] }\ntasks:\n'
+    for i in range(4):
+        wf += f'  t{i}:\n    exec: {{ command: ["sh", "-c", "echo t{i}"] }}\n'
+    first = _dask(session, tmp_path, wf)
+    assert first.workflow_state == "success"
+    killed = session.client.run(_kill_warden)
+    assert any(pid is not None for pid in killed.values()), killed
+    again = _dask(session, tmp_path, wf)
+    assert again.workflow_state == "success", {t: r.error for t, r in again.tasks.items() if r.error}
+    assert [again.tasks[f"t{i}"].output for i in range(4)] == [f"t{i}" for i in range(4)]
+    assert any(pid is not None for pid in session.client.run(_kill_warden).values())  # a new one stood by

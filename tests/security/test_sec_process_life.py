@@ -126,3 +126,44 @@ def test_a_jq_worker_mid_evaluation_dies_with_the_engine(tmp_path: Path) -> None
     engine.kill()
     engine.wait(30)
     assert_all_gone(sorted(helpers))
+
+
+ENGINE_AFTER_WARDEN_DIES = """
+import asyncio, os, signal, sys
+from runtime.tools import process_warden as warden
+from runtime.tools.process_runner import ExecCall, run_process
+
+async def main():
+    env = {"PATH": os.environ["PATH"]}
+    first = await warden.spawn("sh", "-c", "sleep 100 & echo $! > first.pid; wait", env=env)
+    old = warden._proc
+    old.kill(); old.wait()  # the warden dies (killed, OOM)
+    got = await run_process(ExecCall(argv=["echo", "still works"], shell=None, cwd=".", env=env))
+    assert got == "still works", got
+    assert warden._proc is not old and warden._proc.poll() is None  # a new one stands by
+    second = await warden.spawn("sh", "-c", "sleep 100 & echo $! > second.pid; wait", env=env)
+    while not (os.path.exists("first.pid") and os.path.exists("second.pid")):
+        await asyncio.sleep(0.01)
+    print(first.pid, second.pid, flush=True)
+    os._exit(0)  # the engine dies without a word: the new warden must kill both groups
+
+asyncio.run(main())
+"""
+
+
+def test_a_killed_warden_never_poisons_exec_and_its_successor_guards_every_group(tmp_path: Path) -> None:
+    """Before: once the warden died, every later exec in the process died of SIGPIPE (status -13)
+    before its program started. Now exec keeps working, a new warden starts, and it guards the
+    groups started under the old one too."""
+    proc = subprocess.run(
+        [sys.executable, "-c", ENGINE_AFTER_WARDEN_DIES],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    shells = [int(p) for p in proc.stdout.split()]
+    grandchildren = [int((tmp_path / f).read_text()) for f in ("first.pid", "second.pid")]
+    assert_all_gone(shells + grandchildren)

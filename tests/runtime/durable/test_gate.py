@@ -88,8 +88,13 @@ def test_bad_answers_are_refused(wf, tmp_path):
     assert code == 2 and "no paused prompt for `draft`" in err
     code, _, err = run(wf, answers=["approve=true"])
     assert code == 2 and "need --resume" in err
-    code, rep, _ = run(wf, resume=first["trace"], answers=["approve=maybe"])  # a string for a confirm
-    assert code == 1 and "must be a boolean" in rep["tasks"]["approve"]["error"]["message"]
+    # a string for a confirm: refused up front, exit 2, naming what the prompt takes (issue 38), nothing run
+    code, rep, err = run(wf, resume=first["trace"], answers=["approve=maybe"])
+    assert code == 2 and rep["workflow_state"] == "refused"
+    assert "takes true or false" in err and "must be a boolean" in err
+    code, _, err = run(wf, resume=first["trace"], answers=["approve=yes"])
+    assert code == 2 and '--answer approve="yes": `approve` is a confirm prompt, which takes true or false' in err
+    assert not (tmp_path / "ran.log").exists()
 
 
 def test_an_answer_for_content_that_changed_halts(wf, tmp_path):

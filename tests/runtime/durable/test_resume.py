@@ -89,7 +89,7 @@ def test_from_forces_a_task_and_its_dependents(wf, tmp_path):
     _, first, _ = run(wf)
     _, second, _ = run(wf, resume=first["trace"], from_task="a")
     assert cache_hits(second) == {"b"}
-    code, _, err = run(wf, resume=first["trace"], from_task="nope")
+    code, _, err = run(wf, resume=second["trace"], from_task="nope")
     assert code == 2 and "--from `nope`" in err and "no such task" in err
 
 
@@ -154,7 +154,7 @@ def test_secrets_hash_by_reference_never_by_value(tmp_path, monkeypatch):
     monkeypatch.setenv("TOKEN_X", "rotated-secret")  # the stated limit: a rotation does not invalidate
     _, second, _ = run(p, resume=first["trace"])
     assert cache_hits(second) == {"t"}
-    _, third, _ = run(p, resume=first["trace"], from_task="t")  # the lever for it
+    _, third, _ = run(p, resume=second["trace"], from_task="t")  # the lever for it
     assert cache_hits(third) == set() and ran(tmp_path) == ["t", "t"]
 
 

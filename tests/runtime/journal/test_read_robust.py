@@ -87,7 +87,7 @@ def test_a_frame_nested_past_the_json_reader_is_read_by_every_reader(tmp_path: P
     nested 100 000 deep (a raw field value, and a serialized `outputs` string) is read by the fold,
     the retention look, `show`/`outputs`/`diff` and `--resume` without a RecursionError, and the
     verifier says it saw the frame without decoding it."""
-    from runtime.durable.resume_index import _verified_frames
+    from runtime.durable.resume_index import _read as resume_read  # what --resume reads with: the one reader
     from runtime.journal.write import Journal
 
     deep = "[" * 100_000 + "]" * 100_000
@@ -118,4 +118,4 @@ def test_a_frame_nested_past_the_json_reader_is_read_by_every_reader(tmp_path: P
     diff_runs(view, view)
     verdict = verify(path.read_bytes())
     assert verdict["verdict"] == "finding" and "nests too deeply" in verdict["problems"][0]["problem"]
-    assert [f.get("kind") for f in _verified_frames("deep.ndjson", path.read_bytes())][2] == "tool_invoked"
+    assert [f.get("kind") for f in resume_read("deep.ndjson", path).frames][2] == "tool_invoked"
