@@ -35,6 +35,11 @@ def _load_fuzz():  # type: ignore[no-untyped-def]
 FUZZ = _load_fuzz()
 
 
+# Seconds one mutant may take through compile + every format (generous: shared CI cores). A measure
+# of the campaign, never of the test suite, which shares the mutator and the judge.
+PER_FILE_BUDGET = 5.0
+
+
 def _klass(problem: str) -> str:
     return re.sub(r"`[^`]*`|'[^']*'|\d+", "_", problem)[:160]
 
@@ -56,7 +61,11 @@ def _work(args: tuple[int, int, int, int]) -> tuple[list[tuple[str, bytes, str]]
     out = []
     digest = hashlib.sha256()
     for i, data in enumerate(FUZZ.mutants(seeds, count, seed, depth)):
+        t0 = time.perf_counter()
         problems = FUZZ.check_one(data)
+        took = time.perf_counter() - t0
+        if took > PER_FILE_BUDGET:
+            problems.append(f"took {took:.1f}s")
         if every and i % every == 0:
             first, second = _findings(data), _findings(data)
             if first != second:

@@ -37,6 +37,24 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
         sys.dont_write_bytecode = saved
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Make ``--dist loadgroup`` group again under pytest 9: pytest-xdist (3.8) marks a test of an
+    ``xdist_group`` by appending ``@group`` to ``item._nodeid``, which pytest 9 no longer reads
+    (the id is ``item._id``), so every group was spread over all workers, each starting its own
+    Dask cluster, language servers and module fixtures. The suffix is put where pytest 9 reads it."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted(
+            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+        )
+        if names and not item.nodeid.endswith(f"@{'_'.join(names)}"):
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
+
+
 @pytest.hookimpl(wrapper=True, optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
     """``-n auto`` starts one worker more than there are cores: a good part of the suite waits
@@ -47,3 +65,57 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int,
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return count
     return count + 1
+
+
+class _Blocker:
+    """A meta-path finder that makes ``names`` (and their submodules) impossible to import, as on
+    an installation without the extra that ships them (the :func:`without_modules` fixture)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+    def blocks(self, fullname: str) -> bool:
+        return any(fullname == n or fullname.startswith(n + ".") for n in self.names)
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        if self.blocks(fullname):
+            raise ModuleNotFoundError(f"No module named {fullname!r} (blocked by the test)", name=fullname)
+        return None
+
+
+@pytest.fixture
+def without_modules(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """``without_modules("selectolax", "numpy")``: for the rest of the test those modules cannot be
+    imported (their loaded copies are hidden from ``sys.modules`` and put back afterwards), so the
+    missing-extra path runs in-process without uninstalling anything."""
+    blockers: list[_Blocker] = []
+
+    def block(*names: str) -> None:
+        blocker = _Blocker(names)
+        for loaded in [m for m in sys.modules if blocker.blocks(m)]:
+            monkeypatch.delitem(sys.modules, loaded)
+        monkeypatch.setattr(sys, "meta_path", [blocker, *sys.meta_path])
+        blockers.append(blocker)
+
+    return block
+
+
+# -- progress while the workers come up ----------------------------------------------------------
+# `bringing up nodes...` is all pytest-xdist says until every worker has imported the suite and
+# collected it (seconds each, more on a loaded machine); these lines say what is happening.
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodeready(node) -> None:  # type: ignore[no-untyped-def]
+    _say(node.config, f"{node.gateway.id}: started, collecting the suite")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids) -> None:  # type: ignore[no-untyped-def]
+    _say(node.config, f"{node.gateway.id}: {len(ids)} tests collected")

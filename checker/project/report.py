@@ -30,6 +30,9 @@ class FileReport:
     strict: bool = False  # configuration `strict = true`: warnings fail too
     # what the findings were computed from (the certificate reads it); None for an unread file
     compiled: CompiledWorkflow | None = field(default=None, compare=False, repr=False)
+    # (task, extra): what a run of this file needs that this installation lacks
+    # (checker/contracts/extras.toml); only ever an informational note, never a finding
+    extras_missing: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def clean(self) -> bool:

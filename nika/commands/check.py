@@ -113,7 +113,50 @@ def _finalize(reports: list[FileReport], args: argparse.Namespace) -> list[FileR
     from checker.project.admission import admit_report
 
     strict = bool(getattr(args, "strict", False))  # --strict: warnings fail too, whatever the settings say
-    return [admit_report(r, native_strict=args.native_strict, strict=strict).report for r in reports]
+    out = [admit_report(r, native_strict=args.native_strict, strict=strict).report for r in reports]
+    if args.output_format in NOTED:
+        out = [_with_extras(r, args) for r in out]
+    return out
+
+
+# the human formats get a note on standard error about extras a run would need; the machine
+# formats and the exit status never depend on what is installed
+NOTED = ("full", "concise")
+
+
+def _with_extras(report: FileReport, args: argparse.Namespace) -> FileReport:
+    """The report with what a run of its workflow would need that is not installed here (the
+    installation is asked once per invocation: with every extra here, no workflow is walked)."""
+    compiled = report.compiled
+    if compiled is None or compiled.workflow is None:
+        return report
+    from checker.contracts.extras import lacking, workflow_needs_unmet
+
+    if getattr(args, "_extras_unmet", None) is None:
+        args._extras_unmet = workflow_needs_unmet()
+    if not args._extras_unmet:
+        return report
+    from checker.core.records import replace
+
+    found = lacking(compiled.workflow)
+    return replace(report, extras_missing=found) if found else report
+
+
+def extras_note(reports: list[FileReport] | tuple[FileReport, ...]) -> str | None:
+    """One line: the extras a run of the checked files needs that this installation lacks."""
+    pairs = [(r.path, extra) for r in reports for _, extra in r.extras_missing]
+    if not pairs:
+        return None
+    from checker.contracts.extras import extra as extra_of
+
+    names = list(dict.fromkeys(e for _, e in pairs))
+    files = len({p for p, _ in pairs})
+    install = " and ".join(f"`{extra_of(n).install}`" for n in names)
+    return (
+        f"nika check: note: running {'this file' if files == 1 else f'{files} of these files'} needs "
+        f"{'an extra' if len(names) == 1 else 'extras'} not installed here ({', '.join(names)}): {install} "
+        "(the check itself does not depend on it)"
+    )
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -151,6 +194,8 @@ def _render(run: CheckRun, args: argparse.Namespace, stream: object = None) -> i
             out.flush()  # type: ignore[attr-defined]
     except BrokenPipeError:
         _quiet_broken_pipe()
+    if (note := extras_note(run.reports)) is not None:
+        print(note, file=sys.stderr)
     if getattr(args, "debug", False):
         for report in run.reports:
             for d in report.diagnostics:

@@ -25,16 +25,15 @@ from typing import Any
 from nika.cli_formats import add_output_format
 
 OK, WARN, BROKEN = "ok", "warn", "broken"
-# The distributions a run or a check leans on (pyproject.toml's dependencies).
+# The distributions a run or a check leans on (pyproject.toml's dependencies); the optional extras
+# are reported from checker/contracts/extras.toml (:func:`_extras`).
 KEY_PACKAGES = ("ruamel.yaml", "jsonschema", "jq", "blake3", "pygls", "lsprotocol", "bashlex", "httpx", "mcp", "regex")
-# What `nika:fetch`'s extract modes and the nika-vault load at run (see pyproject.toml).
-KEY_PACKAGES += ("trafilatura", "html-to-markdown", "selectolax", "feedparser", "lxml", "protego", "keyring")
 
 
 @dataclass(frozen=True)
 class Line:
     status: str  # ok | warn | broken
-    topic: str  # python | package | provider | config | mcp | traces | retention | otel
+    topic: str  # python | package | extras | provider | config | mcp | traces | retention | otel
     message: str
     repair: str = ""
 
@@ -66,6 +65,35 @@ def _versions() -> list[Line]:
             out.append(
                 Line(BROKEN, "package", f"{name} is missing", f"Run `pip install '{name}'` (or reinstall nika-tools).")
             )
+    return out
+
+
+def _extras(cwd: Path, env: Mapping[str, str]) -> list[Line]:
+    """Which optional extras are installed (with their versions), and each workflow under ``cwd``
+    with a task that needs one that is not."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from checker.contracts.extras import extras
+    from nika.commands.extras import installed_extras, project_lines
+
+    out: list[Line] = []
+    have = installed_extras()
+    for name, x in extras().items():
+        if name not in have:
+            continue  # no run needs it (the docs site)
+        if not have[name]:
+            got = []
+            for pkg in x.packages:
+                try:
+                    got.append(f"{pkg} {version(pkg)}")
+                except PackageNotFoundError:
+                    got.append(pkg)
+            out.append(Line(OK, "extras", f"{name} installed: {', '.join(got)}"))
+        else:
+            missing = ", ".join(have[name])
+            out.append(Line(OK, "extras", f"{name} not installed ({missing}): needed by {x.summary}", x.install))
+    for status, message, install in project_lines(cwd, env):
+        out.append(Line(BROKEN if status == "broken" else WARN, "extras", message, install))
     return out
 
 
@@ -201,18 +229,24 @@ def _telemetry(env: Mapping[str, str]) -> list[Line]:
     except ModuleNotFoundError:  # not even the opentelemetry namespace
         has_sdk = False
     if not has_sdk:
-        return [
-            Line(
-                WARN, "otel", f"export asked for ({url}) but the SDK is not installed", "pip install 'nika-tools[otel]'"
-            )
-        ]
+        from checker.contracts.extras import extra
+
+        return [Line(WARN, "otel", f"export asked for ({url}) but the SDK is not installed", extra("otel").install)]
     return [Line(OK, "otel", f"export on: OTLP/HTTP to {url} (bound {timeout:g} s)")]
 
 
 def diagnose(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Line]:
     cwd = cwd if cwd is not None else Path.cwd()
     env = env if env is not None else os.environ
-    return [*_versions(), *_providers(env), *_config(cwd, env), *_traces(cwd), *_retention(env), *_telemetry(env)]
+    return [
+        *_versions(),
+        *_extras(cwd, env),
+        *_providers(env),
+        *_config(cwd, env),
+        *_traces(cwd),
+        *_retention(env),
+        *_telemetry(env),
+    ]
 
 
 def render(lines: list[Line], output_format: str = "text") -> str:

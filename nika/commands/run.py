@@ -229,7 +229,7 @@ def run_command(
     try:
         admitted = admit(file, var_pairs or [], how.model)
         if dry_run:
-            return show_plan(admitted, how.model, say)
+            return show_plan(admitted, how.model, say, how.executor)
         prepared = options(admitted, how, say)
     except Refused as why:
         return refuse(say, why)
@@ -272,13 +272,18 @@ def admit(file: str, var_pairs: list[str], model: str | None) -> Admitted:
     return Admitted(file, compiled, inputs)
 
 
-def show_plan(admitted: Admitted, model: str | None, say: Say) -> int:
-    """``--dry-run``: the plan (waves, edges, effects) and the bound inputs; nothing runs."""
+def show_plan(admitted: Admitted, model: str | None, say: Say, executor: str | None = None) -> int:
+    """``--dry-run``: the plan (waves, edges, effects), the bound inputs and the extras the run
+    needs (which are installed, which tasks need a missing one); nothing runs."""
+    from nika.commands.extras import plan_extras, plan_extras_text
     from nika.output.run_text import plan, plan_text
 
     p = plan(admitted.compiled, model)
     p["inputs"] = admitted.inputs
-    say.out_text(json.dumps(p, indent=2, default=str) + "\n" if say.fmt == "json" else plan_text(p))
+    assert admitted.compiled.workflow is not None  # admitted
+    p["extras"] = plan_extras(admitted.compiled.workflow, executor)
+    text = plan_text(p) + plan_extras_text(p["extras"]) if say.fmt != "json" else ""
+    say.out_text(json.dumps(p, indent=2, default=str) + "\n" if say.fmt == "json" else text)
     return 0
 
 
@@ -286,16 +291,21 @@ def show_plan(admitted: Admitted, model: str | None, say: Say) -> int:
 
 
 def options(admitted: Admitted, how: Flags, say: Say) -> Prepared:
-    """How to run; raises :class:`Refused` (a bad ``--events``, durable flags that cannot be
-    honoured, an executor that cannot be had), still before any effect."""
+    """How to run; raises :class:`Refused` (an extra a task needs and the installation lacks, a
+    bad ``--events``, durable flags that cannot be honoured, an executor that cannot be had), still
+    before any effect."""
     import os
 
+    from nika.commands.extras import refusal
     from nika.commands.run_console import progress_view
     from nika.commands.run_durable import DurableRefused, options_for, tty_prompter
     from nika.commands.run_executor import dask_session
     from nika.commands.run_sinks import UsageError, build_sinks
     from runtime.engine.options import DEFAULT_MAX_PARALLEL, Options
 
+    assert admitted.compiled.workflow is not None  # admitted
+    if (lacking := refusal(admitted.compiled.workflow, how.executor)) is not None:
+        raise Refused(f"{admitted.file}: {lacking} [NIKA-IMPL-002]", code="NIKA-IMPL-002")
     durable = _with_project_cap(how.durable, admitted.file)
     try:
         sinks = build_sinks(how.events, say.fmt, progress_view(say.fmt, say.err), os.environ, say.out)

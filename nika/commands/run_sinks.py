@@ -57,5 +57,9 @@ def _otel(env: Mapping[str, str], notes: list[str]) -> Any:
     except OtelConfigError as exc:
         notes.append(f"telemetry off: {exc}")
     except ImportError as exc:
-        notes.append(f"telemetry off: the OpenTelemetry SDK is not installed ({exc.name} is missing)")
+        from checker.contracts.extras import extra
+
+        notes.append(
+            f"telemetry off: the OpenTelemetry SDK is not installed ({exc.name} is missing): {extra('otel').install}"
+        )
     return None

@@ -6,7 +6,9 @@ same :mod:`checker.contracts.tables` data ``nika check`` reads) before the imple
 turns contract violations into a :class:`~runtime.errors.TaskError`. Effects go through the
 context: file paths through ``resolve_read``/``resolve_write`` (which enforce ``permits:`` at the
 moment of the effect), events through ``emit``. A builtin that is not built yet is absent from
-the registry and fails with a clear "not available in this build" error, never faked.
+the registry and fails with a clear "not available in this build" error, never faked; one whose
+optional library is not installed (checker/contracts/extras.toml) fails the same way, naming the
+extra to install, before it touches anything.
 """
 
 from __future__ import annotations
@@ -99,6 +101,11 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *
     impl = REGISTRY.get(tool_id)
     if impl is None:
         raise not_built("builtin", f"`{tool_id}` is not available in this build of nika yet", tool=tool_id)
+    from checker.contracts.extras import refusal
+
+    missing = refusal(tool_id, args)  # an optional library this call needs, asked before its effect
+    if missing is not None:
+        raise not_built("extra", missing[1], extra=missing[0])
     return await impl(args, ctx)
 
 

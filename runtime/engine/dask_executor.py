@@ -68,7 +68,13 @@ CAP_VAR = "NIKA_DASK_MAX_RESULT_BYTES"
 INSTALL_HINT = "pip install 'nika-tools[dask]'"
 # A local cluster sends every submitted effect to a worker at once (no queue on the scheduler):
 # the driver's `max_parallel` is already the cap on what is in flight.
-SCHEDULER_TUNING = {"distributed.scheduler.worker-saturation": "inf"}
+# worker-saturation: every task is sent to a worker at once. no-workers-timeout: a task no worker can
+# run (its pinned worker is gone, or every worker died and none came back) errs after this long, a
+# lost effect that `retry:` decides about, instead of waiting for a worker forever
+SCHEDULER_TUNING = {
+    "distributed.scheduler.worker-saturation": "inf",
+    "distributed.scheduler.no-workers-timeout": "120s",
+}
 
 
 class DaskUnavailable(Exception):

@@ -86,6 +86,8 @@ LOST = frozenset(
         "ConnectionResetError",
         "BrokenPipeError",
         "OSError",
+        # no worker left that can run it (every worker died and none came back, a pinned one gone)
+        "NoValidWorkerError",
     }
 )
 

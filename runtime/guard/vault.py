@@ -87,8 +87,16 @@ class FileVault:
 
 class KeyringVault:
     def __init__(self) -> None:
-        import keyring
-        from keyring.errors import KeyringError
+        try:
+            import keyring
+            from keyring.errors import KeyringError
+        except ImportError as e:  # a base install: the keyring comes with the `vault` extra
+            from checker.contracts.extras import extra
+
+            raise VaultError(
+                f"the nika-vault in the OS keyring needs the `vault` extra ({e.name or 'keyring'} not installed): "
+                f"{extra('vault').install}, or set {VAULT_FILE_ENV} to keep the vault in a file"
+            ) from None
 
         self._kr, self._err = keyring, KeyringError
         backend = keyring.get_keyring()

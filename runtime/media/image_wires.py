@@ -59,19 +59,21 @@ def provider_of(args: dict[str, Any]) -> str:
 
 
 def mock_png(prompt: str, seed: int, index: int, size: tuple[int, int], model: str) -> bytes:
-    """A real PNG whose pixels are a function of (prompt, seed, index) alone."""
-    import numpy as np
-
+    """A real PNG whose pixels are a function of (prompt, seed, index) alone: red runs along each
+    row, green down the rows, blue fixed (no numpy: the mock runs on the base install)."""
     from runtime.media import png
 
     w, h = size
     d = hashlib.sha256(f"{prompt}\x00{seed}\x00{index}".encode()).digest()
-    a = np.zeros((h, w, 4), dtype=np.int64)
-    a[..., 0] = (d[0] + np.arange(w)[None, :] * 255 // max(1, w - 1)) % 256
-    a[..., 1] = (d[1] + np.arange(h)[:, None] * 255 // max(1, h - 1)) % 256
-    a[..., 2] = d[2]
-    a[..., 3] = 255
-    return png.encode(a.astype(np.uint8), f'{{"provider":"mock","model":"{model}","seed":{seed}}}')
+    row = bytearray(w * 4)
+    row[0::4] = bytes((d[0] + x * 255 // max(1, w - 1)) % 256 for x in range(w))
+    row[2::4] = bytes([d[2]]) * w
+    row[3::4] = b"\xff" * w
+    rows = bytearray()
+    for y in range(h):
+        row[1::4] = bytes([(d[1] + y * 255 // max(1, h - 1)) % 256]) * w
+        rows += row
+    return png.encode_rows(bytes(rows), w, h, 4, f'{{"provider":"mock","model":"{model}","seed":{seed}}}')
 
 
 def _mock(args: dict[str, Any], model: str, n: int, warnings: list[str]) -> Render:

@@ -93,17 +93,24 @@ def _stored(raw: bytes) -> bytes:
 
 def encode(pixels: np.ndarray, text: str) -> bytes:
     """PNG bytes of an (h, w, 4) RGBA (or (h, w, 3) RGB) uint8 array with a ``nika`` tEXt chunk."""
-    import numpy as np
-
     height, width, channels = pixels.shape
+    return encode_rows(pixels.reshape(height, width * channels).tobytes(), width, height, channels, text)
+
+
+def encode_rows(pixels: bytes, width: int, height: int, channels: int, text: str) -> bytes:
+    """PNG bytes of ``height`` rows of ``width`` RGBA (``channels`` 4) or RGB (3) pixels, given as
+    one run of bytes, row after row: what :func:`encode` writes, without numpy."""
+    stride = width * channels
+    if len(pixels) != stride * height:
+        raise ValueError(f"{len(pixels)} bytes are not {height} rows of {width} pixels of {channels} channels")
     colour = 6 if channels == 4 else 2
-    rows = np.concatenate([np.zeros((height, 1), dtype=np.uint8), pixels.reshape(height, width * channels)], axis=1)
+    rows = b"".join(b"\x00" + pixels[i : i + stride] for i in range(0, stride * height, stride))
     ihdr = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
     meta = b"nika\x00" + text.encode("latin-1", errors="replace")
     return (
         SIGNATURE
         + _chunk(b"IHDR", ihdr)
         + _chunk(b"tEXt", meta)
-        + _chunk(b"IDAT", _stored(rows.tobytes()))
+        + _chunk(b"IDAT", _stored(rows))
         + _chunk(b"IEND", b"")
     )

@@ -94,13 +94,15 @@ class Connection:
 
     async def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._hold(), name=f"mcp:{self.cfg.name}")
+        bound = self.cfg.startup_timeout_s or limits.MCP_INIT_TIMEOUT_S
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready.wait()), limits.MCP_INIT_TIMEOUT_S)
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), bound)
         except TimeoutError:
             await self.close()
             raise TaskError(
                 UNAVAILABLE,
-                f"MCP server `{self.cfg.name}` did not finish starting within {limits.MCP_INIT_TIMEOUT_S:g}s",
+                f"MCP server `{self.cfg.name}` did not finish starting within {bound:g}s "
+                "(`startupTimeout` in the MCP configuration gives a slow server more)",
                 True,
                 {"server": self.cfg.name},
             ) from None

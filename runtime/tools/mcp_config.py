@@ -29,6 +29,7 @@ from runtime.errors import TaskError
 UNAVAILABLE = "NIKA-MCP-001"
 CONFIG_FILE = Path(".nika") / "mcp.json"
 ENV_VAR = "NIKA_MCP_CONFIG"
+MAX_STARTUP_S = 600  # the longest `startupTimeout` a server may ask for
 
 
 @dataclass
@@ -40,6 +41,9 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # `startupTimeout` (seconds): how long the server may take to start and answer `initialize`
+    # (default ``limits.MCP_INIT_TIMEOUT_S``): a server fetched by `npx`/`uvx` on first use needs more
+    startup_timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,14 @@ def _server(path: Path, name: str, row: Any) -> ServerConfig:
     args, env, headers = row.get("args", []), row.get("env") or {}, row.get("headers") or {}
     if not isinstance(args, list) or not isinstance(env, dict) or not isinstance(headers, dict):
         raise TaskError(UNAVAILABLE, f"{path}: server `{name}`: `args` must be a list, `env`/`headers` objects")
+    startup = row.get("startupTimeout")
+    if startup is not None and (
+        isinstance(startup, bool) or not isinstance(startup, (int, float)) or not 0 < startup <= MAX_STARTUP_S
+    ):
+        raise TaskError(
+            UNAVAILABLE,
+            f"{path}: server `{name}`: `startupTimeout` must be a number of seconds in (0, {MAX_STARTUP_S}]",
+        )
     return ServerConfig(
         name,
         row.get("command"),
@@ -127,6 +139,7 @@ def _server(path: Path, name: str, row: Any) -> ServerConfig:
         row.get("cwd"),
         row.get("url"),
         {str(k): str(v) for k, v in headers.items()},
+        float(startup) if startup is not None else None,
     )
 
 

@@ -9,10 +9,9 @@ invalid UTF-8 spliced in) must come out of the checker with:
 - every span inside the file, and in the JSON report a line and column that agree with the byte
   offset, recomputed here from the raw bytes,
 - a JSON report that parses, and every other format rendering without an exception,
-- a bounded time per file.
-
 Everything is deterministic (fixed seeds). ``scripts/fuzz_check.py`` runs the same mutator for
-as long as you like and saves what breaks.
+as long as you like, saves what breaks, and bounds the time per file (a measure, so never a test's:
+a loaded machine is not a broken checker).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,9 +31,6 @@ from nika.output import FORMATS, render
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT.parent / "shared" / "nika-spec" / "templates"
-
-# Seconds one mutant may take through compile + every format (generous: shared CI cores).
-PER_FILE_BUDGET = 5.0
 
 _TOKENS = [
     ": ", "- ", "-", ":", "[", "]", "{", "}", ",", "#", "? ", "|", "|-", ">", "'", '"', "\\", "\t",
@@ -146,17 +141,11 @@ def _expected_position(data: bytes, breaks: list[int], offset: int) -> tuple[int
 
 def check_one(data: bytes) -> list[str]:
     """Every broken promise for one input (empty when the checker behaved)."""
-    problems: list[str] = []
-    t0 = time.perf_counter()
     try:
         compiled = compile_bytes(data, "fuzz.nika.yaml")
     except Exception as exc:  # compile_bytes promises never to raise
         return [f"compile_bytes raised {type(exc).__name__}: {exc}"]
-    problems += _judge(compiled, data)
-    elapsed = time.perf_counter() - t0
-    if elapsed > PER_FILE_BUDGET:
-        problems.append(f"took {elapsed:.1f}s")
-    return problems
+    return _judge(compiled, data)
 
 
 def _judge(compiled: CompiledWorkflow, data: bytes | None) -> list[str]:
@@ -233,20 +222,20 @@ def test_seed_files_are_present() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_fuzz_project_files(seed: int) -> None:
-    _run(own_seeds(), 300, seed)  # the long campaign is scripts/fuzz_check.py (500k mutants, issue 29)
+    _run(own_seeds(), 150, seed)  # a fixed slice: the campaign is scripts/fuzz_check.py (`.ci/run campaigns`)
 
 
 def test_fuzz_templates() -> None:
     seeds = template_seeds()
     if not seeds:
         pytest.skip(f"templates not found at {TEMPLATES} (clone nika-spec next to the project)")
-    _run(seeds, 400, 3)
+    _run(seeds, 200, 3)
 
 
 def test_fuzz_lone_surrogates_in_text() -> None:
     rng = random.Random(4)
     failures = []
-    for data in mutants(own_seeds(), 200, 5):
+    for data in mutants(own_seeds(), 100, 5):
         text = data.decode("utf-8", "replace")
         at = rng.randrange(len(text) + 1)
         text = text[:at] + chr(rng.randrange(0xD800, 0xE000)) + text[at:]

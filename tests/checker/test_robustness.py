@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -252,15 +251,15 @@ def test_line_ends_exclude_every_kind_of_break() -> None:
     assert src.line_starts == [0, 2, 3, 6, 8]
 
 
-def test_many_findings_on_one_line_render_fast_and_fold() -> None:
+def test_many_findings_on_one_line_fold() -> None:
+    """2,000 findings on one line render as three and a fold line (the output stays small; its
+    speed is measured in benchmarks/bounds.py, not here)."""
     text = WF_HEAD + "const:\n  x: [" + ", ".join([".nan"] * 2000) + "]\n" + WF_TASK
     c = compile_text(text)
     assert len(c.diagnostics) == 2000
     run = CheckRun((FileReport("x", c.source, c.diagnostics),))
-    t0 = time.perf_counter()
     full = render(run, "full")
     concise = render(run, "concise")
-    assert time.perf_counter() - t0 < 2.0
     for out in (full, concise):
         assert out.count("error[NIKA-YAML-008]") == 4  # three shown, one fold line
         assert "1997 more error[NIKA-YAML-008] findings on this line (folded)" in out

@@ -181,8 +181,8 @@ def test_a_type_pattern_with_a_doubled_dash_checks_without_a_warning() -> None:
 
 
 def test_a_pattern_that_backtracks_without_end_is_not_judged_and_does_not_hang() -> None:
-    import time
-
+    """Without the time limit the match would run for ages and then refuse the value (no match):
+    no finding at all is the proof the limit stopped it."""
     from checker.engine.pipeline import compile_text
 
     text = (
@@ -190,10 +190,8 @@ def test_a_pattern_that_backtracks_without_end_is_not_judged_and_does_not_hang()
         f"inputs:\n  c: {{type: Code, default: {'a' * 60}!}}\n"
         "tasks:\n  t: {infer: {model: mock/echo, prompt: '${{ inputs.c }}'}}\n"
     )
-    t0 = time.monotonic()
     codes = [d.code for d in compile_text(text).diagnostics]
-    assert time.monotonic() - t0 < 10  # the budget is a quarter of a second per value
-    assert codes == []  # not judged: never a false refusal
+    assert codes == []  # not judged (the budget is a quarter of a second per value): never a false refusal
 
 
 def test_an_integral_float_fits_integer_as_its_json_schema_lowering_says() -> None:

@@ -193,7 +193,7 @@ def test_the_watchdog_fires_once_the_process_ends() -> None:
     assert not fired.wait(0.1)  # alive: nothing happens
     child.kill()
     child.wait()
-    assert fired.wait(2)
+    assert fired.wait(30)  # generous: returns as soon as the watchdog fires
 
 
 def test_a_unique_did_you_mean_for_a_task_reference_is_a_fix(

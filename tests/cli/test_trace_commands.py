@@ -64,7 +64,7 @@ def test_ls_lists_runs_newest_first_with_state_tasks_and_marker(runs, capsys):
     rows = json.loads(out)["runs"]
     assert [r["state"] for r in rows] == ["success", "failure"]
     assert [r["workflow"] for r in rows] == ["flaky", "flaky"]
-    assert all(r["tasks"] == 2 and r["duration_ms"] > 0 for r in rows)
+    assert all(r["tasks"] == 2 and isinstance(r["duration_ms"], (int, float)) and r["duration_ms"] >= 0 for r in rows)
     assert [r["resume_candidate"] for r in rows] == [True, False]
     assert rows[0]["cost_usd"] == 0.0  # the terminal frame's total: mock calls are provably free
     code, out, _ = trace("ls", "--trace-dir", "traces", capsys=capsys)

@@ -169,11 +169,11 @@ async def test_the_server_keeps_nothing_after_did_close(monkeypatch: pytest.Monk
     did_close(server, lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri)))
     # A check cancelled while its snapshot is being built in the worker thread lets go of it only
     # when that thread returns: wait for it (bounded), then nothing may be left.
-    for _ in range(500):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30  # generous: the poll ends as soon as the snapshot is gone
+    while ref() is not None and loop.time() < deadline:
         await asyncio.sleep(0.01)
         gc.collect()
-        if ref() is None:
-            break
     assert not server.docs.holds(uri)
     assert uri not in server._pending
     leaked = ref()

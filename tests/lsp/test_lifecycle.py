@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
-from raw_client import RawClient
+from raw_client import TIMEOUT, RawClient
 
 pytestmark = pytest.mark.xdist_group("lsp-lifecycle")  # one worker starts the module's shared server
 
@@ -22,30 +21,29 @@ def _initialized(params: dict | None = None) -> RawClient:
     return client
 
 
-def _ends(client: RawClient, within: float) -> int:
-    start = time.monotonic()
+def _ends(client: RawClient, within: float = TIMEOUT) -> int:
+    """The server's exit code; it must exit on its own within a generous deadline (how soon is
+    measured in benchmarks/bounds.py, never asserted here)."""
     try:
-        rc = client.proc.wait(timeout=within)
+        return client.proc.wait(timeout=within)
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
             client.proc.wait()
-    assert time.monotonic() - start < within
-    return rc
 
 
 def test_exit_without_shutdown_exits_1() -> None:
     """LSP §exit: the exit code is 1 when no `shutdown` request came before `exit`."""
     client = _initialized()
     client.notify("exit", None)
-    assert _ends(client, 10.0) == 1
+    assert _ends(client) == 1
 
 
 def test_shutdown_then_exit_exits_0() -> None:
     client = _initialized()
     assert "result" in client.call("shutdown", None)
     client.notify("exit", None)
-    assert _ends(client, 10.0) == 0
+    assert _ends(client) == 0
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +52,7 @@ def misused() -> Iterator[RawClient]:
     client = _initialized()
     yield client
     client.notify("exit", None)
-    _ends(client, 10.0)
+    _ends(client)
 
 
 def test_a_second_initialize_is_an_error(misused: RawClient) -> None:
@@ -75,7 +73,7 @@ def test_the_server_exits_when_the_client_process_dies() -> None:
         client = _initialized({**INIT, "processId": parent.pid})
         parent.kill()
         parent.wait()
-        assert _ends(client, 10.0) == 1
+        assert _ends(client) == 1
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -83,8 +81,9 @@ def test_the_server_exits_when_the_client_process_dies() -> None:
 
 
 def test_closing_stdin_during_analysis_exits_promptly() -> None:
-    """An editor that crashes closes the pipe: the server ends within a second, with code 1 (no
-    `shutdown` came), even while a large document is being analysed."""
+    """An editor that crashes closes the pipe: the server ends on its own, with code 1 (no
+    `shutdown` came), even while a large document is being analysed (how soon it ends:
+    benchmarks/bounds.py)."""
     from test_server_bounds import _open
 
     client = _initialized()
@@ -95,4 +94,4 @@ def test_closing_stdin_during_analysis_exits_promptly() -> None:
     client.request("textDocument/diagnostic", {"textDocument": {"uri": "file:///big.nika.yaml"}})
     assert client.proc.stdin is not None
     client.proc.stdin.close()
-    assert _ends(client, 1.5) == 1
+    assert _ends(client) == 1

@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
-from raw_client import RawClient
+from raw_client import TIMEOUT, RawClient
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 
@@ -29,7 +28,7 @@ def _open(client: RawClient, uri: str, text: str) -> None:
 
 def test_a_child_workflow_that_is_a_fifo_never_wedges_the_server(tmp_path: Path) -> None:
     """A child-workflow path naming a FIFO is refused unread: eight requests on that document,
-    then another document and `shutdown`/`exit`, all answer within a second each."""
+    then another document and `shutdown`/`exit`, all answer (how fast: benchmarks/bounds.py)."""
     fifo = tmp_path / "child.nika.yaml"
     os.mkfifo(fifo)
     parent = tmp_path / "parent.nika.yaml"
@@ -42,24 +41,28 @@ def test_a_child_workflow_that_is_a_fifo_never_wedges_the_server(tmp_path: Path)
         _open(client, parent.as_uri(), text)
         doc = {"textDocument": {"uri": parent.as_uri()}}
         ids = [client.request("textDocument/diagnostic", doc) for _ in range(8)]
-        start = time.monotonic()
-        got = client.collect_until(ids[-1])
-        assert time.monotonic() - start < 5.0
+        got = client.collect_until(ids[-1])  # a wedged server answers none (the client's deadline fails the test)
         assert {m.get("id") for m in got} >= set(ids)
         other = (tmp_path / "other.nika.yaml").as_uri()
         _open(client, other, OTHER)
-        start = time.monotonic()
         reply = client.call("textDocument/diagnostic", {"textDocument": {"uri": other}})
-        assert "result" in reply and time.monotonic() - start < 1.0
-        start = time.monotonic()
+        assert "result" in reply
         assert "result" in client.call("shutdown", None)
         client.notify("exit", None)
-        assert client.proc.wait(timeout=5.0) == 0
-        assert time.monotonic() - start < 1.0
+        assert client.proc.wait(timeout=TIMEOUT) == 0
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
             client.proc.wait()
+
+
+async def _settled() -> None:
+    """Until no other task is left on the loop (the debounced checks included), within a generous deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    me = asyncio.current_task()
+    while any(t is not me and not t.done() for t in asyncio.all_tasks()) and loop.time() < deadline:
+        await asyncio.sleep(0.01)
 
 
 def test_notifications_leave_no_future_behind(caplog: pytest.LogCaptureFixture) -> None:
@@ -82,7 +85,7 @@ def test_notifications_leave_no_future_behind(caplog: pytest.LogCaptureFixture) 
             p._handle_notification(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
         close = lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         p._handle_notification(lsp.TEXT_DOCUMENT_DID_CLOSE, close)
-        await asyncio.sleep(0.05)
+        await _settled()  # every task the notifications started has finished
         return len(p._request_futures) - before
 
     assert asyncio.run(storm()) == 0

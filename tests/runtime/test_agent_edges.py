@@ -198,12 +198,15 @@ def test_the_admitted_estimate_covers_the_providers_own_count(run):
 
 
 def test_no_call_is_sent_that_would_outlast_the_time_left(run):
-    """The first call took 1.2 s; less than that is left of the 2 s, so the next is not sent (it
-    would be cut in flight): the loop stops at the deadline with nothing in flight."""
+    """The first call takes 3.5 s of the task's 6 s: less than that is left when it returns, so the
+    next is not sent (it would be cut in flight) and the loop stops at the deadline with nothing in
+    flight. The reply's delay is over half the timeout, so the refusal holds however slow the
+    machine (a slower start only leaves less time), and the first call has 2.5 s of slack to be
+    sent before the timeout would cut it (1.2 s of 2 s failed at a load average of 10)."""
     slow = openai(calls=[hit("a")])
-    slow.delay_s = 1.2
+    slow.delay_s = 3.5
     with serve([slow, openai("late")]) as fake:
-        result = run(wf(TOOLS, task_extra='timeout: "2s"'), engine_env=env(fake.url))
+        result = run(wf(TOOLS, task_extra='timeout: "6s"'), engine_env=env(fake.url))
     r = rec(result)
     assert r.agent["stop_reason"] == "deadline" and r.error["code"] == "NIKA-TIMEOUT-001"
     assert "expected to take about" in r.error["message"]

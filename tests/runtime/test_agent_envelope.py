@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +143,7 @@ def test_read_only_calls_of_a_reply_run_at_once(run):
     assert rec(result).status == "success" and fake.count == 2
     a, b = (f for f in result.events if f["type"] == "tool.invoked" and f.get("phase") == "agent")
     (a0, a1), (b0, b1) = _window(a), _window(b)
-    assert a["duration_ms"] >= 290 and b["duration_ms"] >= 290
-    assert a0 < b1 and b0 < a1  # the two waits overlapped
+    assert a0 < b1 and b0 < a1  # each wait began before the other ended: they overlapped
     assert len(tool_msgs(fake.seen[1].body)) == 2  # answered in the reply's order
 
 
@@ -168,19 +166,18 @@ def test_large_arguments_are_sent_once_then_fingerprinted(run):
 
 def test_a_run_wall_clock_stops_an_agent_without_timeout(run):
     slow = openai(calls=[compose(2)])
-    slow.delay_s = 3.0
-    clock = json.dumps({"loop": "500ms", "*": "10m"})  # per task, by id
+    slow.delay_s = 60.0  # far past the clock: only a cut ends this call
+    clock = json.dumps({"loop": "3s", "*": "10m"})  # per task, by id
     with serve([slow, openai("late")]) as fake:
-        t0 = time.monotonic()
         result = run(
             wf('      prompt: "go"\n      tools: ["nika:compose"]'),
             engine_env=env(fake.url, NIKA_AGENT_TIMEOUT=clock),
         )
-        took = time.monotonic() - t0
     r = rec(result)
     assert r.agent["stop_reason"] == "deadline" and r.error["code"] == "NIKA-TIMEOUT-001"
     assert "NIKA_AGENT_TIMEOUT" in r.error["message"]  # the message names the clock that ran out
-    assert took < 2.5 and fake.count <= 1  # the slow call was cut at the clock, and none followed
+    (cut,) = _cut_frames(result)  # the slow call was cut at the clock (a reply would leave no cut frame)
+    assert cut["error_code"] == "NIKA-TIMEOUT-001" and fake.count <= 1  # and no call followed
     assert limits.DEFAULT_AGENT_WALL_CLOCK_S == 600.0
 
 
@@ -242,7 +239,8 @@ def test_a_call_in_flight_at_the_deadline_is_journaled_as_cut(run, clock: str):
     """The task's `timeout:` (the run cancels the loop) and the loop's own wall clock (it times
     itself out) both leave a `cut` frame for the call that never returned, and the record says why."""
     seen: list[EffectCall] = []
-    extra, more = ('timeout: "500ms"', {}) if clock == "task" else ("", {"NIKA_AGENT_TIMEOUT": "500ms"})
+    # 3 s: time for the call to reach the executor even on a loaded machine (it stalls there)
+    extra, more = ('timeout: "3s"', {}) if clock == "task" else ("", {"NIKA_AGENT_TIMEOUT": "3s"})
     with serve([openai("never")]) as fake:
         result = run(
             wf('      prompt: "go"\n      tools: ["nika:compose"]', task_extra=extra),
@@ -253,7 +251,7 @@ def test_a_call_in_flight_at_the_deadline_is_journaled_as_cut(run, clock: str):
     assert fake.count == 0 and len(seen) == 1  # the call stalled inside the executor
     assert r.error["code"] == "NIKA-TIMEOUT-001" and r.agent["stop_reason"] == "deadline"
     (cut,) = _cut_frames(result)
-    assert cut["turn"] == 1 and cut["error_code"] == "NIKA-TIMEOUT-001" and cut["duration_ms"] >= 300
+    assert cut["turn"] == 1 and cut["error_code"] == "NIKA-TIMEOUT-001"
     assert cut["max_tokens"] == 4096 and cut["input_basis"] == "heuristic"  # what the cut call was admitted with
 
 

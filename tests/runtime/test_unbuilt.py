@@ -24,7 +24,10 @@ from checker.core.diagnostics import Severity
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "runtime"
-FAMILIES = {"builtin", "secret-source", "thinking", "mock-model", "extract-mode"}
+# the families read from the runtime's registries, and `extra`: an optional library this
+# installation lacks (checker/contracts/extras.toml; never a `nika check` note, since check does
+# not depend on what is installed: `nika doctor` and `--dry-run` report it, tests/cli/test_missing_extras.py)
+FAMILIES = {"builtin", "secret-source", "thinking", "mock-model", "extract-mode", "extra"}
 DECLARED = set(tomllib.loads((RUNTIME / "unbuilt.toml").read_text())["features"])
 
 HEAD = "nika: v1\nworkflow: { id: u }\n"

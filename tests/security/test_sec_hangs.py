@@ -7,8 +7,6 @@ the file-level YAML profile already refuses alias bombs, and YAML parsed at run 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from builtins_harness import fails, make_ctx
 
@@ -25,12 +23,11 @@ def ctx(tmp_path):
 
 
 async def test_convert_refuses_an_alias_expansion_bomb(ctx) -> None:
-    """A 10^9-node billion-laughs string is refused in milliseconds (CONVERT-001), not expanded."""
-    t0 = time.monotonic()
+    """A 10^9-node billion-laughs string is refused (CONVERT-001) by its alias count, not expanded
+    (an expansion would not end in any test's lifetime, nor fit in memory)."""
     e = await fails("nika:convert", {"input": BOMB, "from": "yaml", "to": "json"}, ctx)
     assert e.code.startswith("NIKA-BUILTIN-CONVERT-")
     assert "alias" in str(e)
-    assert time.monotonic() - t0 < 5
 
 
 async def test_convert_still_accepts_modest_alias_reuse(ctx) -> None:
@@ -48,10 +45,8 @@ async def direct_convert(ctx, text: str):
 async def test_validate_pattern_has_a_time_limit(ctx, monkeypatch) -> None:
     """A catastrophic `pattern` in a schema ends as VALIDATE-001 within its budget, never a hang."""
     monkeypatch.setattr(json_schema, "PATTERN_BUDGET_S", 0.05)
-    t0 = time.monotonic()
     e = await fails("nika:validate", {"data": "a" * 60 + "!", "schema": {"pattern": "^(a|aa)+$"}}, ctx)
-    assert e.code == "NIKA-BUILTIN-VALIDATE-001" and "took over" in str(e)
-    assert time.monotonic() - t0 < 5
+    assert e.code == "NIKA-BUILTIN-VALIDATE-001" and "took over" in str(e)  # the budget stopped it
 
 
 async def test_validate_refuses_a_yaml_bomb(ctx) -> None:

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,18 +21,17 @@ LAUNCH = (
 )
 
 
-def nika_run(tmp_path: Path, text: str, limit_s: float = 10.0) -> tuple[dict, float]:
+def nika_run(tmp_path: Path, text: str, limit_s: float = 10.0) -> dict:
     (tmp_path / "wf.nika.yaml").write_text(text)
     argv = [sys.executable, "-c", LAUNCH, str(limit_s), "run", "wf.nika.yaml", "--output-format", "json"]
-    t0 = time.monotonic()
-    proc = subprocess.run(
+    proc = subprocess.run(  # a generous deadline: a hang fails the test with TimeoutExpired
         [*argv, "--trace-dir", "traces"],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         timeout=60,
     )
-    return json.loads(proc.stdout), time.monotonic() - t0
+    return json.loads(proc.stdout)
 
 
 def test_a_jq_that_never_ends_is_stopped(tmp_path: Path) -> None:
@@ -56,11 +54,10 @@ tasks:
   sibling:
     invoke: { tool: "nika:jq", args: { expression: "1 + 1" } }
 """
-    report, took = nika_run(tmp_path, wf, limit_s=0.7)
+    report = nika_run(tmp_path, wf, limit_s=0.7)
     tasks = report["tasks"]
     assert tasks["spin"]["error"]["code"] == "NIKA-TIMEOUT-001", tasks["spin"]
     forever, bind = tasks["forever"]["error"], tasks["bind"]["error"]
     assert forever["code"] == "NIKA-BUILTIN-JQ-001" and "longer than" in forever["message"], forever
     assert bind["code"] == "NIKA-VAR-004" and "longer than" in bind["message"], bind
     assert tasks["sibling"]["output"] == 2
-    assert took < 30

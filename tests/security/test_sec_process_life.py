@@ -60,7 +60,7 @@ def pids_of(tmp_path: Path) -> list[int]:
 
 
 def assert_all_gone(pids: list[int]) -> None:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # generous: the poll ends as soon as they are gone
     while any(running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.02)
     survivors = [p for p in pids if running(p)]
@@ -83,6 +83,15 @@ def test_the_group_dies_on_timeout(tmp_path: Path) -> None:
     pids = pids_of(tmp_path)
     assert engine.wait(30) == 1  # the task failed on its timeout
     assert_all_gone(pids)
+
+
+def cpu_ticks(pid: int) -> int:
+    """User and system clock ticks ``pid`` has spent (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
 
 
 def children_of(pid: int) -> set[int]:
@@ -111,7 +120,9 @@ def test_a_jq_worker_mid_evaluation_dies_with_the_engine(tmp_path: Path) -> None
         time.sleep(0.02)
     helpers = children_of(engine.pid)
     assert len(helpers) >= 2, helpers
-    time.sleep(0.2)  # the worker is busy evaluating now
+    deadline = time.monotonic() + 30  # until a helper has spent CPU: the worker is evaluating now
+    while not any(cpu_ticks(p) >= 5 for p in helpers) and time.monotonic() < deadline:
+        time.sleep(0.02)
     engine.kill()
     engine.wait(30)
     assert_all_gone(sorted(helpers))

@@ -66,7 +66,7 @@ def test_file_vault_round_trip_is_owner_only(tmp_path: Path) -> None:
 
 def test_keyring_vault_with_an_in_memory_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The keyring store lists through its index entry; a machine with no keyring says what to set."""
-    keyring = pytest.importorskip("keyring")
+    import keyring  # the test extra installs [vault]
     from keyring.backend import KeyringBackend
 
     class Memory(KeyringBackend):
