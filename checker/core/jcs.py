@@ -7,8 +7,8 @@ same double (what :func:`repr` finds for a Python float), placed by the ES6 rule
 ``1e-07``; ``100`` for ``100.0``). Spec 15 names JCS the byte encoding of what Nika hashes;
 spec 16's projection is written the same way, so "byte-identical" means these bytes.
 
-:mod:`checker.decide.canonical` keeps its own integer-only writer (the decision kernel refuses
-floats by law); this one takes any finite number.
+:mod:`checker.decide.canonical` writes the decision kernel's data with it, integers only (the
+kernel refuses floats by law: ``integers_only=True``).
 """
 
 from __future__ import annotations
@@ -22,11 +22,16 @@ class NotJson(ValueError):
     """The value holds something JSON has no spelling for (a set, NaN, a non-string key…)."""
 
 
-def dumps(value: Any) -> str:
-    """The JCS text of ``value`` (dicts, lists/tuples, strings, ints, floats, booleans, ``None``)."""
+class FloatRefused(NotJson):
+    """A float where only integers are taken (``integers_only``)."""
+
+
+def dumps(value: Any, *, integers_only: bool = False) -> str:
+    """The JCS text of ``value`` (dicts, lists/tuples, strings, ints, floats, booleans, ``None``);
+    with ``integers_only`` a float is refused (:class:`FloatRefused`)."""
     parts: list[str] = []
     try:
-        _write(value, parts)
+        _write(value, parts, integers_only)
     except RecursionError:
         raise NotJson("the value nests too deeply") from None
     return "".join(parts)
@@ -59,7 +64,7 @@ def number(x: float) -> str:
     return f"{sign}{head}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
-def _write(value: Any, out: list[str]) -> None:
+def _write(value: Any, out: list[str], integers_only: bool) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -69,6 +74,8 @@ def _write(value: Any, out: list[str]) -> None:
     elif isinstance(value, int):
         out.append(str(value))
     elif isinstance(value, float):
+        if integers_only:
+            raise FloatRefused(f"{value!r} is a binary float")
         out.append(number(value))
     elif isinstance(value, str):
         out.append(json.dumps(value, ensure_ascii=False))
@@ -77,7 +84,7 @@ def _write(value: Any, out: list[str]) -> None:
         for i, item in enumerate(value):
             if i:
                 out.append(",")
-            _write(item, out)
+            _write(item, out, integers_only)
         out.append("]")
     elif isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
@@ -88,7 +95,7 @@ def _write(value: Any, out: list[str]) -> None:
                 out.append(",")
             out.append(json.dumps(key, ensure_ascii=False))
             out.append(":")
-            _write(value[key], out)
+            _write(value[key], out, integers_only)
         out.append("}")
     else:
         raise NotJson(f"a {type(value).__name__} has no JSON spelling")
