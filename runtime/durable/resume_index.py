@@ -523,6 +523,6 @@ def _kind(frame: dict[str, Any]) -> str:
 
 
 def _fields(frame: dict[str, Any]) -> dict[str, Any]:
-    from runtime.journal.write import _fields as fields_of
+    from runtime.journal.scan import frame_fields as fields_of
 
     return fields_of(frame)

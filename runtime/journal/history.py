@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.journal.scan import frame_fields
+
 PARENT_FIELDS = ("resumed_from", "resumed_from_nonce", "resumed_from_frames", "resumed_from_head")
 
 
@@ -88,7 +90,7 @@ def prologue_of(path: Path) -> tuple[dict[str, Any], int | None] | None:
     if frame is None or frame.get("kind") != "workflow_started":
         return None
     ts = frame.get("timestamp")
-    return _fields(frame), ts if isinstance(ts, int) and not isinstance(ts, bool) else None
+    return frame_fields(frame), ts if isinstance(ts, int) and not isinstance(ts, bool) else None
 
 
 def member(path: Path) -> Member | None:
@@ -185,15 +187,6 @@ def parent_fields(hist: str, m: Member, frames: int, head: str | None) -> list[t
         ("resumed_from_frames", frames),
         ("resumed_from_head", head),
     ]
-
-
-def _fields(frame: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    fields = frame.get("fields")
-    for f in fields if isinstance(fields, list) else []:
-        if isinstance(f, dict) and isinstance(f.get("key"), str):
-            out.setdefault(f["key"], f.get("value"))
-    return out
 
 
 def _str(v: Any) -> str | None:

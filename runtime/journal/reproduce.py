@@ -16,6 +16,7 @@ from typing import Any
 
 from runtime.journal.nonces import masked
 from runtime.journal.read import parsed_field, read_frame
+from runtime.journal.scan import frame_fields
 from runtime.journal.write import encode
 
 
@@ -102,7 +103,7 @@ def _lines(data: bytes) -> list[bytes]:
 
 def _first_member(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, Any, Any]:
     """The first member (in the journal's key order) or field that differs between two masked frames."""
-    fa, fb = _fields(a), _fields(b)
+    fa, fb = frame_fields(a), frame_fields(b)
     if a.get("kind") != b.get("kind"):
         return "kind", a.get("kind"), b.get("kind")
     for key in dict.fromkeys([*fa, *fb]):
@@ -122,16 +123,8 @@ def _shown(v: Any) -> Any:
     return parsed_field(v) if isinstance(v, str) else v
 
 
-def _fields(frame: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in frame.get("fields") or []:
-        if isinstance(f, dict) and isinstance(f.get("key"), str):
-            out.setdefault(f["key"], f.get("value"))
-    return out
-
-
 def _diff(n: int, frame: dict[str, Any], member: str, recorded: Any, reproduced: Any) -> dict[str, Any]:
-    f = _fields(frame)
+    f = frame_fields(frame)
     return {
         "frame": n,
         "kind": frame.get("kind"),

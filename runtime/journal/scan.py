@@ -201,3 +201,13 @@ def _cut_from(prev: bytes | None, tail: bytes) -> bool:
     else:
         expected = [_HEAD + hashlib.sha256(prev).hexdigest().encode()]
     return any(e.startswith(tail[: len(e)]) for e in expected)
+
+
+def frame_fields(frame: dict[str, Any]) -> dict[str, Any]:
+    """A frame's ``fields`` list as a mapping (the first value of a repeated key wins)."""
+    out: dict[str, Any] = {}
+    fields = frame.get("fields")
+    for f in fields if isinstance(fields, list) else []:
+        if isinstance(f, dict) and isinstance(f.get("key"), str):
+            out.setdefault(f["key"], f.get("value"))
+    return out

@@ -34,7 +34,7 @@ from typing import Any
 
 from runtime.determinism import SYSTEM_CLOCK, Clock
 from runtime.determinism import uuid7 as _uuid7
-from runtime.journal.scan import GENESIS_TAG, KNOWN_GENESIS, WORKFLOW_TERMINAL  # noqa: F401 - the vocabulary, here too
+from runtime.journal.scan import GENESIS_TAG, KNOWN_GENESIS, WORKFLOW_TERMINAL, frame_fields  # noqa: F401 - the vocabulary, here too
 
 Fields = list[tuple[str, Any]]  # one frame's fields in order: what every emitter hands the journal
 TRACE_FORMAT = 2
@@ -306,15 +306,6 @@ def _is_barrier(kind: str, fields: list[tuple[str, Any]]) -> bool:
 # -- verification --------------------------------------------------------------------------
 
 
-def _fields(frame: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    fields = frame.get("fields")
-    for f in fields if isinstance(fields, list) else []:
-        if isinstance(f, dict) and isinstance(f.get("key"), str):
-            out.setdefault(f["key"], f.get("value"))
-    return out
-
-
 def verify(data: bytes, mark: dict[str, Any] | None = None) -> dict[str, Any]:
     """Judge a journal's bytes: ``{"verdict", "damage", "frames", "head", "problems": [...]}``.
     The damage class is the one reader's (:mod:`runtime.journal.scan`); ``mark``: the journal's
@@ -336,7 +327,7 @@ def verify(data: bytes, mark: dict[str, Any] | None = None) -> dict[str, Any]:
         if first.get("kind") != "workflow_started":
             problems.append({"line": 1, "problem": "the first frame is not `workflow_started`"})
         else:
-            pro = _fields(first)
+            pro = frame_fields(first)
             missing = [k for k in PROLOGUE_FIELDS if k not in pro]
             if missing:
                 problems.append({"line": 1, "problem": f"the prologue lacks {', '.join(missing)}"})
@@ -346,7 +337,7 @@ def verify(data: bytes, mark: dict[str, Any] | None = None) -> dict[str, Any]:
                 )
         if s.terminal is None:
             problems.append({"line": s.numbers[-1], "problem": "no terminal workflow frame: the run did not finish"})
-    effectful = [f for f in frames if f.get("kind") == "task_started" and _is_effect(_fields(f).get("note"))]
+    effectful = [f for f in frames if f.get("kind") == "task_started" and _is_effect(frame_fields(f).get("note"))]
     witnessed = any(f.get("kind") == "permit_checked" for f in frames)
     if effectful and not witnessed:
         problems.append(
