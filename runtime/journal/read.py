@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.journal.iterations import IterationFold
 
 TERMINAL_STATE = {
@@ -52,7 +52,7 @@ def event_of(frame: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class ModelCall:
     task: str
     provider: str | None
@@ -69,7 +69,7 @@ class ModelCall:
         return dict(self.__dict__)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class TaskView:
     id: str
     status: str = "pending"
@@ -118,7 +118,7 @@ class TaskView:
         }
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class RunView:
     path: Path
     run_id: str

@@ -26,10 +26,10 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.determinism import SYSTEM_CLOCK, Clock
 from runtime.determinism import uuid7 as _uuid7
 from runtime.journal.read import read_frame
@@ -134,7 +134,7 @@ def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str
     ).encode()
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Journal:
     """An append-only, hash-chained journal, opened at its first frame. ``clock`` stamps each frame
     (``timestamp`` and the time part of its UUIDv7 id) and ``ids`` gives the id's random bits (the

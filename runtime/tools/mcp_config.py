@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.errors import TaskError
 
 UNAVAILABLE = "NIKA-MCP-001"
@@ -31,7 +31,7 @@ CONFIG_FILE = Path(".nika") / "mcp.json"
 ENV_VAR = "NIKA_MCP_CONFIG"
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class ServerConfig:
     name: str
     command: str | None = None
@@ -42,7 +42,7 @@ class ServerConfig:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class McpConfig:
     """One snapshot of the engine's MCP table: the servers, the file (``None``: none found) and,
     when the file could not be used, why (raised at the first MCP use, never before)."""
