@@ -99,7 +99,25 @@ def encode(frame: dict[str, Any]) -> bytes:
 
 
 _quote = json.encoder.encode_basestring  # what ``_ENCODER`` writes for a ``str`` (``ensure_ascii=False``)
-_SCALAR = {str: _quote, int: int.__repr__, bool: lambda v: "true" if v else "false", type(None): lambda v: "null"}
+
+
+def _float_json(v: float) -> str:
+    """What ``_ENCODER`` writes for a ``float`` (``allow_nan``: the non-finite ones by their JSON names)."""
+    if v != v:
+        return "NaN"
+    if v in (_INF, -_INF):
+        return "Infinity" if v > 0 else "-Infinity"
+    return float.__repr__(v)
+
+
+_INF = float("inf")
+_SCALAR = {
+    str: _quote,
+    int: int.__repr__,
+    float: _float_json,
+    bool: lambda v: "true" if v else "false",
+    type(None): lambda v: "null",
+}
 
 
 def _value_json(v: Any) -> str:
