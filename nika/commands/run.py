@@ -23,10 +23,10 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
 
-from checker.core.records import field, record
 from nika.cli_formats import add_output_format
 from nika.commands.run_console import is_tty, write
 from nika.commands.run_durable import Durable
@@ -119,7 +119,7 @@ def run(args: Any) -> int:
     )
 
 
-@record(slots=False)
+@dataclass(frozen=True)
 class Flags:
     """How the run was asked for (the command line's options, or a caller's)."""
 
@@ -133,7 +133,7 @@ class Flags:
     durable: Durable = field(default_factory=Durable)
 
 
-@record(slots=False)
+@dataclass(frozen=True)
 class Say:
     """Where the command writes (``out``: the report or the outputs; ``err``: progress and notes) and how."""
 
@@ -158,7 +158,7 @@ class Refused(Exception):
         self.message, self.exit_code, self.code, self.verdict = message, exit_code, code, verdict
 
 
-@record(frozen=False, slots=False)
+@dataclass
 class Admitted:
     """A file the run may start from: compiled once and judged as ``nika check`` judges it, inputs bound."""
 
@@ -167,7 +167,7 @@ class Admitted:
     inputs: dict[str, Any]
 
 
-@record(frozen=False, slots=False)
+@dataclass
 class Prepared:
     """How to run: the engine's options, the event sinks and the executor session (``None``: local)."""
 
@@ -321,7 +321,8 @@ def _with_project_cap(durable: Durable, file: str) -> Durable:
     """The project's ``max-cost-usd`` setting, when ``--max-cost-usd`` does not say."""
     if durable.max_cost_usd is not None:
         return durable
-    from checker.core.records import replace
+    from dataclasses import replace
+
     from checker.project.settings import settings_for
 
     return replace(durable, max_cost_usd=settings_for(file).max_cost_usd)

@@ -7,9 +7,8 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
-
-from checker.core.records import field, record
 
 PAUSED_EXIT = 4
 
@@ -49,7 +48,7 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
     )
 
 
-@record(frozen=False, slots=False)
+@dataclass
 class Durable:
     resume: str | None = None
     from_task: str | None = None
