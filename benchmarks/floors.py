@@ -122,6 +122,25 @@ def wall_of(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | No
     return wall
 
 
+def wall_and_cpu_of(
+    argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None
+) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run of ``argv``: both clocks read on the same process
+    (the CPU time through ``os.wait4``, user + system), so a row can give its ratio on either; a
+    failing command is an error, as for :func:`wall_of`."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert p.stderr is not None
+    err = p.stderr.read()  # drained while it runs (a full pipe would block the child)
+    _pid, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
+    p.stderr.close()
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[:4])}… exited {p.returncode}: {err.decode()[-400:]}")
+    return wall, ru.ru_utime + ru.ru_stime
+
+
 def scan_events(text: str) -> float:
     """Wall seconds libyaml's C parser takes to turn ``text`` into its event stream (nothing built)."""
     from _ruamel_yaml import CParser  # type: ignore[import-not-found]
@@ -214,5 +233,6 @@ __all__ = [
     "journal_plan",
     "run_floor_argv",
     "scan_events",
+    "wall_and_cpu_of",
     "wall_of",
 ]

@@ -20,7 +20,8 @@ Rows (goal in brackets; the floors are :mod:`floors`):
   fresh copies (a comment names the round), so no cache of results has seen them.
 - ``run``: ``nika run`` of 1,000 ``mock/echo`` tasks against the run floor, a process that
   imports asyncio and writes the same hash-chained journal frames [≤ 1.5x]; ``nika run`` of a
-  one-task workflow against ``nika check`` of it [≤ check + 40 ms].
+  one-task workflow against ``nika check`` of it [≤ check + 40 ms]. Each is given twice from the
+  same processes: on wall time and on CPU time (user + system, steadier on a shared machine).
 - ``dask``: ``--executor dask`` per-task wall time against ``dask.delayed`` of the same function
   on the same 2-worker cluster [≤ 1.3x] (:mod:`dask_overhead`; needs the ``dask`` extra).
 - ``lsp``: a pull ``textDocument/diagnostic`` right after a ``didChange`` of a 500-task document,
@@ -63,6 +64,7 @@ from floors import (
     journal_plan,
     run_floor_argv,
     scan_events,
+    wall_and_cpu_of,
     wall_of,
 )
 from lsp_client import Client
@@ -165,30 +167,37 @@ class Bench:
         (journal,) = (self.work / ".nika").rglob("*.ndjson")
         plan = self.work / "many.plan"
         frames = journal_plan(journal, plan)
-        many = Row(
-            "run 1,000 mock tasks",
-            "wall",
-            1.5,
-            "x",
-            f"run floor ({frames} journal frames)",
-            measured_only=True,
-        )
+        against = f"run floor ({frames} journal frames)"
+        many = Row("run 1,000 mock tasks", "wall", 1.5, "x", against, measured_only=True)
+        many_cpu = Row("run 1,000 mock tasks", "cpu", 1.5, "x", against, measured_only=True)
         single = Row("run one task", "wall", 40.0, "ms", "over `nika check` of it", measured_only=True)
+        single_cpu = Row("run one task", "cpu", 40.0, "ms", "over `nika check` of it", measured_only=True)
+
+        def timed(tree: str, *args: str) -> tuple[float, float]:
+            argv = [sys.executable, "-m", "nika", *args]
+            return wall_and_cpu_of(argv, env=self.env[tree], cwd=str(self.work))
 
         def many_round(r: int) -> dict[str, float]:
-            floor = wall_of(run_floor_argv(plan, self.work / "floor-traces" / str(r)))
-            return {tree: self.nika(tree, "run", "many.nika.yaml")() / floor for tree in self.order(r)}
+            fw, fc = wall_and_cpu_of(run_floor_argv(plan, self.work / "floor-traces" / str(r)))
+            out = {}
+            for tree in self.order(r):
+                w, c = timed(tree, "run", "many.nika.yaml")
+                out[tree], out[f"{tree} cpu"] = w / fw, c / fc
+            return out
 
         def single_round(r: int) -> dict[str, float]:
             out = {}
             for tree in self.order(r):
-                check = self.nika(tree, "check", "one.nika.yaml")()
-                out[tree] = (self.nika(tree, "run", "one.nika.yaml")() - check) * 1000
+                cw, cc = timed(tree, "check", "one.nika.yaml")
+                rw, rc = timed(tree, "run", "one.nika.yaml")
+                out[tree], out[f"{tree} cpu"] = (rw - cw) * 1000, (rc - cc) * 1000
             return out
 
-        many.values = self.rounds(many_round)
-        single.values = self.rounds(single_round)
-        return [many, single]
+        for row, cpu_row, one in ((many, many_cpu, many_round), (single, single_cpu, single_round)):
+            got = self.rounds(one)
+            row.values = {t: got[t] for t in self.trees}
+            cpu_row.values = {t: got[f"{t} cpu"] for t in self.trees}
+        return [many, many_cpu, single, single_cpu]
 
     # -- dask ----------------------------------------------------------------------------------
     def dask_rows(self) -> list[Row]:

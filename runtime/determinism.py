@@ -46,9 +46,10 @@ import hashlib
 import os
 import random
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from checker.core.records import field, record
 
 VIRTUAL_EPOCH_NS = 946_684_800 * 1_000_000_000  # 2000-01-01T00:00:00Z
 TICK_NS = 1_000_000  # a virtual reading advances the clock by one millisecond
@@ -163,7 +164,7 @@ def uuid7(ns: int | None = None, rng: Any = None) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Determinism:
     """What a run's ``run:`` block declares, and the clock and entropy built from it."""
 

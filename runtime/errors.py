@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from checker.core.records import field, record
 
 # A feature of the language this build of the runtime does not implement (a builtin, an extract
 # mode, a secret source, registry workflows, a mock model, `thinking:` on a provider whose adapter
@@ -14,7 +15,7 @@ NOT_BUILT = "NIKA-IMPL-002"
 INTERNAL = "NIKA-IMPL-001"
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class TaskError(Exception):
     """A failure with a NIKA code from the registry (``checker/core/codes.toml``).
 

@@ -223,8 +223,10 @@ def _add_methods(cls: type, fields: tuple[_Spec, ...], eq: bool, frozen: bool, s
             if slots:
                 globs[f"_set{i}"] = getattr(cls, s.name).__set__
                 assign = f"_set{i}(self, {{}})"
-            else:
+            elif frozen:
                 assign = f"_object_setattr(self, {s.name!r}, {{}})"
+            else:  # a mutable record without slots assigns as a dataclass's __init__ does
+                assign = f"self.{s.name} = {{}}"
             if s.init:
                 if s.factory is not MISSING:
                     globs[f"_factory{i}"] = s.factory

@@ -4,13 +4,13 @@ and OpenTelemetry (switched on by the standard ``OTEL_EXPORTER_OTLP_*`` variable
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from checker.core.records import field, record
 from runtime.telemetry.event_sinks import Fanout, NdjsonSink, UsageError, parse_events
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class RunSinks:
     fanout: Fanout
     events_on_stdout: bool = False

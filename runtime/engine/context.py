@@ -22,10 +22,10 @@ the run (:data:`runtime.verbs.VERBS`), so the arrows point from the verbs down t
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.core.records import record
 from checker.model.workflow import Task, Workflow
 from runtime.engine.events import EventSink
 from runtime.engine.services import Services
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     ChildRunner = Callable[[CompiledWorkflow, dict[str, Any], Options], Awaitable[RunResult]]
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class VerbTable:
     """What each verb kind runs (``runners``, by ``Verb.kind``: ``exec``, ``infer``, ``invoke``,
     ``agent``) and how one tool call of an agent's turn is made (``tool_call``). A run is handed
@@ -51,7 +51,7 @@ class VerbTable:
     tool_call: Callable[[VerbContext, str, dict[str, Any]], Awaitable[Any]]
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class RunSettings:
     """The options of the run a verb may read (a child workflow inherits them one level deeper)."""
 
@@ -71,7 +71,7 @@ class RunSettings:
         return bool(self.determinism is not None and self.determinism.deterministic)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class VerbContext:
     task_id: str
     task: Task | None

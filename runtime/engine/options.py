@@ -4,9 +4,10 @@ executor, a resume and its answers, the spend cap, and what a child workflow inh
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from checker.core.records import field, record
 
 if TYPE_CHECKING:
     from runtime.durable.resume_index import ResumeIndex
@@ -16,7 +17,7 @@ DEFAULT_MAX_PARALLEL = 64
 MAX_DEPTH = 8
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Options:
     """How to run: concurrency, the model override, where traces go, nesting, and the executor
     that performs effects (a name from :data:`runtime.engine.executor.EXECUTORS`, or a factory)."""

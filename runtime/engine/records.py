@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.errors import TaskError
 from runtime.values import plain
 
@@ -33,7 +33,7 @@ def now_iso() -> str:
 _SECOND: tuple[int, str] = (-1, "")  # the last second now_iso wrote, and its text
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class TaskRecord:
     """``tasks.X`` (03 §task record) plus the ``output:`` bindings."""
 
@@ -90,7 +90,7 @@ class TaskRecord:
         return out
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Outcome:
     status: str
     output: Any = None
@@ -100,7 +100,7 @@ class Outcome:
     recovered_from: TaskError | None = None  # success by on_error.recover: the error it replaced (13)
 
 
-@dataclass(repr=False)
+@record(frozen=False, slots=False)
 class RunResult:
     """A finished run. Its ``repr`` names the state, the task count and the trace only: the
     generated one spelled out every task record and event, unredacted, and ``asyncio.run``

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checker.contracts import effects
 from checker.contracts.effects import boundary_of
+from checker.core.records import field, record
 from checker.model.workflow import Permits
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _escape_glob(text: str) -> str:
     return "".join("\\" + c if c in "*\\" else c for c in text)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Boundary:
     """The authority of one workflow run (``permits`` ``None`` = absent = zero authority)."""
 

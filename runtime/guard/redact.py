@@ -26,10 +26,11 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Set
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, quote_plus
+
+from checker.core.records import record
 
 MASK = "«redacted»"
 # The shortest secret a workflow may load: four characters (a PIN). Shorter values would mask
@@ -38,7 +39,7 @@ MIN_SECRET_CHARS = 4
 _B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_")
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Forms:
     """The spellings of one secret: ``literal`` ones are masked where they occur; ``b64`` ones are
     the base64 characters that depend on the secret's bytes alone (one per alignment and

@@ -19,10 +19,10 @@ A run is named by its journal file, or by its *run id*, the file's stem
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.journal.iterations import IterationFold
 
 TERMINAL_STATE = {
@@ -54,7 +54,7 @@ def event_of(frame: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class ModelCall:
     task: str
     provider: str | None
@@ -71,7 +71,7 @@ class ModelCall:
         return dict(self.__dict__)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class TaskView:
     id: str
     status: str = "pending"
@@ -120,7 +120,7 @@ class TaskView:
         }
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class RunView:
     path: Path
     run_id: str

@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from checker.core.records import field, record
 
 if TYPE_CHECKING:
     from runtime.journal.read import RunView
@@ -35,7 +36,7 @@ class PolicyError(ValueError):
     """A retention knob that does not parse (named, with the value)."""
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Policy:
     keep: int = DEFAULT_KEEP
     max_age_s: float = DEFAULT_MAX_AGE_S
@@ -73,7 +74,7 @@ def parse_size(text: str) -> int:
     return int(m.group(1)) * _UNITS_B[m.group(2) if m.group(2) in _UNITS_B else m.group(2) + "b"]
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Plan:
     """What one collection removes and keeps, each removal with its reason."""
 

@@ -28,10 +28,10 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.determinism import SYSTEM_CLOCK, Clock
 from runtime.determinism import uuid7 as _uuid7
 from runtime.journal.scan import GENESIS_TAG, KNOWN_GENESIS, WORKFLOW_TERMINAL, frame_fields  # noqa: F401 - the vocabulary, here too
@@ -92,7 +92,25 @@ def encode(frame: dict[str, Any]) -> bytes:
 
 
 _quote = json.encoder.encode_basestring  # what ``_ENCODER`` writes for a ``str`` (``ensure_ascii=False``)
-_SCALAR = {str: _quote, int: int.__repr__, bool: lambda v: "true" if v else "false", type(None): lambda v: "null"}
+
+
+def _float_json(v: float) -> str:
+    """What ``_ENCODER`` writes for a ``float`` (``allow_nan``: the non-finite ones by their JSON names)."""
+    if v != v:
+        return "NaN"
+    if v in (_INF, -_INF):
+        return "Infinity" if v > 0 else "-Infinity"
+    return float.__repr__(v)
+
+
+_INF = float("inf")
+_SCALAR = {
+    str: _quote,
+    int: int.__repr__,
+    float: _float_json,
+    bool: lambda v: "true" if v else "false",
+    type(None): lambda v: "null",
+}
 
 
 def _value_json(v: Any) -> str:
@@ -127,7 +145,7 @@ def encode_frame(chain: str, fields: list[tuple[str, Any]], uuid: str, kind: str
     ).encode()
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Journal:
     """An append-only, hash-chained journal, opened at its first frame. ``clock`` stamps each frame
     (``timestamp`` and the time part of its UUIDv7 id) and ``ids`` gives the id's random bits (the

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 
 from checker.contracts.effects import canonical_host, egress_admits, url_host
+from checker.core.records import field, record
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Rule:
     """One ``egress:`` entry of a secret (01 §egress): the sink id, and the host it pins."""
 
@@ -41,7 +41,7 @@ class Rule:
     from_self: bool = False
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Held:
     """A secret the run holds: its name (a declared secret, or the engine variable of a provider
     key), its value (never shown) and the egress rules that sanction it."""
@@ -51,7 +51,7 @@ class Held:
     rules: tuple[Rule, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Hop:
     """One request about to leave: the sink, this hop's destination, the request the chain began
     with (``index`` 0 is that request), and what it carries (each secret with where it sits)."""
@@ -65,7 +65,7 @@ class Hop:
     carried: tuple[tuple[Held, tuple[str, ...]], ...] = ()
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Carrier:
     """What one effect's requests are judged with: its sink id (a tool id, ``infer``/``agent``), the
     secrets the run holds, and the judge that also witnesses the decision in the journal

@@ -24,10 +24,10 @@ import ipaddress
 import os
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from checker.contracts import effects
+from checker.core.records import record
 from runtime.errors import TaskError
 
 SEC = "NIKA-SEC-004"
@@ -43,7 +43,7 @@ Resolver = Callable[[str, int], list[str]]
 METADATA: frozenset[IPAddress] = frozenset(ipaddress.ip_address(a) for a in effects.metadata_addresses())
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Allowance:
     """What the engine configuration lifts: host names and networks."""
 

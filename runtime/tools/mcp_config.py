@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.errors import TaskError
 
 UNAVAILABLE = "NIKA-MCP-001"
@@ -32,7 +32,7 @@ ENV_VAR = "NIKA_MCP_CONFIG"
 MAX_STARTUP_S = 600  # the longest `startupTimeout` a server may ask for
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class ServerConfig:
     name: str
     command: str | None = None
@@ -46,7 +46,7 @@ class ServerConfig:
     startup_timeout_s: float | None = None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class McpConfig:
     """One snapshot of the engine's MCP table: the servers, the file (``None``: none found) and,
     when the file could not be used, why (raised at the first MCP use, never before)."""

@@ -7,7 +7,6 @@ judge, retries and the trace stay in the driver. These tests swap the executor t
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from typing import Any
 import pytest
 from rt_helpers import run_yaml, statuses
 
+from checker.core import records
+from checker.core.records import record_fields
 from runtime.engine.context import VerbContext
 from runtime.engine.executor import (
     EffectCall,
@@ -134,6 +135,6 @@ def test_verbs_receive_the_context_never_the_run() -> None:
     for fn in (run_exec_verb, run_infer, run_invoke, run_agent, call_tool):
         first = next(iter(inspect.signature(fn).parameters.values()))
         assert first.annotation == "VerbContext", fn.__qualname__
-    assert dataclasses.fields(VerbContext) and VerbContext.__dataclass_params__.frozen  # type: ignore[attr-defined]
-    names = {f.name for f in dataclasses.fields(VerbContext)}
+    assert record_fields(VerbContext) and VerbContext.__setattr__ is records._frozen_setattr  # frozen
+    names = {f.name for f in record_fields(VerbContext)}
     assert not any(n.startswith("_") for n in names) and "run" not in names
