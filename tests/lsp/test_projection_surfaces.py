@@ -59,9 +59,11 @@ def _cli(path: str) -> tuple[int, str, str]:
 def _mcp(path: str, text: str) -> tuple[str | None, str | None]:
     """The tool as an agent calls it: the file's text, named by its path (which chooses the configuration).
     The conformance inputs are not named *.nika.yaml, so the server would not read them by path; the
-    spec's files sit beside the project, so the server is given both trees as its roots."""
+    spec's files sit beside the project, so the server is given both trees as its roots, as written and
+    resolved (the spec may be reached through a symlink: the judge wants a path under a root both ways)."""
+    roots = tuple(dict.fromkeys(str(p) for p in (ROOT, ROOT.resolve(), SPEC, SPEC.resolve())))
     try:
-        return mcp_tools.nika_inspect(text=text, path=path, roots=(str(ROOT.resolve()), str(SPEC.resolve()))), None
+        return mcp_tools.nika_inspect(text=text, path=path, roots=roots), None
     except mcp_tools.ToolError as exc:
         return None, str(exc)
 
