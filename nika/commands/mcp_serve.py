@@ -90,7 +90,6 @@ def build() -> Any:
     import anyio
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError as McpToolError
-    from mcp.types import CallToolResult, TextContent
 
     from nika.commands import mcp_tools as t
 
@@ -107,6 +106,18 @@ def build() -> Any:
             return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
         except t.ToolError as exc:
             raise McpToolError(str(exc)) from None
+
+    _tools(srv, guarded, notes)
+    _resources(srv)
+    return srv
+
+
+def _tools(srv: Any, guarded: Any, notes: dict[str, Any]) -> None:
+    """The tools, each run by ``guarded`` (a worker thread, confined to the server's tree)."""
+    from mcp.server.mcpserver import Context
+    from mcp.types import CallToolResult, TextContent
+
+    from nika.commands import mcp_tools as t
 
     @srv.tool(annotations=notes["check"])
     async def check(ctx: Context, text: str | None = None, path: str | None = None) -> dict[str, Any]:
@@ -154,9 +165,6 @@ def build() -> Any:
         """What a run would do, without running: waves, edges, the effects each task needs and the
         permits, or the refusal with `nika check`'s findings."""
         return await guarded(ctx, t.run_dry, text, path, model)  # type: ignore[no-any-return]
-
-    _resources(srv)
-    return srv
 
 
 def _resources(srv: Any) -> None:

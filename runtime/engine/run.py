@@ -27,7 +27,7 @@ from runtime.durable.gate import GatePause
 from runtime.engine.context import RunSettings, VerbContext, VerbTable
 from runtime.engine.dispatch import pipeline
 from runtime.engine.events import EventSink, note
-from runtime.engine.executor import ExecutorHost, make_executor
+from runtime.engine.executor import Executor, ExecutorHost, make_executor
 from runtime.engine.frames import announce, settled_fields
 from runtime.engine.on_finally import run_finally
 from runtime.engine.options import Options
@@ -97,10 +97,7 @@ class Run:
         self.clock = det.clock
         self.serial = det.deterministic  # one task, one iteration, one tool call at a time: a fixed order
         self.run_nonce = uuid7()  # NEP-0013: the scope an approval ticket is minted for (random, always)
-        journal = Journal(o.trace_dir, run_id=None, redact=self.redactor, clock=det.clock, name_id=self.run_nonce)
-        if det.entropy.seeded:
-            journal.ids = det.entropy.stream("frame")
-        self.sink = EventSink(journal, o.on_event)
+        self.sink = EventSink(self._journal(o, det), o.on_event)
         self.boundary = Boundary(self.wf.permits, self.workdir, self.sink.witness, parent_boundary)
         self.sem = asyncio.Semaphore(max(1, o.max_parallel))
         self.cancelled = False
@@ -116,6 +113,25 @@ class Run:
         self.meter = self.services.meter = CostMeter.for_run(self.engine_env, o.max_cost_usd, o.parent_meter)
         self.sink.annotate = self.meter.annotate
         self.gate = Gate.for_run(self, o)
+        self.executor, self.settings = self._executor(o, det)
+        self.agent_records: dict[str, dict[str, Any]] = {}
+        self._inflight: dict[str, asyncio.Task[None]] = {}
+        self._waiting: dict[str, set[str]] = {}
+        self._ready: deque[str] = deque()
+        self._left = len(self.wf.tasks)
+        self._unselected: set[str] = set()
+        self._done = asyncio.Event()
+        self._dag_info: dict[str, Any] | None = None  # nika:inspect `view: dag_info`, computed once
+
+    def _journal(self, o: Options, det: Determinism) -> Journal:
+        """The run's journal, on the declared clock (frame ids from the seeded stream, when seeded)."""
+        journal = Journal(o.trace_dir, run_id=None, redact=self.redactor, clock=det.clock, name_id=self.run_nonce)
+        if det.entropy.seeded:
+            journal.ids = det.entropy.stream("frame")
+        return journal
+
+    def _executor(self, o: Options, det: Determinism) -> tuple[Executor, RunSettings]:
+        """Where effects are performed (``o.executor``) and what every verb may read of the run."""
         host = ExecutorHost(
             self.workdir,
             self.boundary,
@@ -126,26 +142,10 @@ class Run:
             inspect=self.inspect,
             determinism=det,
         )
-        self.executor = make_executor(o.executor, host)
-        self.settings = RunSettings(
-            o.model,
-            o.interactive,
-            o.max_parallel,
-            o.trace_dir,
-            o.depth,
-            o.max_depth,
-            o.call_stack,
-            o.executor,
-            det,
+        settings = RunSettings(
+            o.model, o.interactive, o.max_parallel, o.trace_dir, o.depth, o.max_depth, o.call_stack, o.executor, det
         )
-        self.agent_records: dict[str, dict[str, Any]] = {}
-        self._inflight: dict[str, asyncio.Task[None]] = {}
-        self._waiting: dict[str, set[str]] = {}
-        self._ready: deque[str] = deque()
-        self._left = len(self.wf.tasks)
-        self._unselected: set[str] = set()
-        self._done = asyncio.Event()
-        self._dag_info: dict[str, Any] | None = None  # nika:inspect `view: dag_info`, computed once
+        return make_executor(o.executor, host), settings
 
     @property
     def in_flight(self) -> frozenset[str]:
