@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from jq_corpus import EDGES, generated
+from suite_size import examples
 
 from checker.core.source import SourceText
 from checker.expr import has_island
@@ -38,9 +39,10 @@ FENCE = re.compile(r"^```ya?ml[^\n]*\n(.*?)^```", re.S | re.M)
 JQ_ARGS = {"nika:jq": "expression", "nika:fetch": "jq"}
 
 # The generated part of the corpus: programs from the grammar, then mutants (mostly refused, and
-# cheap for libjq to refuse, so they are the bulk). About 3,200 distinct programs, ~3 s of libjq.
-GENERATED = 600
-MUTANTS = 2400
+# cheap for libjq to refuse, so they are the bulk). About 3,200 distinct programs in `.ci/run
+# campaigns` (~3 s of libjq), a fixed-seed quarter of them (about 1,000) in the default suite.
+GENERATED = examples(600, 150)
+MUTANTS = examples(2400, 600)
 
 
 def libjq_error(program: str) -> str | None:
@@ -167,11 +169,12 @@ def corpus() -> Verdicts:
 
 def test_corpus_is_large_and_mixed(corpus: Verdicts) -> None:
     errors = [err for _, err, _ in corpus if err is not None]
-    assert len(corpus) >= 3000
-    assert len(corpus) - len(errors) >= 700  # programs jq compiles
-    assert sum("syntax error" in err for err in errors) >= 1000
-    assert sum("is not defined" in err for err in errors) >= 250  # names jq cannot resolve
-    assert sum("syntax error" not in err and "is not defined" not in err for err in errors) >= 100  # the rest
+    assert len(corpus) >= examples(3000, 1000)
+    assert len(corpus) - len(errors) >= examples(700, 300)  # programs jq compiles
+    assert sum("syntax error" in err for err in errors) >= examples(1000, 450)
+    assert sum("is not defined" in err for err in errors) >= examples(250, 100)  # names jq cannot resolve
+    rest = sum("syntax error" not in err and "is not defined" not in err for err in errors)
+    assert rest >= examples(100, 60)  # the rest
 
 
 def test_no_program_jq_compiles_is_refused(corpus: Verdicts) -> None:

@@ -170,10 +170,14 @@ async def test_the_server_keeps_nothing_after_did_close(monkeypatch: pytest.Monk
     # A check cancelled while its snapshot is being built in the worker thread lets go of it only
     # when that thread returns: wait for it (bounded), then nothing may be left.
     loop = asyncio.get_running_loop()
+    # A full collection costs a good part of a second in a worker that has run thousands of tests:
+    # the poll backs off (10 ms doubling to 250 ms) rather than collect a hundred times a second.
     deadline = loop.time() + 30  # generous: the poll ends as soon as the snapshot is gone
+    pause = 0.01
     while ref() is not None and loop.time() < deadline:
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(pause)
         gc.collect()
+        pause = min(pause * 2, 0.25)
     assert not server.docs.holds(uri)
     assert uri not in server._pending
     leaked = ref()

@@ -7,7 +7,8 @@ conftest.py), each judged against the local executor.
    ADDRESS``: the same workflow state, task statuses, outputs, error codes and messages, and the
    same journal events as ``--executor local``. Equal to local, not to ``expected-run.json``: the
    runtime section's score is the local executor's (37/38; its miss,
-   ``for-each/001-null-placeholder``, is a stale fixture that fails the same way on both).
+   ``for-each/001-null-placeholder``, is a stale fixture that fails the same way on both). The
+   local run is also refused by no case and fails no task with a check-phase code.
 2. The check ≡ run differential (test_check_run_differential.py) where the Dask executor moves the
    run-time verdict: a builtin's paths are judged on the worker, by the judge rebuilt from the grant
    the driver sent. Its `fs` cases (the same strategies, seeded) are judged on a worker, and run
@@ -32,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_check_run_differential import STATIC, _agree, _compile, literal_path, path_text
 
+from checker.core.codes import lookup
 from checker.project.files import compile_path
 from nika.commands.run import run_command
 from runtime.engine.dask_executor import DaskSession
@@ -96,6 +98,11 @@ def test_the_runtime_conformance_case_runs_alike_on_dask(
     case: Path, session: DaskSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     local = _nika_run(case, tmp_path / "local", monkeypatch, executor="local")
+    # the runtime raises no code the checker owns (the whole corpus; test_run_command.py keeps a sample)
+    assert local["workflow_state"] != "refused"
+    for tid, rec in local["tasks"].items():
+        if rec["error"]:
+            assert lookup(rec["error"]["code"]).phase != "check", (tid, rec["error"]["code"])
     workers = set(session.worker_addresses())
     dask = _nika_run(case, tmp_path / "dask", monkeypatch, executor="dask", scheduler=session.address)
     workers |= set(session.worker_addresses())  # the cluster's workers over the run (one may be replaced)

@@ -18,8 +18,9 @@ executor recording every effect that crossed the seam. Asserted:
     checker would have raised on the same literal);
 (c) every performed effect belongs to a task with no static permit or blocklist finding.
 
-Seeded (``derandomize``), 60 generated workflows and 100 mutated templates; ``NIKA_DIFF_EXAMPLES``
-raises both counts for a long run. Spec: 01 §permits, 02 §exec, 10 (check ≡ run).
+Seeded (``derandomize``): 25 generated workflows and 40 mutated templates in the default suite, 60
+and 100 in `.ci/run campaigns` (tests/suite_size.py); ``NIKA_DIFF_EXAMPLES`` sets both counts for
+a longer run. Spec: 01 §permits, 02 §exec, 10 (check ≡ run).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from suite_size import examples
 
 from checker.project.admission import admit
 from nika.commands.run import run_command
@@ -58,8 +60,8 @@ def _settings(examples: int) -> settings:
     )
 
 
-SETTINGS = _settings(60)  # a generated case performs its effects for real (processes, files)
-DRY_SETTINGS = _settings(100)  # a mutated template's effects are only recorded
+SETTINGS = _settings(examples(60, 25))  # a generated case performs its effects for real (processes, files)
+DRY_SETTINGS = _settings(examples(100, 40))  # a mutated template's effects are only recorded
 
 # -- the grammar slice -----------------------------------------------------------------------------
 

@@ -7,6 +7,9 @@ words (GNU getopt: a word starting with `-` is an option until a `--`; a dispatc
 first operand is what it runs, and the word after an option may be that option's value). The
 env property composes a child environment from generated maps. The path property generates
 spellings with `.`, `..`, doubled separators and symlinks on a real temporary tree.
+
+The default suite draws a fixed-seed fifth of each search; `.ci/run campaigns` the whole
+(tests/suite_size.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from suite_size import examples
 
 from checker.contracts import effects
 from checker.contracts.argv import Word, dispatch_kind, judge_argv
@@ -78,7 +82,7 @@ def _listed(text: str, grant: tuple[str, ...]) -> bool:
     return text in grant or (text.startswith("--") and "=" in text and text.split("=", 1)[0] in grant)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400, 80), deadline=None)
 @given(_PROGRAM, st.lists(_WORD, max_size=6), st.lists(_TEXT, max_size=2))
 def test_no_untrusted_word_is_read_as_an_option_or_a_dispatch(
     program: str, tail: list[Word], listed: list[str]
@@ -114,7 +118,7 @@ _NAMES = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, 60), deadline=None)
 @given(st.dictionaries(_NAMES, st.tuples(st.text(max_size=8), st.booleans()), max_size=8))
 def test_no_untrusted_value_lands_where_code_is_loaded_from(entries: dict[str, tuple[str, bool]]) -> None:
     from runtime.verbs.exec import compose_env
@@ -132,7 +136,7 @@ def test_no_untrusted_value_lands_where_code_is_loaded_from(entries: dict[str, t
 _SEGMENT = st.sampled_from(["in", "out", "..", ".", "", "link", "deep", "x.nika.yaml"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, 60), deadline=None)
 @given(st.lists(_SEGMENT, min_size=1, max_size=6))
 def test_no_spelling_reads_outside_the_root(tmp_path_factory, segments: list[str]) -> None:
     base = tmp_path_factory.getbasetemp() / "roots"

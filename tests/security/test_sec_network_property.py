@@ -1,4 +1,5 @@
-"""Properties of the network plane's judges, on plain data, in process (a thousand cases each).
+"""Properties of the network plane's judges, on plain data, in process: a fixed-seed slice of
+150 cases each in the default suite, a thousand each in `.ci/run campaigns` (tests/suite_size.py).
 
 * Egress (spec 01 §egress): Hypothesis draws a secret, its `egress:` rules, a redirect chain over a
   few hosts and where the request carries the secret (a bearer or custom header, `Basic` user info,
@@ -24,6 +25,7 @@ from urllib.parse import quote, urlencode
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from suite_size import examples
 
 from runtime.errors import TaskError
 from runtime.net import egress
@@ -66,7 +68,7 @@ def _request(secret: str, placement: str, user: str) -> tuple[str, dict[str, str
     return query, headers, body
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000, 150))
 @given(
     secrets_,
     rules_,
@@ -110,7 +112,7 @@ def _encode(data: bytes, layers: list[str]) -> bytes:
     return data
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000, 150))
 @given(
     st.one_of(st.binary(max_size=2048), st.integers(0, 300_000).map(lambda n: b"\0" * n)),
     codings,
@@ -150,7 +152,7 @@ addresses = st.one_of(
 )
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000, 150))
 @given(
     st.lists(addresses, min_size=1, max_size=14),
     st.booleans(),
