@@ -317,6 +317,7 @@ def test_resolve_inside_confines_every_candidate(tmp_path: Path) -> None:
     doc = str(root / "docs" / "d.yaml")
     w, roots = str(work), (str(root),)
     assert resolve_inside("d.txt", w, doc, None) == str(root / "docs" / "d.txt")  # unconfined
+    assert resolve_inside("w.txt", w, doc, None) == str(work / "w.txt")
     assert resolve_inside(str(root / "docs" / "d.txt"), w, doc, roots) == str(root / "docs" / "d.txt")
     assert resolve_inside(str(outside / "o.txt"), w, doc, roots) is None
     assert resolve_inside("../../outside/o.txt", w, doc, roots) is None
