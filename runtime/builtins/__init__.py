@@ -55,13 +55,21 @@ def builtin(tool_id: str) -> Callable[[Builtin], Builtin]:
     return register
 
 
+_LOADED: list[bool] = []  # set once every family module is imported
+
+
 def _load() -> None:
-    """Import every family module so its builtins register (cheap, done once per run)."""
+    """Import every family module so its builtins register (once per process). The registry may
+    hold some builtins already (a module that imported one family, e.g. the gate's prompt), so
+    whether it is empty never says whether all are loaded."""
+    if _LOADED:
+        return
     import importlib
     import pkgutil
 
     for mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{mod.name}")
+    _LOADED.append(True)
 
 
 COMPUTED_CODE = "NIKA-VAR-006"
@@ -92,8 +100,7 @@ async def call(tool_id: str, args: dict[str, Any] | None, ctx: BuiltinContext, *
     NIKA-VAR-006 (an expression's value of the wrong type, raised at run) instead of the
     contract's check-phase NIKA-BUILTIN-001; the message is the contract's.
     """
-    if not REGISTRY:
-        _load()
+    _load()
     args = args or {}
     misfit = arg_error(tool_id, args, ctx.task_id, computed=computed)
     if misfit is not None:

@@ -237,8 +237,8 @@ def main_session(s: Step, workspace: Path, csp: list[str]) -> None:
     assert before["nodes"] == [], before
     s.observed["graph_before"] = before
 
-    # 3. the quick fix on the typo
-    page.locator(".monaco-editor .view-lines").first.click()
+    # 3. the quick fix on the typo (the graph beside it has the focus: give it back to the workflow's editor)
+    command(page, "View: Focus First Editor Group")
     go_to(page, typo_line, typo_col)
     page.keyboard.press("Control+.")
     fix = page.locator(".action-widget .monaco-list-row", has_text="Change to `review`").first

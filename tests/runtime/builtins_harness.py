@@ -80,6 +80,5 @@ def direct(tool: str):
     refuses but the runtime must still handle (a looser contract, or a value computed at run)."""
     from runtime.builtins import REGISTRY, _load
 
-    if not REGISTRY:
-        _load()
+    _load()
     return REGISTRY[tool]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from datetime import timedelta
 
 import pytest
@@ -292,3 +294,20 @@ async def test_prompt_mode_outside_the_contract_is_refused_by_the_tool_too(host)
     with pytest.raises(Exception) as info:
         await direct("nika:prompt")({"mode": "maybe", "message": "?", "default": True}, ctx)
     assert info.value.code == "NIKA-BUILTIN-001"
+
+
+async def test_a_registry_one_family_filled_first_still_loads_every_builtin(host, monkeypatch):
+    """A module that imported one family (a resume with --answer imports the core family for the
+    prompt's answer check) leaves the registry not empty; a call to a builtin of another family
+    still finds it, never "not available in this build"."""
+    import runtime.builtins as builtins
+
+    monkeypatch.setattr(builtins, "REGISTRY", {})
+    monkeypatch.setattr(builtins, "_LOADED", [])
+    for mod in [m for m in list(sys.modules) if m.startswith("runtime.builtins.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    importlib.import_module("runtime.builtins.core")  # one family, as runtime.durable.answers loads it
+    assert "nika:prompt" in builtins.REGISTRY and "nika:write" not in builtins.REGISTRY
+    e = await fails("nika:write", None, host[0])
+    assert e.code == "NIKA-BUILTIN-001"  # the contract speaks, and the builtin is there
+    assert "nika:write" in builtins.REGISTRY
