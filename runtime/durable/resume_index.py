@@ -36,6 +36,7 @@ from typing import Any
 
 from checker.model.workflow import CompiledWorkflow
 from runtime.journal.read import parsed_field
+from runtime.journal.scan import frame_fields
 
 RESUME_FIELDS = ("definition_hash", "input_hash")
 CHANGED = "the workflow file changed since this trace"
@@ -175,7 +176,7 @@ def open_resume(
     assert wf is not None and compiled.graph is not None
     index = read_history(trace, trace_dir=trace_dir, child=child, workflow=wf.id)
     frames = index.frames
-    pro = _fields(frames[0])
+    pro = frame_fields(frames[0])
     if pro.get("workflow_sha256") != hashlib.sha256(compiled.source.text.encode("utf-8")).hexdigest():
         index.notes.insert(0, _what_changed(index, compiled, model))
     if from_task is not None:
@@ -220,7 +221,7 @@ def read_history(
     hist = Histories(members_in(dirs))
     me = hist.find(path)
     if me is None:
-        me = Member(path, _fields(frames[0]), frames[0].get("timestamp"))
+        me = Member(path, frame_fields(frames[0]), frames[0].get("timestamp"))
         hist = Histories([*hist.members, me])
     done = [d for d in hist.descendants(me) if _state(d.path) == "success"]
     if done:
@@ -355,7 +356,7 @@ def _state(path: Path) -> str:
 
 
 def _prologue(index: ResumeIndex, trace: str, first: dict[str, Any], wf_id: str | None) -> None:
-    pro = _fields(first)
+    pro = frame_fields(first)
     if wf_id is not None and pro.get("workflow") != wf_id:
         raise ResumeRefused(
             f"--resume {trace}: the trace is a run of workflow `{pro.get('workflow')}`, not `{wf_id}`; "
@@ -370,7 +371,7 @@ def _prologue(index: ResumeIndex, trace: str, first: dict[str, Any], wf_id: str 
 
 def _fold(index: ResumeIndex, path: Path, n: int, frame: dict[str, Any]) -> None:
     kind = _kind(frame)
-    f = _fields(frame)
+    f = frame_fields(frame)
     tid = f.get("task")
     if not isinstance(tid, str):
         return
@@ -443,7 +444,7 @@ def _unseen(index: ResumeIndex, s: Any, members: list[Any]) -> None:
     done = set(index.latest) | {t for t, _, _ in index.iterations}
     started: dict[str, bool] = {}
     for frame in s.frames if s.terminal is None else []:  # a journal that ended: nothing was cut off
-        kind, f = _kind(frame), _fields(frame)
+        kind, f = _kind(frame), frame_fields(frame)
         tid = f.get("task")
         if not isinstance(tid, str):
             continue
@@ -520,9 +521,3 @@ def _lock(path: Path, index: ResumeIndex) -> Any:
 def _kind(frame: dict[str, Any]) -> str:
     k = frame.get("kind")
     return k if isinstance(k, str) else ""
-
-
-def _fields(frame: dict[str, Any]) -> dict[str, Any]:
-    from runtime.journal.scan import frame_fields as fields_of
-
-    return fields_of(frame)
