@@ -39,13 +39,16 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Make ``--dist loadgroup`` group again under pytest 9: pytest-xdist (3.8) marks a test of an
-    ``xdist_group`` by appending ``@group`` to ``item._nodeid``, which pytest 9 no longer reads
+    """Make ``--dist loadgroup`` group again under pytest 9.2: pytest-xdist (3.8) marks a test of an
+    ``xdist_group`` by appending ``@group`` to ``item._nodeid``, which pytest 9.2 no longer reads
     (the id is ``item._id``), so every group was spread over all workers, each starting its own
     Dask cluster, language servers and module fixtures. The suffix is put where pytest 9 reads it."""
     if not getattr(config.option, "loadgroup", False):
         return
-    from _pytest.nodeid import NodeId
+    try:  # pytest 9.2 moved the id to ``item._id``; before it, xdist's own ``_nodeid`` suffix works
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        return
 
     for item in items:
         names = sorted(
