@@ -27,6 +27,8 @@ from typing import Any, Protocol
 
 from checker.model.workflow import Task
 
+clock = time.monotonic  # the real clock a task's deadlines count from (``TaskRecord.started_monotonic``)
+
 
 @dataclass
 class Halt:
@@ -76,12 +78,12 @@ async def hold(run: Any, task: Task, scope: dict[str, Any], iteration: int | Non
     debugger: Debugger | None = run.options.debugger
     if debugger is None:
         return
-    t0 = time.monotonic()
+    t0 = clock()
     await debugger.before_effect(halt_of(run, task, scope, iteration))
     rec = run.records.get(task.id)
     if rec is None or not rec.started_monotonic:
         return
-    now = time.monotonic()  # held iterations overlap: only the part of this hold not given back yet
+    now = clock()  # held iterations overlap: only the part of this hold not given back yet
     released: dict[str, float] = run.__dict__.setdefault("_debug_released", {})
     rec.started_monotonic += max(0.0, now - max(t0, released.get(task.id, 0.0)))
     released[task.id] = now
