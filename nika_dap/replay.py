@@ -118,7 +118,7 @@ class Replay:
         hits = [n for n, (_line, task) in self.breakpoints.items() if task == p.task]
         if hits:
             return hits
-        if self.exceptions and p.status == "failure":
+        if self.exceptions and (p.status == "failure" or "error_code" in p.fields):  # failed (on_error: decided after)
             return []
         return None
 
@@ -141,7 +141,7 @@ class Replay:
             hits = self._stops_at(self.points[i])
             if hits is not None:
                 self.at = i
-                failed = not hits and self.points[i].status == "failure"
+                failed = not hits
                 return ("exception" if failed else "breakpoint", hits)
             i += step
         if step < 0:
