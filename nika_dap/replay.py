@@ -88,8 +88,14 @@ class Replay:
                 self.points.append(Point(i, task, None, TERMINAL_TASK[kind], fl))
             elif kind in ("checkpoint_written", "task_cache_hit") and isinstance(fl.get("index"), int):
                 self.points.append(Point(i, task, fl["index"], str(fl.get("status") or "success"), fl))
-        self.end = next((fl for k, fl in zip(self.kinds, self.fields, strict=True) if k.startswith("workflow_")
-                         and k != "workflow_started"), {})
+        self.end = next(
+            (
+                fl
+                for k, fl in zip(self.kinds, self.fields, strict=True)
+                if k.startswith("workflow_") and k != "workflow_started"
+            ),
+            {},
+        )
         self.state = str(self.end.get("state") or ("paused" if "workflow_paused" in self.kinds else "unfinished"))
         self.at = -1
         self.breakpoints: dict[int, tuple[int, str | None]] = {}  # id -> (line, task)
@@ -210,7 +216,10 @@ class Replay:
         snap = self.snapshot()
         names = {"task": "Task", "run": "Run", "tasks": "Settled tasks"}
         return [
-            {"name": names[k], "variablesReference": self.handles.ref(snap.get(k) or {"(empty)": None}),
-             "expensive": False}
+            {
+                "name": names[k],
+                "variablesReference": self.handles.ref(snap.get(k) or {"(empty)": None}),
+                "expensive": False,
+            }
             for k in names
         ]

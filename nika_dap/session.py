@@ -28,7 +28,12 @@ CAPABILITIES: dict[str, Any] = {
     "supportsTerminateRequest": True,
     "supportTerminateDebuggee": True,
     "exceptionBreakpointFilters": [
-        {"filter": "task_failure", "label": "Task failures", "description": "stop when a task fails, before on_error: decides", "default": False}
+        {
+            "filter": "task_failure",
+            "label": "Task failures",
+            "description": "stop when a task fails, before on_error: decides",
+            "default": False,
+        }
     ],
 }
 
@@ -141,7 +146,9 @@ class Session:
             self.live = Live(self.event, compiled, bound, self.workdir)
             self.live.pause_requested = self.stop_on_entry
             td = args.get("traceDir")
-            self.trace_dir = Path(self.workdir, td) if isinstance(td, str) and td else Path(self.workdir, ".nika/traces")
+            self.trace_dir = (
+                Path(self.workdir, td) if isinstance(td, str) and td else Path(self.workdir, ".nika/traces")
+            )
         self.launched = True
         for path, bps in self._pending_bps.items():
             self._apply_breakpoints(path, bps)
@@ -174,8 +181,17 @@ class Session:
             return {"breakpoints": [{"verified": False, "message": "a breakpoint needs a source path"} for _ in wanted]}
         self._pending_bps[path] = wanted
         if not self.launched:  # configured before launch: held until the launch says which file runs
-            return {"breakpoints": [{"id": self._next_id(), "verified": False, "line": b.get("line", 0),
-                                     "message": "pending until launch"} for b in wanted]}
+            return {
+                "breakpoints": [
+                    {
+                        "id": self._next_id(),
+                        "verified": False,
+                        "line": b.get("line", 0),
+                        "message": "pending until launch",
+                    }
+                    for b in wanted
+                ]
+            }
         return {"breakpoints": self._apply_breakpoints(path, wanted)}
 
     async def do_setExceptionBreakpoints(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -121,6 +121,4 @@ class Handles:
             items = [(f"[{i}]", v) for i, v in enumerate(value)]
         else:
             return []
-        return [
-            {"name": k, "value": show(v), "type": _kind(v), "variablesReference": self.ref(v)} for k, v in items
-        ]
+        return [{"name": k, "value": show(v), "type": _kind(v), "variablesReference": self.ref(v)} for k, v in items]

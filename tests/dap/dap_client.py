@@ -58,8 +58,12 @@ class Client:
                     return e
             await self._one()
 
-    async def start(self, launch: dict[str, Any], breakpoints: dict[str, list[dict[str, Any]]] | None = None,
-                    exceptions: bool = False) -> dict[str, Any]:
+    async def start(
+        self,
+        launch: dict[str, Any],
+        breakpoints: dict[str, list[dict[str, Any]]] | None = None,
+        exceptions: bool = False,
+    ) -> dict[str, Any]:
         init = await self.request("initialize", {"adapterID": "nika", "linesStartAt1": True})
         assert init["success"]
         await self.event("initialized")

@@ -89,8 +89,9 @@ async def test_a_stop_holds_the_whole_run_and_next_steps_to_the_next_task(tmp_pa
     await c.request("next", {"threadId": first["body"]["threadId"]})
     second = await c.stopped()  # `next`: held runs, and the next task to reach its effect stops
     assert second["body"]["reason"] == "step"
-    name = next(t["name"] for t in (await c.request("threads"))["body"]["threads"]
-                if t["id"] == second["body"]["threadId"])
+    name = next(
+        t["name"] for t in (await c.request("threads"))["body"]["threads"] if t["id"] == second["body"]["threadId"]
+    )
     assert name in {"sibling", "other"}
     await c.request("continue", {"threadId": second["body"]["threadId"]})
     assert await c.finish() == 0
@@ -116,7 +117,7 @@ tasks:
 async def test_for_each_breaks_per_iteration_with_the_item_and_a_condition(tmp_path: Path) -> None:
     wf = _write(tmp_path, "f.nika.yaml", FOR_EACH)
     c = Client(tmp_path)
-    await c.start({"program": str(wf)}, {str(wf): [{"line": _line(wf, "echo\", \"n="), "condition": "${{ item > 5 }}"}]})
+    await c.start({"program": str(wf)}, {str(wf): [{"line": _line(wf, 'echo", "n='), "condition": "${{ item > 5 }}"}]})
     seen = []
     for _ in range(2):  # 7 and 11 hold; 3 does not (the condition is false)
         stop = await c.stopped()
@@ -131,8 +132,9 @@ async def test_for_each_breaks_per_iteration_with_the_item_and_a_condition(tmp_p
 async def test_a_condition_that_does_not_parse_is_an_unverified_breakpoint(tmp_path: Path) -> None:
     wf = _write(tmp_path, "f.nika.yaml", FOR_EACH)
     c = Client(tmp_path)
-    answers = await c.start({"program": str(wf)}, {str(wf): [{"line": _line(wf, "each:"), "condition": "item >"},
-                                                               {"line": 1}]})
+    answers = await c.start(
+        {"program": str(wf)}, {str(wf): [{"line": _line(wf, "each:"), "condition": "item >"}, {"line": 1}]}
+    )
     bad, off = answers[str(wf)]["body"]["breakpoints"]
     assert bad["verified"] is False and "condition" in bad["message"]
     assert off["verified"] is False and "no task" in off["message"]
