@@ -250,8 +250,7 @@ class Live:
         if self.stopped is None:
             return
         self.stopped = None
-        self._running.set()
-        self.emit("continued", {"threadId": 1, "allThreadsContinued": True})
+        self._running.set()  # no `continued` event: the request itself says the run goes on (DAP)
 
     def pause(self) -> None:
         self.pause_requested = True
