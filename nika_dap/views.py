@@ -75,10 +75,11 @@ def show(value: Any, limit: int = 200) -> str:
     if isinstance(value, str):
         text = json.dumps(value, ensure_ascii=False)
     elif isinstance(value, dict):
-        text = "{…}" if value else "{}"
-        text = f"{{{len(value)} keys}}" if value else "{}"
+        n = len(value)
+        text = f"{{{n} key{'s' if n != 1 else ''}}}" if value else "{}"
     elif isinstance(value, list):
-        text = f"[{len(value)} items]" if value else "[]"
+        n = len(value)
+        text = f"[{n} item{'s' if n != 1 else ''}]" if value else "[]"
     else:
         text = json.dumps(value, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
