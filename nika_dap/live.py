@@ -100,6 +100,7 @@ class Live:
         self._running.set()
         self.step = False
         self.pause_requested = False
+        self.entry = False  # `stopOnEntry`: the first task to reach its effect stops, reason `entry`
         self.cancelling = False
         self.threads: dict[tuple[int, str, int | None], int] = {}
         self.thread_names: dict[int, str] = {}
@@ -198,7 +199,9 @@ class Live:
         await self._gate()
         if self.cancelling:
             return
-        if self.pause_requested:
+        if self.entry:
+            await self._stop(halt, thread, "entry")
+        elif self.pause_requested:
             await self._stop(halt, thread, "pause")
         elif self.step:
             await self._stop(halt, thread, "step")
@@ -225,7 +228,7 @@ class Live:
 
     async def _stop(self, halt: Halt, thread: int, reason: str, hits: list[int] | None = None, text: str = "") -> None:
         self.stopped = (halt, thread)
-        self.step = self.pause_requested = False
+        self.step = self.pause_requested = self.entry = False
         self._running.clear()
         self.handles.reset()
         self.frames.clear()

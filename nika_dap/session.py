@@ -144,7 +144,7 @@ class Session:
 
             compiled, bound = admit(str(Path(self.workdir, program)), inputs)
             self.live = Live(self.event, compiled, bound, self.workdir)
-            self.live.pause_requested = self.stop_on_entry
+            self.live.entry = self.stop_on_entry
             td = args.get("traceDir")
             self.trace_dir = (
                 Path(self.workdir, td) if isinstance(td, str) and td else Path(self.workdir, ".nika/traces")
