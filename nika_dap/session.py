@@ -150,6 +150,8 @@ class Session:
                 Path(self.workdir, td) if isinstance(td, str) and td else Path(self.workdir, ".nika/traces")
             )
         self.launched = True
+        if self.live is not None:  # a live run cannot step back: the client's buttons say so
+            self.event("capabilities", {"capabilities": {"supportsStepBack": False}})
         for path, bps in self._pending_bps.items():
             self._apply_breakpoints(path, bps)
         self._apply_exceptions()
