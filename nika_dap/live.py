@@ -98,7 +98,10 @@ class Live:
         self.stopped: tuple[Halt, int] | None = None
         self._running = asyncio.Event()
         self._running.set()
-        self.step = False
+        self.step = False  # armed: the next task to reach its effect stops (reason `step`)
+        self.stepping: tuple[int, str, int | None] | None = None  # `next` from this task: armed once it settles
+        self.last_step: dict[str, Any] | None = None  # what the stepped task settled with
+        self.reason = ""  # why the run last stopped
         self.pause_requested = False
         self.entry = False  # `stopOnEntry`: the first task to reach its effect stops, reason `entry`
         self.cancelling = False
@@ -199,6 +202,9 @@ class Live:
         await self._gate()
         if self.cancelling:
             return
+        st = self.stepping
+        if st is not None and st[:2] == (halt.run_key, halt.task.id) and st[2] != halt.iteration:
+            self.stepping, self.step = None, True  # `next` from an iteration: the task's next one stops
         if self.entry:
             await self._stop(halt, thread, "entry")
         elif self.pause_requested:
@@ -221,14 +227,21 @@ class Live:
         await self._stop(halt, thread, "exception", text=text)
 
     def ended(self, run_key: int, task_id: str, status: str, output: Any) -> None:
+        if self.stepping is not None and self.stepping[:2] == (run_key, task_id):
+            self.stepping, self.step = None, True
+            self.last_step = {"task": task_id, "status": status, "output": output}
         for key in [k for k in self.threads if k[0] == run_key and k[1] == task_id]:
             n = self.threads.pop(key)
             self.emit("thread", {"reason": "exited", "threadId": n})
         self.emit("output", {"category": "console", "output": f"{status:>9} {task_id}\n"})
 
     async def _stop(self, halt: Halt, thread: int, reason: str, hits: list[int] | None = None, text: str = "") -> None:
+        self.reason = reason
+        if reason != "step":
+            self.last_step = None
         self.stopped = (halt, thread)
         self.step = self.pause_requested = self.entry = False
+        self.stepping = None
         self._running.clear()
         self.handles.reset()
         self.frames.clear()
@@ -248,8 +261,14 @@ class Live:
     # -- requests ----------------------------------------------------------------------------
 
     def resume(self, how: str) -> None:
+        """``continue``; ``next``: the held task runs to its end, then the next task to reach its
+        effect stops (the stepped task's outcome is the *Last step* scope there)."""
         if how == "next":
-            self.step = True
+            if self.stopped is None:
+                self.step = True
+            else:
+                halt = self.stopped[0]
+                self.stepping = (halt.run_key, halt.task.id, halt.iteration)
         if self.stopped is None:
             return
         self.stopped = None
@@ -310,6 +329,16 @@ class Live:
                     "expensive": False,
                     "presentationHint": "locals" if name == "task" else None,
                 }
+            )
+        if self.last_step is not None and self.reason == "step":
+            out.insert(
+                1,
+                {
+                    "name": "Last step",
+                    "variablesReference": self.handles.ref(dict(self.last_step)),
+                    "expensive": False,
+                    "presentationHint": None,
+                },
             )
         for s in out:
             if s["presentationHint"] is None:

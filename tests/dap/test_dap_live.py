@@ -93,6 +93,9 @@ async def test_a_stop_holds_the_whole_run_and_next_steps_to_the_next_task(tmp_pa
         t["name"] for t in (await c.request("threads"))["body"]["threads"] if t["id"] == second["body"]["threadId"]
     )
     assert name in {"sibling", "other"}
+    assert live.run.records["held"].status == "success"  # `next` ran the held task to its end
+    last = (await c.variables_of(second["body"]["threadId"]))["Last step"]
+    assert last == {"task": '"held"', "status": '"success"', "output": '"held"'}
     await c.request("continue", {"threadId": second["body"]["threadId"]})
     assert await c.finish() == 0
     assert (tmp_path / "other.txt").exists() and (tmp_path / "sibling.txt").exists()
