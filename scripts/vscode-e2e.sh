@@ -5,7 +5,10 @@
 #         in a terminal, the live run view colouring the graph's nodes, the Nika Runs history, Approve
 #         Paused Run, a 2,000-task graph;
 #   bare: no nika.path, no nika on PATH, a test double of the Python extension: the not-found
-#         notification (once, its buttons), Set Path, Select Interpreter, then the workspace's .venv.
+#         notification (once, its buttons), Set Path, Select Interpreter, then the workspace's .venv;
+#   debug: a breakpoint on a task line, Debug Workflow (`nika dap`), the Variables view before the
+#         effect, continue (its screenshot is docs/images/debugging-stopped.png).
+# E2E_SESSIONS="main bare debug" (the default) runs a subset when set.
 # Screenshots, logs and observed.json go to vscode-extension/e2e-artifacts/ (gitignored).
 #
 # usage: scripts/vscode-e2e.sh
@@ -54,7 +57,7 @@ PYTHONPATH="$root\${PYTHONPATH:+:\$PYTHONPATH}" exec python3 -m nika "\$@"
 WRAP
 chmod +x "$art/nika-wrapper"
 cp "$root/scripts/e2e/release-notes.nika.yaml" "$root/scripts/e2e/other.nika.yaml" "$root/scripts/e2e/live.nika.yaml" \
-  "$root/scripts/e2e/approval.nika.yaml" "$art/workspace/"
+  "$root/scripts/e2e/approval.nika.yaml" "$root/scripts/e2e/debug.nika.yaml" "$art/workspace/"
 python3 "$root/scripts/e2e/big_workflow.py" 2000 >"$art/workspace/big.nika.yaml"
 # each workspace is its own project: without a nika.toml of its own, the checkout's (which leaves
 # vscode-extension/e2e-artifacts/** out of `nika check .`) would govern it, and Check Workspace finds nothing
@@ -120,21 +123,34 @@ session() {
 
 log "code-server $("$CODE_SERVER" --version | head -1)"
 status=0
-t2=$(date +%s)
-user_settings "$art/main-user" ""
-session main "$art/workspace" main "$PATH" "$ext/nika.vsix" || status=1
-t3=$(date +%s)
-# PATH without any nika: the system directories only (python3 and the tools code-server needs are there)
-bare_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-env PATH="$bare_path" sh -c 'command -v nika' >/dev/null && fail "a nika is on $bare_path: the not-found session needs none"
-# the editor also looks in the user's shell environment and the selected interpreter (python3)
-(cd / && env -u PYTHONPATH python3 -c 'import nika.cli' 2>/dev/null) &&
-  fail "python3 ($(command -v python3)) has nika-tools installed: the not-found session needs none (python3 -m pip uninstall nika-tools)"
-user_settings "$art/bare-user" ",
+sessions=" ${E2E_SESSIONS:-main bare debug} "  # a subset by hand: E2E_SESSIONS=debug scripts/vscode-e2e.sh
+timings="build+package $((t1 - t0)) s"
+if [[ $sessions == *" main "* ]]; then
+  t2=$(date +%s)
+  user_settings "$art/main-user" ""
+  session main "$art/workspace" main "$PATH" "$ext/nika.vsix" || status=1
+  timings+=", main session $(( $(date +%s) - t2 )) s"
+fi
+if [[ $sessions == *" bare "* ]]; then
+  t2=$(date +%s)
+  # PATH without any nika: the system directories only (python3 and the tools code-server needs are there)
+  bare_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  env PATH="$bare_path" sh -c 'command -v nika' >/dev/null && fail "a nika is on $bare_path: the not-found session needs none"
+  # the editor also looks in the user's shell environment and the selected interpreter (python3)
+  (cd / && env -u PYTHONPATH python3 -c 'import nika.cli' 2>/dev/null) &&
+    fail "python3 ($(command -v python3)) has nika-tools installed: the not-found session needs none (python3 -m pip uninstall nika-tools)"
+  user_settings "$art/bare-user" ",
   \"fakePython.interpreters\": [\"$(command -v python3)\", \"$art/fake-env/bin/python\"]"
-session bare "$art/bare" bare "$bare_path" "$ext/nika.vsix" "$art/fake-python.vsix" || status=1
-t4=$(date +%s)
-log "timings: build+package $((t1 - t0)) s, main session $((t3 - t2)) s, bare session $((t4 - t3)) s"
+  session bare "$art/bare" bare "$bare_path" "$ext/nika.vsix" "$art/fake-python.vsix" || status=1
+  timings+=", bare session $(( $(date +%s) - t2 )) s"
+fi
+if [[ $sessions == *" debug "* ]]; then
+  t2=$(date +%s)
+  user_settings "$art/debug-user" ""
+  session debug "$art/workspace" debug "$PATH" "$ext/nika.vsix" || status=1
+  timings+=", debug session $(( $(date +%s) - t2 )) s"
+fi
+log "timings: $timings"
 log "artifacts: $art"
 [ $status -eq 0 ] && log "passed" || log "FAILED"
 exit $status

@@ -13,7 +13,9 @@ if (tests) {
   const entryPoints = readdirSync("src/test").filter((f) => f.endsWith(".test.ts")).map((f) => `src/test/${f}`);
   // the views' tests run against a small fake of the `vscode` module (src/test/fakes/vscode.ts)
   const alias = { vscode: "./src/test/fakes/vscode.ts" };
-  await build({ ...common, entryPoints, outdir: "out/test", platform: "node", format: "cjs", target: "node20", alias });
+  // the debug adapter tests load the official DAP client and the TypeScript compiler (which reads the protocol types) unbundled
+  const external = ["@vscode/debugadapter-testsupport", "typescript"];
+  await build({ ...common, entryPoints, outdir: "out/test", platform: "node", format: "cjs", target: "node20", alias, external });
 } else {
   mkdirSync("dist", { recursive: true });
   copyFileSync("node_modules/elkjs/lib/elk-worker.min.js", "dist/elk-worker.js");

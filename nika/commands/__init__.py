@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {  # command -> its module under nika/commands/
     "graph": "graph",
     "inspect": "inspect",
     "lsp": "lsp",
+    "dap": "dap",
     "schema": "schema",
     "run": "run",
     "catalog": "catalog",

@@ -32,6 +32,8 @@ async def pipeline(run: FanningRun, task: Task) -> Outcome:
     except TaskError as err:
         return Outcome(Status.FAILURE, error=err)
     scope["with"] = with_now
+    if task.with_:  # the terminal frame carries them, masked by the journal (what `nika dap` replays show)
+        run.records[task.id].resolved_with = with_now
     if task.for_each is not None:
         from runtime.engine.for_each import for_each
 

@@ -109,6 +109,8 @@ def settled_fields(self: FramedRun, rec: TaskRecord) -> Fields:
     fields: Fields = [("task", rec.id), ("note", note(self.wf.tasks[rec.id], self.options.model))]
     if rec.duration_ms is not None:
         fields.append(("duration_ms", rec.duration_ms))
+    if rec.resolved_with is not None:  # the task's resolved `with:` (masked on write): a replay shows it
+        fields.append(("with", compact(rec.resolved_with)))
     out = None
     if rec.status == Status.SUCCESS:
         out = compact(rec.output)

@@ -49,3 +49,7 @@ class Options:
     # a child workflow's deterministic caller's runtime.determinism.Determinism (its clock binds the child)
     determinism: Any = None
     seed: int | None = None  # with `determinism`: the child's seed, from the caller's `child` stream
+    # `nika dap` (runtime.engine.debug.Debugger): the hooks that hold a task before its effect; a child run
+    # gets its caller's, with the caller's run key and invoking task as `debug_parent`
+    debugger: Any = None
+    debug_parent: tuple[int, str] | None = None

@@ -55,6 +55,7 @@ class TaskRecord:
     cache_hit: bool = False  # rehydrated from the resumed trace (ADR-099 §2), never run
     cost_usd: float | None = None  # its model calls' spend; None while unknown (an unpriced model)
     cost_known: bool = True
+    resolved_with: dict[str, Any] | None = None  # its `with:` values once resolved (journaled masked, for replay)
 
     def view(self) -> dict[str, Any]:
         """What ``${{ tasks.X.… }}`` reads once X settled."""

@@ -324,6 +324,8 @@ class Run:
             rec.duration_ms = elapsed_ms(self.clock, rec.started_clock)
         rec.cost_usd, rec.cost_known = self.meter.task_cost(tid)
         self.task_views[tid] = rec.view()
+        if self.options.debugger is not None:
+            self.options.debugger.ended(id(self), tid, rec.status, self.redactor(rec.output))
         self.emit(kind or _SETTLED_KIND[Status(rec.status)], [*self._settled_fields(rec), *extra])
         self.settled[tid].set()
         self._left -= 1
@@ -361,6 +363,8 @@ class Run:
     def child(self, compiled: CompiledWorkflow, inputs: dict[str, Any], options: Options) -> Run:
         """The run of a child workflow: in this run's working directory, under its permits too, and
         on this run's clock with a seed of this run's when this run is deterministic (NEP-0010 §5)."""
+        if self.options.debugger is not None:  # `nika dap`: the child's tasks break too, one frame deeper
+            options.debugger, options.debug_parent = self.options.debugger, (id(self), CURRENT_TASK.get() or "")
         if self.det.deterministic:
             options.determinism, options.seed = self.det, self.det.entropy.child_seed(CURRENT_TASK.get() or "")
         return Run(compiled, inputs, options, verbs=self.verbs, workdir=self.workdir, parent_boundary=self.boundary)
@@ -424,6 +428,11 @@ class Run:
             self._settle_now(tid, Outcome(Status.FAILURE, error=refused))
             self._pump()
             return
+        debugger = self.options.debugger
+        if debugger is not None:  # `nika dap`: while a breakpoint holds the run, no new task starts
+            await debugger.before_start(id(self), tid)
+            if self.cancelled:
+                raise asyncio.CancelledError
         if resume is not None and resume.cascade:  # it runs again: so does everything downstream of it
             from runtime.durable.resume_index import descendants
 

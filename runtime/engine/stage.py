@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from checker.core.vocab import OnErrorAction, Status
 from checker.model.workflow import Exec, Invoke, Task
+from runtime.engine.options import Options
 from runtime.engine.records import Outcome, timeout_error
 from runtime.engine.retry import AttemptingRun, attempts
 from runtime.errors import INTERNAL, TaskError
@@ -24,10 +25,15 @@ class StagedRun(AttemptingRun, Protocol):
 
     settled: dict[str, asyncio.Event]
     task_views: dict[str, dict[str, Any]]
+    options: Options
 
 
 async def verb_stage(run: StagedRun, task: Task, scope: dict[str, Any], iteration: int | None = None) -> Outcome:
     """The verb with ``retry:`` under ``timeout:``, then ``on_error:``, then ``output:`` bindings."""
+    if run.options.debugger is not None:  # `nika dap`: a breakpoint holds here, before the timeout starts
+        from runtime.engine.debug import hold
+
+        await hold(run, task, scope, iteration)
     try:
         if task.timeout is not None:
             token = EFFECT_DEADLINE.set((time.monotonic() + task.timeout.ms / 1000, task.timeout.ms))
@@ -43,6 +49,10 @@ async def verb_stage(run: StagedRun, task: Task, scope: dict[str, Any], iteratio
         check_returns(run, task, raw)
         return Outcome(Status.SUCCESS, raw, await bind(task, raw) if task.output else {}, started=True)
     except TaskError as err:
+        if run.options.debugger is not None:  # an exception breakpoint stops before on_error: decides
+            from runtime.engine.debug import failed
+
+            await failed(run, task, scope, iteration, err)
         return await on_error(run, task, scope, err)
 
 

@@ -4,6 +4,8 @@ main: diagnostics, quick fix, task graph, Check Workspace, Run Workflow in a ter
       view colouring the graph's nodes, the Nika Runs history, Approve Paused Run, a 2,000-task graph.
 bare: nika cannot be found: the not-found notification (once, its buttons), Set Path, Select
       Interpreter (a test double of the Python extension), then the workspace's .venv.
+debug: `nika dap`: a breakpoint on a task line, Debug Workflow, the Variables view holding the
+       task's resolved `with:` before its effect (no marker file yet), continue to the end.
 
 Every step waits for what it expects to see (a row in the Problems panel, a node in the graph),
 never for a fixed time; a step that does not see it within its timeout fails the run with a
@@ -190,6 +192,8 @@ def run(url: str, chromium: str, artifacts: Path, workspace: Path, nika: str, sc
             s.say(f"[{scenario}] workbench loaded in {time.monotonic() - t0:.1f} s")
             if scenario == "main":
                 main_session(s, workspace, csp)
+            elif scenario == "debug":
+                debug_session(s, workspace)
             else:
                 bare_session(s, workspace, nika)
         except (AssertionError, PlaywrightTimeout) as exc:
@@ -537,6 +541,51 @@ def bare_session(s: Step, workspace: Path, nika: str) -> None:
     s.observed["screenshot_venv"] = s.shot("bare-4-venv")
 
 
+DEBUG_FILE = "debug.nika.yaml"
+
+
+def debug_session(s: Step, workspace: Path) -> None:
+    """`nika dap` in the editor: a breakpoint on a task line, Debug Workflow, the Variables view
+    holding the task's resolved `with:` while its effect has not happened, then continue to the end."""
+    page = s.page
+    marker = workspace / "debug-marker.txt"
+    marker.unlink(missing_ok=True)
+    source = (workspace / DEBUG_FILE).read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if text.strip() == "marker:")
+    # 1. the breakpoint, on the task's key line
+    page.locator(".explorer-folders-view .monaco-list-row", has_text=DEBUG_FILE).first.click(timeout=30_000)
+    page.locator(".tabs-container .tab.active", has_text=DEBUG_FILE).first.wait_for(timeout=20_000)
+    page.locator(".statusbar-item", has_text="Nika").first.wait_for(timeout=30_000)
+    focus_editor(page)
+    go_to(page, line, 3)
+    page.keyboard.press("F9")
+    page.locator(".codicon-debug-breakpoint").first.wait_for(timeout=10_000)
+    # 2. Debug Workflow: the run stops before `marker`'s effect
+    command(page, "Nika: Debug Workflow")
+    page.locator(".debug-toolbar").first.wait_for(timeout=60_000)
+    page.locator(".codicon-debug-stackframe").first.wait_for(timeout=60_000)
+    variables = page.locator(".debug-view-content .monaco-list-row, .debug-pane .monaco-list-row")
+    with_row = variables.filter(has_text=re.compile(r"^\s*with\b"))
+    with_row.first.wait_for(timeout=30_000)
+    with_row.first.click()
+    held = variables.filter(has_text="debug-marker.txt")
+    held.first.wait_for(timeout=20_000)
+    assert not marker.exists(), "the marker exists while the task is held before its effect"
+    s.say(f"stopped at `marker` (line {line}): Variables shows {held.first.inner_text().split()!r}; no marker yet")
+    s.observed["held_variable"] = " ".join(held.first.inner_text().split())
+    s.observed["screenshot_debug_stopped"] = s.shot("debug-1-stopped")
+    # 3. continue: the effect happens and the session ends
+    page.keyboard.press("F5")
+    end = time.monotonic() + 60
+    while not marker.exists():
+        if time.monotonic() > end:
+            raise AssertionError("continue did not run the held effect within 60 s")
+        page.wait_for_timeout(100)
+    page.locator(".debug-toolbar").first.wait_for(state="hidden", timeout=60_000)
+    s.say("continued: the marker was written and the session ended")
+    s.observed["screenshot_debug_done"] = s.shot("debug-2-done")
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--url", required=True)
@@ -544,7 +593,7 @@ def main() -> int:
     p.add_argument("--artifacts", required=True, type=Path)
     p.add_argument("--workspace", required=True, type=Path)
     p.add_argument("--nika", required=True, help="the nika wrapper (copied into the bare workspace's .venv)")
-    p.add_argument("--scenario", choices=["main", "bare"], default="main")
+    p.add_argument("--scenario", choices=["main", "bare", "debug"], default="main")
     a = p.parse_args()
     return run(a.url, a.chromium, a.artifacts, a.workspace, a.nika, a.scenario)
 

@@ -2,6 +2,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { NikaClient, findNika } from "./client";
+import { registerDebugging } from "./debug";
 import { GraphView } from "./graphView";
 import { checkArgs, encodeInputValue, inputsFromSymbols, liveRunArgs, runArgs, taskRunArgs, taskSymbol } from "./run";
 import { HistoryView } from "./historyView";
@@ -75,6 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
       if (action === "restart") void client.restart("settings changed");
     }),
   );
+  registerDebugging(context, nikaCommand);  // `nika dap`: the debugger contribution (docs/debugging.md)
   await client.start();
   void history.refresh();
   return { nika: client };
