@@ -156,11 +156,10 @@ def uuid7(ns: int | None = None, rng: Any = None) -> str:
     """A time-ordered UUIDv7 (RFC 9562): 48 bits of unix milliseconds (``ns``, default now), the
     version, 12 random bits, the variant, 62 random bits (from ``rng``, default the system's)."""
     ms = (time.time_ns() if ns is None else ns) // 1_000_000
-    rand = os.urandom(10) if rng is None else rng.getrandbits(80).to_bytes(10, "big")
-    b = bytearray((ms & 0xFFFF_FFFF_FFFF).to_bytes(6, "big") + rand)
-    b[6] = 0x70 | (b[6] & 0x0F)
-    b[8] = 0x80 | (b[8] & 0x3F)
-    h = b.hex()
+    rand = bytearray(os.urandom(10) if rng is None else rng.getrandbits(80).to_bytes(10, "big"))
+    rand[0] = 0x70 | (rand[0] & 0x0F)  # the version (byte 6 of the UUID)
+    rand[2] = 0x80 | (rand[2] & 0x3F)  # the variant (byte 8)
+    h = (ms & 0xFFFF_FFFF_FFFF).to_bytes(6, "big").hex() + rand.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

@@ -26,9 +26,8 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TextIO
 
 from nika.cli_formats import add_output_format
 from nika.commands.run_console import is_tty, write
@@ -122,10 +121,12 @@ def run(args: Any) -> int:
     )
 
 
-@dataclass(frozen=True)
-class Flags:
+# The steps' records are named tuples, not dataclasses: :mod:`dataclasses` (and the :mod:`inspect`
+# it loads) would be most of what a one-task run imports beyond `nika check` (docs/speed.md).
+class Flags(NamedTuple):
     """How the run was asked for (the command line's options, or a caller's)."""
 
+    durable: Durable
     model: str | None = None
     max_parallel: int | None = None
     trace_dir: str | None = None
@@ -133,11 +134,9 @@ class Flags:
     gc: bool = True
     executor: str | None = None
     scheduler: str | None = None
-    durable: Durable = field(default_factory=Durable)
 
 
-@dataclass(frozen=True)
-class Say:
+class Say(NamedTuple):
     """Where the command writes (``out``: the report or the outputs; ``err``: progress and notes) and how."""
 
     out: TextIO
@@ -161,8 +160,7 @@ class Refused(Exception):
         self.message, self.exit_code, self.code, self.verdict = message, exit_code, code, verdict
 
 
-@dataclass
-class Admitted:
+class Admitted(NamedTuple):
     """A file the run may start from: compiled once and judged as ``nika check`` judges it, inputs bound."""
 
     file: str
@@ -170,8 +168,7 @@ class Admitted:
     inputs: dict[str, Any]
 
 
-@dataclass
-class Prepared:
+class Prepared(NamedTuple):
     """How to run: the engine's options, the event sinks and the executor session (``None``: local)."""
 
     options: Options
@@ -360,11 +357,9 @@ def _with_project_cap(durable: Durable, file: str) -> Durable:
     """The project's ``max-cost-usd`` setting, when ``--max-cost-usd`` does not say."""
     if durable.max_cost_usd is not None:
         return durable
-    from dataclasses import replace
-
     from checker.project.settings import settings_for
 
-    return replace(durable, max_cost_usd=settings_for(file).max_cost_usd)
+    return durable.replace(max_cost_usd=settings_for(file).max_cost_usd)
 
 
 def _gc_at_start(trace_dir: Path) -> str | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 PAUSED_EXIT = 4
@@ -49,15 +48,42 @@ def add_arguments(r: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass
 class Durable:
-    resume: str | None = None
-    from_task: str | None = None
-    answers: list[str] = field(default_factory=list)
-    max_cost_usd: float | None = None
-    tasks: list[str] = field(default_factory=list)  # `--task ID`: a task run (runtime.durable.selection)
-    with_dependents: bool = False
-    item: int | None = None
+    """The durable flags of one run. A plain class, not a dataclass: :mod:`dataclasses` (and the
+    :mod:`inspect` it loads) would be most of what a one-task ``nika run`` imports beyond ``nika
+    check``, and the command line stays standard library and ``nika`` only (docs/speed.md)."""
+
+    __slots__ = ("answers", "from_task", "item", "max_cost_usd", "resume", "tasks", "with_dependents")
+
+    def __init__(
+        self,
+        resume: str | None = None,
+        from_task: str | None = None,
+        answers: list[str] | None = None,
+        max_cost_usd: float | None = None,
+        tasks: list[str] | None = None,  # `--task ID`: a task run (runtime.durable.selection)
+        with_dependents: bool = False,
+        item: int | None = None,
+    ) -> None:
+        self.resume, self.from_task, self.max_cost_usd = resume, from_task, max_cost_usd
+        self.answers = answers if answers is not None else []
+        self.tasks = tasks if tasks is not None else []
+        self.with_dependents, self.item = with_dependents, item
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is self.__class__ and self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"Durable({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
+
+    def replace(self, **changes: Any) -> Durable:
+        """A copy with ``changes`` (what :func:`dataclasses.replace` did)."""
+        return Durable(**{**{k: getattr(self, k) for k in self.__slots__}, **changes})
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> Durable:
@@ -91,7 +117,7 @@ def options_for(
         raise DurableRefused(f"{'--with-dependents' if d.with_dependents else '--item'} needs --task ID")
     if d.resume is None and d.tasks:  # the records come from the workflow's latest run history, when it has one
         if _history_of(compiled, trace_dir) is not None:
-            d = replace(d, resume="latest")
+            d = d.replace(resume="latest")
         else:  # no run yet: the named tasks and their ancestors all run
             return {"max_cost_usd": d.max_cost_usd, **_selected(d, compiled, interactive)}
     if d.resume is None:

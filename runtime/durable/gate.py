@@ -130,7 +130,6 @@ class Gate:
     @classmethod
     def for_run(cls, run: GatedRun, o: GateOptions) -> Gate:
         from runtime.durable.downstream_effects import action_identity, effects_after, gated_actions
-        from runtime.durable.resume_index import descendants
 
         return cls(
             nonce=run.run_nonce,
@@ -142,7 +141,7 @@ class Gate:
             prompter=o.prompter if o.interactive else None,
             parent=o.parent_gate,
             gated=lambda tid: gated_actions(run.compiled, tid, o.model),
-            downstream=lambda tid: descendants(run.compiled, tid) - {tid},
+            downstream=lambda tid: _descendants(run.compiled, tid) - {tid},
             claims=o.claims,
             identity=lambda tid: action_identity(run.compiled, tid, o.model),
         )
@@ -405,3 +404,11 @@ class Gate:
 def _where(iteration: tuple[Any, Any] | None) -> dict[str, Any]:
     """Which call of a child a pause belongs to: ``{}``, or a ``for_each`` iteration's index and item hash."""
     return {} if iteration is None else {"index": iteration[0], "item": sha256(iteration[1])}
+
+
+def _descendants(compiled: Any, tid: str) -> set[str]:
+    """``tid`` and what depends on it (the resume index's reader is loaded by the first gate that asks,
+    not by every run: a one-task run never does)."""
+    from runtime.durable.resume_index import descendants
+
+    return descendants(compiled, tid)

@@ -30,10 +30,10 @@ rider's mark, ``runtime.journal.incomplete``: they run again).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from checker.model.workflow import CompiledWorkflow
 from runtime.journal.read import parsed_field
 from runtime.journal.scan import frame_fields
@@ -55,7 +55,7 @@ class ResumeLocked(ResumeRefused):
         self.index = index
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Hit:
     """A completed record the resumed task matches: its output and where it was read."""
 
@@ -63,7 +63,7 @@ class Hit:
     ref: dict[str, Any]
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class ResumeIndex:
     path: Path
     run_nonce: str | None = None

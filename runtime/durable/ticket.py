@@ -31,9 +31,10 @@ import re
 import secrets
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from checker.core.records import field, record
 
 TICKET_TTL_S = 15 * 60  # NEP-0013 §2: the engine-named TTL
 CLAIMS = "tickets"  # the folder of claim files, beside the journal that paused
@@ -102,7 +103,7 @@ def decision_of(answer: Any) -> str:
     return "deny" if answer is False else "allow"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Claim:
     """An answer that spent its ticket."""
 
@@ -135,7 +136,7 @@ class Claim:
             return None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Answer:
     """What became of an answer: ``status`` (below), a one-line ``message``, the HTTP status."""
 

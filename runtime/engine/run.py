@@ -79,7 +79,7 @@ class Run:
         assert compiled.workflow is not None and compiled.graph is not None
         from runtime.durable.gate import Gate
         from runtime.guard.redact import Redactor
-        from runtime.net.ssrf import with_project_allowance
+        from runtime.net.allowance import with_project_allowance
         from runtime.providers.cost import CostMeter
 
         self.compiled = compiled

@@ -20,16 +20,16 @@ first effect; ``nika trace ls`` shows the members of a history together).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.core.records import field, record
 from runtime.journal.scan import frame_fields
 
 PARENT_FIELDS = ("resumed_from", "resumed_from_nonce", "resumed_from_frames", "resumed_from_head")
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Member:
     """One journal of a history, as its prologue places it."""
 

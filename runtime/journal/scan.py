@@ -26,8 +26,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from checker.core.records import field, record
 
 GENESIS_TAG = b"nika-trace/genesis/v2"
 # Genesis digests this reader recognises: ours, and the one the reference engine's journals open with.
@@ -44,7 +45,7 @@ _KIND_FIELD = re.compile(rb'"kind":"([a-z_]+)","run":')
 _HEAD = b'{"chain":"'
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Scan:
     """What a journal's bytes are: its damage class, its frames (every line that parses, in order;
     a forged journal's too, for display) and the chain facts."""

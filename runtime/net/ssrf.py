@@ -12,7 +12,7 @@ The project configuration (``fetch-allow-private``, a list of the same items, in
 allowance is the union of both, so neither can narrow what the other lifts (the variable is the
 operator's per-shell or per-CI say, the project file the repository's standing one). The project
 list is joined into the run's engine environment once, when the run is set up
-(:func:`with_project_allowance`), so every executor and every reader of the variable sees the same
+(:func:`runtime.net.allowance.with_project_allowance`), so every executor and every reader of the variable sees the same
 allowance. A project file the workflow could rewrite (inside one of its ``permits.fs.write``
 grants, or a caller's) lifts nothing: like the MCP table, engine configuration the workflow can
 write is not engine configuration; a refusal it would have lifted says so.
@@ -24,17 +24,13 @@ import ipaddress
 import os
 import socket
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from checker.contracts import effects
 from checker.core.records import record
 from runtime.errors import TaskError
+from runtime.net.allowance import ALLOW_ENV, PROJECT_KEY, WITHHELD_ENV, with_project_allowance  # noqa: F401
 
 SEC = "NIKA-SEC-004"
-ALLOW_ENV = "NIKA_FETCH_ALLOW_PRIVATE"
-PROJECT_KEY = "fetch-allow-private"
-# Set by with_project_allowance when the project list was withheld: why, for the refusal message.
-WITHHELD_ENV = "NIKA_FETCH_ALLOW_PRIVATE_WITHHELD"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
@@ -130,28 +126,3 @@ def judge_host(host: str, port: int, allowance: Allowance, resolve: Resolver = s
                 details={"plane": "net", "gate": "ssrf", "host": host, "address": str(addr)},
             )
     return found[0]
-
-
-def with_project_allowance(env: dict[str, str], workflow_file: str, boundary: Any) -> dict[str, str]:
-    """The run's engine environment with the project's ``fetch-allow-private`` list joined onto
-    ``NIKA_FETCH_ALLOW_PRIVATE`` (the union); withheld, and why, when the workflow may write the
-    project file. A malformed project file was refused at admission; a run set up without one
-    (a library caller) keeps the environment as it is."""
-    from checker.project.config_files import SettingsError
-    from checker.project.settings import settings_for
-
-    try:
-        settings = settings_for(workflow_file)
-    except SettingsError:
-        return env
-    if not settings.fetch_allow_private or settings.origin is None:
-        return env
-    grant = boundary.write_grant_covering(settings.origin)
-    if grant is not None:
-        why = (
-            f"the project's `{PROJECT_KEY}` in {settings.origin} is not honoured: the file lies inside "
-            f"`permits.fs.write` ({grant}), so the workflow could rewrite it"
-        )
-        return {**env, WITHHELD_ENV: why}
-    items = [x for x in (env.get(ALLOW_ENV) or "").split(",") if x.strip()] + list(settings.fetch_allow_private)
-    return {**env, ALLOW_ENV: ",".join(dict.fromkeys(x.strip() for x in items))}

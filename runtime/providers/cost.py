@@ -48,6 +48,7 @@ class CostMeter:
         self.unknown_providers: set[str] = set()  # providers with a call the table could not price
         self.calls = 0
         self._unframed: dict[str, list[float | None]] = {}  # priced calls whose frame is not out yet
+        self._wrapped: dict[str, MeteredProvider] = {}  # by prefix: one wrapper per provider (two look-ups a call)
 
     @classmethod
     def for_run(cls, env: Mapping[str, str], cap: float | None, parent: CostMeter | None) -> CostMeter:
@@ -141,7 +142,12 @@ class CostMeter:
         return None if self.unknown else round(self.spent, 9)
 
     def wrap(self, provider: Provider, model_prefix: str) -> Provider:
-        return MeteredProvider(provider, self, model_prefix)
+        """``provider`` bounded and priced by this meter (the wrapper holds no state of its own, so
+        one per provider serves every call)."""
+        found = self._wrapped.get(model_prefix)
+        if found is None or found.inner is not provider:
+            found = self._wrapped[model_prefix] = MeteredProvider(provider, self, model_prefix)
+        return found
 
 
 class MeteredProvider(Provider):
