@@ -27,9 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
     p.add_argument("--max-runs", type=int, default=4, metavar="N", help="runs running at once (default 4)")
     p.add_argument("--max-body", type=int, default=256 * 1024, metavar="BYTES", help="request body bound")
-    p.add_argument(
-        "--allowed-host", action="append", default=[], metavar="NAME", help="another Host name to answer to"
-    )
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME", help="another Host name to answer to")
 
 
 def admit_like_run(file: str, inputs: dict[str, Any]) -> str | None:

@@ -64,7 +64,12 @@ class Guard:
         request = Request(scope)
         host = request.headers.get("host", "")
         if _host_name(host) not in self.hosts:
-            await _send(JSONResponse({"error": f"Host {host!r} is not a name this server answers to"}, 421), scope, receive, send)
+            await _send(
+                JSONResponse({"error": f"Host {host!r} is not a name this server answers to"}, 421),
+                scope,
+                receive,
+                send,
+            )
             return
         path = scope["path"]
         token = self.cfg.token
@@ -110,7 +115,10 @@ def create_app(
 
     def fire(s: Schedule) -> None:
         rec = store.start(s.workflow, s.inputs, f"schedule:{s.name}")
-        log(f"nika serve: schedule `{s.name}` started run {rec['id']}" + (f" (refused: {rec['refused']})" if rec["refused"] else ""))
+        log(
+            f"nika serve: schedule `{s.name}` started run {rec['id']}"
+            + (f" (refused: {rec['refused']})" if rec["refused"] else "")
+        )
 
     scheduler = Scheduler(cfg.schedules, Path(cfg.state_dir) / "schedules.json", fire, now=clock, log=log)
     hooks = {h.name: h for h in cfg.webhooks}
@@ -201,7 +209,7 @@ def create_app(
             return bad(400, str(exc))
         task, shown = doc.get("task"), doc.get("shown_hash")
         if not isinstance(task, str) or "value" not in doc or not isinstance(shown, str):
-            return bad(400, "an answer is {\"task\": TASK, \"value\": VALUE, \"shown_hash\": HASH}")
+            return bad(400, 'an answer is {"task": TASK, "value": VALUE, "shown_hash": HASH}')
         status, body = await run_in_threadpool(store.answer, rec, task, doc["value"], shown, "serve api")
         return JSONResponse(body, status)
 
@@ -281,7 +289,9 @@ def create_app(
         if not guard.bearer_ok("Bearer " + f.get("token", ""), cfg.token):
             return HTMLResponse(dashboard.login("wrong token"), 401)
         resp = RedirectResponse("/", 303)
-        resp.set_cookie(guard.SESSION_COOKIE, guard.session_value(cfg.token), httponly=True, samesite="strict", path="/")
+        resp.set_cookie(
+            guard.SESSION_COOKIE, guard.session_value(cfg.token), httponly=True, samesite="strict", path="/"
+        )
         return resp
 
     async def ui_start(request: Request) -> Response:

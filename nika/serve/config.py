@@ -150,15 +150,17 @@ def triggers(table: dict[str, Any], roots: tuple[str, ...]) -> tuple[tuple[Sched
     for name, s in _tables(table, "schedules", where):
         cron, wf, inputs = s.get("cron"), s.get("workflow"), s.get("inputs", {})
         if not isinstance(cron, str) or not isinstance(inputs, dict):
-            raise ConfigError(f"{where}: serve.schedules.{name}: needs `cron = \"…\"`, `workflow = \"…\"`, optional `inputs = {{…}}`")
+            raise ConfigError(
+                f'{where}: serve.schedules.{name}: needs `cron = "…"`, `workflow = "…"`, optional `inputs = {{…}}`'
+            )
         schedules.append(Schedule(name, cron, _workflow(wf, roots, where, f"schedules.{name}"), dict(inputs)))
     hooks: list[Webhook] = []
     for name, h in _tables(table, "webhooks", where):
         secret_env, inp = h.get("secret_env"), h.get("input")
         if not isinstance(secret_env, str) or not secret_env or (inp is not None and not isinstance(inp, str)):
             raise ConfigError(
-                f"{where}: serve.webhooks.{name}: needs `workflow = \"…\"` and `secret_env = \"VAR\"` "
-                "(the environment variable holding the HMAC secret), optional `input = \"NAME\"`"
+                f'{where}: serve.webhooks.{name}: needs `workflow = "…"` and `secret_env = "VAR"` '
+                '(the environment variable holding the HMAC secret), optional `input = "NAME"`'
             )
         hooks.append(Webhook(name, _workflow(h.get("workflow"), roots, where, f"webhooks.{name}"), secret_env, inp))
     return tuple(schedules), tuple(hooks)

@@ -156,7 +156,9 @@ def _gate(run_id: str, p: dict[str, Any], csrf: str) -> str:
 
 def _dag(projection: dict[str, Any], tasks: dict[str, Any]) -> str:
     nodes = [n["id"] for n in projection.get("nodes", [])]
-    edges = [(e["from"], e["to"]) for e in projection.get("edges", []) if e.get("from") in nodes and e.get("to") in nodes]
+    edges = [
+        (e["from"], e["to"]) for e in projection.get("edges", []) if e.get("from") in nodes and e.get("to") in nodes
+    ]
     wave: dict[str, int] = {}
     for n in nodes:  # nodes come in wave order: every upstream task is placed first
         wave[n] = 1 + max((wave.get(a, -1) for a, b in edges if b == n), default=-1)

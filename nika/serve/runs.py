@@ -199,7 +199,9 @@ class RunStore:
         doc["duration_s"] = (a.get("ended") or self.now()) - rec["attempts"][0]["started"]
         return {**doc, **base}
 
-    def journal(self, rec: dict[str, Any], a: dict[str, Any], report: dict[str, Any] | None, events: list) -> str | None:
+    def journal(
+        self, rec: dict[str, Any], a: dict[str, Any], report: dict[str, Any] | None, events: list
+    ) -> str | None:
         """The attempt's journal (absolute): the report's ``trace``, else found by the run nonce."""
         if report is not None and isinstance(report.get("trace"), str):
             return os.path.join(rec["root"], report["trace"])
@@ -259,7 +261,9 @@ class RunStore:
         with contextlib.suppress(ProcessLookupError):
             os.kill(a["pid"], signal.SIGTERM)
 
-    def answer(self, rec: dict[str, Any], task: str, value: Any, shown_hash: str, by: str) -> tuple[int, dict[str, Any]]:
+    def answer(
+        self, rec: dict[str, Any], task: str, value: Any, shown_hash: str, by: str
+    ) -> tuple[int, dict[str, Any]]:
         """Answer a paused gate through the one ticket mechanism (spent once, bound to what was shown,
         typed), then resume the run under the claim. The HTTP status and the body."""
         from runtime.durable.answers import answer_journal
