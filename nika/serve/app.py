@@ -35,7 +35,7 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",  # the Approve button cannot be framed (clickjacking)
     "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send `Origin: null` on forms
     "Cache-Control": "no-store",
 }
 
@@ -173,7 +173,10 @@ def create_app(
         if rec is None:
             return bad(404, "no such run")
         full = request.query_params.get("events") != "0"
-        return JSONResponse(await run_in_threadpool(store.view, rec, full=full))
+        doc = await run_in_threadpool(store.view, rec, full=full)
+        if await run_in_threadpool(store.refresh_expired, rec, doc):  # a fresh ticket is on its way
+            doc = await run_in_threadpool(store.view, rec, full=full)
+        return JSONResponse(doc)
 
     async def cancel(request: Request) -> Response:
         rec = record_or_404(request)

@@ -196,6 +196,9 @@ class RunStore:
             doc["events"] = events
         doc["journal"] = self.journal(rec, a, report, events)
         doc["pending"] = self.pending(rec, doc) if doc["workflow_state"] == "paused" else []
+        for p in doc["pending"]:  # the gate waits: shown as paused, not as a task yet to start
+            if isinstance(tasks.get(p["task"].split("/")[0]), dict):
+                tasks[p["task"].split("/")[0]]["status"] = "paused"
         doc["duration_s"] = (a.get("ended") or self.now()) - rec["attempts"][0]["started"]
         return {**doc, **base}
 
@@ -281,6 +284,21 @@ class RunStore:
         with self.lock:
             self._launch(rec, resume=doc["journal"])  # the resume runs under the claimed answer
         return got.http, body
+
+    def refresh_expired(self, rec: dict[str, Any], doc: dict[str, Any]) -> bool:
+        """Opening a paused run whose ticket expired issues a fresh one (NEP-0013 §2): the run is
+        resumed without an answer, and pauses again with a new ticket. Whether it was."""
+        if doc.get("workflow_state") != "paused" or not doc.get("journal"):
+            return False
+        if not any(
+            isinstance(p.get("expires_at"), int | float) and p["expires_at"] <= self.now() for p in doc["pending"]
+        ):
+            return False
+        with self.lock:
+            if rec["attempts"][-1].get("resume") == doc["journal"] or self.running_count() >= self.cfg.max_runs:
+                return False  # refreshed already (that attempt holds the new ticket), or no room now
+            self._launch(rec, resume=doc["journal"])
+        return True
 
     def resume(self, rec: dict[str, Any]) -> None:
         """Resume an interrupted, failed or cancelled run from its journal (the durable-runs rules apply)."""

@@ -270,3 +270,21 @@ def test_concurrent_runs_are_bounded(root: Path, monkeypatch: pytest.MonkeyPatch
     c = client(app)
     codes = [c.post("/runs", json={"workflow": "release.nika.yaml"}, headers=AUTH).status_code for _ in range(3)]
     assert codes == [201, 201, 429]
+
+
+def test_opening_a_run_whose_ticket_expired_asks_for_a_fresh_one(app, root: Path, monkeypatch) -> None:
+    rec = paused_run(app, root, monkeypatch)
+    launched: list[str | None] = []
+    monkeypatch.setattr(app.store, "_launch", lambda r, resume: launched.append(resume))
+    c = client(app)
+    doc = c.get(f"/runs/{rec['id']}", headers=AUTH).json()
+    assert launched == []  # inside its TTL: nothing to refresh
+    (p,) = doc["pending"]
+    monkeypatch.setattr(app.store, "now", lambda: p["expires_at"] + 1)
+    c.get(f"/runs/{rec['id']}", headers=AUTH)
+    assert launched == [doc["journal"]]  # resumed without an answer: it pauses again with a new ticket
+    # and an answer on the expired ticket is refused by the one ticket API (410)
+    from runtime.durable.answers import answer_journal
+
+    got = answer_journal(doc["journal"], "approve", True, shown_hash=p["shown_hash"], now=p["expires_at"] + 1)
+    assert got.status == "expired" and got.http == 410
