@@ -123,7 +123,17 @@ class NikaLanguageServer(LanguageServer):
         old, self.settings = self.settings, parsed.settings
         if old.inlay_hints != parsed.settings.inlay_hints:
             self._refresh_inlay_hints()
+        if old.run_lenses != parsed.settings.run_lenses:
+            self._refresh_code_lenses()
         return parsed.found
+
+    def _refresh_code_lenses(self) -> None:
+        ws = self.client_capabilities.workspace
+        if not (ws and ws.code_lens and ws.code_lens.refresh_support):
+            return
+        with contextlib.suppress(Exception):
+            future = self.workspace_code_lens_refresh(None)
+            future.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
 
     def _refresh_inlay_hints(self) -> None:
         ws = self.client_capabilities.workspace
@@ -455,16 +465,16 @@ async def pull_diagnostic(ls: NikaLanguageServer, params: lsp.DocumentDiagnostic
 def _register_features() -> None:
     from nika_lsp.features import (
         actions,
-        certificate,
         completion,
         hover,
+        lenses,
         navigation,
         outline,
         semantic_document,
         tokens,
     )
 
-    for module in (hover, completion, navigation, outline, tokens, actions, semantic_document, certificate):
+    for module in (hover, completion, navigation, outline, tokens, actions, semantic_document, lenses):
         module.register(server)
 
 

@@ -28,9 +28,13 @@ class Settings:
     inlay_hints: bool = True
     """Show each task's wave and incoming edges as inlay hints."""
 
+    run_lenses: bool = False
+    """Offer a "Run task" code lens on each task (command ``nika.runTask``): off unless the client
+    implements that command (the VS Code extension turns it on)."""
+
 
 # The client-side (camelCase) name of each setting, and the type its value must have.
-_KEYS: dict[str, tuple[str, type]] = {"inlayHints": ("inlay_hints", bool)}
+_KEYS: dict[str, tuple[str, type]] = {"inlayHints": ("inlay_hints", bool), "runLenses": ("run_lenses", bool)}
 
 # Settings of the same section that the editor's extension reads itself (which `nika` to start, with
 # which arguments, and protocol tracing): a client that synchronises the whole section sends them

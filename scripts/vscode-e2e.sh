@@ -56,6 +56,9 @@ chmod +x "$art/nika-wrapper"
 cp "$root/scripts/e2e/release-notes.nika.yaml" "$root/scripts/e2e/other.nika.yaml" "$root/scripts/e2e/live.nika.yaml" \
   "$root/scripts/e2e/approval.nika.yaml" "$art/workspace/"
 python3 "$root/scripts/e2e/big_workflow.py" 2000 >"$art/workspace/big.nika.yaml"
+# each workspace is its own project: without a nika.toml of its own, the checkout's (which leaves
+# vscode-extension/e2e-artifacts/** out of `nika check .`) would govern it, and Check Workspace finds nothing
+for w in workspace bare; do printf '# the e2e workspace: its own project\n' >"$art/$w/nika.toml"; done
 cat >"$art/workspace/.vscode/settings.json" <<JSON
 { "nika.path": "$art/nika-wrapper", "nika.trace.server": "messages" }
 JSON
@@ -124,6 +127,9 @@ t3=$(date +%s)
 # PATH without any nika: the system directories only (python3 and the tools code-server needs are there)
 bare_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 env PATH="$bare_path" sh -c 'command -v nika' >/dev/null && fail "a nika is on $bare_path: the not-found session needs none"
+# the editor also looks in the user's shell environment and the selected interpreter (python3)
+(cd / && env -u PYTHONPATH python3 -c 'import nika.cli' 2>/dev/null) &&
+  fail "python3 ($(command -v python3)) has nika-tools installed: the not-found session needs none (python3 -m pip uninstall nika-tools)"
 user_settings "$art/bare-user" ",
   \"fakePython.interpreters\": [\"$(command -v python3)\", \"$art/fake-env/bin/python\"]"
 session bare "$art/bare" bare "$bare_path" "$ext/nika.vsix" "$art/fake-python.vsix" || status=1

@@ -160,11 +160,18 @@ def _tools(srv: Any, guarded: Any, notes: dict[str, Any]) -> None:
 
     @srv.tool(annotations=notes["run_dry"])
     async def run_dry(
-        ctx: Context, text: str | None = None, path: str | None = None, model: str | None = None
+        ctx: Context,
+        text: str | None = None,
+        path: str | None = None,
+        model: str | None = None,
+        tasks: list[str] | None = None,
+        with_dependents: bool = False,
     ) -> dict[str, Any]:
         """What a run would do, without running: waves, edges, the effects each task needs and the
-        permits, or the refusal with `nika check`'s findings."""
-        return await guarded(ctx, t.run_dry, text, path, model)  # type: ignore[no-any-return]
+        permits, or the refusal with `nika check`'s findings. With `tasks` (and `with_dependents`):
+        the selection `nika run --task ID` would make — what runs, what is reused from the latest
+        run history when recorded, which gates ask again."""
+        return await guarded(ctx, t.run_dry, text, path, model, tasks=tasks, with_dependents=with_dependents)  # type: ignore[no-any-return]
 
 
 def _resources(srv: Any) -> None:

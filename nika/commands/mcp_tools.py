@@ -190,10 +190,21 @@ def fix(
 
 
 def run_dry(
-    text: str | None = None, path: str | None = None, model: str | None = None, roots: Roots | None = None
+    text: str | None = None,
+    path: str | None = None,
+    model: str | None = None,
+    roots: Roots | None = None,
+    tasks: list[str] | None = None,
+    with_dependents: bool = False,
 ) -> dict[str, Any]:
     """What ``nika run --dry-run --output-format json`` prints: the plan, its effects and the permits,
-    or the refusal (``nika check``'s findings) when the workflow would not run. Nothing runs."""
+    or the refusal (``nika check``'s findings) when the workflow would not run. Nothing runs.
+
+    With ``tasks`` (and ``with_dependents``), also the selection ``nika run --task ID…`` would make
+    (:mod:`runtime.durable.selection`): ``named``, ``runs`` (what runs whatever the history holds:
+    the named tasks, their dependents, every gate), ``reused_if_recorded`` (ancestors taken from the
+    latest run history when it holds a matching record, run otherwise) and ``asks_again`` (gates,
+    never reused from a record). The server runs no workflow (docs/edit-run-loop.md says why)."""
     from nika.output.run_text import plan
     from runtime.engine.inputs import unsupported_run_block
 
@@ -205,4 +216,26 @@ def run_dry(
     unsupported = unsupported_run_block(compiled.workflow)
     if unsupported is not None:
         return {"workflow_state": "refused", "error": {"code": "NIKA-IMPL-002", "message": unsupported}}
-    return plan(compiled, model)
+    out = plan(compiled, model)
+    if tasks:
+        out = {**out, "selection": _selection(compiled, tasks, with_dependents)}
+    elif with_dependents:
+        raise ToolError("`with_dependents` needs `tasks` (the tasks whose dependents are added)")
+    return out
+
+
+def _selection(compiled: Any, tasks: list[str], with_dependents: bool) -> dict[str, Any]:
+    """The selection of a task run, as plain lists (the one :func:`select` ``nika run`` calls)."""
+    from runtime.durable.selection import SelectionRefused, asks_a_person, select
+
+    try:  # interactive: a gate in the selection is listed as asking again, not refused
+        picked = select(compiled, list(tasks), with_dependents=with_dependents, interactive=True)
+    except SelectionRefused as exc:
+        raise ToolError(str(exc)) from None
+    wf = compiled.workflow
+    return {
+        "named": list(picked.named),
+        "runs": sorted(picked.forced),
+        "reused_if_recorded": sorted(picked.tasks - picked.forced),
+        "asks_again": sorted(t for t in picked.tasks if asks_a_person(wf.tasks[t])),
+    }

@@ -3,7 +3,8 @@ task's key line, a code lens with the task's cost and wave (``≤ $0.0040 · wav
 
 Both read :func:`checker.views.certificate.certify`, computed once per snapshot, with the prices of
 ``NIKA_PRICES`` in the server's environment (the table ``nika check`` and ``nika run`` read). A
-lens carries a command with an empty id, which clients render as plain, unclickable text.
+lens carries a command with an empty id, which clients render as plain, unclickable text; the
+handler that serves it with the run lenses is :mod:`nika_lsp.features.lenses`.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ from nika_lsp.convert import span_to_range
 
 if TYPE_CHECKING:
     from nika_lsp.documents import Snapshot
-    from nika_lsp.host import Host
 
-__all__ = ["certificate_markdown", "certificate_of", "code_lenses", "register"]
+__all__ = ["certificate_markdown", "certificate_of", "code_lenses"]
 
 # Reasons listed under the risk grade in the hover card; the rest are counted.
 MAX_REASONS = 5
@@ -83,14 +83,3 @@ def code_lenses(snap: Snapshot, encoding: str) -> list[lsp.CodeLens]:
         )
         for tid, task in wf.tasks.items()
     ]
-
-
-def register(server: Host) -> None:
-    """Attach the code lens handler (the hover card is part of :mod:`nika_lsp.features.hover`)."""
-
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
-    async def code_lens(ls: Host, params: lsp.CodeLensParams) -> list[lsp.CodeLens] | None:
-        snap = await ls.snapshot_async(params.text_document.uri)
-        if snap is None:
-            return None
-        return ls.safely("codeLens", lambda: code_lenses(snap, ls.encoding), [])

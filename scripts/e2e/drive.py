@@ -393,6 +393,33 @@ def main_session(s: Step, workspace: Path, csp: list[str]) -> None:
     s.observed["approved"] = {"header": header(run_pane), "nodes": resumed, "history": rows(history)}
     s.observed["screenshot_approved"] = s.shot("11-approved")
 
+    # 10b. the "▶ Run task" code lens on `summary`: one task runs, its ancestors come from step 8's run
+    #     (its tab is still open: a click on it, quick open after the approval pick can lose the focus)
+    page.locator(".tabs-container .tab", has_text="live.nika.yaml").first.click()
+    page.locator(".tabs-container .tab.active", has_text="live.nika.yaml").first.wait_for(timeout=10_000)
+    frame.locator('g.task[data-task="hold"]').wait_for(timeout=30_000)
+    live_source = (workspace / "live.nika.yaml").read_text().splitlines()
+    go_to(page, next(i for i, line in enumerate(live_source, 1) if line == "  summary:"), 3)  # scrolls it into view
+    key = page.locator(".monaco-editor .view-line", has_text=re.compile(r"^\s*summary:")).first
+    key.wait_for(timeout=20_000)
+    lens = page.locator(".codelens-decoration a", has_text="▶ Run task")
+    lens.first.wait_for(timeout=30_000)
+    # lenses are drawn only for the lines in view, each just above its task's key line
+    key_y = key.bounding_box()["y"]  # type: ignore[index]
+    above = [(lens.nth(i).bounding_box()["y"], i) for i in range(lens.count())]  # type: ignore[index]
+    _, nearest = max((y, i) for y, i in above if y < key_y)
+    titles = [" ".join(t.split()) for t in page.locator(".codelens-decoration").all_inner_texts()]
+    s.say(f"code lenses in view on live.nika.yaml: {titles!r}")
+    s.observed["screenshot_lenses"] = s.shot("11b-run-task-lens")
+    lens.nth(nearest).click()
+    run_pane.locator(".pane-header", has_text=re.compile(r"succeeded ·")).wait_for(timeout=30_000)
+    frame.locator('g.task[data-task="summary"][data-run="success"]').wait_for(timeout=10_000)
+    one = {k: v["run"] for k, v in node_runs(frame).items()}
+    assert (one["notes"], one["hold"], one["summary"]) == ("cache_hit", "cache_hit", "success"), one
+    s.say(f"Run task `summary`: header {header(run_pane)!r}; nodes {one}")
+    s.observed["run_task"] = {"header": header(run_pane), "nodes": one, "lenses": titles}
+    s.observed["screenshot_run_task"] = s.shot("11c-run-task")
+
     # 11. a 2,000-task workflow: the column layout, drawn at once, said so in the summary
     focus_editor(page)
     box = page.locator(".quick-input-widget input")

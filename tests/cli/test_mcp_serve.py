@@ -95,6 +95,45 @@ def test_run_dry_plans_a_clean_workflow(tmp_path: Path, monkeypatch: pytest.Monk
     assert plan["waves"] == [["a"]] and plan["tasks"]["a"]["effects"] == ["model mock/echo"]
 
 
+SELECTED = """\
+nika: v1
+workflow: { id: selected }
+permits: { tools: ["nika:jq", "nika:prompt"] }
+tasks:
+  fetch:
+    infer: { prompt: "rows", model: mock/echo }
+  ok:
+    invoke: { tool: "nika:prompt", args: { mode: confirm, message: "Ship?", default: true } }
+  shape:
+    after: { ok: success }
+    with: { r: "${{ tasks.fetch.output }}" }
+    invoke: { tool: "nika:jq", args: { input: "${{ with.r }}", expression: "." } }
+  publish:
+    with: { s: "${{ tasks.shape.output }}" }
+    invoke: { tool: "nika:jq", args: { input: "${{ with.s }}", expression: "." } }
+"""
+
+
+def test_run_dry_shows_the_selection_of_a_task_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The selection `nika run --task` makes, from the one `select` the run calls; nothing runs."""
+    monkeypatch.chdir(tmp_path)
+    plan = mcp_tools.run_dry(text=SELECTED, tasks=["shape"])
+    assert plan["selection"] == {
+        "named": ["shape"],
+        "runs": ["ok", "shape"],  # the named task and every gate (a gate is never reused from a record)
+        "reused_if_recorded": ["fetch"],
+        "asks_again": ["ok"],
+    }
+    deps = mcp_tools.run_dry(text=SELECTED, tasks=["shape"], with_dependents=True)["selection"]
+    assert deps["runs"] == ["ok", "publish", "shape"] and deps["reused_if_recorded"] == ["fetch"]
+    assert "selection" not in mcp_tools.run_dry(text=SELECTED)
+    with pytest.raises(mcp_tools.ToolError, match="the workflow has no such task"):
+        mcp_tools.run_dry(text=SELECTED, tasks=["nope"])
+    with pytest.raises(mcp_tools.ToolError, match="`with_dependents` needs `tasks`"):
+        mcp_tools.run_dry(text=SELECTED, with_dependents=True)
+    assert not (tmp_path / ".nika").exists()  # a plan: no journal, no run
+
+
 def test_a_bad_http_address_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     from nika.cli import main
 

@@ -25,10 +25,10 @@ from nika_lsp.convert import offset_of
 from nika_lsp.documents import Documents, Snapshot
 from nika_lsp.features import (
     actions,
-    certificate,
     completion,
     diagnostics,
     hover,
+    lenses,
     navigation,
     outline,
     semantic_document,
@@ -165,5 +165,5 @@ class Editor:
     def semantic_document(self, uri: str) -> dict[str, object]:
         return semantic_document.document_for(self.snap(uri), self.encoding)
 
-    def code_lenses(self, uri: str) -> list[lsp.CodeLens]:
-        return certificate.code_lenses(self.snap(uri), self.encoding)
+    def code_lenses(self, uri: str, *, run: bool = False) -> list[lsp.CodeLens]:
+        return lenses.code_lenses(self.snap(uri), self.encoding, run=run)

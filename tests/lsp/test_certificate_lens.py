@@ -133,3 +133,54 @@ async def test_code_lens_over_the_wire(client: LanguageClient) -> None:
     titles = [lens.command.title for lens in lenses if lens.command]
     assert [lens.range.start.line for lens in lenses] == [6, 9, 12]
     assert titles[0].endswith("· wave 1 of 3") and titles[2] == "no model cost · wave 3 of 3"
+
+
+# -- the run lenses (setting `nika.runLenses`) ---------------------------------------------
+
+
+def test_run_lenses_name_the_task_and_offer_its_dependents(editor: Editor) -> None:
+    uri = editor.open(DOC, URI)
+    runs = [
+        (lens.range.start.line, lens.command.title, lens.command.arguments)
+        for lens in editor.code_lenses(uri, run=True)
+        if lens.command and lens.command.command == "nika.runTask"
+    ]
+    assert runs == [
+        (6, "▶ Run task", [uri, "draft"]),
+        (6, "with dependents", [uri, "draft", True]),
+        (9, "▶ Run task", [uri, "review"]),
+        (9, "with dependents", [uri, "review", True]),
+        (12, "▶ Run task", [uri, "tidy"]),  # nothing depends on it
+    ]
+    # the certificate's lenses are still there, after the run lenses of the same line
+    assert [lens.command.title for lens in editor.code_lenses(uri, run=True) if lens.command][
+        2
+    ] == "≤ $0.0012 · wave 1 of 3"
+
+
+def test_run_lenses_are_off_unless_the_client_asks(editor: Editor) -> None:
+    uri = editor.open(DOC, URI)
+    assert all(lens.command is not None and lens.command.command == "" for lens in editor.code_lenses(uri))
+
+
+def test_a_task_on_a_cycle_gets_no_run_lens(editor: Editor) -> None:
+    doc = (
+        "nika: v1\nworkflow:\n  id: loop\ntasks:\n"
+        '  a:\n    with: { x: "${{ tasks.b.output }}" }\n'
+        '    invoke: { tool: "nika:log", args: { message: "${{ with.x }}" } }\n'
+        '  b:\n    with: { x: "${{ tasks.a.output }}" }\n'
+        '    invoke: { tool: "nika:log", args: { message: "${{ with.x }}" } }\n'
+        '  c:\n    invoke: { tool: "nika:log", args: { message: "hi" } }\n'
+    )
+    uri = editor.open(doc)
+    runs = [
+        lens.command.arguments for lens in editor.code_lenses(uri, run=True) if lens.command and lens.command.command
+    ]
+    assert runs == [[uri, "c"]]
+
+
+def test_the_run_lens_setting_is_read() -> None:
+    from nika_lsp.settings import parse
+
+    assert parse({"runLenses": True}, bare=True).settings.run_lenses is True
+    assert parse({"nika": {"inlayHints": False}}).settings.run_lenses is False

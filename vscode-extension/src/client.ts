@@ -168,6 +168,8 @@ export class NikaClient implements vscode.Disposable {
         { language: "nika", scheme: "untitled" },
       ],
       outputChannel: this.output,
+      // the extension implements `nika.runTask`, so it asks for the server's "Run task" lenses
+      initializationOptions: { inlayHints: settings.inlayHints, runLenses: settings.runLenses },
       synchronize: { configurationSection: "nika" },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { NikaClient, findNika } from "./client";
 import { GraphView } from "./graphView";
-import { checkArgs, encodeInputValue, inputsFromSymbols, liveRunArgs, runArgs, taskSymbol } from "./run";
+import { checkArgs, encodeInputValue, inputsFromSymbols, liveRunArgs, runArgs, taskRunArgs, taskSymbol } from "./run";
 import { HistoryView } from "./historyView";
 import { answerOptions, approveArgs, journalPath, type PastRun, pausedPrompt, replayArgs, runFolder, typedAnswer } from "./runHistory";
 import { RunView } from "./runView";
@@ -47,6 +47,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ nika
     }),
     vscode.commands.registerCommand("nika.approveRun", (r?: PastRun) => approveRun(r)),
     vscode.commands.registerCommand("nika.revealTask", (uri: vscode.Uri, id: string) => revealTask(uri, id)),
+    // the server's "Run task" lens (nika.runLenses): [uri, task id, with dependents?]
+    vscode.commands.registerCommand("nika.runTask", (uri: string | vscode.Uri, id: string, withDependents?: boolean) =>
+      runOneTask(typeof uri === "string" ? vscode.Uri.parse(uri) : uri, id, withDependents === true),
+    ),
     vscode.commands.registerCommand("nika.checkWorkspace", () => checkWorkspace()),
     vscode.tasks.registerTaskProvider("nika", {
       provideTasks: async () => {
@@ -175,6 +179,18 @@ async function approveRun(given?: PastRun): Promise<void> {
   const file = path.resolve(cwd, prompt.source);
   historyView?.ranIn(cwd);
   await runView.start(command, approveArgs(file, journalPath(r), prompt.task, answer), cwd, { file: vscode.Uri.file(file), label: r.workflow });
+}
+
+/** A "Run task" lens: save the workflow, then `nika run FILE --task ID` in the live run view (ancestors from the run history). */
+async function runOneTask(uri: vscode.Uri, id: string, withDependents: boolean): Promise<void> {
+  if (uri.scheme !== "file") return void vscode.window.showInformationMessage("Nika: save the workflow before running a task.");
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (doc?.isDirty && !(await doc.save())) return;
+  const command = await nikaCommand();
+  if (!command) return;
+  const file = uri.fsPath;
+  historyView?.ranIn(path.dirname(file));
+  await runView?.start(command, taskRunArgs(file, id, withDependents), path.dirname(file), { file: uri, label: `${path.basename(file)} · ${id}` });
 }
 
 async function runWorkflow(mode: "live" | "terminal"): Promise<void> {

@@ -41,6 +41,11 @@ export function liveRunArgs(file: string, values: [string, string][]): string[] 
   return [...runArgs(file, values), ...EVENTS_ARGS];
 }
 
+/** A "Run task" lens: one task (and with `withDependents` what depends on it), its ancestors from the latest run history. */
+export function taskRunArgs(file: string, task: string, withDependents: boolean): string[] {
+  return ["run", file, "--task", task, ...(withDependents ? ["--with-dependents"] : []), ...EVENTS_ARGS];
+}
+
 export const CHECK_ARGS = ["check", "--output-format", "concise", "--color", "never"];
 
 export function checkArgs(paths: string[] | undefined): string[] {

@@ -4,10 +4,11 @@ export interface NikaSettings {
   path: string;
   args: string[];
   inlayHints: boolean;
+  runLenses: boolean;
   trace: "off" | "messages" | "verbose";
 }
 
-export const DEFAULTS: NikaSettings = { path: "", args: ["lsp"], inlayHints: true, trace: "off" };
+export const DEFAULTS: NikaSettings = { path: "", args: ["lsp"], inlayHints: true, runLenses: true, trace: "off" };
 
 /** Read the settings from any `get(key, default)` accessor (a WorkspaceConfiguration for `nika`). */
 export function readSettings(get: <T>(key: string, fallback: T) => T): NikaSettings {
@@ -17,11 +18,12 @@ export function readSettings(get: <T>(key: string, fallback: T) => T): NikaSetti
     path: String(get<unknown>("path", DEFAULTS.path) ?? ""),
     args: Array.isArray(args) && args.every((a) => typeof a === "string") && args.length ? args : DEFAULTS.args,
     inlayHints: get<unknown>("inlayHints", DEFAULTS.inlayHints) !== false,
+    runLenses: get<unknown>("runLenses", DEFAULTS.runLenses) !== false,
     trace: trace === "messages" || trace === "verbose" ? trace : "off",
   };
 }
 
-/** Settings whose change restarts the language server (inlay hints and tracing are applied live). */
+/** Settings whose change restarts the language server (inlay hints, run lenses and tracing are applied live). */
 export const RESTART_KEYS = ["nika.path", "nika.args"] as const;
 
 export type ChangeAction = "restart" | "live" | "none";
@@ -29,7 +31,7 @@ export type ChangeAction = "restart" | "live" | "none";
 /** What to do about a configuration change, given `affects(section)`. */
 export function actionFor(affects: (section: string) => boolean): ChangeAction {
   if (RESTART_KEYS.some((k) => affects(k))) return "restart";
-  if (affects("nika.inlayHints") || affects("nika.trace.server")) return "live";
+  if (affects("nika.inlayHints") || affects("nika.runLenses") || affects("nika.trace.server")) return "live";
   return "none";
 }
 

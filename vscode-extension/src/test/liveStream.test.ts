@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
-import { liveRunArgs } from "../run";
+import { liveRunArgs, taskRunArgs } from "../run";
 import { lsArgs, parseTraceLs, replayArgs } from "../runHistory";
 import { LineBuffer, RunState } from "../runEvents";
 
@@ -58,4 +58,32 @@ test("a real run streams into the run state: every task settles with its duratio
   assert.ok(seen.indexOf("translate:running") < seen.indexOf("translate:success"), seen.join(" "));
   assert.ok(seen.indexOf("translate:success") < seen.indexOf("collect:running"), seen.join(" "));
   assert.ok(state.outputs && typeof state.outputs === "object" && "translations" in (state.outputs as object));
+});
+
+test("a Run task lens runs one task: its ancestor comes from the run history as a cache hit", { skip: why, timeout: 60_000 }, async () => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "nika-task-"));
+  const file = path.join(ws, "translate-fanout.nika.yaml");
+  fs.copyFileSync(path.join(root, "examples", "translate-fanout.nika.yaml"), file);
+  const run = (args: string[]) =>
+    new Promise<{ state: RunState; code: number | null; stderr: string }>((resolve) => {
+      const state = new RunState();
+      const lines = new LineBuffer();
+      const child = spawn("python3", ["-m", "nika", ...args], { cwd: ws, env, stdio: ["ignore", "pipe", "pipe"] });
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (c: string) => lines.push(c).forEach((l) => state.applyLine(l)));
+      let stderr = "";
+      child.stderr.on("data", (c) => (stderr += String(c)));
+      child.on("close", (code) => {
+        lines.end().forEach((l) => state.applyLine(l));
+        resolve({ state, code, stderr });
+      });
+    });
+  const first = await run(liveRunArgs(file, []));
+  assert.equal(first.code, 0, first.stderr);
+  const one = await run(taskRunArgs(file, "collect", false));
+  fs.rmSync(ws, { recursive: true, force: true });
+  assert.equal(one.code, 0, one.stderr);
+  assert.deepEqual(one.state.problems, []);
+  assert.deepEqual([one.state.phase, one.state.statuses()], ["success", { translate: "cache_hit", collect: "success" }]);
+  assert.deepEqual(taskRunArgs(file, "translate", true).slice(2, 5), ["--task", "translate", "--with-dependents"]);
 });

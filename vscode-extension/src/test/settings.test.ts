@@ -20,8 +20,10 @@ test("bad values fall back to the defaults", () => {
 });
 
 test("values are read", () => {
-  const s = readSettings(from({ path: "/x/nika", args: ["lsp", "--tcp", "127.0.0.1:9"], inlayHints: false, "trace.server": "verbose" }));
-  assert.deepEqual(s, { path: "/x/nika", args: ["lsp", "--tcp", "127.0.0.1:9"], inlayHints: false, trace: "verbose" });
+  const s = readSettings(
+    from({ path: "/x/nika", args: ["lsp", "--tcp", "127.0.0.1:9"], inlayHints: false, runLenses: false, "trace.server": "verbose" }),
+  );
+  assert.deepEqual(s, { path: "/x/nika", args: ["lsp", "--tcp", "127.0.0.1:9"], inlayHints: false, runLenses: false, trace: "verbose" });
 });
 
 test("path and args restart the server; inlay hints and tracing apply live", () => {
@@ -29,6 +31,7 @@ test("path and args restart the server; inlay hints and tracing apply live", () 
   assert.equal(actionFor(only("nika.path")), "restart");
   assert.equal(actionFor(only("nika.args")), "restart");
   assert.equal(actionFor(only("nika.inlayHints")), "live");
+  assert.equal(actionFor(only("nika.runLenses")), "live");
   assert.equal(actionFor(only("nika.trace.server")), "live");
   assert.equal(actionFor(only("editor.fontSize")), "none");
 });
