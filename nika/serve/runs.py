@@ -65,7 +65,7 @@ class RunStore:
         self.dir = Path(cfg.state_dir) / "runs"
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.procs: dict[tuple[str, int], subprocess.Popen[bytes]] = {}
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # every read-modify-write of a record holds it (_mutate)
 
     # -- records ---------------------------------------------------------------------------------
 
@@ -78,6 +78,17 @@ class RunStore:
         with contextlib.suppress(OSError, ValueError):
             return json.loads((self.dir / run_id / "run.json").read_text(encoding="utf-8"))
         return None
+
+    def _mutate(self, rec: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> None:
+        """Change a record as it is on disk now (two requests on one run never lose each other's
+        change), and bring the caller's copy up to date."""
+        with self.lock:
+            fresh = self.record(rec["id"]) or rec
+            change(fresh)
+            self._save(fresh)
+            if fresh is not rec:
+                rec.clear()
+                rec.update(fresh)
 
     def _save(self, rec: dict[str, Any]) -> None:
         folder = self.dir / rec["id"]
@@ -117,6 +128,11 @@ class RunStore:
         return rec
 
     def _launch(self, rec: dict[str, Any], resume: str | None) -> None:
+        """Start the next attempt (the caller holds the lock)."""
+        fresh = self.record(rec["id"])
+        if fresh is not None:
+            rec.clear()
+            rec.update(fresh)
         n = len(rec["attempts"]) + 1
         folder = self.dir / rec["id"]
         events = folder / f"a{n}.events.ndjson"
@@ -131,8 +147,8 @@ class RunStore:
                 argv, cwd=rec["root"], stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
             )
         self.procs[(rec["id"], n)] = proc
-        rec["attempts"].append({"n": n, "pid": proc.pid, "started": self.now(), "resume": resume, "exit": None})
-        self._save(rec)
+        attempt = {"n": n, "pid": proc.pid, "started": self.now(), "resume": resume, "exit": None}
+        self._mutate(rec, lambda r: r["attempts"].append(attempt))
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -144,11 +160,17 @@ class RunStore:
             return "running", None
         report = _report(folder / f"a{a['n']}.report.json")
         if report is not None:
-            if a.get("exit") is None:
-                a["exit"] = proc.returncode if proc is not None else None
-                a["ended"] = self.now()
-                self.procs.pop((rec["id"], a["n"]), None)
-                self._save(rec)
+            if not a.get("settled"):
+                code, n, ended = (proc.returncode if proc is not None else None), a["n"], self.now()
+
+                def settle(r: dict[str, Any]) -> None:
+                    for x in r["attempts"]:
+                        if x["n"] == n and not x.get("settled"):
+                            x.update(exit=code, ended=ended, settled=True)
+
+                self._mutate(rec, settle)
+                a.update(exit=code, ended=ended, settled=True)
+                self.procs.pop((rec["id"], n), None)
             return str(report.get("workflow_state")), report
         if proc is None and _alive(a["pid"], str(folder / f"a{a['n']}.events.ndjson")):
             return "running", None  # started by an earlier server process, still going
@@ -280,8 +302,9 @@ class RunStore:
         body = {"status": got.status, "message": got.message}
         if not got.ok:
             return got.http, body
-        rec["answers"].append({"task": task, "value": value, "by": by, "at": self.now(), "status": got.status})
+        given = {"task": task, "value": value, "by": by, "at": self.now(), "status": got.status}
         with self.lock:
+            self._mutate(rec, lambda r: r["answers"].append(given))
             self._launch(rec, resume=doc["journal"])  # the resume runs under the claimed answer
         return got.http, body
 
