@@ -90,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
     except ImportError:
-        print("nika serve: needs uvicorn and starlette: pip install 'nika-tools[serve]'", file=sys.stderr)
+        print(
+            "nika serve: needs uvicorn and starlette (the mcp SDK brings both): pip install nika-tools",
+            file=sys.stderr,
+        )
         return 1
     from nika.serve.config import ConfigError, is_loopback
 
