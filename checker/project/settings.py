@@ -43,6 +43,7 @@ KEYS = (
     "strict",
     "exclude",
     "max-cost-usd",
+    "serve",  # `nika serve`'s schedules and webhooks (nika/serve/config.py judges the table)
     "fetch-allow-private",
 )
 STRUCTURAL = ("NIKA-PARSE", "NIKA-YAML")
@@ -190,6 +191,8 @@ def parse(table: dict[str, Any], path: str, prefix: str = "") -> Settings:
                 'must be a list of host names and CIDR ranges, one per string, e.g. ["127.0.0.1", "10.0.0.0/8"]',
             )
         kw["fetch_allow_private"] = tuple(x.strip() for x in allow)
+    if "serve" in table and not isinstance(table["serve"], dict):
+        raise SettingsError(path, prefix + "serve", "must be a table (schedules and webhooks of `nika serve`)")
     if "exclude" in table:
         ex = table["exclude"]
         if not isinstance(ex, list) or not all(isinstance(x, str) and x for x in ex):

@@ -27,4 +27,5 @@ COMMANDS: dict[str, str] = {  # command -> its module under nika/commands/
     "new": "new",
     "test": "test",
     "mcp": "mcp_serve",
+    "serve": "serve",
 }

@@ -178,7 +178,7 @@ def test_the_dry_run_says_what_is_installed_and_which_task_needs_what(
     assert "task `pick` may need `fetch` for `nika:fetch`" in out
     code, out, _ = _cli(capsys, "run", str(flow), "--dry-run", "--output-format", "json")
     extras = json.loads(out)["extras"]
-    here = {"media": True, "vault": True, "dask": True, "otel": True, "watch": True}
+    here = {"media": True, "vault": True, "dask": True, "otel": True, "watch": True, "serve": True}
     assert extras["installed"] == {"fetch": False, **here}
     rows = {r["task"]: r for r in extras["needs"]}
     assert rows["page"]["certain"] is True and rows["page"]["extra"] == "fetch" and rows["page"]["missing"]
