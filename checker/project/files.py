@@ -27,9 +27,10 @@ def expand(paths: list[str]) -> Iterator[tuple[str, str | None]]:
             yield given, None
             continue
         if os.path.isdir(given):
-            everything = sorted(_walk(given))
+            pruned: list[str] = []
+            everything = sorted(_walk(given, pruned))
             found = [f for f in everything if not _excluded(f)]
-            if everything and not found:
+            if (everything or pruned) and not found:
                 print(f"nika: {given}: every workflow file here is excluded by the `exclude` setting", file=sys.stderr)
             elif not found:
                 print(f"nika: {given}: no *.nika.yaml or *.nika.yml files found", file=sys.stderr)
@@ -53,12 +54,28 @@ def _excluded(path: str) -> bool:
         return False  # the broken configuration is reported when the file is checked
 
 
-def _walk(root: str) -> Iterator[str]:
+def _excluded_dir(parent: str, name: str) -> bool:
+    """A directory the ``exclude`` setting governing ``parent`` covers is not searched at all
+    (gitignore and ruff do the same), so a folder left out keeps out every file beneath it, even
+    under a configuration of its own (a vendored project, a test's workspace)."""
+    from checker.project.finalize import SettingsError
+    from checker.project.settings import settings_for
+
+    try:
+        return settings_for(os.path.join(parent, name)).excludes(os.path.join(parent, name))
+    except SettingsError:
+        return False
+
+
+def _walk(root: str, pruned: list[str]) -> Iterator[str]:
+    """The workflow files under ``root``; the excluded directories left out go into ``pruned``."""
     def onerror(exc: OSError) -> None:
         print(f"nika: {exc.filename}: cannot read directory ({exc.strerror})", file=sys.stderr)
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        kept = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = [d for d in kept if not _excluded_dir(dirpath, d)]
+        pruned.extend(os.path.join(dirpath, d) for d in kept if d not in dirnames)
         for name in filenames:
             if is_workflow_file(name):
                 yield os.path.join(dirpath, name)

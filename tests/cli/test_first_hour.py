@@ -145,6 +145,11 @@ def test_exclude_setting_skips_fixtures_in_a_directory_search(
     assert rc == 1 and "every workflow file here is excluded by the `exclude` setting" in err
     rc, out, _ = _nika(capsys, "check", "--show-settings", "tests/fixtures/broken.nika.yaml")
     assert 'exclude = ["tests/fixtures/**"]' in out and "excluded from directory searches" in out
+    # a folder left out is not searched at all, even when it has a configuration of its own
+    _write(tmp_path / "tests" / "fixtures" / "nika.toml", "# a project of its own\n")
+    rc, out, _ = _nika(capsys, "check", ".")
+    assert rc == 0 and "1 file, no findings" in out
+    (tmp_path / "tests" / "fixtures" / "nika.toml").unlink()
     _write(tmp_path / "nika.toml", 'exclude = "tests"\n')
     rc, _, err = _nika(capsys, "check", "ok.nika.yaml")
     assert rc == 1 and "exclude" in err and "must be a list of path globs" in err
