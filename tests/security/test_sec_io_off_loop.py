@@ -60,10 +60,14 @@ class StuckReads:
 
 @pytest.fixture
 def stuck(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    from runtime.builtins import _load, files
+    from runtime.builtins import REGISTRY, _load
+    from runtime.builtins.files import READ
 
     _load()  # the whole registry first: importing one builtin module alone would leave it partial
-    real = files.read_regular
+    # the module the registered `nika:read` reads its helper from (not `runtime.builtins.files` as
+    # named: a test that re-imports the builtins leaves that name on another copy of the module)
+    scope = REGISTRY[READ].__globals__
+    real = scope["read_regular"]
     reads = StuckReads()
 
     def held(path: Path) -> bytes:
@@ -73,7 +77,7 @@ def stuck(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
         reads.returned.append(reads.gate.wait(HELD_S))
         return real(path)
 
-    monkeypatch.setattr(files, "read_regular", held)
+    monkeypatch.setitem(scope, "read_regular", held)
     yield reads
     reads.release()
 
