@@ -3,7 +3,8 @@
 A save of a test file re-runs that file's cases; a save of a workflow re-runs the cases of every
 test file naming it. Cases run under the mock provider and write no trace, so a re-run is the whole
 of each touched test file (nothing to reuse). The set of watched files is discovered again after
-each cycle, so a test file naming another workflow is followed. Stopping (Ctrl-C) exits 2, the code
+each cycle, so a test file naming another workflow is followed; a test file read half-written keeps
+the workflow it named before. Stopping (Ctrl-C) exits 2, the code
 ``nika test`` gives an interrupted run (pytest's).
 """
 
@@ -18,8 +19,16 @@ from typing import Any, TextIO
 INTERRUPTED = 2
 
 
-def watched(paths: list[str], discover: Callable[[list[str]], tuple[list[Path], list[str]]]) -> dict[str, set[str]]:
-    """``{absolute path: {test files it re-runs}}`` for the test files ``discover`` finds under ``paths``."""
+def watched(
+    paths: list[str],
+    discover: Callable[[list[str]], tuple[list[Path], list[str]]],
+    before: dict[str, set[str]] | None = None,
+) -> dict[str, set[str]]:
+    """``{absolute path: {test files it re-runs}}`` for the test files ``discover`` finds under ``paths``.
+
+    A test file that does not load (a save caught half-written, or a mistake the run reports) keeps
+    the workflow it named in ``before``, the previous table: a watch set never loses a workflow
+    because its test file was read mid-save."""
     from nika.testing.runner import _workflow_path
     from nika.testing.spec import SpecError, is_test_file, load
 
@@ -32,10 +41,34 @@ def watched(paths: list[str], discover: Callable[[list[str]], tuple[list[Path], 
         out.setdefault(me, set()).add(str(f))
         try:
             test = load(f)
-        except SpecError:
-            continue  # reported by the run; a save of the test file re-runs it
+        except SpecError:  # reported by the run; a save of the test file re-runs it
+            for target, tests in (before or {}).items():
+                if target != me and str(f) in tests:
+                    out.setdefault(target, set()).add(str(f))
+            continue
         out.setdefault(os.path.realpath(_workflow_path(test)), set()).add(str(f))
     return out
+
+
+Stamp = tuple[int, int, int] | None
+
+
+def stamps(files: set[str]) -> dict[str, Stamp]:
+    """What each file is now (inode, size, modification time; ``None`` when absent): a save made
+    while no watcher ran shows as a changed stamp."""
+    out: dict[str, Stamp] = {}
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out[f] = None
+        else:
+            out[f] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _folders(table: dict[str, set[str]]) -> list[str]:
+    return sorted({os.path.dirname(p) for p in table if os.path.isdir(os.path.dirname(p))})
 
 
 def watch_tests(
@@ -51,7 +84,12 @@ def watch_tests(
 ) -> int:
     """The session: one full run, then a re-run of the touched test files per save (``command``:
     :mod:`nika.commands.test`, whose ``run_tests`` and ``discover`` it uses: handed in by it, so this
-    module never imports the command that imports it)."""
+    module never imports the command that imports it).
+
+    One watcher runs as long as the watched folders stay the same: after a re-run, the table is
+    discovered again and the watcher's filter reads the new set in place, so a save made during a
+    re-run is still in the watcher's queue. Only a new folder starts a new watcher; a save made in
+    between is found by its changed stamp once the new watcher is in place."""
     from nika.commands.run_watch import MISSING, READY_MS, load_watchfiles
 
     run, discover = command.run_tests, command.discover
@@ -64,12 +102,13 @@ def watch_tests(
     if debounce_ms < 0:
         print(f"nika test: --debounce must be a number of milliseconds ≥ 0, not {debounce_ms}", file=err)
         return 4
+    table = watched(paths, discover)
+    seen = stamps(set(table))
     run(paths, keyword=keyword, verbose=verbose, out=out)
     try:
         while not (stop is not None and stop.is_set()):
-            table = watched(paths, discover)
-            keep = set(table)
-            folders = sorted({os.path.dirname(p) for p in keep if os.path.isdir(os.path.dirname(p))})
+            keep = set(table)  # read by the filter, updated in place after each re-run
+            folders = _folders(table)
             if not folders:
                 print("nika test: no test file to watch", file=err)
                 return 5
@@ -84,18 +123,25 @@ def watch_tests(
                 rust_timeout=READY_MS,
                 yield_on_timeout=True,
             ):
-                if not ready:
+                saved = {os.path.realpath(p) for _, p in changes}
+                if not ready:  # the OS watches are in place: a save from now on is in the queue
                     ready = True
                     print(f"watching {len(keep)} files (Ctrl-C stops)", file=err, flush=True)
-                if not changes:
+                    now = stamps(keep)
+                    saved |= {f for f in keep if f in seen and now[f] != seen[f]}  # saved between watchers
+                if not saved:
                     continue
-                saved = {os.path.realpath(p) for _, p in changes}
+                seen = {**seen, **stamps(saved)}
                 tests = sorted({t for s in saved for t in table.get(s, ())})
                 print(f"\n{', '.join(_shown(s) for s in sorted(saved))} changed", file=err, flush=True)
                 status = run(tests, keyword=keyword, verbose=verbose, out=out) if tests else 5
+                table = watched(paths, discover, table)
+                seen = {**stamps(set(table)), **seen}
                 print(f"re-run finished: {', '.join(tests) or 'no test file'} · exit {status}", file=err, flush=True)
-                if set(watched(paths, discover)) != keep:  # a test file now names another workflow: watch anew
+                if _folders(table) != folders:  # a test file now names a workflow elsewhere: watch anew
                     break
+                keep.clear()
+                keep.update(table)
             else:
                 break
     except KeyboardInterrupt:

@@ -7,7 +7,8 @@ environment; the `language: python` hooks are run with their manifest entry as a
 entry, files and types). Installing the self-installing hook (`try-repo` of `nika-check`) builds a
 virtualenv and installs the base install (about 20 s of CPU), more than the suite's budget allows
 one test: it is the `hook-env` step of `.ci/run` (NIKA_SLOW_TESTS=1), and the default suite skips
-it with that reason.
+it with that reason. So are the two that clone this checkout (`try-repo` of the system hook,
+`autoupdate`); the default suite keeps the commits refused and fixed under the real pre-commit.
 """
 
 from __future__ import annotations
@@ -123,6 +124,10 @@ def test_real_precommit_refuses_a_commit_with_an_error_and_accepts_a_clean_one(r
     assert "Passed" in accepted.stdout + accepted.stderr
 
 
+@pytest.mark.skipif(
+    os.environ.get("NIKA_SLOW_TESTS") != "1",
+    reason="clones this checkout (seconds on a loaded machine): the `hook-env` step of .ci/run runs it",
+)
 def test_try_repo_runs_the_system_hook_from_this_checkout(repo: tuple[Path, dict]) -> None:
     """`pre-commit try-repo` reads this checkout's `.pre-commit-hooks.yaml` (uncommitted edits included)."""
     work, env = repo
@@ -190,6 +195,10 @@ def _checkout_head() -> str | None:
     return head.stdout.strip() if head.returncode == 0 else None
 
 
+@pytest.mark.skipif(
+    os.environ.get("NIKA_SLOW_TESTS") != "1",
+    reason="clones this checkout (seconds on a loaded machine): the `hook-env` step of .ci/run runs it",
+)
 def test_autoupdate_pins_a_revision_the_hooks_then_run_from(repo: tuple[Path, dict]) -> None:
     """The docs' pre-commit advice holds: whatever `rev:` says at first, `pre-commit autoupdate` pins a
     revision of this repository (a commit while there is no release tag, else the newest tag) whose hook

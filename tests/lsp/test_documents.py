@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import re
+import threading
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -152,6 +154,20 @@ async def _use_every_feature(server: Any, uri: str) -> weakref.ref[Any]:
     return weakref.ref(snap)
 
 
+DRAIN_S = 60.0  # generous: the barrier is met as soon as the pool's earlier work is done
+
+
+def _drain(pool: ThreadPoolExecutor) -> None:
+    """Return once every task the pool held before the call has finished: as many tasks as the pool
+    has threads meet at one barrier, so they are running together, and no earlier task still is."""
+    n = pool._max_workers
+    barrier = threading.Barrier(n + 1)
+    met = [pool.submit(barrier.wait, DRAIN_S) for _ in range(n)]
+    barrier.wait(DRAIN_S)
+    for f in met:
+        f.result()
+
+
 async def test_the_server_keeps_nothing_after_did_close(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every feature that derives something from a snapshot runs, then the document closes:
     the server holds no state for it and the snapshot itself is gone (nothing module-level
@@ -167,17 +183,14 @@ async def test_the_server_keeps_nothing_after_did_close(monkeypatch: pytest.Monk
     assert server.docs.holds(uri) and ref() is not None
 
     did_close(server, lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri)))
-    # A check cancelled while its snapshot is being built in the worker thread lets go of it only
-    # when that thread returns: wait for it (bounded), then nothing may be left.
-    loop = asyncio.get_running_loop()
-    # A full collection costs a good part of a second in a worker that has run thousands of tests:
-    # the poll backs off (10 ms doubling to 250 ms) rather than collect a hundred times a second.
-    deadline = loop.time() + 30  # generous: the poll ends as soon as the snapshot is gone
-    pause = 0.01
-    while ref() is not None and loop.time() < deadline:
-        await asyncio.sleep(pause)
-        gc.collect()
-        pause = min(pause * 2, 0.25)
+    # A check cancelled while its snapshot is being built in a pool thread lets go of it only when
+    # that thread returns: wait for that event (every pool thread idle), let the loop run the
+    # callbacks it queued, then one full collection. (A collection costs a good part of a second
+    # in a worker that has run thousands of tests: polling with one was most of this test.)
+    await asyncio.to_thread(_drain, server.thread_pool)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    gc.collect()
     assert not server.docs.holds(uri)
     assert uri not in server._pending
     leaked = ref()

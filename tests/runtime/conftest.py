@@ -32,7 +32,9 @@ def _start_cluster() -> Any:
 
 @pytest.fixture(scope="session")
 def _dask_holder() -> Iterator[dict[str, Any]]:
-    import distributed  # noqa: F401 - the test extra installs [dask]: missing, the Dask tests fail, never skip
+    # the test extra installs [dask]: missing, the Dask tests fail here, never skip. Imported here, not
+    # at the top of the Dask modules, so a worker that only collects them never pays for it.
+    import distributed  # noqa: F401
 
     holder: dict[str, Any] = {"session": None}
     yield holder

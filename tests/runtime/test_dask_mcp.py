@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import distributed  # noqa: F401 - the test extra installs [dask]: missing, this module fails to load, never skips
 import pytest
 from rt_helpers import run_yaml
 from test_mcp_client import PY, alive, declare, http_server, invoke_wf, stdio

@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed", reason="the Dask executor needs `pip install 'nika-tools[dask]'`")
-
 from runtime.engine.dask_wire import lost_error
 
 pytestmark = pytest.mark.xdist_group("dask")

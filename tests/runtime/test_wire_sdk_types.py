@@ -14,8 +14,6 @@ import itertools
 import json
 from typing import Any
 
-import anthropic as anthropic_sdk
-import openai as openai_sdk
 import pytest
 import sse_llm
 from fake_llm import Reply, serve
@@ -109,7 +107,9 @@ def chat_completion(model: str, text: str | None, calls: list[tuple[str, dict]] 
         },
         "service_tier": "default",
     }
-    openai_sdk.types.chat.ChatCompletion.model_validate(doc)  # the recording is the SDK's own shape
+    from openai.types.chat import ChatCompletion  # the SDKs load in the tests that use them, not at collection
+
+    ChatCompletion.model_validate(doc)  # the recording is the SDK's own shape
     return doc
 
 
@@ -124,7 +124,9 @@ def claude_message(model: str, blocks: list[dict[str, Any]], stop: str = "end_tu
         "stop_sequence": None,
         "usage": {"input_tokens": 2095, "output_tokens": 503},
     }
-    anthropic_sdk.types.Message.model_validate(doc)
+    from anthropic.types import Message
+
+    Message.model_validate(doc)
     return doc
 
 
@@ -265,8 +267,10 @@ def test_the_stream_fold_takes_a_loose_compatible_server(loose: str):
         b"data: [DONE]\n\n",
     ]
     if repeat:  # these recorded chunks are the SDK's own shape (the loose server's without `index` are not)
+        from openai.types.chat import ChatCompletionChunk
+
         for e in events[:-1]:
-            openai_sdk.types.chat.ChatCompletionChunk.model_validate(json.loads(e.decode()[len("data: ") :]))
+            ChatCompletionChunk.model_validate(json.loads(e.decode()[len("data: ") :]))
     script = sse_llm.Script({"choices": []}, events)
     with sse_llm.serve(script) as fake:
         reply = asyncio.run(_call(OpenAIChat, "openai", fake.url, Request("m", "p")))
