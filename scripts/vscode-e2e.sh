@@ -43,7 +43,7 @@ fi
 rm -rf "$art" && mkdir -p "$art"/{workspace/.vscode,bare,fake-env/bin}
 t0=$(date +%s)
 log "building the extension"
-(cd "$ext" && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run -s package >"$art/package.log" 2>&1) \
+(cd "$ext" && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run -s package >"$art/package.log" 2>&1) \
   || { cat "$art/package.log" >&2; fail "npm run package failed"; }
 # the Python extension's test double (scripts/e2e/fake-python), for the bare session's interpreter step
 cp -r "$root/scripts/e2e/fake-python" "$art/fake-python-src"

@@ -416,7 +416,8 @@ def main_session(s: Step, workspace: Path, csp: list[str]) -> None:
     s.say(f"code lenses in view on live.nika.yaml: {titles!r}")
     s.observed["screenshot_lenses"] = s.shot("11b-run-task-lens")
     lens.nth(nearest).click()
-    run_pane.locator(".pane-header", has_text=re.compile(r"succeeded ·")).wait_for(timeout=30_000)
+    # the header still shows step 10's run (`approval: succeeded`) until this one starts
+    run_pane.locator(".pane-header", has_text=re.compile(r"live-colours: succeeded ·")).wait_for(timeout=30_000)
     frame.locator('g.task[data-task="summary"][data-run="success"]').wait_for(timeout=10_000)
     one = {k: v["run"] for k, v in node_runs(frame).items()}
     assert (one["notes"], one["hold"], one["summary"]) == ("cache_hit", "cache_hit", "success"), one
