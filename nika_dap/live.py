@@ -57,30 +57,18 @@ class RunInfo:
 
 
 def admit(program: str, given: dict[str, Any]) -> tuple[CompiledWorkflow, dict[str, Any]]:
-    """What ``nika run`` admits: the file compiled once, ``nika check``'s verdict, the inputs bound."""
-    from checker.project.admission import admit as check_verdict
-    from checker.project.finalize import SettingsError
-    from runtime.engine.inputs import InputError, bind_inputs, compile_file, unsupported_run_block
+    """What ``nika run`` admits (:func:`runtime.engine.admission.admit_file`), or :class:`LaunchError`."""
+    from runtime.engine.admission import NotAdmitted, admit_file
 
-    compiled, why = compile_file(program)
-    if compiled is None:
-        raise LaunchError(f"{program}: {why}")
     try:
-        verdict = check_verdict(compiled, program)
-    except SettingsError as exc:
-        raise LaunchError(f"configuration error in {exc}") from None
-    if verdict.refused or compiled.workflow is None or compiled.graph is None:
-        errors = verdict.errors[:3]
-        said = "; ".join(f"{d.code}: {d.message}" for d in errors) or "it does not compile"
-        raise LaunchError(f"{program}: refused before any effect, as `nika check` refuses it ({said})")
-    unsupported = unsupported_run_block(compiled.workflow, None)
-    if unsupported is not None:
-        raise LaunchError(f"{program}: {unsupported} [NIKA-IMPL-002]")
-    try:
-        inputs = bind_inputs(compiled.workflow, given, what="launch `inputs`")
-    except InputError as exc:
-        raise LaunchError(str(exc)) from None
-    return compiled, inputs
+        return admit_file(program, given, what="launch `inputs`")
+    except NotAdmitted as exc:
+        if exc.stage == "verdict":
+            said = f"refused before any effect, as `nika check` refuses it ({exc.message})"
+            raise LaunchError(f"{program}: {said}") from None
+        if exc.stage == "unsupported":
+            raise LaunchError(f"{program}: {exc.message}") from None
+        raise LaunchError(exc.message) from None
 
 
 def _real(path: str | None, workdir: Path) -> str:

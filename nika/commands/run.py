@@ -242,30 +242,23 @@ def run_command(
 
 
 def admit(file: str, var_pairs: list[str], model: str | None) -> Admitted:
-    """The compiled file and its bound inputs, or :class:`Refused` (before any effect)."""
-    from checker.project.admission import admit as check_verdict
-    from checker.project.admission import model_option
-    from checker.project.finalize import SettingsError
-    from runtime.engine.inputs import InputError, bind_inputs, compile_file, parse_vars, unsupported_run_block
+    """The compiled file and its bound inputs, or :class:`Refused` (before any effect): the one
+    admission (:func:`runtime.engine.admission.admit_file`), worded for the command line."""
+    from runtime.engine.admission import NotAdmitted, admit_file
+    from runtime.engine.inputs import InputError, parse_vars
 
-    compiled, why = compile_file(file)
-    if compiled is None:
-        raise Refused(f"{file}: {why}", exit_code=1)
-    try:  # the verdict `nika check` gives this file: its suppressions and configuration applied
-        verdict = check_verdict(compiled, file)
-    except SettingsError as exc:
-        raise Refused(f"configuration error in {exc}", exit_code=1) from None
-    if verdict.refused or compiled.workflow is None or compiled.graph is None:
-        raise Refused(verdict=verdict)
-    unsupported = unsupported_run_block(compiled.workflow, model)  # `--model` replaces every task's model
-    if unsupported is not None:
-        raise Refused(f"{file}: {unsupported} [NIKA-IMPL-002]")
     try:
-        inputs = bind_inputs(compiled.workflow, parse_vars(var_pairs))
+        given = parse_vars(var_pairs)
     except InputError as exc:
         raise Refused(str(exc)) from None
-    if model is not None and (bad := model_option(model)) is not None:  # judged before the first effect
-        raise Refused(f"--model `{model}`: {bad.full_message()}", code=bad.code)
+    try:
+        compiled, inputs = admit_file(file, given, model)
+    except NotAdmitted as exc:
+        if exc.stage == "verdict":
+            raise Refused(verdict=exc.verdict) from None
+        exit_code = 1 if exc.stage in ("compile", "configuration") else REFUSED
+        unsupported = exc.message if exc.stage != "unsupported" else f"{file}: {exc.message}"
+        raise Refused(unsupported, exit_code=exit_code, code=exc.code) from None
     return Admitted(file, compiled, inputs)
 
 

@@ -95,28 +95,19 @@ def _source(rec: Any, workflow: str | None) -> str:
 
 def _run_again(source: str, rec: Any, trace_dir: Path) -> Any:
     """The recorded run, run again here: admitted as ``nika run`` admits it."""
-    from checker.project.admission import admit
-    from checker.project.finalize import SettingsError
-    from runtime.engine.inputs import InputError, bind_inputs, compile_file, unsupported_run_block
+    from runtime.engine.admission import NotAdmitted, admit_file
     from runtime.engine.options import Options
     from runtime.engine.run import Run
     from runtime.verbs import VERBS
 
-    compiled, why = compile_file(source)
-    if compiled is None:
-        raise _Refused(f"{source}: {why}")
     try:
-        verdict = admit(compiled, source)
-    except SettingsError as exc:
-        raise _Refused(f"configuration error in {exc}") from None
-    if verdict.refused or compiled.workflow is None:
-        raise _Refused(f"`nika check {source}` refuses the workflow now")
-    if (unsupported := unsupported_run_block(compiled.workflow, rec.model)) is not None:
-        raise _Refused(unsupported)
-    try:
-        inputs = bind_inputs(compiled.workflow, rec.inputs)
-    except InputError as exc:
-        raise _Refused(f"the recorded inputs: {exc}") from None
+        compiled, inputs = admit_file(source, rec.inputs, rec.model)
+    except NotAdmitted as exc:
+        if exc.stage == "verdict":
+            raise _Refused(f"`nika check {source}` refuses the workflow now") from None
+        if exc.stage == "inputs":
+            raise _Refused(f"the recorded inputs: {exc.message}") from None
+        raise _Refused(exc.message) from None
     options = Options(model=rec.model, trace_dir=trace_dir, engine_env=dict(os.environ))
     return asyncio.run(Run(compiled, inputs, options, verbs=VERBS, workdir=Path.cwd()).execute())
 
