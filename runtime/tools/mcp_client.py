@@ -199,8 +199,12 @@ class Connection:
     async def close(self) -> None:
         self._stop.set()
         if self._task is not None:
+            # a connection still starting is inside the SDK's `initialize`, where nothing reads the
+            # stop: it is cancelled at once (the SDK's own stdio shutdown still ends the process);
+            # a started one gets the grace to leave its session cleanly
+            grace = limits.MCP_SHUTDOWN_GRACE_S * 3 if self._ready.is_set() else 0.0
             try:
-                await asyncio.wait_for(asyncio.shield(self._task), limits.MCP_SHUTDOWN_GRACE_S * 3)
+                await asyncio.wait_for(asyncio.shield(self._task), grace)
             except (TimeoutError, Exception):
                 self._task.cancel()
                 with contextlib.suppress(BaseException):
