@@ -169,7 +169,11 @@ def corpus() -> Verdicts:
 
 def test_corpus_is_large_and_mixed(corpus: Verdicts) -> None:
     errors = [err for _, err, _ in corpus if err is not None]
-    assert len(corpus) >= examples(3000, 1000)
+    # the generated part does not depend on the pinned spec beside the project; its programs add
+    # about 30 where it is present (a clean checkout may have none of them)
+    written = len(written_programs())
+    assert len(corpus) - written >= examples(3000, 950)
+    assert not SPEC.is_dir() or written >= 25
     assert len(corpus) - len(errors) >= examples(700, 300)  # programs jq compiles
     assert sum("syntax error" in err for err in errors) >= examples(1000, 450)
     assert sum("is not defined" in err for err in errors) >= examples(250, 100)  # names jq cannot resolve
