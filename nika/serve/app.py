@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -121,225 +121,7 @@ def create_app(
         )
 
     scheduler = Scheduler(cfg.schedules, Path(cfg.state_dir) / "schedules.json", fire, now=clock, log=log)
-    hooks = {h.name: h for h in cfg.webhooks}
-
-    async def json_body(request: Request) -> dict[str, Any]:
-        return guard.json_object(await guard.read_body(request, cfg.max_body))
-
-    def bad(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": message}, status)
-
-    async def start(workflow: Any, inputs: Any, trigger: str) -> tuple[int, dict[str, Any]]:
-        if not isinstance(inputs, dict):
-            return 400, {"error": "`inputs` must be a JSON object"}
-        try:
-            path = workflow_path(workflow, cfg.roots)
-        except ConfigError as exc:
-            return 403 if "outside" in str(exc) else 404, {"error": str(exc)}
-        try:
-            rec = await run_in_threadpool(store.start, path, inputs, trigger)
-        except Busy as exc:
-            return 429, {"error": str(exc)}
-        if rec["refused"] is not None:
-            return 422, {"id": rec["id"], "workflow_state": "refused", "error": rec["refused"]}
-        return 201, {"id": rec["id"]}
-
-    async def post_runs(request: Request) -> Response:
-        try:
-            doc = await json_body(request)
-        except guard.TooLarge:
-            return bad(413, f"the body is over {cfg.max_body} bytes")
-        except guard.BadBody as exc:
-            return bad(400, str(exc))
-        status, body = await start(doc.get("workflow"), doc.get("inputs", {}), "api")
-        return JSONResponse(body, status)
-
-    async def get_runs(request: Request) -> Response:
-        def rows() -> list[dict[str, Any]]:
-            out = []
-            for rid in store.ids()[:200]:
-                rec = store.record(rid)
-                if rec is not None:
-                    out.append(_row(store.view(rec, full=False)))
-            return out
-
-        return JSONResponse({"runs": await run_in_threadpool(rows)})
-
-    def record_or_404(request: Request) -> dict[str, Any] | None:
-        return store.record(request.path_params["id"])
-
-    async def get_run(request: Request) -> Response:
-        rec = record_or_404(request)
-        if rec is None:
-            return bad(404, "no such run")
-        full = request.query_params.get("events") != "0"
-        doc = await run_in_threadpool(store.view, rec, full=full)
-        if await run_in_threadpool(store.refresh_expired, rec, doc):  # a fresh ticket is on its way
-            doc = await run_in_threadpool(store.view, rec, full=full)
-        return JSONResponse(doc)
-
-    async def cancel(request: Request) -> Response:
-        rec = record_or_404(request)
-        if rec is None:
-            return bad(404, "no such run")
-        try:
-            await run_in_threadpool(store.cancel, rec)
-        except Conflict as exc:
-            return bad(409, str(exc))
-        return JSONResponse({"id": rec["id"], "cancelling": True}, 202)
-
-    async def resume(request: Request) -> Response:
-        rec = record_or_404(request)
-        if rec is None:
-            return bad(404, "no such run")
-        try:
-            await run_in_threadpool(store.resume, rec)
-        except Conflict as exc:
-            return bad(409, str(exc))
-        except Busy as exc:
-            return bad(429, str(exc))
-        return JSONResponse({"id": rec["id"], "attempt": len(rec["attempts"])}, 202)
-
-    async def answer(request: Request) -> Response:
-        rec = record_or_404(request)
-        if rec is None:
-            return bad(404, "no such run")
-        try:
-            doc = await json_body(request)
-        except guard.TooLarge:
-            return bad(413, f"the body is over {cfg.max_body} bytes")
-        except guard.BadBody as exc:
-            return bad(400, str(exc))
-        task, shown = doc.get("task"), doc.get("shown_hash")
-        if not isinstance(task, str) or "value" not in doc or not isinstance(shown, str):
-            return bad(400, 'an answer is {"task": TASK, "value": VALUE, "shown_hash": HASH}')
-        status, body = await run_in_threadpool(store.answer, rec, task, doc["value"], shown, "serve api")
-        return JSONResponse(body, status)
-
-    async def events(request: Request) -> Response:
-        rec = record_or_404(request)
-        if rec is None:
-            return bad(404, "no such run")
-        return StreamingResponse(_sse(store, rec), media_type="text/event-stream")
-
-    async def hook(request: Request) -> Response:
-        h: Webhook | None = hooks.get(request.path_params["name"])
-        if h is None:
-            return bad(404, "no such webhook")
-        try:
-            body = await guard.read_body(request, cfg.max_body)
-        except guard.TooLarge:
-            return bad(413, f"the body is over {cfg.max_body} bytes")
-        secret = os.environ.get(h.secret_env, "")
-        if not secret:
-            return bad(503, f"webhook `{h.name}`: its secret ({h.secret_env}) is not set in the server's environment")
-        if not guard.signature_ok(body, request.headers.get("x-hub-signature-256"), secret):
-            return bad(401, "the X-Hub-Signature-256 header does not sign this body with the webhook's secret")
-        try:
-            doc = guard.json_object(body)
-        except guard.BadBody as exc:
-            return bad(400, str(exc))
-        inputs = {h.input: doc} if h.input else doc
-        status, out = await start(h.workflow, inputs, f"webhook:{h.name}")
-        return JSONResponse(out, status)
-
-    # -- the dashboard -------------------------------------------------------------------------
-
-    def csrf_refusal(request: Request, form: Any) -> Response | None:
-        if request.scope["state"].get("auth") != "session" and request.scope["state"].get("auth") != "bearer":
-            return HTMLResponse(dashboard.login(), 401)
-        if not guard.same_origin(request.headers.get("origin"), request.headers.get("host")):
-            return bad(403, "a cross-site form post is refused (Origin does not match)")
-        if request.scope["state"].get("auth") == "session" and not guard.csrf_ok(form.get("csrf"), cfg.token):
-            return bad(403, "the form's CSRF token is missing or wrong; reload the page")
-        return None
-
-    async def form(request: Request) -> Any:
-        from urllib.parse import parse_qs
-
-        body = await guard.read_body(request, cfg.max_body)
-        return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
-
-    async def ui_index(request: Request) -> Response:
-        def build() -> str:
-            rows = []
-            for rid in store.ids()[:100]:
-                rec = store.record(rid)
-                if rec is not None:
-                    rows.append(store.view(rec, full=False))
-            names = [os.path.relpath(w, cfg.roots[0]) for w in served_workflows(cfg.roots)]
-            return dashboard.runs_list(rows, names, guard.csrf_value(cfg.token))
-
-        return HTMLResponse(await run_in_threadpool(build))
-
-    async def ui_run(request: Request) -> Response:
-        rec = record_or_404(request)
-        if rec is None:
-            return HTMLResponse(dashboard.page("no such run", ""), 404)
-        doc = await run_in_threadpool(store.view, rec, full=False)
-        proj = await run_in_threadpool(_projection, rec["workflow"])
-        return HTMLResponse(dashboard.run_page(doc, proj, guard.csrf_value(cfg.token)))
-
-    async def ui_login(request: Request) -> Response:
-        if request.method == "GET":
-            return HTMLResponse(dashboard.login())
-        if not guard.same_origin(request.headers.get("origin"), request.headers.get("host")):
-            return bad(403, "a cross-site sign-in is refused (Origin does not match)")
-        try:
-            f = await form(request)
-        except guard.TooLarge:
-            return bad(413, "too large")
-        if not guard.bearer_ok("Bearer " + f.get("token", ""), cfg.token):
-            return HTMLResponse(dashboard.login("wrong token"), 401)
-        resp = RedirectResponse("/", 303)
-        resp.set_cookie(
-            guard.SESSION_COOKIE, guard.session_value(cfg.token), httponly=True, samesite="strict", path="/"
-        )
-        return resp
-
-    async def ui_start(request: Request) -> Response:
-        try:
-            f = await form(request)
-        except guard.TooLarge:
-            return bad(413, "too large")
-        if (refusal := csrf_refusal(request, f)) is not None:
-            return refusal
-        try:
-            inputs = json.loads(f.get("inputs") or "{}")
-        except ValueError:
-            return bad(400, "the inputs are not JSON")
-        status, body = await start(f.get("workflow"), inputs, "dashboard")
-        if "id" in body:
-            return RedirectResponse(f"/ui/runs/{body['id']}", 303)
-        return HTMLResponse(dashboard.page("refused", f"<p id=error>{body.get('error')}</p>"), status)
-
-    async def ui_answer(request: Request) -> Response:
-        rec = record_or_404(request)
-        if rec is None:
-            return bad(404, "no such run")
-        try:
-            f = await form(request)
-        except guard.TooLarge:
-            return bad(413, "too large")
-        if (refusal := csrf_refusal(request, f)) is not None:
-            return refusal
-        raw = f.get("value", f.get("value_text"))
-        try:
-            value = json.loads(raw) if "value" in f else raw
-        except (TypeError, ValueError):
-            value = raw
-        status, body = await run_in_threadpool(
-            store.answer, rec, str(f.get("task")), value, str(f.get("shown_hash")), "serve dashboard"
-        )
-        if status >= 400:
-            return HTMLResponse(dashboard.page("answer refused", f"<p id=error>{body['message']}</p>"), status)
-        return RedirectResponse(f"/ui/runs/{rec['id']}", 303)
-
-    async def app_js(request: Request) -> Response:
-        return Response(dashboard.SCRIPT, media_type="text/javascript")
-
-    async def healthz(request: Request) -> Response:
-        return JSONResponse({"ok": True})
+    api, ui = _Api(cfg, store), _Dashboard(cfg, store)
 
     async def ticker() -> None:
         while True:
@@ -359,27 +141,267 @@ def create_app(
                 task.cancel()
             await run_in_threadpool(store.stop_all)
 
-    routes = [
-        Route("/runs", post_runs, methods=["POST"]),
-        Route("/runs", get_runs, methods=["GET"]),
-        Route("/runs/{id}", get_run, methods=["GET"]),
-        Route("/runs/{id}/events", events, methods=["GET"]),
-        Route("/runs/{id}/cancel", cancel, methods=["POST"]),
-        Route("/runs/{id}/resume", resume, methods=["POST"]),
-        Route("/runs/{id}/answers", answer, methods=["POST"]),
-        Route("/hooks/{name}", hook, methods=["POST"]),
-        Route("/", ui_index, methods=["GET"]),
-        Route("/ui/login", ui_login, methods=["GET", "POST"]),
-        Route("/ui/runs", ui_start, methods=["POST"]),
-        Route("/ui/runs/{id}", ui_run, methods=["GET"]),
-        Route("/ui/runs/{id}/answer", ui_answer, methods=["POST"]),
-        Route("/ui/app.js", app_js, methods=["GET"]),
-        Route("/healthz", healthz, methods=["GET"]),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=[*api.routes(), *ui.routes()], lifespan=lifespan)
     guarded = Guard(app, cfg)
     guarded.store, guarded.scheduler = store, scheduler  # for the command's log and for tests
     return guarded  # type: ignore[return-value]
+
+
+def _bad(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status)
+
+
+RunHandler = Callable[[Any, Request, dict[str, Any]], Awaitable[Response]]
+
+
+def _on_run(handler: RunHandler) -> Callable[[Any, Request], Awaitable[Response]]:
+    """A handler of ``/runs/{id}…``: the run's record, or a 404 before the handler runs."""
+
+    async def wrapped(self: Any, request: Request) -> Response:
+        rec = self.store.record(request.path_params["id"])
+        if rec is None:
+            return _bad(404, "no such run")
+        return await handler(self, request, rec)
+
+    return wrapped
+
+
+class _Served:
+    """What every handler shares: the configuration, the run store, and starting a run."""
+
+    def __init__(self, cfg: ServeConfig, store: RunStore) -> None:
+        self.cfg, self.store = cfg, store
+
+    async def start(self, workflow: Any, inputs: Any, trigger: str) -> tuple[int, dict[str, Any]]:
+        if not isinstance(inputs, dict):
+            return 400, {"error": "`inputs` must be a JSON object"}
+        try:
+            path = workflow_path(workflow, self.cfg.roots)
+        except ConfigError as exc:
+            return 403 if "outside" in str(exc) else 404, {"error": str(exc)}
+        try:
+            rec = await run_in_threadpool(self.store.start, path, inputs, trigger)
+        except Busy as exc:
+            return 429, {"error": str(exc)}
+        if rec["refused"] is not None:
+            return 422, {"id": rec["id"], "workflow_state": "refused", "error": rec["refused"]}
+        return 201, {"id": rec["id"]}
+
+    async def body(self, request: Request) -> bytes | Response:
+        try:
+            return await guard.read_body(request, self.cfg.max_body)
+        except guard.TooLarge:
+            return _bad(413, f"the body is over {self.cfg.max_body} bytes")
+
+
+class _Api(_Served):
+    """The run API (bearer token) and the signed webhooks."""
+
+    def __init__(self, cfg: ServeConfig, store: RunStore) -> None:
+        super().__init__(cfg, store)
+        self.hooks: dict[str, Webhook] = {h.name: h for h in cfg.webhooks}
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/runs", self.post_runs, methods=["POST"]),
+            Route("/runs", self.get_runs, methods=["GET"]),
+            Route("/runs/{id}", self.get_run, methods=["GET"]),
+            Route("/runs/{id}/events", self.events, methods=["GET"]),
+            Route("/runs/{id}/cancel", self.cancel, methods=["POST"]),
+            Route("/runs/{id}/resume", self.resume, methods=["POST"]),
+            Route("/runs/{id}/answers", self.answer, methods=["POST"]),
+            Route("/hooks/{name}", self.hook, methods=["POST"]),
+            Route("/healthz", self.healthz, methods=["GET"]),
+        ]
+
+    async def json_body(self, request: Request) -> dict[str, Any] | Response:
+        body = await self.body(request)
+        if isinstance(body, Response):
+            return body
+        try:
+            return guard.json_object(body)
+        except guard.BadBody as exc:
+            return _bad(400, str(exc))
+
+    async def post_runs(self, request: Request) -> Response:
+        doc = await self.json_body(request)
+        if isinstance(doc, Response):
+            return doc
+        status, body = await self.start(doc.get("workflow"), doc.get("inputs", {}), "api")
+        return JSONResponse(body, status)
+
+    async def get_runs(self, request: Request) -> Response:
+        def rows() -> list[dict[str, Any]]:
+            records = (self.store.record(rid) for rid in self.store.ids()[:200])
+            return [_row(self.store.view(rec, full=False)) for rec in records if rec is not None]
+
+        return JSONResponse({"runs": await run_in_threadpool(rows)})
+
+    @_on_run
+    async def get_run(self, request: Request, rec: dict[str, Any]) -> Response:
+        full = request.query_params.get("events") != "0"
+        doc = await run_in_threadpool(self.store.view, rec, full=full)
+        if await run_in_threadpool(self.store.refresh_expired, rec, doc):  # a fresh ticket is on its way
+            doc = await run_in_threadpool(self.store.view, rec, full=full)
+        return JSONResponse(doc)
+
+    @_on_run
+    async def cancel(self, request: Request, rec: dict[str, Any]) -> Response:
+        try:
+            await run_in_threadpool(self.store.cancel, rec)
+        except Conflict as exc:
+            return _bad(409, str(exc))
+        return JSONResponse({"id": rec["id"], "cancelling": True}, 202)
+
+    @_on_run
+    async def resume(self, request: Request, rec: dict[str, Any]) -> Response:
+        try:
+            await run_in_threadpool(self.store.resume, rec)
+        except Conflict as exc:
+            return _bad(409, str(exc))
+        except Busy as exc:
+            return _bad(429, str(exc))
+        return JSONResponse({"id": rec["id"], "attempt": len(rec["attempts"])}, 202)
+
+    @_on_run
+    async def answer(self, request: Request, rec: dict[str, Any]) -> Response:
+        doc = await self.json_body(request)
+        if isinstance(doc, Response):
+            return doc
+        task, shown = doc.get("task"), doc.get("shown_hash")
+        if not isinstance(task, str) or "value" not in doc or not isinstance(shown, str):
+            return _bad(400, 'an answer is {"task": TASK, "value": VALUE, "shown_hash": HASH}')
+        status, body = await run_in_threadpool(self.store.answer, rec, task, doc["value"], shown, "serve api")
+        return JSONResponse(body, status)
+
+    @_on_run
+    async def events(self, request: Request, rec: dict[str, Any]) -> Response:
+        return StreamingResponse(_sse(self.store, rec), media_type="text/event-stream")
+
+    async def hook(self, request: Request) -> Response:
+        h = self.hooks.get(request.path_params["name"])
+        if h is None:
+            return _bad(404, "no such webhook")
+        body = await self.body(request)
+        if isinstance(body, Response):
+            return body
+        secret = os.environ.get(h.secret_env, "")
+        if not secret:
+            return _bad(503, f"webhook `{h.name}`: its secret ({h.secret_env}) is not set in the server's environment")
+        if not guard.signature_ok(body, request.headers.get("x-hub-signature-256"), secret):
+            return _bad(401, "the X-Hub-Signature-256 header does not sign this body with the webhook's secret")
+        try:
+            doc = guard.json_object(body)
+        except guard.BadBody as exc:
+            return _bad(400, str(exc))
+        inputs = {h.input: doc} if h.input else doc
+        status, out = await self.start(h.workflow, inputs, f"webhook:{h.name}")
+        return JSONResponse(out, status)
+
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+
+class _Dashboard(_Served):
+    """The dashboard's pages and forms (session cookie, CSRF field, same-origin ``Origin``)."""
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/", self.index, methods=["GET"]),
+            Route("/ui/login", self.login, methods=["GET", "POST"]),
+            Route("/ui/runs", self.start_form, methods=["POST"]),
+            Route("/ui/runs/{id}", self.run_page, methods=["GET"]),
+            Route("/ui/runs/{id}/answer", self.answer_form, methods=["POST"]),
+            Route("/ui/app.js", self.app_js, methods=["GET"]),
+        ]
+
+    def csrf_refusal(self, request: Request, form: dict[str, str]) -> Response | None:
+        auth = request.scope["state"].get("auth")
+        if auth not in ("session", "bearer"):
+            return HTMLResponse(dashboard.login(), 401)
+        if not guard.same_origin(request.headers.get("origin"), request.headers.get("host")):
+            return _bad(403, "a cross-site form post is refused (Origin does not match)")
+        if auth == "session" and not guard.csrf_ok(form.get("csrf"), self.cfg.token):
+            return _bad(403, "the form's CSRF token is missing or wrong; reload the page")
+        return None
+
+    async def form(self, request: Request, *, csrf: bool = True) -> dict[str, str] | Response:
+        """The posted form's fields, or the refusal: too large, then (with ``csrf``) the CSRF checks."""
+        from urllib.parse import parse_qs
+
+        try:
+            body = await guard.read_body(request, self.cfg.max_body)
+        except guard.TooLarge:
+            return _bad(413, "too large")
+        fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        refusal = self.csrf_refusal(request, fields) if csrf else None
+        return fields if refusal is None else refusal
+
+    async def index(self, request: Request) -> Response:
+        def build() -> str:
+            records = (self.store.record(rid) for rid in self.store.ids()[:100])
+            rows = [self.store.view(rec, full=False) for rec in records if rec is not None]
+            names = [os.path.relpath(w, self.cfg.roots[0]) for w in served_workflows(self.cfg.roots)]
+            return dashboard.runs_list(rows, names, guard.csrf_value(self.cfg.token))
+
+        return HTMLResponse(await run_in_threadpool(build))
+
+    async def run_page(self, request: Request) -> Response:
+        rec = self.store.record(request.path_params["id"])
+        if rec is None:
+            return HTMLResponse(dashboard.page("no such run", ""), 404)
+        doc = await run_in_threadpool(self.store.view, rec, full=False)
+        proj = await run_in_threadpool(_projection, rec["workflow"])
+        return HTMLResponse(dashboard.run_page(doc, proj, guard.csrf_value(self.cfg.token)))
+
+    async def login(self, request: Request) -> Response:
+        if request.method == "GET":
+            return HTMLResponse(dashboard.login())
+        if not guard.same_origin(request.headers.get("origin"), request.headers.get("host")):
+            return _bad(403, "a cross-site sign-in is refused (Origin does not match)")
+        f = await self.form(request, csrf=False)
+        if isinstance(f, Response):
+            return f
+        if not guard.bearer_ok("Bearer " + f.get("token", ""), self.cfg.token):
+            return HTMLResponse(dashboard.login("wrong token"), 401)
+        resp = RedirectResponse("/", 303)
+        resp.set_cookie(
+            guard.SESSION_COOKIE, guard.session_value(self.cfg.token), httponly=True, samesite="strict", path="/"
+        )
+        return resp
+
+    async def start_form(self, request: Request) -> Response:
+        f = await self.form(request)
+        if isinstance(f, Response):
+            return f
+        try:
+            inputs = json.loads(f.get("inputs") or "{}")
+        except ValueError:
+            return _bad(400, "the inputs are not JSON")
+        status, body = await self.start(f.get("workflow"), inputs, "dashboard")
+        if "id" in body:
+            return RedirectResponse(f"/ui/runs/{body['id']}", 303)
+        return HTMLResponse(dashboard.page("refused", f"<p id=error>{body.get('error')}</p>"), status)
+
+    @_on_run
+    async def answer_form(self, request: Request, rec: dict[str, Any]) -> Response:
+        f = await self.form(request)
+        if isinstance(f, Response):
+            return f
+        raw = f.get("value", f.get("value_text"))
+        try:
+            value = json.loads(raw) if "value" in f else raw
+        except (TypeError, ValueError):
+            value = raw
+        status, body = await run_in_threadpool(
+            self.store.answer, rec, str(f.get("task")), value, str(f.get("shown_hash")), "serve dashboard"
+        )
+        if status >= 400:
+            return HTMLResponse(dashboard.page("answer refused", f"<p id=error>{body['message']}</p>"), status)
+        return RedirectResponse(f"/ui/runs/{rec['id']}", 303)
+
+    async def app_js(self, request: Request) -> Response:
+        return Response(dashboard.SCRIPT, media_type="text/javascript")
 
 
 def _row(doc: dict[str, Any]) -> dict[str, Any]:

@@ -112,7 +112,13 @@ function client(cwd: string): Session {
     const i = events.findIndex((e) => e.event === name);
     if (i >= 0) return Promise.resolve(events.splice(i, 1)[0]);
     return new Promise<DebugProtocol.Event>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${name} event within 60 s`)), 60_000);
+      const timer = setTimeout(() => {
+        const last = seen.slice(-12).map((m) => {
+          const x = m as { type: string; event?: string; command?: string; body?: unknown };
+          return `${x.type} ${x.event ?? x.command ?? ""} ${JSON.stringify(x.body ?? {}).slice(0, 160)}`;
+        });
+        reject(new Error(`no ${name} event within 60 s; the last messages:\n${last.join("\n")}`));
+      }, 60_000);
       waiting.push({ name, resolve: (e) => (clearTimeout(timer), resolve(e)) });
     });
   };
@@ -212,7 +218,14 @@ test("a live session: the breakpoint holds the task before its effect, every vie
   }
 
   // the recorded run, replayed: forward to the breakpoint, back a step, reverse-continue to the start
-  const trace = fs.readdirSync(path.join(dir, "traces")).find((f) => f.endsWith(".ndjson"))!;
+  // the run's own journal, as the adapter names it: the child workflow writes a journal of its own
+  // in the same folder, and a directory listing's order would pick either
+  const said = seen
+    .map((m) => (m as { event?: string; body?: { output?: string } }).body?.output ?? "")
+    .map((text) => /^workflow \w+ \(trace: (.+)\)$/m.exec(text)?.[1])
+    .find((t) => t !== undefined);
+  assert.ok(said, "the adapter names the run's journal");
+  const trace = path.basename(said);
   const replay = client(dir);
   await replay.dc.start();
   try {
