@@ -71,6 +71,59 @@ def _folders(table: dict[str, set[str]]) -> list[str]:
     return sorted({os.path.dirname(p) for p in table if os.path.isdir(os.path.dirname(p))})
 
 
+class _Session:
+    """The watch table (what re-runs which test files), the stamps last seen, and one re-run."""
+
+    def __init__(self, paths: list[str], command: Any, keyword: str | None, verbose: bool, out: TextIO, err: TextIO):
+        self.paths, self.run, self.discover = paths, command.run_tests, command.discover
+        self.keyword, self.verbose, self.out, self.err = keyword, verbose, out, err
+        self.table = watched(paths, self.discover)
+        self.seen = stamps(set(self.table))
+
+    def first(self) -> None:
+        self.run(self.paths, keyword=self.keyword, verbose=self.verbose, out=self.out)
+
+    def rerun(self, saved: set[str]) -> None:
+        self.seen = {**self.seen, **stamps(saved)}
+        tests = sorted({t for s in saved for t in self.table.get(s, ())})
+        print(f"\n{', '.join(_shown(s) for s in sorted(saved))} changed", file=self.err, flush=True)
+        status = self.run(tests, keyword=self.keyword, verbose=self.verbose, out=self.out) if tests else 5
+        self.table = watched(self.paths, self.discover, self.table)
+        self.seen = {**stamps(set(self.table)), **self.seen}
+        print(f"re-run finished: {', '.join(tests) or 'no test file'} · exit {status}", file=self.err, flush=True)
+
+    def watch(self, watchfiles: Any, folders: list[str], debounce_ms: int, stop: Any) -> bool:
+        """One watcher over ``folders`` until it ends (False) or the folders change (True)."""
+        from nika.commands.run_watch import READY_MS
+
+        keep = set(self.table)  # read by the filter, updated in place after each re-run
+        ready = False
+        for changes in watchfiles.watch(
+            *folders,
+            watch_filter=lambda _c, p: os.path.realpath(p) in keep,
+            debounce=debounce_ms,
+            step=max(1, min(50, debounce_ms)),
+            stop_event=stop,
+            recursive=False,
+            rust_timeout=READY_MS,
+            yield_on_timeout=True,
+        ):
+            saved = {os.path.realpath(p) for _, p in changes}
+            if not ready:  # the OS watches are in place: a save from now on is in the queue
+                ready = True
+                print(f"watching {len(keep)} files (Ctrl-C stops)", file=self.err, flush=True)
+                now = stamps(keep)
+                saved |= {f for f in keep if f in self.seen and now[f] != self.seen[f]}  # saved between watchers
+            if not saved:
+                continue
+            self.rerun(saved)
+            if _folders(self.table) != folders:  # a test file now names a workflow elsewhere: watch anew
+                return True
+            keep.clear()
+            keep.update(self.table)
+        return False
+
+
 def watch_tests(
     paths: list[str],
     command: Any,
@@ -90,9 +143,7 @@ def watch_tests(
     discovered again and the watcher's filter reads the new set in place, so a save made during a
     re-run is still in the watcher's queue. Only a new folder starts a new watcher; a save made in
     between is found by its changed stamp once the new watcher is in place."""
-    from nika.commands.run_watch import MISSING, READY_MS, load_watchfiles
-
-    run, discover = command.run_tests, command.discover
+    from nika.commands.run_watch import MISSING, load_watchfiles
 
     out, err = out or sys.stdout, err or sys.stderr
     watchfiles = load_watchfiles()
@@ -102,47 +153,15 @@ def watch_tests(
     if debounce_ms < 0:
         print(f"nika test: --debounce must be a number of milliseconds ≥ 0, not {debounce_ms}", file=err)
         return 4
-    table = watched(paths, discover)
-    seen = stamps(set(table))
-    run(paths, keyword=keyword, verbose=verbose, out=out)
+    session = _Session(paths, command, keyword, verbose, out, err)
+    session.first()
     try:
         while not (stop is not None and stop.is_set()):
-            keep = set(table)  # read by the filter, updated in place after each re-run
-            folders = _folders(table)
+            folders = _folders(session.table)
             if not folders:
                 print("nika test: no test file to watch", file=err)
                 return 5
-            ready = False
-            for changes in watchfiles.watch(
-                *folders,
-                watch_filter=lambda _c, p, keep=keep: os.path.realpath(p) in keep,
-                debounce=debounce_ms,
-                step=max(1, min(50, debounce_ms)),
-                stop_event=stop,
-                recursive=False,
-                rust_timeout=READY_MS,
-                yield_on_timeout=True,
-            ):
-                saved = {os.path.realpath(p) for _, p in changes}
-                if not ready:  # the OS watches are in place: a save from now on is in the queue
-                    ready = True
-                    print(f"watching {len(keep)} files (Ctrl-C stops)", file=err, flush=True)
-                    now = stamps(keep)
-                    saved |= {f for f in keep if f in seen and now[f] != seen[f]}  # saved between watchers
-                if not saved:
-                    continue
-                seen = {**seen, **stamps(saved)}
-                tests = sorted({t for s in saved for t in table.get(s, ())})
-                print(f"\n{', '.join(_shown(s) for s in sorted(saved))} changed", file=err, flush=True)
-                status = run(tests, keyword=keyword, verbose=verbose, out=out) if tests else 5
-                table = watched(paths, discover, table)
-                seen = {**stamps(set(table)), **seen}
-                print(f"re-run finished: {', '.join(tests) or 'no test file'} · exit {status}", file=err, flush=True)
-                if _folders(table) != folders:  # a test file now names a workflow elsewhere: watch anew
-                    break
-                keep.clear()
-                keep.update(table)
-            else:
+            if not session.watch(watchfiles, folders, debounce_ms, stop):
                 break
     except KeyboardInterrupt:
         pass
